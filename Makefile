@@ -1,0 +1,38 @@
+# The two commands a new machine needs: `make dev` and `make test`. Both set the machine up first.
+SHELL := /bin/bash
+PORT ?= 8787
+
+.PHONY: setup build dev test fmt lint unit e2e size clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@bash scripts/build.sh
+	@bash scripts/size.sh
+
+## Serve the release Worker locally on 127.0.0.1:$(PORT), local KV under .wrangler/, secrets from .dev.vars.
+dev: build
+	@bash scripts/dev.sh $(PORT)
+
+## Every check CI runs: format, lint, native tests, the wasm build, and the Worker end to end.
+test: setup fmt lint unit build e2e
+
+fmt:
+	cargo fmt --all -- --check
+
+lint:
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+
+unit:
+	cargo test --workspace --locked
+
+e2e:
+	@bash scripts/e2e.sh
+
+size:
+	@bash scripts/size.sh
+
+clean:
+	cargo clean
+	rm -rf build .wrangler

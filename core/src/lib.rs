@@ -1,0 +1,11 @@
+//! The runtime-agnostic core of zotero-mcp.
+//!
+//! Nothing here knows about Cloudflare Workers. Everything that touches the outside world goes through the
+//! platform seams in [`platform`] (an HTTP client, a key/value store with expiry, a clock), which the Worker
+//! implements over its bindings and tests implement in memory. That keeps every piece of library logic testable
+//! with a plain `cargo test` on the host.
+
+pub mod platform;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

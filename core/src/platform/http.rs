@@ -1,0 +1,30 @@
+use async_trait::async_trait;
+
+/// An outbound request: the `http` crate's type with the whole body in memory.
+pub type HttpRequest = http::Request<Vec<u8>>;
+/// An inbound response with its whole body read.
+pub type HttpResponse = http::Response<Vec<u8>>;
+
+/// Why an outbound request produced no response at all. An HTTP error status is *not* an `HttpError`: it is a
+/// response, and the caller decides what it means.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// The request could not be sent or its response not received (DNS, TLS, connection reset, runtime refusal).
+    #[error("the request to {url} failed before a response arrived: {reason}. Check that the host is reachable and try again")]
+    Transport { url: String, reason: String },
+    /// The request itself could not be expressed on this runtime (for example an invalid header value).
+    #[error("the request to {url} could not be built: {reason}")]
+    InvalidRequest { url: String, reason: String },
+    /// No response within the caller's time limit.
+    #[error("the request to {url} timed out after {after_ms} ms")]
+    Timeout { url: String, after_ms: u64 },
+}
+
+/// Sends one HTTP request and reads the whole response.
+///
+/// Implementations neither follow redirects silently into other hosts nor retry: retry policy belongs to the
+/// caller, which knows whether the request is safe to repeat.
+#[async_trait(?Send)]
+pub trait HttpClient {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError>;
+}

@@ -1,0 +1,29 @@
+//! The seams between the library logic and the runtime it runs in.
+//!
+//! Futures returned by these traits are not `Send`: a Worker is single-threaded wasm, and the JavaScript
+//! objects behind the real implementations cannot cross threads anyway.
+
+mod clock;
+mod http;
+mod kv;
+
+pub use self::clock::Clock;
+#[cfg(not(target_arch = "wasm32"))]
+pub use self::clock::SystemClock;
+pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
+pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite};
+
+use std::rc::Rc;
+
+/// Every runtime service a request may use, bundled so one value can be handed down.
+#[derive(Clone)]
+pub struct Platform {
+    /// Outbound HTTP (Zotero, WebDAV, reference sources).
+    pub http: Rc<dyn HttpClient>,
+    /// OAuth clients, grants and tokens (`OAUTH_KV`).
+    pub oauth_kv: Rc<dyn KvStore>,
+    /// Caches, the index sync cursor and the login throttle (`CACHE_KV`).
+    pub cache_kv: Rc<dyn KvStore>,
+    /// Wall-clock time.
+    pub clock: Rc<dyn Clock>,
+}

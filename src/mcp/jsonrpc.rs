@@ -1,0 +1,116 @@
+//! JSON-RPC 2.0 framing: what a valid incoming message is, and the error codes MCP uses.
+
+use serde_json::{json, Map, Value};
+
+/// Error codes, JSON-RPC's own and MCP's reserved range.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// Transport-level refusals (wrong HTTP method, media type, Accept), as the TypeScript SDK sends them.
+    pub const TRANSPORT: i64 = -32000;
+    /// 2026-07-28: an `MCP-*` header is missing or disagrees with the body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: the request claims a protocol revision this server does not speak.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// A JSON-RPC error object, before it is wrapped in a response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_PARAMS, message)
+    }
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(code::METHOD_NOT_FOUND, format!("Method not found: `{method}` is not served by this server"))
+    }
+}
+
+/// A parsed incoming message. `id` is `None` for notifications (and for responses, which have no method).
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    pub id: Option<Value>,
+    pub method: Option<String>,
+    pub params: Option<Value>,
+}
+
+impl Incoming {
+    /// Reads one message, or says why it is not a valid JSON-RPC 2.0 request, notification or response.
+    /// On failure the id is returned too when it was readable, so the error can echo it.
+    pub fn from_value(value: Value) -> Result<Self, Box<(RpcError, Value)>> {
+        let Value::Object(mut object) = value else {
+            return Err(Box::new((
+                RpcError::new(code::INVALID_REQUEST, "Invalid Request: the body must be one JSON-RPC object"),
+                Value::Null,
+            )));
+        };
+        let id = object.remove("id");
+        let echo_id = match &id {
+            Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+            _ => Value::Null,
+        };
+        let invalid = |why: &str| {
+            Box::new((RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")), echo_id.clone()))
+        };
+        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Err(invalid("`jsonrpc` must be \"2.0\""));
+        }
+        if let Some(id) = &id {
+            if !matches!(id, Value::String(_) | Value::Number(_)) {
+                return Err(invalid("`id` must be a string or a number"));
+            }
+        }
+        let method = match object.remove("method") {
+            Some(Value::String(m)) => Some(m),
+            Some(_) => return Err(invalid("`method` must be a string")),
+            None if object.contains_key("result") || object.contains_key("error") => None,
+            None => return Err(invalid("`method` is missing")),
+        };
+        let params = object.remove("params");
+        if let Some(p) = &params {
+            if !p.is_object() {
+                return Err(Box::new((RpcError::invalid_params("`params` must be an object"), echo_id)));
+            }
+        }
+        Ok(Self { id, method, params })
+    }
+
+    /// `params._meta`, when present and an object.
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.params.as_ref()?.get("_meta")?.as_object()
+    }
+
+    /// A string member of `params`.
+    pub fn param_str(&self, name: &str) -> Option<&str> {
+        self.params.as_ref()?.get(name)?.as_str()
+    }
+}
+
+/// A success response.
+pub fn result_message(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// An error response.
+pub fn error_message(id: &Value, error: &RpcError) -> Value {
+    let mut body = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = &error.data {
+        body["data"] = data.clone();
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": body })
+}

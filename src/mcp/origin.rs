@@ -1,0 +1,72 @@
+//! Which browsers and hosts may reach `/mcp`.
+//!
+//! MCP requires servers to check `Origin`: a web page the user visits must not be able to drive their tools.
+//! Server-side clients (claude.ai's backend, ChatGPT, Claude Code) send no `Origin`, so absence is allowed.
+
+use crate::config::Config;
+use crate::platform::HttpRequest;
+
+/// Why a request was refused before it was read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    Origin(String),
+    Host(String),
+}
+
+/// Checks `Host` against `ALLOWED_HOSTS` (when set) and `Origin` against the allow list.
+pub fn check(request: &HttpRequest, config: &Config) -> Result<(), Refusal> {
+    let host = request_host(request);
+    if let Some(hosts) = &config.allowed_hosts {
+        let name = host_name(&host);
+        if !hosts.iter().any(|h| h.eq_ignore_ascii_case(&host) || h.eq_ignore_ascii_case(name)) {
+            return Err(Refusal::Host(host));
+        }
+    }
+    let Some(origin) = request.headers().get(http::header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("").trim_end_matches('/');
+    if origin_allowed(origin, &host, request, config) {
+        Ok(())
+    } else {
+        Err(Refusal::Origin(origin.to_owned()))
+    }
+}
+
+fn origin_allowed(origin: &str, host: &str, request: &HttpRequest, config: &Config) -> bool {
+    if config.allowed_origins.iter().any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    // The server's own origin.
+    let scheme = request.uri().scheme_str().unwrap_or("https");
+    if origin.eq_ignore_ascii_case(&format!("{scheme}://{host}")) {
+        return true;
+    }
+    // Local tools (the MCP Inspector, a dev page) on any loopback port.
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
+        return false;
+    };
+    is_loopback(host_name(rest))
+}
+
+/// The request's host (with port), from the URI or the `Host` header.
+pub fn request_host(request: &HttpRequest) -> String {
+    request
+        .uri()
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .or_else(|| request.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// `host:port` without the port (IPv6 literals keep their brackets).
+fn host_name(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.split_inclusive(']').next().unwrap_or(authority);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host == "[::1]" || host.starts_with("127.")
+}

@@ -1,0 +1,51 @@
+//! Protocol revisions, the server's identity and capabilities.
+
+use serde_json::{json, Value};
+
+/// The stateless revision whose requests carry their own `_meta` envelope.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// Every modern revision served.
+pub const MODERN_VERSIONS: &[&str] = &[MODERN_VERSION];
+/// 2025-era revisions negotiated through `initialize`, newest first. 2026-07-28 is never offered there: a
+/// client that speaks it uses the envelope instead.
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// `_meta` keys of the 2026-07-28 envelope.
+pub mod meta {
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+}
+
+pub const SERVER_NAME: &str = "zotero-mcp";
+pub const SERVER_TITLE: &str = "Zotero";
+pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub fn server_info() -> Value {
+    json!({ "name": SERVER_NAME, "title": SERVER_TITLE, "version": SERVER_VERSION })
+}
+
+/// The same in both eras: tools, resources and prompts, none of which change during a deployment's life, so
+/// no `listChanged` or subscriptions.
+pub fn capabilities() -> Value {
+    json!({ "tools": {}, "resources": {}, "prompts": {} })
+}
+
+/// What the server tells a model about choosing its tools, in both `initialize` and `server/discover`.
+pub const INSTRUCTIONS: &str = "\
+This server gives you one person's Zotero library: their references, collections, tags, notes, \
+annotations and attached files.
+
+How to work with it:
+- Find before you fetch. Search or list first; every item, collection and attachment is named by an \
+eight-character key (for example ABCD2345), and the other tools take those keys. Never invent a key.
+- Prefer the narrowest tool that answers the question, and ask for small pages; results say when more \
+is available and how to get it.
+- Read before you write. Tools that change the library need the zotero:write scope; if a call says the \
+connection is read-only, tell the user to reconnect and allow writing rather than trying another tool.
+- If a write reports that an item changed elsewhere, read the item again and redo the change on the \
+fresh copy; do not retry blindly.
+- The library belongs to the user: confirm before deleting anything, and report exactly what was and \
+was not changed.";
