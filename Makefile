@@ -23,6 +23,7 @@ fmt:
 
 lint:
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo clippy -p zotero-mcp --lib --target wasm32-unknown-unknown --locked -- -D warnings
 
 unit:
 	cargo test --workspace --locked

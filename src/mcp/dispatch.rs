@@ -139,6 +139,11 @@ fn required_str<'a>(params: &'a Value, key: &str, what: &str) -> Result<&'a str,
 fn lookup_error(error: LookupError) -> RpcError {
     match error {
         LookupError::Failed(message) => RpcError::new(super::jsonrpc::code::INTERNAL_ERROR, message),
+        // SEP-2164: the missing URI travels in `data` so clients need not parse the message.
+        LookupError::ResourceNotFound(ref uri) => {
+            let data = json!({ "uri": uri });
+            RpcError::invalid_params(error.to_string()).with_data(data)
+        }
         other => RpcError::invalid_params(other.to_string()),
     }
 }

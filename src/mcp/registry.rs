@@ -206,7 +206,7 @@ pub struct ResourceSpec {
 /// Why a resource or prompt could not be served. Sent as a JSON-RPC error (-32602).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LookupError {
-    #[error("Resource not found: {0}")]
+    #[error("Resource not found: no resource has the URI `{0}`. List the available ones with resources/list and resources/templates/list")]
     ResourceNotFound(String),
     #[error("Prompt not found: {0}")]
     PromptNotFound(String),
@@ -367,9 +367,7 @@ impl Registry {
                 return Ok((contents, template.spec().cache));
             }
         }
-        Err(LookupError::ResourceNotFound(format!(
-            "no resource has the URI `{uri}`. List the available ones with resources/list and resources/templates/list"
-        )))
+        Err(LookupError::ResourceNotFound(uri.to_owned()))
     }
 
     pub fn list_prompts(&self) -> Vec<Value> {

@@ -21,6 +21,7 @@ pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
         // `true`/`false` schemas: a tool with no arguments. Spell it out as an empty object schema.
         _ => Map::new(),
     };
+    strip_rust_formats(&mut object);
     object.remove("title");
     object.remove("$schema");
     object.entry("type").or_insert_with(|| Value::String("object".into()));
@@ -36,5 +37,24 @@ pub fn contains_ref(value: &Value) -> bool {
         Value::Object(map) => map.contains_key("$ref") || map.contains_key("$defs") || map.values().any(contains_ref),
         Value::Array(items) => items.iter().any(contains_ref),
         _ => false,
+    }
+}
+
+/// schemars labels integers with Rust widths (`"format": "uint32"`), which are not JSON Schema formats; client
+/// validators warn about every one. The bounds they imply are already in `minimum`/`maximum` where they matter.
+fn strip_rust_formats(map: &mut Map<String, Value>) {
+    const RUST_FORMATS: &[&str] = &[
+        "int", "uint", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "int128", "uint128",
+        "float", "double",
+    ];
+    if map.get("format").and_then(Value::as_str).is_some_and(|f| RUST_FORMATS.contains(&f)) {
+        map.remove("format");
+    }
+    for value in map.values_mut() {
+        match value {
+            Value::Object(inner) => strip_rust_formats(inner),
+            Value::Array(items) => items.iter_mut().filter_map(Value::as_object_mut).for_each(strip_rust_formats),
+            _ => {}
+        }
     }
 }

@@ -6,8 +6,9 @@
 //! 1. `Origin`/`Host` (403), HTTP method (405), media type (415), JSON (400/-32700), one JSON-RPC message (400/-32600);
 //! 2. notifications and client responses are accepted (202) — nothing here needs them;
 //! 3. the era: a request whose `params._meta` carries a protocol version is 2026-07-28 ("modern") and must
-//!    carry a valid envelope (400/-32602), a supported revision (400/-32022) and matching `MCP-Protocol-Version`,
-//!    `Mcp-Method` and `Mcp-Name` headers (400/-32020); anything else is a 2025-era request, served statelessly;
+//!    carry a valid envelope (400/-32602), an `MCP-Protocol-Version` header equal to it (400/-32020), a supported
+//!    revision (400/-32022), and matching `Mcp-Method` and `Mcp-Name` headers (400/-32020) — the order the
+//!    official conformance suite checks; anything else is a 2025-era request, served statelessly;
 //! 4. the method must exist (404/-32601 modern, in-band for 2025 clients, as their SDK does);
 //! 5. the handler runs; its errors travel in-band with HTTP 200.
 //!
@@ -168,14 +169,6 @@ fn check_modern(request: &HttpRequest, incoming: &Incoming, method: &str) -> Res
             return Err(bad_envelope(format!("`{}` must be one of {}", meta::LOG_LEVEL, LEVELS.join(", "))));
         }
     }
-    if !MODERN_VERSIONS.contains(&version) {
-        let error = RpcError::new(
-            code::UNSUPPORTED_PROTOCOL_VERSION,
-            format!("Unsupported protocol version `{version}`; this server speaks {}", MODERN_VERSIONS.join(", ")),
-        )
-        .with_data(json!({ "supported": MODERN_VERSIONS, "requested": version }));
-        return Err((400, error));
-    }
     let mismatch = |why: String| (400, RpcError::new(code::HEADER_MISMATCH, format!("Header mismatch: {why}")));
     match header(request, "mcp-protocol-version") {
         None => return Err(mismatch(format!("the MCP-Protocol-Version header is required and must be `{version}`"))),
@@ -183,6 +176,14 @@ fn check_modern(request: &HttpRequest, incoming: &Incoming, method: &str) -> Res
             return Err(mismatch(format!("MCP-Protocol-Version is `{h}` but params._meta says `{version}`")))
         }
         Some(_) => {}
+    }
+    if !MODERN_VERSIONS.contains(&version) {
+        let error = RpcError::new(
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version `{version}`; this server speaks {}", MODERN_VERSIONS.join(", ")),
+        )
+        .with_data(json!({ "supported": MODERN_VERSIONS, "requested": version }));
+        return Err((400, error));
     }
     match header(request, "mcp-method").map(decode_header_value) {
         None => return Err(mismatch(format!("the Mcp-Method header is required and must be `{method}`"))),

@@ -193,6 +193,14 @@ describe('HTTP: 2026-07-28 ladder', () => {
     assertRpcError(await postMcp(req), { status: 400, code: -32020, id: req.body.id });
   });
 
+  test('header/_meta mismatch wins over an unsupported _meta version (-32020, not -32022)', t, async () => {
+    // The conformance suite (server-stateless, sep-2575-http-server-header-mismatch-400) sends
+    // MCP-Protocol-Version: 2026-07-28 with _meta protocolVersion v999.0.0 and expects -32020:
+    // compare header and _meta before checking whether the version is supported.
+    const req = modernRequest('server/discover', {}, { meta: { [META_PROTOCOL_VERSION]: 'v999.0.0' } });
+    assertRpcError(await postMcp(req), { status: 400, code: -32020, id: req.body.id });
+  });
+
   test('missing Mcp-Method header is 400 -32020', t, async () => {
     const req = modernRequest('tools/list', {}, { headers: { 'mcp-method': null } });
     assertRpcError(await postMcp(req), { status: 400, code: -32020, id: req.body.id });
@@ -240,6 +248,12 @@ describe('HTTP: 2026-07-28 ladder', () => {
   test('missing _meta clientCapabilities is 400 -32602', t, async () => {
     const req = modernRequest('server/discover');
     delete req.body.params._meta[META_CLIENT_CAPABILITIES];
+    assertRpcError(await postMcp(req), { status: 400, code: -32602, id: req.body.id });
+  });
+
+  test('_meta without protocolVersion is 400 -32602 (not a header mismatch)', t, async () => {
+    const req = modernRequest('server/discover');
+    delete req.body.params._meta[META_PROTOCOL_VERSION];
     assertRpcError(await postMcp(req), { status: 400, code: -32602, id: req.body.id });
   });
 
