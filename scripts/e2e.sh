@@ -144,16 +144,22 @@ else
 fi
 
 set +e
-node --test --test-reporter=spec --test-timeout=300000 "${TEST_FILES[@]}"
-TEST_RC=$?
+node --test --test-reporter=spec --test-timeout=300000 "${TEST_FILES[@]}" 2>&1 | tee "$WORK_DIR/node.log"
+TEST_RC=${PIPESTATUS[0]}
 CONF_RC=0
 if [ "${E2E_SKIP_CONFORMANCE:-}" != "1" ]; then
-  scripts/conformance.sh "$MCP_URL"
-  CONF_RC=$?
+  scripts/conformance.sh "$MCP_URL" 2>&1 | tee "$WORK_DIR/conformance.log"
+  CONF_RC=${PIPESTATUS[0]}
 fi
 set -e
 
+# One closing line with the totals of both steps, in the plain "N passed, N failed" form.
+count() { sed -n "s/$1/\1/p" "$2" 2>/dev/null | tail -n 1; }
+node_pass=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/node.log"); node_fail=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/node.log")
+conf_pass=$(count '.*conformance summary: \([0-9]*\) passed.*' "$WORK_DIR/conformance.log")
+conf_fail=$(count '.*conformance summary: [0-9]* passed, \([0-9]*\) failed.*' "$WORK_DIR/conformance.log")
 echo "e2e: node tests exit $TEST_RC, conformance exit $CONF_RC"
+echo "e2e: $(( ${node_pass:-0} + ${conf_pass:-0} )) passed, $(( ${node_fail:-0} + ${conf_fail:-0} )) failed"
 if [ "$TEST_RC" -ne 0 ]; then
   exit "$TEST_RC"
 fi
