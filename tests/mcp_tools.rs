@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use validator::Validate;
 use zotero_mcp::auth::Grant;
