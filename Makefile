@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8787
 
-.PHONY: setup build dev test fmt lint unit e2e size clean
+.PHONY: setup build dev test fmt lint unit e2e size bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -33,6 +33,10 @@ e2e:
 
 size:
 	@bash scripts/size.sh
+
+## Benchmarks (print figures; compare within one run).
+bench:
+	cargo bench -p zotero-sim --bench client_page
 
 clean:
 	cargo clean

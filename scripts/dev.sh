@@ -1,21 +1,53 @@
 #!/usr/bin/env bash
 # Serves the already-built release Worker with `wrangler dev` on loopback. Usage: scripts/dev.sh [PORT]
+#
+# With a ZOTERO_API_KEY in .dev.vars the Worker talks to the real Zotero API. Without one it starts the Zotero
+# simulator (zotero-sim) with the demo library on the next port and points the Worker at it, so a fresh checkout
+# has something to search.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 port="${1:-${PORT:-8787}}"
-if [ ! -f .dev.vars ]; then
-  echo "note: no .dev.vars; copy .dev.vars.example to .dev.vars and fill in your Zotero key and a password." >&2
+sim_port=$((port + 1))
+
+mkdir -p .wrangler
+config=.wrangler/dev.wrangler.toml
+vars=(--var "ALLOWED_HOSTS:localhost,127.0.0.1,[::1]")
+demo=false
+if [ -f .dev.vars ] && grep -qE '^ZOTERO_API_KEY=.+' .dev.vars; then
+  cp .dev.vars .wrangler/.dev.vars
+else
+  demo=true
+  rm -f .wrangler/.dev.vars
+  [ -f .dev.vars ] && cp .dev.vars .wrangler/.dev.vars
 fi
+
 # Serve build/ as it is: a config without [build], so wrangler does not rebuild (make dev just built it), and
 # without the AI Search binding, which has no local emulation (wrangler would insist on a Cloudflare login).
-config=.wrangler/dev.wrangler.toml
-mkdir -p .wrangler
 sed '/^\[build\]/,/^$/d; /^\[\[ai_search_namespaces\]\]/,/^$/d; s#^main = "build/#main = "../build/#' wrangler.toml > "$config"
-[ -f .dev.vars ] && cp .dev.vars .wrangler/.dev.vars
+
+sim_pid=""
+cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+if $demo; then
+  cargo build --quiet --release -p zotero-sim --bin zotero-sim
+  target/release/zotero-sim --listen "127.0.0.1:${sim_port}" --demo --api-key demo &
+  sim_pid=$!
+  # In demo mode the Worker must reach the simulator on loopback, which global_fetch_strictly_public forbids.
+  sed -i 's/^compatibility_flags = \["global_fetch_strictly_public"\]/compatibility_flags = []/' "$config"
+  vars+=(--var "ZOTERO_API_BASE:http://127.0.0.1:${sim_port}" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567)
+  if ! grep -qE '^AUTH_PASSWORD=.+' .wrangler/.dev.vars 2>/dev/null; then
+    vars+=(--var AUTH_PASSWORD:demo)
+  fi
+  echo
+  echo "  No ZOTERO_API_KEY in .dev.vars: serving the DEMO library from zotero-sim on 127.0.0.1:${sim_port}."
+  echo "  (Put your key in .dev.vars to use your own library. Demo login password: demo, unless AUTH_PASSWORD is set.)"
+fi
+
 echo
 echo "  MCP endpoint: http://127.0.0.1:${port}/mcp"
 echo "  Health:       http://127.0.0.1:${port}/health"
 echo
-exec "$WRANGLER" dev --config "$config" --ip 127.0.0.1 --port "$port" --persist-to .wrangler/state \
-  --var ALLOWED_HOSTS:localhost,127.0.0.1,[::1] --show-interactive-dev-session=false
+"$WRANGLER" dev --config "$config" --ip 127.0.0.1 --port "$port" --persist-to .wrangler/state \
+  "${vars[@]}" --show-interactive-dev-session=false

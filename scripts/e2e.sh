@@ -3,14 +3,18 @@
 #
 # Serves the prebuilt worker-build output (build/worker/shim.mjs) under `wrangler dev` on a free
 # loopback port with throw-away local KV, then runs:
-#   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras + raw HTTP checks)
-#   2. scripts/conformance.sh             (the applicable @modelcontextprotocol/conformance scenarios)
+#   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras, their OAuth support, raw HTTP)
+#   2. the `oauth2` crate as OAuth client (get-token/tests/flow.rs, ignored in plain `cargo test`)
+#   3. scripts/conformance.sh             (the applicable @modelcontextprotocol/conformance scenarios)
+# Every request to /mcp needs a bearer token: each step gets its own through the real OAuth flow with the
+# test password of tests/e2e/wrangler.test.toml.
 # and stops wrangler on the way out. Exit status: non-zero when either step failed.
 #
 # Environment knobs:
 #   E2E_PORT=<n>                 use this port instead of a free one
 #   E2E_READY_TIMEOUT=<seconds>  how long to wait for the Worker (default 60)
-#   E2E_SKIP_CONFORMANCE=1       run only the node tests
+#   E2E_SKIP_CONFORMANCE=1       skip the conformance suite
+#   E2E_SKIP_OAUTH2=1            skip the oauth2 crate client
 #   E2E_TEST_FILES="a b"         run only these test files (default tests/e2e/*.test.mjs)
 #   E2E_KEEP_LOG=1               keep the wrangler log (its path is printed)
 set -euo pipefail
@@ -46,6 +50,10 @@ PORT="${E2E_PORT:-$(free_port)}"
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-e2e.XXXXXX")"
 LOG="$WORK_DIR/wrangler.log"
 WRANGLER_PID=""
+SIM_PID=""
+SIM_PORT="$(free_port)"
+[ "$SIM_PORT" != "$PORT" ] || SIM_PORT="$(free_port)"
+[[ "$SIM_PORT" =~ ^[0-9]+$ ]] || die "could not pick a free port for zotero-sim (got '$SIM_PORT')"
 
 stop_wrangler() {
   [ -n "$WRANGLER_PID" ] || return 0
@@ -69,6 +77,7 @@ cleanup() {
   local rc=$?
   trap - EXIT
   stop_wrangler
+  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true
   # wrangler bundles into <config dir>/.wrangler/tmp/<run> and removes <run>; drop the empty shell.
   rmdir tests/e2e/.wrangler/tmp tests/e2e/.wrangler 2>/dev/null || true
   if [ "$rc" -ne 0 ] && [ -s "$LOG" ]; then
@@ -87,6 +96,19 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The Worker's Zotero is the simulator with the demo library, on loopback; it stops by itself after 30 minutes
+# at the latest, even if this script is killed before its cleanup runs.
+cargo build --quiet -p zotero-sim --bin zotero-sim
+SIM_LOG="$WORK_DIR/zotero-sim.log"
+target/debug/zotero-sim --listen "127.0.0.1:$SIM_PORT" --demo --api-key demo --exit-after 1800 >"$SIM_LOG" 2>&1 &
+SIM_PID=$!
+for _ in $(seq 1 100); do
+  grep -q 'listening' "$SIM_LOG" 2>/dev/null && break
+  kill -0 "$SIM_PID" 2>/dev/null || die "zotero-sim exited: $(cat "$SIM_LOG")"
+  sleep 0.1
+done
+echo "e2e: zotero-sim (demo library) on 127.0.0.1:$SIM_PORT"
+
 echo "e2e: starting wrangler dev on 127.0.0.1:$PORT (log: $LOG)"
 (
   export WRANGLER_SEND_METRICS=false
@@ -102,6 +124,7 @@ echo "e2e: starting wrangler dev on 127.0.0.1:$PORT (log: $LOG)"
     --port "$PORT" \
     --persist-to "$WORK_DIR/state" \
     --show-interactive-dev-session=false \
+    --var "ZOTERO_API_BASE:http://127.0.0.1:$SIM_PORT" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 \
     --log-level info
 ) </dev/null >"$LOG" 2>&1 &
 WRANGLER_PID=$!
@@ -146,6 +169,13 @@ fi
 set +e
 node --test --test-reporter=spec --test-timeout=300000 "${TEST_FILES[@]}" 2>&1 | tee "$WORK_DIR/node.log"
 TEST_RC=${PIPESTATUS[0]}
+OAUTH2_RC=0
+if [ "${E2E_SKIP_OAUTH2:-}" != "1" ]; then
+  echo "e2e: the oauth2 crate as OAuth client (get-token/tests/flow.rs)"
+  ZOTERO_MCP_PASSWORD=test-password cargo test --locked --quiet -p zotero-mcp-get-token --test flow -- --ignored 2>&1 \
+    | tee "$WORK_DIR/oauth2.log"
+  OAUTH2_RC=${PIPESTATUS[0]}
+fi
 CONF_RC=0
 if [ "${E2E_SKIP_CONFORMANCE:-}" != "1" ]; then
   scripts/conformance.sh "$MCP_URL" 2>&1 | tee "$WORK_DIR/conformance.log"
@@ -154,13 +184,18 @@ fi
 set -e
 
 # One closing line with the totals of both steps, in the plain "N passed, N failed" form.
-count() { sed -n "s/$1/\1/p" "$2" 2>/dev/null | tail -n 1; }
+# A log that does not exist (conformance skipped) counts as nothing rather than stopping the script.
+count() { [ -f "$2" ] && sed -n "s/$1/\1/p" "$2" | tail -n 1 || true; }
 node_pass=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/node.log"); node_fail=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/node.log")
 conf_pass=$(count '.*conformance summary: \([0-9]*\) passed.*' "$WORK_DIR/conformance.log")
 conf_fail=$(count '.*conformance summary: [0-9]* passed, \([0-9]*\) failed.*' "$WORK_DIR/conformance.log")
-echo "e2e: node tests exit $TEST_RC, conformance exit $CONF_RC"
-echo "e2e: $(( ${node_pass:-0} + ${conf_pass:-0} )) passed, $(( ${node_fail:-0} + ${conf_fail:-0} )) failed"
-if [ "$TEST_RC" -ne 0 ]; then
-  exit "$TEST_RC"
-fi
-exit "$CONF_RC"
+oauth2_pass=$(count '^test result: .* \([0-9]*\) passed.*' "$WORK_DIR/oauth2.log")
+oauth2_fail=$(count '^test result: .* [0-9]* passed; \([0-9]*\) failed.*' "$WORK_DIR/oauth2.log")
+echo "e2e: node tests exit $TEST_RC, oauth2 client exit $OAUTH2_RC, conformance exit $CONF_RC"
+echo "e2e: $(( ${node_pass:-0} + ${oauth2_pass:-0} + ${conf_pass:-0} )) passed, $(( ${node_fail:-0} + ${oauth2_fail:-0} + ${conf_fail:-0} )) failed"
+for rc in "$TEST_RC" "$OAUTH2_RC" "$CONF_RC"; do
+  if [ "$rc" -ne 0 ]; then
+    exit "$rc"
+  fi
+done
+exit 0

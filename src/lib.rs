@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod config;
 pub mod context;
+pub mod format;
 pub mod mcp;
 pub mod pages;
 pub mod router;

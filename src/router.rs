@@ -15,10 +15,13 @@ pub struct App {
 
 /// Serves one request.
 pub async fn route(request: HttpRequest, app: &App) -> HttpResponse {
+    // The OAuth server: discovery metadata, registration, tokens and the authorization page. Its bearer check
+    // guards `/mcp` from inside the MCP transport (`auth::grant_for_mcp_request`).
+    if let Some(response) = crate::auth::route(&request, app).await {
+        return response;
+    }
     let path = request.uri().path();
     match path {
-        // The OAuth server (a later addition) puts its metadata, registration, token and authorize routes here,
-        // and its bearer check in `auth::grant_for_mcp_request`.
         "/mcp" => crate::mcp::handle(&request, app.config.clone(), app.platform.clone()).await,
         "/" if is_read(&request) => pages::landing::page(&request, &app.config),
         "/health" if is_read(&request) => pages::health::report(&app.config),

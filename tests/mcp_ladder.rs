@@ -308,6 +308,7 @@ async fn host_outside_allowed_hosts_is_refused() {
         http::Request::post(format!("http://{host}/mcp"))
             .header("content-type", "application/json")
             .header("origin", format!("http://{host}"))
+            .header("authorization", format!("Bearer {TEST_TOKEN}"))
             .body(body.clone())
             .unwrap()
     };

@@ -6,6 +6,7 @@
 //! with a plain `cargo test` on the host.
 
 pub mod platform;
+pub mod zotero;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

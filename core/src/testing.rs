@@ -13,24 +13,39 @@ use crate::platform::{
     Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvError, KvKey, KvListPage, KvStore, KvWrite,
 };
 
-/// A clock that only moves when told to.
+/// A clock that only moves when told to, or when something sleeps on it (the sleep returns at once and the
+/// clock jumps ahead). Every sleep is recorded, so tests can assert how long code waited.
 #[derive(Debug)]
 pub struct ManualClock {
     now_ms: Cell<u64>,
+    sleeps: RefCell<Vec<u64>>,
 }
 
 impl ManualClock {
     pub fn at(now_ms: u64) -> Rc<Self> {
-        Rc::new(Self { now_ms: Cell::new(now_ms) })
+        Rc::new(Self { now_ms: Cell::new(now_ms), sleeps: RefCell::default() })
     }
     pub fn advance_secs(&self, secs: u64) {
-        self.now_ms.set(self.now_ms.get() + secs * 1000);
+        self.advance_ms(secs * 1000);
+    }
+    pub fn advance_ms(&self, ms: u64) {
+        self.now_ms.set(self.now_ms.get() + ms);
+    }
+    /// Every sleep so far, in milliseconds, in order.
+    pub fn sleeps(&self) -> Vec<u64> {
+        self.sleeps.borrow().clone()
     }
 }
 
+#[async_trait(?Send)]
 impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
         self.now_ms.get()
+    }
+
+    async fn sleep(&self, ms: u64) {
+        self.sleeps.borrow_mut().push(ms);
+        self.advance_ms(ms);
     }
 }
 

@@ -26,6 +26,10 @@ pub enum Access {
     Read,
     /// Needs the `zotero:write` scope; the registry checks it before the arguments are even parsed.
     Write,
+    /// Reads with some actions and writes with others (one tool, an `action` argument). The registry lets every
+    /// call through, so the tool itself must refuse each writing action on a grant without `zotero:write`, before
+    /// doing anything else. Clients see `readOnlyHint: false`, because the tool can write.
+    Mixed,
 }
 
 /// The fixed facts about a tool, shown to clients in `tools/list`.
@@ -57,6 +61,19 @@ impl ToolSpec {
             title,
             description,
             access: Access::Write,
+            idempotent: false,
+            destructive: false,
+            open_world: false,
+        }
+    }
+    /// A tool whose reading actions work on any grant and whose writing actions check `zotero:write` themselves
+    /// ([`Access::Mixed`]). Use only when the scope depends on an argument; otherwise use `read` or `write`.
+    pub const fn mixed(name: &'static str, title: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            title,
+            description,
+            access: Access::Mixed,
             idempotent: false,
             destructive: false,
             open_world: false,

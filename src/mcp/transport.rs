@@ -39,10 +39,10 @@ pub async fn handle(request: &HttpRequest, config: std::rc::Rc<Config>, platform
     }
     let cors_origin = request.headers().get(http::header::ORIGIN).cloned();
     let mut response = match *request.method() {
-        http::Method::POST => match crate::auth::grant_for_mcp_request(request, &config) {
+        http::Method::POST => match crate::auth::grant_for_mcp_request(request, &config, &platform).await {
             Ok(grant) => {
                 let registry = crate::tools::registry(&config);
-                let ctx = RequestContext { grant, config, platform };
+                let ctx = RequestContext::new(grant, config, platform);
                 serve_post(request, &registry, &ctx).await
             }
             Err(refusal) => *refusal,

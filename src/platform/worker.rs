@@ -133,8 +133,13 @@ impl KvStore for WorkerKv {
 
 struct WorkerClock;
 
+#[async_trait(?Send)]
 impl Clock for WorkerClock {
     fn now_ms(&self) -> u64 {
         worker::Date::now().as_millis()
+    }
+
+    async fn sleep(&self, ms: u64) {
+        worker::Delay::from(std::time::Duration::from_millis(ms)).await;
     }
 }

@@ -23,11 +23,73 @@ pub fn app_with(extra: &[(&str, &str)]) -> App {
     }
     let config = Config::from_lookup(|k| vars.get(k).cloned(), false);
     let (platform, _clock, _http) = zotero_mcp_core::testing::memory_platform(1_800_000_000_000);
+    seed_access_token(&platform);
     App { config: Rc::new(config), platform }
+}
+
+/// The bearer token every request built here carries (see [`post_raw`]): read-only, unbound to any URL, valid
+/// for an hour of the test clock. Seeded straight into `OAUTH_KV` in the OAuth server's own format, so the
+/// protocol tests go through the real bearer check without running the OAuth flow each time; the flow itself
+/// is tested in tests/oauth_*.rs.
+pub const TEST_TOKEN: &str = "owner:nativetestgrant0:native-test-access-token-secret00";
+
+fn seed_access_token(platform: &zotero_mcp::platform::Platform) {
+    use zotero_mcp::auth::crypto::{sha256_hex, PropsKey};
+    use zotero_mcp::auth::storage::{Props, Store, StoredGrant, StoredToken, TokenGrant};
+    let now = platform.clock.now_secs();
+    let scope = vec!["zotero:read".to_owned()];
+    let props = serde_json::to_vec(&Props { user_id: "owner".into(), scopes: scope.clone() }).expect("props");
+    let key = PropsKey::generate().expect("random key");
+    let encrypted_props = key.encrypt(&props).expect("encrypt");
+    let grant: StoredGrant = serde_json::from_value(json!({
+        "id": "nativetestgrant0", "clientId": "nativetestclient", "userId": "owner", "scope": scope,
+        "encryptedProps": encrypted_props, "createdAt": now, "expiresAt": now + 86_400,
+    }))
+    .expect("grant");
+    let token = StoredToken {
+        id: sha256_hex(TEST_TOKEN),
+        grant_id: grant.id.clone(),
+        user_id: "owner".into(),
+        created_at: now,
+        expires_at: now + 3600,
+        audience: None,
+        scope: Some(scope.clone()),
+        wrapped_encryption_key: key.wrap_for(TEST_TOKEN).expect("wrap"),
+        grant: TokenGrant { client_id: grant.client_id.clone(), scope, encrypted_props: grant.encrypted_props.clone() },
+        extra: Default::default(),
+    };
+    let store = Store::new(platform.oauth_kv.as_ref());
+    ready(store.save_grant(&grant, now)).expect("seed grant");
+    ready(store.put_token(&token, 3600)).expect("seed token");
+}
+
+/// Runs a future that completes without waiting (the in-memory KV never waits), from sync code.
+fn ready<T>(future: impl std::future::Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    match future.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(value) => value,
+        std::task::Poll::Pending => panic!("the in-memory platform never waits"),
+    }
 }
 
 pub fn app() -> App {
     app_with(&[])
+}
+
+/// The demo library's user id and API key in the simulator.
+pub const DEMO_USER: u64 = 1234567;
+pub const DEMO_KEY: &str = "demo";
+
+/// An app whose Zotero is the in-process simulator seeded with the demo library, with the given scopes.
+pub fn app_with_sim(sim: Rc<zotero_sim::Simulator>) -> App {
+    let mut app = app_with(&[("ZOTERO_API_KEY", DEMO_KEY), ("ZOTERO_LIBRARY_ID", "1234567")]);
+    app.platform.http = Rc::new(zotero_sim::InProcess(sim));
+    app
+}
+
+/// A fresh demo simulator.
+pub fn demo_sim() -> Rc<zotero_sim::Simulator> {
+    Rc::new(zotero_sim::Simulator::demo())
 }
 
 /// The modern envelope for `params._meta`.
@@ -46,6 +108,9 @@ pub fn post(body: &Value, headers: &[(&str, &str)]) -> HttpRequest {
 
 pub fn post_raw(body: Vec<u8>, content_type: &str, headers: &[(&str, &str)]) -> HttpRequest {
     let mut builder = http::Request::post("https://zotero.example/mcp").header("content-type", content_type);
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization")) {
+        builder = builder.header("authorization", format!("Bearer {TEST_TOKEN}"));
+    }
     for (name, value) in headers {
         builder = builder.header(*name, *value);
     }

@@ -12,9 +12,9 @@ import { LATEST_LEGACY_VERSION, REQUEST_TIMEOUT_MS, mcpUrl } from './helpers.mjs
 
 defineClientSuite({
   label: '@modelcontextprotocol/sdk 1.32.2 (legacy)',
-  async connect() {
+  async connect({ headers }) {
     const client = new Client({ name: 'zotero-mcp-e2e-sdk-v1', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()));
+    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } });
     await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
     return {
       client,

@@ -6,21 +6,31 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { REQUEST_TIMEOUT_MS, SERVER_NAME, TEST_TIMEOUT_MS, assertRejects, textOf } from './helpers.mjs';
+import {
+  READ_SCOPES,
+  REQUEST_TIMEOUT_MS,
+  SERVER_NAME,
+  TEST_TIMEOUT_MS,
+  WRITE_SCOPES,
+  assertRejects,
+  authHeaders,
+  textOf,
+} from './helpers.mjs';
 
 const opts = { timeout: REQUEST_TIMEOUT_MS };
 
 /**
  * @param {object} spec
  * @param {string} spec.label            suite title
- * @param {() => Promise<{client: any, close: () => Promise<void>, callTool: (params: object) => Promise<any>}>} spec.connect
+ * @param {(opts: {headers: object}) => Promise<{client: any, close: () => Promise<void>, callTool: (params: object) => Promise<any>}>} spec.connect
+ *   connect with these extra request headers (the bearer token; every request to /mcp needs one)
  * @param {(handle: any) => void} spec.assertConnected  era-specific checks right after connect
  * @param {boolean} [spec.modern]        true for the 2026-07-28 era (enables era-only checks)
  */
 export function defineClientSuite({ label, connect, assertConnected, modern = false }) {
-  /** Connect, run `fn`, always close. */
-  async function withClient(fn) {
-    const handle = await connect();
+  /** Connect with a token of these scopes (obtained through the OAuth flow), run `fn`, always close. */
+  async function withClient(fn, scopes = READ_SCOPES) {
+    const handle = await connect({ headers: await authHeaders(scopes) });
     try {
       return await fn(handle);
     } finally {
@@ -115,9 +125,17 @@ export function defineClientSuite({ label, connect, assertConnected, modern = fa
     test('fixture_write is refused without the zotero:write scope', { timeout: TEST_TIMEOUT_MS }, () =>
       withClient(async (handle) => {
         const result = await handle.callTool({ name: 'fixture_write', arguments: { note: 'hello' } });
-        assert.equal(result.isError, true, 'requests without OAuth are read-only');
+        assert.equal(result.isError, true, 'a read-only token cannot write');
         assert.match(textOf(result), /zotero:write/);
       }));
+
+    test('fixture_write works with a zotero:write token', { timeout: TEST_TIMEOUT_MS }, () =>
+      withClient(async (handle) => {
+        await handle.client.listTools(undefined, opts);
+        const result = await handle.callTool({ name: 'fixture_write', arguments: { note: 'hello' } });
+        assert.ok(!result.isError, `unexpected tool error: ${textOf(result)}`);
+        assert.deepEqual(result.structuredContent, { written: true });
+      }, WRITE_SCOPES));
 
     test('an unknown tool is a JSON-RPC -32602 error', { timeout: TEST_TIMEOUT_MS }, () =>
       withClient(async (handle) => {

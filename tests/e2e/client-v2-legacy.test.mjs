@@ -14,9 +14,9 @@ import { LATEST_LEGACY_VERSION, REQUEST_TIMEOUT_MS, mcpUrl } from './helpers.mjs
 
 defineClientSuite({
   label: '@modelcontextprotocol/client 2.4.0, legacy (default) mode',
-  async connect() {
+  async connect({ headers }) {
     const client = new Client({ name: 'zotero-mcp-e2e-v2-legacy', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()));
+    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } });
     await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
     return {
       client,

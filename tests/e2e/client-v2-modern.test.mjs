@@ -17,12 +17,12 @@ import { MODERN_VERSION, REQUEST_TIMEOUT_MS, SERVER_NAME, mcpUrl } from './helpe
 defineClientSuite({
   label: '@modelcontextprotocol/client 2.4.0, pinned 2026-07-28',
   modern: true,
-  async connect() {
+  async connect({ headers }) {
     const client = new Client(
       { name: 'zotero-mcp-e2e-v2-modern', version: '1.0.0' },
       { versionNegotiation: { mode: { pin: MODERN_VERSION } } },
     );
-    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()));
+    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } });
     await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
     return {
       client,

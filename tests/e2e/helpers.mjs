@@ -102,6 +102,18 @@ function mergeHeaders(base, overrides) {
 }
 
 /**
+ * `headers` plus a read-only bearer token, unless they already carry an Authorization header
+ * (`authorization: null` sends none, to test the challenge).
+ */
+export async function withAuthorization(headers = {}) {
+  const names = Object.keys(headers).map((n) => n.toLowerCase());
+  if (names.includes('authorization')) {
+    return Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== null));
+  }
+  return { ...headers, ...(await authHeaders()) };
+}
+
+/**
  * POST a JSON-RPC message to the MCP endpoint and decode the answer, whether JSON or SSE.
  * Returns { status, headers, contentType, text, json } where `json` is the JSON-RPC message
  * (the first `message` event of an SSE body), or undefined when the body is empty / not JSON.
@@ -109,7 +121,7 @@ function mergeHeaders(base, overrides) {
 export async function postMcp({ body, headers }, { rawBody } = {}) {
   const res = await fetchWithTimeout(mcpUrl(), {
     method: 'POST',
-    headers,
+    headers: await withAuthorization(headers),
     body: rawBody ?? JSON.stringify(body),
   });
   return decodeResponse(res);
@@ -164,7 +176,8 @@ export function parseSse(text) {
  * A raw HTTP/1.1 POST with full control over Host (fetch() does not let a caller set Host).
  * Used for the DNS-rebinding guard. Resolves { status, headers, text }.
  */
-export function rawPost(url, { headers, body }) {
+export async function rawPost(url, { headers, body }) {
+  headers = await withAuthorization(headers);
   const target = new URL(url);
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -220,4 +233,138 @@ export async function assertRejects(promise, check) {
     return error;
   }
   assert.fail(`expected a rejection, got: ${JSON.stringify(resolved)?.slice(0, 300)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// OAuth: every request to /mcp needs a bearer token. The tests get theirs the way a real client
+// does: register (DCR), open /authorize, post the consent form with the server password (as a
+// browser would), and exchange the code with PKCE. Tokens are cached per scope set for the run.
+
+/** The server password of tests/e2e/wrangler.test.toml. */
+export const TEST_PASSWORD = 'test-password';
+export const OAUTH_REDIRECT_URI = 'http://127.0.0.1/e2e-callback';
+export const READ_SCOPES = ['zotero:read'];
+export const WRITE_SCOPES = ['zotero:read', 'zotero:write'];
+
+function base64url(bytes) {
+  return Buffer.from(bytes).toString('base64url');
+}
+
+/** A PKCE pair (RFC 7636, S256). */
+export async function pkcePair() {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
+  return { verifier, challenge: base64url(new Uint8Array(digest)) };
+}
+
+/** POST a form to the Worker (application/x-www-form-urlencoded); redirects are not followed. */
+export function postForm(url, form, headers = {}) {
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(form)) {
+    for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
+  }
+  return fetchWithTimeout(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+    redirect: 'manual',
+  });
+}
+
+/** Registers a public client (DCR) and returns its registration response. */
+export async function registerClient(metadata = {}) {
+  const res = await fetchWithTimeout(workerUrl('/oauth/register'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'zotero-mcp e2e',
+      redirect_uris: [OAUTH_REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...metadata,
+    }),
+  });
+  assert.equal(res.status, 201, `registration: ${await res.clone().text()}`);
+  return res.json();
+}
+
+/** The /authorize URL for a client, with PKCE and the MCP URL as resource. */
+export function authorizeUrl(clientId, challenge, extra = {}) {
+  const url = new URL(workerUrl('/authorize'));
+  const params = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: OAUTH_REDIRECT_URI,
+    state: 'e2e-state',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: mcpUrl(),
+    ...extra,
+  };
+  // `null` drops a parameter.
+  url.search = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== null)).toString();
+  return url;
+}
+
+/**
+ * Approves an authorization URL by posting the consent form with the password and these scope
+ * ticks; returns the 303's Location as a URL (with `code`, `state`, `iss`).
+ */
+export async function approve(authorizationUrl, scopes, password = TEST_PASSWORD) {
+  const res = await postForm(authorizationUrl, { password, scope: scopes });
+  assert.equal(res.status, 303, `consent form: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  return new URL(res.headers.get('location'));
+}
+
+/** The token endpoint. */
+export async function tokenRequest(form) {
+  const res = await postForm(workerUrl('/oauth/token'), form);
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+/**
+ * The whole flow: register, authorize with these ticks, exchange. Returns the token response.
+ * `bound: false` leaves out `resource`, which yields a token valid for any URL of this server.
+ */
+export async function oauthFlow(scopes = READ_SCOPES, { bound = true } = {}) {
+  const client = await registerClient();
+  const { verifier, challenge } = await pkcePair();
+  const location = await approve(authorizeUrl(client.client_id, challenge, bound ? {} : { resource: null }), scopes);
+  const code = location.searchParams.get('code');
+  assert.ok(code, `no code in ${location}`);
+  const tokens = await tokenRequest({
+    grant_type: 'authorization_code',
+    code,
+    client_id: client.client_id,
+    code_verifier: verifier,
+    redirect_uri: OAUTH_REDIRECT_URI,
+    ...(bound ? { resource: mcpUrl() } : {}),
+  });
+  assert.equal(tokens.status, 200, `code exchange: ${tokens.text}`);
+  return { clientId: client.client_id, ...tokens.json };
+}
+
+const tokenCache = new Map();
+/**
+ * A cached access token with these scopes, obtained through the real flow once per run. It is not
+ * bound to a resource, so the raw HTTP tests that send another `Host` (the DNS-rebinding checks)
+ * still reach the ladder; audience binding has its own tests in oauth-flow.test.mjs.
+ */
+export function accessToken(scopes = READ_SCOPES) {
+  const key = [...scopes].sort().join(' ');
+  if (!tokenCache.has(key)) tokenCache.set(key, oauthFlow(scopes, { bound: false }).then((t) => t.access_token));
+  return tokenCache.get(key);
+}
+
+/** `{ authorization: 'Bearer …' }` for these scopes. */
+export async function authHeaders(scopes = READ_SCOPES) {
+  return { authorization: `Bearer ${await accessToken(scopes)}` };
 }

@@ -25,6 +25,7 @@ import {
   postMcp,
   rawPost,
   workerUrl,
+  withAuthorization,
 } from './helpers.mjs';
 
 const t = { timeout: TEST_TIMEOUT_MS };
@@ -347,7 +348,7 @@ describe('HTTP: 2025 (legacy) era', () => {
     const req = legacyRequest('tools/list', {}, {
       headers: { accept: 'text/event-stream', 'mcp-protocol-version': LATEST_LEGACY_VERSION },
     });
-    const res = await fetchWithTimeout(mcpUrl(), { method: 'POST', headers: req.headers, body: JSON.stringify(req.body) });
+    const res = await fetchWithTimeout(mcpUrl(), { method: 'POST', headers: await withAuthorization(req.headers), body: JSON.stringify(req.body) });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
     const events = parseSse(await res.text());

@@ -1,7 +1,11 @@
-/// Wall-clock time, in milliseconds since the Unix epoch.
+use async_trait::async_trait;
+
+/// Wall-clock time and waiting.
 ///
-/// A seam rather than `std::time` because `SystemTime::now()` panics on `wasm32-unknown-unknown`; the Worker
-/// reads `Date.now()` instead, and tests move time by hand.
+/// A seam rather than `std::time` because `SystemTime::now()` panics on `wasm32-unknown-unknown` and there is no
+/// thread to sleep on: the Worker reads `Date.now()` and waits with a runtime timer, while tests use a clock that
+/// moves only when told to (so a "30 second" retry costs a test nothing and can be asserted exactly).
+#[async_trait(?Send)]
 pub trait Clock {
     /// Milliseconds since 1970-01-01T00:00:00Z.
     fn now_ms(&self) -> u64;
@@ -10,16 +14,25 @@ pub trait Clock {
     fn now_secs(&self) -> u64 {
         self.now_ms() / 1000
     }
+
+    /// Waits this many milliseconds.
+    async fn sleep(&self, ms: u64);
 }
 
-/// The host's clock, for native binaries and tests.
+/// The host's clock, for native binaries and benchmarks. Its `sleep` blocks the thread: fine for the
+/// single-threaded command-line uses it has, wrong inside a multi-task async runtime.
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
 #[cfg(not(target_arch = "wasm32"))]
+#[async_trait(?Send)]
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    }
+
+    async fn sleep(&self, ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }

@@ -1,0 +1,57 @@
+//! What can go wrong talking to Zotero, each case with a message that says what to do next.
+
+use crate::platform::HttpError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ZoteroError {
+    /// The deployment's settings cannot work (no key, a group library without an id, …).
+    #[error("Zotero is not configured correctly: {0}")]
+    Config(String),
+
+    /// `If-Unmodified-Since-Version` (or an object's version) was stale: someone changed the object or library
+    /// since it was read. Never retried: the caller must read again and decide.
+    #[error("{method} {path} was refused because the library changed since it was read (Zotero answered 412). Nothing was written by this request. Read the item or collection again and redo the change on the fresh copy")]
+    Conflict { method: String, path: String },
+
+    /// Zotero kept answering 429/503 after the bounded retries, or asked for a wait longer than we hold a request.
+    #[error("Zotero is rate limiting or temporarily unavailable ({method} {path} answered {status}). Try again in {retry_after_secs} seconds")]
+    Unavailable { method: String, path: String, status: u16, retry_after_secs: u64 },
+
+    /// Any other error status.
+    #[error("Zotero API {method} {path} failed with {status}: {body}{hint}")]
+    Api { method: String, path: String, status: u16, body: String, hint: &'static str },
+
+    /// No response at all.
+    #[error(transparent)]
+    Transport(#[from] HttpError),
+
+    /// A response that does not have the shape Zotero documents.
+    #[error("Zotero API {method} {path} returned a response this server cannot read: {reason}")]
+    Decode { method: String, path: String, reason: String },
+}
+
+impl ZoteroError {
+    /// Whether the object or library changed under us (a 412).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, ZoteroError::Conflict { .. })
+    }
+
+    /// The HTTP status Zotero answered, when there was one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ZoteroError::Conflict { .. } => Some(412),
+            ZoteroError::Unavailable { status, .. } | ZoteroError::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// A hint for the statuses whose cause is usually the same.
+pub(crate) fn hint_for(status: u16) -> &'static str {
+    match status {
+        403 => " (the API key lacks access: check its permissions at zotero.org/settings/keys, including write access for changes)",
+        404 => " (no such object in this library: check the key, or whether it was deleted)",
+        428 => " (a version precondition is required: read the object first)",
+        _ => "",
+    }
+}

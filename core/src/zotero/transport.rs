@@ -1,0 +1,237 @@
+//! Sending one Zotero API request the way Zotero asks clients to behave: at most four in flight, a `Backoff`
+//! header slows every later request, 429/503 are retried a bounded number of times, nothing else is retried.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use http::{HeaderMap, Method, StatusCode};
+use serde::de::DeserializeOwned;
+
+use super::error::{hint_for, ZoteroError};
+use crate::platform::{Clock, HttpClient, HttpRequest};
+
+/// How retries behave. The defaults are Zotero's advice, bounded so a Worker request never hangs for minutes.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (so `max_retries + 1` attempts in all).
+    pub max_retries: u32,
+    /// The first exponential delay when Zotero gives no `Retry-After`; doubled on each retry.
+    pub base_delay_ms: u64,
+    /// The longest single wait we accept; a longer `Retry-After` fails at once and tells the caller when to retry.
+    pub max_wait_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self { max_retries: 4, base_delay_ms: 500, max_wait_ms: 30_000 }
+    }
+}
+
+/// Requests allowed in flight at once per client (Zotero's guidance for well-behaved clients).
+pub const MAX_IN_FLIGHT: usize = 4;
+
+/// One request to make.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub method: Method,
+    /// The path below the base URL, e.g. `/users/1/items` (no query).
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Option<Vec<u8>>,
+}
+
+impl Call {
+    pub fn new(method: Method, path: String) -> Self {
+        Self { method, path, query: Vec::new(), headers: Vec::new(), body: None }
+    }
+    pub fn query(mut self, query: Vec<(String, String)>) -> Self {
+        self.query = query;
+        self
+    }
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+    pub fn json_body(mut self, body: &serde_json::Value) -> Self {
+        self.body = Some(body.to_string().into_bytes());
+        self.headers.push(("content-type", "application/json".into()));
+        self
+    }
+}
+
+/// A successful (2xx or 304) answer.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+    method: Method,
+    path: String,
+}
+
+impl Reply {
+    /// `Last-Modified-Version`, or 0 when absent.
+    pub fn last_modified_version(&self) -> u64 {
+        header_u64(&self.headers, "last-modified-version").unwrap_or(0)
+    }
+    /// `Total-Results`, when present.
+    pub fn total_results(&self) -> Option<u64> {
+        header_u64(&self.headers, "total-results")
+    }
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, ZoteroError> {
+        serde_json::from_slice(&self.body).map_err(|e| self.decode_error(e.to_string()))
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    pub fn decode_error(&self, reason: String) -> ZoteroError {
+        ZoteroError::Decode { method: self.method.to_string(), path: self.path.clone(), reason }
+    }
+}
+
+fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// Sends requests for one client (one MCP request's worth of work).
+pub(crate) struct Transport {
+    http: Rc<dyn HttpClient>,
+    clock: Rc<dyn Clock>,
+    base_url: String,
+    api_key: String,
+    policy: RetryPolicy,
+    in_flight: async_lock::Semaphore,
+    /// No request starts before this time (ms since epoch); set by `Backoff` headers, only ever moved later.
+    backoff_until_ms: Cell<u64>,
+}
+
+impl Transport {
+    pub fn new(
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        base_url: &str,
+        api_key: &str,
+        policy: RetryPolicy,
+    ) -> Self {
+        Self {
+            http,
+            clock,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key: api_key.to_owned(),
+            policy,
+            in_flight: async_lock::Semaphore::new(MAX_IN_FLIGHT),
+            backoff_until_ms: Cell::new(0),
+        }
+    }
+
+    /// Sends `call`, retrying 429/503 within the policy. Any other failure status is an error at once.
+    pub async fn execute(&self, call: &Call) -> Result<Reply, ZoteroError> {
+        let _permit = self.in_flight.acquire().await;
+        let mut attempt = 0;
+        loop {
+            self.wait_for_backoff().await;
+            let response = self.http.send(self.build(call)?).await?;
+            let (parts, body) = response.into_parts();
+            self.note_backoff(&parts.headers);
+            let status = parts.status;
+            if status.is_success() || status == StatusCode::NOT_MODIFIED {
+                return Ok(Reply {
+                    headers: parts.headers,
+                    body,
+                    method: call.method.clone(),
+                    path: call.path.clone(),
+                });
+            }
+            match status.as_u16() {
+                412 => return Err(ZoteroError::Conflict { method: call.method.to_string(), path: call.path.clone() }),
+                code @ (429 | 503) => {
+                    let wait =
+                        self.retry_after_ms(&parts.headers).unwrap_or(self.policy.base_delay_ms << attempt.min(20));
+                    if attempt >= self.policy.max_retries || wait > self.policy.max_wait_ms {
+                        return Err(ZoteroError::Unavailable {
+                            method: call.method.to_string(),
+                            path: call.path.clone(),
+                            status: code,
+                            retry_after_secs: wait.div_ceil(1000).max(1),
+                        });
+                    }
+                    self.clock.sleep(wait).await;
+                    attempt += 1;
+                }
+                code => {
+                    let text = String::from_utf8_lossy(&body);
+                    let body: String = text.chars().take(500).collect();
+                    return Err(ZoteroError::Api {
+                        method: call.method.to_string(),
+                        path: call.path.clone(),
+                        status: code,
+                        body: body.trim().to_owned(),
+                        hint: hint_for(code),
+                    });
+                }
+            }
+        }
+    }
+
+    fn build(&self, call: &Call) -> Result<HttpRequest, ZoteroError> {
+        let mut url = format!("{}{}", self.base_url, call.path);
+        if !call.query.is_empty() {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            for (name, value) in &call.query {
+                query.append_pair(name, value);
+            }
+            url.push('?');
+            url.push_str(&query.finish());
+        }
+        let mut builder = http::Request::builder()
+            .method(call.method.clone())
+            .uri(&url)
+            .header("zotero-api-version", "3")
+            .header("zotero-api-key", &self.api_key)
+            .header(
+                "user-agent",
+                concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)"),
+            );
+        for (name, value) in &call.headers {
+            builder = builder.header(*name, value);
+        }
+        builder.body(call.body.clone().unwrap_or_default()).map_err(|e| ZoteroError::Decode {
+            method: call.method.to_string(),
+            path: call.path.clone(),
+            reason: format!("the request could not be built: {e}"),
+        })
+    }
+
+    async fn wait_for_backoff(&self) {
+        let now = self.clock.now_ms();
+        let until = self.backoff_until_ms.get();
+        if until > now {
+            self.clock.sleep(until - now).await;
+        }
+    }
+
+    fn note_backoff(&self, headers: &HeaderMap) {
+        if let Some(ms) = headers.get("backoff").and_then(|v| v.to_str().ok()).and_then(|v| self.delay_ms(v)) {
+            let until = self.clock.now_ms() + ms;
+            if until > self.backoff_until_ms.get() {
+                self.backoff_until_ms.set(until);
+            }
+        }
+    }
+
+    fn retry_after_ms(&self, headers: &HeaderMap) -> Option<u64> {
+        let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
+        self.delay_ms(value).filter(|ms| *ms > 0)
+    }
+
+    /// A delay given as whole seconds or as an HTTP date, in milliseconds from now.
+    fn delay_ms(&self, value: &str) -> Option<u64> {
+        let value = value.trim();
+        if let Ok(secs) = value.parse::<f64>() {
+            return (secs.is_finite() && secs >= 0.0).then_some((secs * 1000.0) as u64);
+        }
+        let at = httpdate::parse_http_date(value).ok()?;
+        let at_ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
+        Some(at_ms.saturating_sub(self.clock.now_ms()))
+    }
+}

@@ -1,0 +1,17 @@
+//! `zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS]`
+//!
+//! Serves the Zotero Web API simulator over HTTP on a loopback address. See docs/simulator.md.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let result =
+        zotero_sim::server::parse_args(std::env::args().skip(1)).and_then(|opts| zotero_sim::server::run(&opts));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("zotero-sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

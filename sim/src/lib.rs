@@ -1,0 +1,365 @@
+//! zotero-sim: a stateful, in-memory implementation of the parts of the Zotero Web API v3 a client uses.
+//!
+//! The real API cannot be reached from the test machines, so the client's tests run against this simulator. It
+//! implements Zotero's documented semantics (and, where the documentation is silent, the dataserver's
+//! behaviour): library and object versions, `since=`, `If-Unmodified-Since-Version` and 412/428, write tokens,
+//! batch write reports, field validation against the real item-type schema, quick search, tags, the trash,
+//! collections, full text and `/deleted`. What it does not do (citation rendering, file storage, saved
+//! searches) it refuses with a 501 rather than inventing an answer; see `docs/simulator.md`.
+//!
+//! A [`Simulator`] is single-threaded (`RefCell` inside): tests drive it through [`Simulator::handle`] or, as an
+//! [`HttpClient`](zotero_mcp_core::platform::HttpClient), through [`InProcess`]; the `zotero-sim` binary serves
+//! it over HTTP on loopback.
+
+mod collection;
+mod dates;
+mod demo;
+mod error;
+mod item;
+mod keys;
+mod query;
+mod reply;
+mod routes;
+mod schema;
+mod search;
+pub mod server;
+mod state;
+mod write;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+
+use crate::item::WriteContext;
+use crate::keys::Grant;
+use crate::state::{CollectionRecord, FullText, ItemRecord, Kind, Library, State};
+
+/// A library: a user's own or a group's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LibraryRef {
+    User(u64),
+    Group(u64),
+}
+
+/// A failure to inject into upcoming requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// 429 Too Many Requests, with `Retry-After` when given.
+    TooManyRequests { retry_after: Option<u64> },
+    /// 503 Service Unavailable, with `Retry-After` when given.
+    ServiceUnavailable { retry_after: Option<u64> },
+    /// A normal answer that also carries `Backoff: seconds` (the server asking clients to slow down).
+    Backoff { seconds: u64 },
+}
+
+/// A request as the simulator received it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: http::Method,
+    /// The path, without the query.
+    pub path: String,
+    /// The raw query string (empty when none).
+    pub query: String,
+    /// Header names (lowercase, as `http` normalizes them) and values, in the order received.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RecordedRequest {
+    /// A header's value (the first, if repeated); the name is matched case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The decoded values of a query parameter, in order.
+    pub fn query_values(&self, name: &str) -> Vec<String> {
+        query::parse_pairs(&self.query).into_iter().filter(|(k, _)| k == name).map(|(_, v)| v).collect()
+    }
+}
+
+/// The simulated Zotero API server.
+pub struct Simulator {
+    state: RefCell<State>,
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state.borrow();
+        f.debug_struct("Simulator")
+            .field("libraries", &state.libraries.keys().collect::<Vec<_>>())
+            .field("requests", &state.requests.len())
+            .finish()
+    }
+}
+
+/// The demo user's ID and API key.
+pub const DEMO_USER_ID: u64 = 1_234_567;
+pub const DEMO_API_KEY: &str = "demo";
+
+impl Simulator {
+    /// A server with no libraries and no keys.
+    pub fn new() -> Self {
+        Self { state: RefCell::new(State::new()) }
+    }
+
+    /// User library 1234567 with API key `demo` (write access), seeded from `sim/demo/library.json`.
+    pub fn demo() -> Self {
+        Self::demo_with(DEMO_USER_ID, DEMO_API_KEY)
+    }
+
+    /// The demo library under another user ID and key (for the binary's `--user-id` and `--api-key`).
+    pub fn demo_with(user_id: u64, api_key: &str) -> Self {
+        let sim = Self::new();
+        sim.add_user(user_id, api_key, true);
+        demo::load(&sim, LibraryRef::User(user_id), demo::DEMO_JSON);
+        sim
+    }
+
+    /// Adds a user library (if new) and an API key for it.
+    pub fn add_user(&self, user_id: u64, api_key: &str, write: bool) {
+        let mut state = self.state.borrow_mut();
+        let username = state.username(user_id);
+        state
+            .libraries
+            .entry(LibraryRef::User(user_id))
+            .or_insert_with(|| Library::new(LibraryRef::User(user_id), username));
+        state.keys.insert(api_key.to_string(), Grant { user_id, user_write: write, groups: BTreeMap::new() });
+    }
+
+    /// Adds a group library (if new) and gives the key, which must already exist, access to it.
+    ///
+    /// # Panics
+    /// If `api_key` was not added with [`Simulator::add_user`] first.
+    pub fn add_group(&self, group_id: u64, api_key: &str, write: bool) {
+        let mut state = self.state.borrow_mut();
+        let lref = LibraryRef::Group(group_id);
+        state.libraries.entry(lref).or_insert_with(|| Library::new(lref, format!("Group {group_id}")));
+        match state.keys.get_mut(api_key) {
+            Some(grant) => {
+                grant.groups.insert(group_id, write);
+            }
+            None => panic!("add_group: API key {api_key:?} is unknown; add its user with add_user first"),
+        }
+    }
+
+    /// Sets the name a library shows (`library.name`: the username of a user library, a group's name).
+    pub fn set_library_name(&self, lib: LibraryRef, name: &str) {
+        let mut state = self.state.borrow_mut();
+        if let LibraryRef::User(id) = lib {
+            state.usernames.insert(id, name.to_string());
+        }
+        if let Some(l) = state.libraries.get_mut(&lib) {
+            l.name = name.to_string();
+        }
+    }
+
+    /// Handles one API request (any host; routed by path).
+    pub fn handle(&self, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+        routes::handle(&mut self.state.borrow_mut(), request)
+    }
+
+    /// Seeds an item from its editable JSON (`data`), validated as the API validates a write. Returns its key
+    /// (a fresh one when `data` has none) and advances the library version.
+    ///
+    /// # Panics
+    /// If the library does not exist or the JSON would be refused by the API (the message says why).
+    pub fn insert_item(&self, lib: LibraryRef, data: Value) -> String {
+        match self.try_insert_item(lib, data) {
+            Ok(key) => key,
+            Err(e) => panic!("insert_item: {e}"),
+        }
+    }
+
+    fn try_insert_item(&self, lref: LibraryRef, data: Value) -> Result<String, String> {
+        let mut state = self.state.borrow_mut();
+        let Value::Object(mut json) = data else { return Err("item data must be a JSON object".into()) };
+        if let Some(Value::Object(inner)) = json.get("data") {
+            json = inner.clone();
+        }
+        // The seeded object gets the library version of its insertion, whatever the JSON says.
+        json.remove("version");
+        let key = match json.get("key").and_then(Value::as_str) {
+            Some(k) if keys::is_valid_key(k) => k.to_string(),
+            Some(k) => return Err(format!("'{k}' is not a valid item key")),
+            None => state.fresh_key(lref),
+        };
+        let now = dates::now_iso();
+        let username = match lref {
+            LibraryRef::User(id) => state.username(id),
+            LibraryRef::Group(_) => String::new(),
+        };
+        let lib = state.libraries.get_mut(&lref).ok_or("unknown library")?;
+        let existing = lib.items.get(&key).map(|r| r.data.clone());
+        let ctx = WriteContext { existing: existing.as_ref(), partial: false, user_library: lib.is_user(), now: &now };
+        let item = item::apply(&json, &ctx).map_err(|e| e.message)?;
+        if let Some(parent) = &item.parent {
+            if !lib.items.contains_key(parent) {
+                return Err(format!("parent item {parent} of {key} does not exist (insert parents first)"));
+            }
+        }
+        for c in &item.collections {
+            if !lib.collections.contains_key(c) {
+                return Err(format!("collection {c} of item {key} does not exist (insert collections first)"));
+            }
+        }
+        let version = lib.version + 1;
+        lib.version = version;
+        lib.unlog_delete(Kind::Item, &key);
+        let seq = lib.next_seq();
+        let created_by = match lref {
+            LibraryRef::User(id) => Some((id, username)),
+            LibraryRef::Group(_) => None,
+        };
+        lib.items.insert(key.clone(), ItemRecord { key: key.clone(), version, seq, data: item, created_by });
+        lib.refresh_tags(version, &now);
+        Ok(key)
+    }
+
+    /// Seeds a collection from its editable JSON (`name`, optional `parentCollection`, `key`).
+    ///
+    /// # Panics
+    /// If the library does not exist or the JSON would be refused by the API.
+    pub fn insert_collection(&self, lib: LibraryRef, data: Value) -> String {
+        match self.try_insert_collection(lib, data) {
+            Ok(key) => key,
+            Err(e) => panic!("insert_collection: {e}"),
+        }
+    }
+
+    fn try_insert_collection(&self, lref: LibraryRef, data: Value) -> Result<String, String> {
+        let mut state = self.state.borrow_mut();
+        let Value::Object(mut json) = data else { return Err("collection data must be a JSON object".into()) };
+        if let Some(Value::Object(inner)) = json.get("data") {
+            json = inner.clone();
+        }
+        json.remove("version");
+        let key = match json.get("key").and_then(Value::as_str) {
+            Some(k) if keys::is_valid_key(k) => k.to_string(),
+            Some(k) => return Err(format!("'{k}' is not a valid collection key")),
+            None => state.fresh_key(lref),
+        };
+        let lib = state.libraries.get_mut(&lref).ok_or("unknown library")?;
+        let data = collection::apply(&json, None, false).map_err(|e| e.message)?;
+        if let Some(parent) = &data.parent {
+            if !lib.collections.contains_key(parent) {
+                return Err(format!("parent collection {parent} of {key} does not exist (insert parents first)"));
+            }
+        }
+        let now = dates::now_iso();
+        let version = lib.version + 1;
+        lib.version = version;
+        lib.unlog_delete(Kind::Collection, &key);
+        let seq = lib.next_seq();
+        lib.collections.insert(
+            key.clone(),
+            CollectionRecord { key: key.clone(), version, seq, data, date_added: now.clone(), date_modified: now },
+        );
+        Ok(key)
+    }
+
+    /// Stores full-text content for an attachment (advances the library version, as a PUT would).
+    pub fn set_fulltext(
+        &self,
+        lib: LibraryRef,
+        key: &str,
+        content: &str,
+        indexed_pages: Option<u32>,
+        total_pages: Option<u32>,
+    ) {
+        let mut state = self.state.borrow_mut();
+        if let Some(l) = state.libraries.get_mut(&lib) {
+            let version = l.version + 1;
+            l.version = version;
+            l.fulltext.insert(
+                key.to_string(),
+                FullText {
+                    content: content.to_string(),
+                    indexed_pages: indexed_pages.map(i64::from),
+                    total_pages: total_pages.map(i64::from),
+                    indexed_chars: None,
+                    total_chars: None,
+                    version,
+                },
+            );
+        }
+    }
+
+    /// An item's API JSON (`{key, version, library, links, meta, data}`), as `GET …/items/<key>` returns it.
+    pub fn item(&self, lib: LibraryRef, key: &str) -> Option<Value> {
+        let state = self.state.borrow();
+        let l = state.libraries.get(&lib)?;
+        l.items.get(key).map(|r| l.item_json(r, true))
+    }
+
+    /// A collection's API JSON.
+    pub fn collection(&self, lib: LibraryRef, key: &str) -> Option<Value> {
+        let state = self.state.borrow();
+        let l = state.libraries.get(&lib)?;
+        l.collections.get(key).map(|r| l.collection_json(r, true))
+    }
+
+    /// The library's current version (0 for an unknown library).
+    pub fn library_version(&self, lib: LibraryRef) -> u64 {
+        self.state.borrow().libraries.get(&lib).map_or(0, |l| l.version)
+    }
+
+    /// Every request handled so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.borrow().requests.clone()
+    }
+
+    /// Answers the next `count` requests with `fault` (after recording them).
+    pub fn fail_next(&self, count: usize, fault: Fault) {
+        let mut state = self.state.borrow_mut();
+        for _ in 0..count {
+            state.faults.push_back(fault.clone());
+        }
+    }
+
+    /// Simulates another client: just before the next write request is handled, the object is saved elsewhere
+    /// (its version and the library version advance), so a write naming the old version is stale.
+    pub fn edit_before_next_write(&self, lib: LibraryRef, key: &str) {
+        self.state.borrow_mut().pending_edits.push((lib, key.to_string()));
+    }
+
+    /// Full-text content stored for an item, for assertions.
+    pub fn fulltext(&self, lib: LibraryRef, key: &str) -> Option<Value> {
+        let state = self.state.borrow();
+        let ft = state.libraries.get(&lib)?.fulltext.get(key)?;
+        let mut out = Map::new();
+        out.insert("content".into(), Value::String(ft.content.clone()));
+        for (name, v) in [
+            ("indexedPages", ft.indexed_pages),
+            ("totalPages", ft.total_pages),
+            ("indexedChars", ft.indexed_chars),
+            ("totalChars", ft.total_chars),
+        ] {
+            if let Some(v) = v {
+                out.insert(name.into(), Value::from(v));
+            }
+        }
+        out.insert("version".into(), Value::from(ft.version));
+        Some(Value::Object(out))
+    }
+}
+
+/// The simulator as an [`HttpClient`]: requests go straight to [`Simulator::handle`], no socket involved.
+#[derive(Clone)]
+pub struct InProcess(pub Rc<Simulator>);
+
+#[async_trait(?Send)]
+impl HttpClient for InProcess {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        Ok(self.0.handle(request))
+    }
+}

@@ -1,0 +1,359 @@
+//! Listing and searching: which items, collections and tags a read request selects, and in which order.
+//!
+//! Mirrors `Zotero_Items::search`: filters apply to the matching item; `/top` requests then answer with each
+//! match's top-level item (so a note's text finds its parent), and exclude anything whose top-level item is in
+//! the trash. Text matching is case-insensitive substring matching, like MySQL's `LIKE` under Zotero's
+//! case-insensitive collation.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::dates;
+use crate::error::{ApiError, ApiResult};
+use crate::item::{ItemData, Tag};
+use crate::query::{search_sets, search_words, Params};
+use crate::schema::Schema;
+use crate::state::{CollectionRecord, ItemRecord, Library};
+
+/// Which items a listing starts from.
+#[derive(Debug, Clone)]
+pub enum ItemScope {
+    /// `/items`
+    All,
+    /// `/items/top`
+    Top,
+    /// `/items/trash`
+    Trash,
+    /// `/items/<key>/children`
+    Children(String),
+    /// `/collections/<key>/items` (`top: false`) and `/collections/<key>/items/top`.
+    Collection { key: String, top: bool },
+}
+
+impl ItemScope {
+    fn only_top(&self) -> bool {
+        matches!(self, ItemScope::Top | ItemScope::Collection { top: true, .. })
+    }
+}
+
+fn lower(s: &str) -> String {
+    s.to_lowercase()
+}
+
+fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
+    lower(haystack).contains(needle_lower)
+}
+
+/// Whether an item has a tag with this name (any type), compared case-insensitively as Zotero does.
+fn has_tag(data: &ItemData, name: &str) -> bool {
+    let name = lower(name);
+    data.tags.iter().any(|t| lower(&t.name) == name)
+}
+
+/// Quick search: every word must match a title, a note's title, a creator's name or the year; `everything`
+/// also searches stored full text.
+fn matches_q(lib: &Library, rec: &ItemRecord, words: &[String], everything: bool) -> bool {
+    let schema = Schema::get();
+    let data = &rec.data;
+    let title_fields = schema.fields_for_base("title");
+    let year = {
+        let date = data.date(schema);
+        (!date.is_empty()).then(|| dates::parse_date(&date).sql()[..4].to_string())
+    };
+    let fulltext = everything.then(|| lib.fulltext.get(&rec.key).map(|f| lower(&f.content))).flatten();
+    words.iter().all(|word| {
+        let w = lower(word);
+        title_fields.iter().any(|f| contains_ci(data.field(f), &w))
+            || (data.item_type == "note" && contains_ci(&data.note_title(), &w))
+            || data.creators.iter().any(|c| contains_ci(&c.full_name(), &w))
+            || year.as_deref() == Some(word.as_str())
+            || fulltext.as_deref().is_some_and(|t| t.contains(&w))
+    })
+}
+
+/// Items for a listing request, filtered and sorted (pagination is the caller's).
+pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiResult<Vec<&'a ItemRecord>> {
+    let schema = Schema::get();
+    // itemType: one parameter, possibly negated, with `||` alternatives.
+    let type_sets = search_sets(&params.item_type);
+    if type_sets.len() > 1 {
+        return Err(ApiError::bad_request("Cannot specify 'itemType' more than once"));
+    }
+    if let Some(set) = type_sets.first() {
+        for t in &set.values {
+            if schema.item_type(t).is_none() {
+                return Err(ApiError::bad_request(format!("Invalid itemType '{t}'")));
+            }
+        }
+    }
+    let tag_sets = search_sets(&params.tags);
+    let tag_negation = tag_sets.iter().any(|s| s.negated);
+    let words = search_words(&params.q);
+    let everything = params.qmode == "everything";
+    let only_top = scope.only_top();
+    let trash_only = matches!(scope, ItemScope::Trash);
+    let include_trashed = params.include_trashed || trash_only;
+
+    let candidates: Vec<&ItemRecord> = match scope {
+        ItemScope::All | ItemScope::Top => lib.items.values().collect(),
+        ItemScope::Trash => lib.items.values().filter(|r| r.data.deleted).collect(),
+        ItemScope::Children(key) => lib.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).collect(),
+        ItemScope::Collection { key, top } => {
+            let members: BTreeSet<&str> = lib
+                .items
+                .values()
+                .filter(|r| r.data.collections.iter().any(|c| c == key))
+                .map(|r| r.key.as_str())
+                .collect();
+            lib.items
+                .values()
+                .filter(|r| {
+                    members.contains(r.key.as_str())
+                        || (!top
+                            && matches!(r.data.item_type.as_str(), "note" | "attachment")
+                            && r.data.parent.as_deref().is_some_and(|p| members.contains(p)))
+                })
+                .collect()
+        }
+    };
+
+    let mut selected: Vec<&ItemRecord> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for rec in candidates {
+        let data = &rec.data;
+        if !include_trashed && data.deleted {
+            continue;
+        }
+        if !words.is_empty() && !matches_q(lib, rec, &words, everything) {
+            continue;
+        }
+        if let Some(set) = type_sets.first() {
+            let hit = set.values.iter().any(|t| t == &data.item_type);
+            if hit == set.negated || (set.negated && data.item_type == "annotation") {
+                continue;
+            }
+        }
+        if tag_sets.iter().any(|set| set.values.iter().any(|v| has_tag(data, v)) == set.negated) {
+            continue;
+        }
+        if tag_negation && data.item_type == "annotation" {
+            continue;
+        }
+        if let Some(keys) = &params.item_keys {
+            if !keys.iter().any(|k| k == &rec.key) {
+                continue;
+            }
+        }
+        let target = if only_top { lib.top_level(rec) } else { rec };
+        if only_top && !include_trashed && target.data.deleted {
+            continue;
+        }
+        if params.since.is_some_and(|s| target.version <= s) {
+            continue;
+        }
+        if seen.insert(target.key.as_str()) {
+            selected.push(target);
+        }
+    }
+    sort_items(lib, &mut selected, params);
+    Ok(selected)
+}
+
+/// Zotero's sort title: leading and trailing brackets and quotes stripped.
+fn sort_title(title: &str) -> String {
+    const LEAD: &[char] = &['[', '(', '{', '-', '"', '\'', '“', '‘', ' '];
+    const TRAIL: &[char] = &[']', ')', '}', '-', '"', '\'', '”', '’', ' '];
+    lower(title.trim_start_matches(LEAD).trim_end_matches(TRAIL))
+}
+
+/// The sort value of an item, and whether empty values sort first (Zotero's `emptyFirst`).
+fn sort_value(lib: &Library, rec: &ItemRecord, sort: &str, params: &Params) -> (String, bool) {
+    let schema = Schema::get();
+    let data = &rec.data;
+    match sort {
+        "dateAdded" => (data.date_added.clone(), false),
+        "dateModified" | "serverDateModified" => (data.date_modified.clone(), false),
+        "title" => (sort_title(&data.display_title(schema)), true),
+        "creator" => (lower(&data.creator_summary(schema)), false),
+        "itemType" => (lower(&schema.type_label(&data.item_type)), false),
+        "date" => {
+            let date = data.date(schema);
+            (if date.is_empty() { String::new() } else { dates::parse_date(&date).sql() }, true)
+        }
+        "addedBy" => match (&rec.created_by, lib.is_user()) {
+            (Some((_, username)), false) => (lower(username), false),
+            _ => (data.date_added.clone(), false),
+        },
+        "itemKeyList" => {
+            let pos = params.item_keys.as_ref().and_then(|k| k.iter().position(|x| x == &rec.key)).unwrap_or(0);
+            (format!("{pos:08}"), true)
+        }
+        field => {
+            let value = match schema.item_type(&data.item_type).and_then(|t| t.field_for_base(field)) {
+                Some(f) => data.field(f).to_string(),
+                None => data.field(field).to_string(),
+            };
+            (lower(&value), false)
+        }
+    }
+}
+
+fn sort_items(lib: &Library, items: &mut [&ItemRecord], params: &Params) {
+    let mut keyed: Vec<((bool, String), u64, u64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, rec)| {
+            let (value, empty_first) = sort_value(lib, rec, &params.sort, params);
+            let empty_last_flag = !empty_first && value.is_empty();
+            ((empty_last_flag, value), rec.version, rec.seq, i)
+        })
+        .collect();
+    keyed.sort_by(|a, b| {
+        let ord = a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2));
+        if params.is_desc() {
+            ord.reverse()
+        } else {
+            ord
+        }
+    });
+    let original: Vec<&ItemRecord> = items.to_vec();
+    for (slot, k) in items.iter_mut().zip(keyed) {
+        *slot = original[k.3];
+    }
+}
+
+/// Which collections a listing starts from.
+#[derive(Debug, Clone)]
+pub enum CollectionScope {
+    All,
+    Top,
+    Sub(String),
+}
+
+pub fn collections<'a>(lib: &'a Library, scope: &CollectionScope, params: &Params) -> Vec<&'a CollectionRecord> {
+    let q = lower(&params.q);
+    let mut out: Vec<&CollectionRecord> = lib
+        .collections
+        .values()
+        .filter(|c| match scope {
+            CollectionScope::All => true,
+            CollectionScope::Top => c.data.parent.is_none(),
+            CollectionScope::Sub(k) => c.data.parent.as_deref() == Some(k),
+        })
+        .filter(|c| params.collection_keys.as_ref().is_none_or(|keys| keys.contains(&c.key)))
+        .filter(|c| q.is_empty() || contains_ci(&c.data.name, &q))
+        .filter(|c| params.since.is_none_or(|s| c.version > s))
+        .collect();
+    let value = |c: &CollectionRecord| -> String {
+        match params.sort.as_str() {
+            "title" => lower(&c.data.name),
+            "dateAdded" => c.date_added.clone(),
+            "collectionKeyList" => {
+                let pos = params.collection_keys.as_ref().and_then(|k| k.iter().position(|x| x == &c.key)).unwrap_or(0);
+                format!("{pos:08}")
+            }
+            _ => c.date_modified.clone(),
+        }
+    };
+    out.sort_by(|a, b| {
+        let ord = value(a).cmp(&value(b)).then(a.version.cmp(&b.version)).then(a.seq.cmp(&b.seq));
+        if params.is_desc() {
+            ord.reverse()
+        } else {
+            ord
+        }
+    });
+    out
+}
+
+/// One entry of a tag listing.
+#[derive(Debug, Clone)]
+pub struct TagEntry {
+    pub tag: Tag,
+    pub num_items: usize,
+    pub version: u64,
+    pub date_modified: String,
+}
+
+/// Which tags a listing covers.
+#[derive(Debug, Clone)]
+pub enum TagScope {
+    /// `/tags`
+    All,
+    /// Tags on a set of items (`/items/<key>/tags`, `/items/top/tags`, `/collections/<key>/items/tags`…).
+    OnItems(BTreeSet<String>),
+    /// `/collections/<key>/tags`: tags of the collection's items, counted within it.
+    Collection(BTreeSet<String>),
+}
+
+pub fn tags(lib: &Library, scope: &TagScope, params: &Params) -> Vec<TagEntry> {
+    // Counts over the whole library (what Zotero reports even for scoped listings).
+    let mut counts: BTreeMap<&Tag, usize> = BTreeMap::new();
+    let mut in_scope: BTreeMap<&Tag, usize> = BTreeMap::new();
+    for rec in lib.items.values() {
+        let scoped = match scope {
+            TagScope::All => true,
+            TagScope::OnItems(keys) | TagScope::Collection(keys) => keys.contains(&rec.key),
+        };
+        for t in &rec.data.tags {
+            *counts.entry(t).or_default() += 1;
+            if scoped {
+                *in_scope.entry(t).or_default() += 1;
+            }
+        }
+    }
+    let names: Vec<String> = params.tags.first().map(|t| t.split(" || ").map(lower).collect()).unwrap_or_default();
+    let q = lower(&params.q);
+    let type_sets = search_sets(&params.tag_type);
+    let mut out: Vec<TagEntry> = in_scope
+        .iter()
+        .filter(|(t, _)| names.is_empty() || names.contains(&lower(&t.name)))
+        .filter(|(t, _)| {
+            q.is_empty()
+                || if params.qmode == "startswith" {
+                    lower(&t.name).starts_with(&q)
+                } else {
+                    lower(&t.name).contains(&q)
+                }
+        })
+        .filter(|(t, _)| {
+            type_sets.iter().all(|set| set.values.iter().any(|v| v.trim() == t.kind.to_string()) != set.negated)
+        })
+        .map(|(t, scoped_count)| {
+            let meta = lib.tags.get(*t);
+            TagEntry {
+                tag: (*t).clone(),
+                num_items: match scope {
+                    TagScope::Collection(_) => *scoped_count,
+                    _ => counts.get(*t).copied().unwrap_or(0),
+                },
+                version: meta.map_or(0, |m| m.version),
+                date_modified: meta.map(|m| m.date_modified.clone()).unwrap_or_default(),
+            }
+        })
+        .filter(|e| params.since.is_none_or(|s| e.version > s))
+        .collect();
+    out.sort_by(|a, b| {
+        let name = lower(&a.tag.name).cmp(&lower(&b.tag.name)).then(a.tag.kind.cmp(&b.tag.kind));
+        let ord = match params.sort.as_str() {
+            "title" => name,
+            "numItems" => a.num_items.cmp(&b.num_items).then(name),
+            _ => a.date_modified.cmp(&b.date_modified).then(a.version.cmp(&b.version)).then(name),
+        };
+        if params.is_desc() {
+            ord.reverse()
+        } else {
+            ord
+        }
+    });
+    out
+}
+
+/// Applies `start` and `limit`.
+pub fn page<T: Clone>(all: &[T], params: &Params) -> Vec<T> {
+    let start = (params.start as usize).min(all.len());
+    let end = match params.limit {
+        Some(limit) => start.saturating_add(limit as usize).min(all.len()),
+        None => all.len(),
+    };
+    all[start..end].to_vec()
+}

@@ -1,0 +1,179 @@
+//! Serving the simulator over HTTP on loopback, for the `zotero-sim` binary (local demos and end-to-end tests
+//! of the Worker under `wrangler dev`).
+//!
+//! One thread answers requests in arrival order: the simulator is single-threaded by design, and a local demo
+//! needs no concurrency. The server refuses non-loopback addresses so that a demo can never expose an API key
+//! with write access to the network.
+
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use crate::{Simulator, DEMO_API_KEY, DEMO_USER_ID};
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS]")]
+    Usage(String),
+    #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
+    NotLoopback(String),
+    #[error("cannot resolve the listen address {addr}: {reason}")]
+    Resolve { addr: String, reason: String },
+    #[error("cannot listen on {addr}: {reason}")]
+    Bind { addr: String, reason: String },
+}
+
+/// Command-line options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub listen: String,
+    pub demo: bool,
+    pub api_key: String,
+    pub user_id: u64,
+    pub exit_after: Option<u64>,
+}
+
+/// Parses `--listen ADDR [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS]`.
+pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, ServerError> {
+    let mut listen = None;
+    let mut demo = false;
+    let mut api_key = DEMO_API_KEY.to_string();
+    let mut user_id = DEMO_USER_ID;
+    let mut exit_after = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
+        match arg.as_str() {
+            "--listen" => listen = Some(value("--listen")?),
+            "--demo" => demo = true,
+            "--api-key" => api_key = value("--api-key")?,
+            "--user-id" => {
+                let v = value("--user-id")?;
+                user_id =
+                    v.parse().map_err(|_| ServerError::Usage(format!("--user-id must be a number, not {v:?}")))?;
+            }
+            "--exit-after" => {
+                let v = value("--exit-after")?;
+                exit_after = Some(
+                    v.parse().map_err(|_| ServerError::Usage(format!("--exit-after must be seconds, not {v:?}")))?,
+                );
+            }
+            "-h" | "--help" => {
+                return Err(ServerError::Usage("zotero-sim: a local Zotero Web API v3 simulator".into()))
+            }
+            other => return Err(ServerError::Usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    if api_key.is_empty() {
+        return Err(ServerError::Usage("--api-key must not be empty".into()));
+    }
+    let listen = listen.ok_or_else(|| ServerError::Usage("--listen is required".into()))?;
+    Ok(Options { listen, demo, api_key, user_id, exit_after })
+}
+
+/// Resolves the listen address and checks that every address it names is loopback.
+pub fn loopback_addr(listen: &str) -> Result<SocketAddr, ServerError> {
+    let addrs: Vec<SocketAddr> = listen
+        .to_socket_addrs()
+        .map_err(|e| ServerError::Resolve { addr: listen.to_string(), reason: e.to_string() })?
+        .collect();
+    if addrs.is_empty() || addrs.iter().any(|a| !a.ip().is_loopback()) {
+        return Err(ServerError::NotLoopback(listen.to_string()));
+    }
+    addrs.into_iter().next().ok_or_else(|| ServerError::NotLoopback(listen.to_string()))
+}
+
+/// The simulator the options ask for.
+pub fn simulator(opts: &Options) -> Simulator {
+    if opts.demo {
+        Simulator::demo_with(opts.user_id, &opts.api_key)
+    } else {
+        let sim = Simulator::new();
+        sim.add_user(opts.user_id, &opts.api_key, true);
+        sim
+    }
+}
+
+fn to_http(request: &mut tiny_http::Request) -> Option<http::Request<Vec<u8>>> {
+    let mut body = Vec::new();
+    request.as_reader().read_to_end(&mut body).ok()?;
+    let mut builder = http::Request::builder().method(request.method().as_str()).uri(request.url());
+    for header in request.headers() {
+        builder = builder.header(header.field.as_str().as_str(), header.value.as_str());
+    }
+    builder.body(body).ok()
+}
+
+fn respond(request: tiny_http::Request, response: http::Response<Vec<u8>>) {
+    let (parts, body) = response.into_parts();
+    let mut out = tiny_http::Response::from_data(body).with_status_code(parts.status.as_u16());
+    for (name, value) in &parts.headers {
+        if let Ok(h) = tiny_http::Header::from_bytes(name.as_str().as_bytes(), value.as_bytes()) {
+            out.add_header(h);
+        }
+    }
+    // A client that went away is not the server's problem.
+    let _ = request.respond(out);
+}
+
+/// Serves until `exit_after` elapses (or forever). Prints `zotero-sim listening on http://ADDR` once ready.
+pub fn run(opts: &Options) -> Result<(), ServerError> {
+    let addr = loopback_addr(&opts.listen)?;
+    let sim = simulator(opts);
+    let server = tiny_http::Server::http(addr)
+        .map_err(|e| ServerError::Bind { addr: addr.to_string(), reason: e.to_string() })?;
+    let bound = server.server_addr().to_ip().unwrap_or(addr);
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "zotero-sim listening on http://{bound}");
+    let _ = stdout.flush();
+    let deadline = opts.exit_after.map(|s| Instant::now() + Duration::from_secs(s));
+    loop {
+        let wait = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) => left.min(Duration::from_millis(250)),
+                None => return Ok(()),
+            },
+            None => Duration::from_millis(250),
+        };
+        match server.recv_timeout(wait) {
+            Ok(Some(mut request)) => {
+                let response = match to_http(&mut request) {
+                    Some(req) => sim.handle(req),
+                    None => {
+                        let mut r = http::Response::new(b"Bad request".to_vec());
+                        *r.status_mut() = http::StatusCode::BAD_REQUEST;
+                        r
+                    }
+                };
+                respond(request, response);
+            }
+            Ok(None) => {}
+            Err(e) => return Err(ServerError::Bind { addr: bound.to_string(), reason: e.to_string() }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_non_loopback_addresses() {
+        assert!(matches!(loopback_addr("0.0.0.0:0"), Err(ServerError::NotLoopback(_))));
+        assert!(matches!(loopback_addr("10.1.2.3:8080"), Err(ServerError::NotLoopback(_))));
+        assert!(loopback_addr("127.0.0.1:0").is_ok());
+        assert!(loopback_addr("[::1]:0").is_ok());
+    }
+
+    #[test]
+    fn parses_arguments() {
+        let args = ["--listen", "127.0.0.1:9", "--demo", "--api-key", "k", "--user-id", "5", "--exit-after", "3"];
+        let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            opts,
+            Options { listen: "127.0.0.1:9".into(), demo: true, api_key: "k".into(), user_id: 5, exit_after: Some(3) }
+        );
+        assert!(parse_args(["--demo".to_string()]).is_err());
+    }
+}

@@ -1,0 +1,436 @@
+//! The simulated server's state: libraries with their objects, versions, delete log and full text, and the API
+//! keys that may reach them.
+//!
+//! Everything a response shows is derived from here at read time (child counts, reverse relations, tag counts),
+//! as the real server derives it from its tables, so a write is visible in every listing at once.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use serde_json::{json, Map, Value};
+
+use crate::dates;
+use crate::item::{item_uri, relation_values, ItemData, Tag};
+use crate::keys::{Grant, KeyGen};
+use crate::schema::Schema;
+use crate::{Fault, LibraryRef, RecordedRequest};
+
+pub const API_BASE: &str = "https://api.zotero.org";
+pub const WWW_BASE: &str = "https://www.zotero.org";
+
+/// Zotero's URL slug for a username: lowercase, spaces to underscores, other characters dropped.
+pub fn slugify(name: &str) -> String {
+    name.trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, ' ' | '.' | '_' | '-'))
+        .map(|c| if c == ' ' { '_' } else { c })
+        .collect()
+}
+
+/// A stored item.
+#[derive(Debug, Clone)]
+pub struct ItemRecord {
+    pub key: String,
+    pub version: u64,
+    /// Creation order; stands in for Zotero's numeric item ID in sort tie-breaks.
+    pub seq: u64,
+    pub data: ItemData,
+    /// The user who created it (shown as `meta.createdByUser` in group libraries).
+    pub created_by: Option<(u64, String)>,
+}
+
+/// A collection's editable properties.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CollectionData {
+    pub name: String,
+    pub parent: Option<String>,
+    pub relations: Map<String, Value>,
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct CollectionRecord {
+    pub key: String,
+    pub version: u64,
+    pub seq: u64,
+    pub data: CollectionData,
+    pub date_added: String,
+    pub date_modified: String,
+}
+
+/// Stored full-text content of an attachment, with its own version.
+#[derive(Debug, Clone)]
+pub struct FullText {
+    pub content: String,
+    pub indexed_pages: Option<i64>,
+    pub total_pages: Option<i64>,
+    pub indexed_chars: Option<i64>,
+    pub total_chars: Option<i64>,
+    pub version: u64,
+}
+
+/// Object kinds that appear in `/deleted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Item,
+    Collection,
+    Search,
+    Tag,
+    Setting,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeleteEntry {
+    pub kind: Kind,
+    pub key: String,
+    pub version: u64,
+}
+
+/// When a tag (name and type) first appeared in the library; tags have versions of their own for `since=`.
+#[derive(Debug, Clone)]
+pub struct TagMeta {
+    pub version: u64,
+    pub date_modified: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Library {
+    pub lref: LibraryRef,
+    /// Username for a user library, group name for a group.
+    pub name: String,
+    pub version: u64,
+    seq: u64,
+    pub items: BTreeMap<String, ItemRecord>,
+    pub collections: BTreeMap<String, CollectionRecord>,
+    pub deleted: Vec<DeleteEntry>,
+    pub fulltext: BTreeMap<String, FullText>,
+    pub tags: BTreeMap<Tag, TagMeta>,
+}
+
+impl Library {
+    pub fn new(lref: LibraryRef, name: String) -> Self {
+        Self {
+            lref,
+            name,
+            version: 0,
+            seq: 0,
+            items: BTreeMap::new(),
+            collections: BTreeMap::new(),
+            deleted: Vec::new(),
+            fulltext: BTreeMap::new(),
+            tags: BTreeMap::new(),
+        }
+    }
+
+    pub fn is_user(&self) -> bool {
+        matches!(self.lref, LibraryRef::User(_))
+    }
+
+    /// `/users/1` or `/groups/2`.
+    pub fn path(&self) -> String {
+        match self.lref {
+            LibraryRef::User(id) => format!("/users/{id}"),
+            LibraryRef::Group(id) => format!("/groups/{id}"),
+        }
+    }
+
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The library's page on zotero.org: the user's slugified name, or the group's ID.
+    pub fn www_url(&self) -> String {
+        match self.lref {
+            LibraryRef::User(_) => format!("{WWW_BASE}/{}", slugify(&self.name)),
+            LibraryRef::Group(id) => format!("{WWW_BASE}/groups/{id}"),
+        }
+    }
+
+    /// The `library` block of every object.
+    pub fn library_json(&self) -> Value {
+        let (kind, id) = match self.lref {
+            LibraryRef::User(id) => ("user", id),
+            LibraryRef::Group(id) => ("group", id),
+        };
+        json!({
+            "type": kind,
+            "id": id,
+            "name": self.name,
+            "links": {"alternate": {"href": self.www_url(), "type": "text/html"}}
+        })
+    }
+
+    /// Non-trashed children of an item (notes and attachments of a regular item, annotations of an attachment,
+    /// embedded images of a note).
+    pub fn children(&self, key: &str, include_trashed: bool) -> Vec<&ItemRecord> {
+        self.items
+            .values()
+            .filter(|r| r.data.parent.as_deref() == Some(key) && (include_trashed || !r.data.deleted))
+            .collect()
+    }
+
+    /// The top-level ancestor of an item (itself when it has no parent).
+    pub fn top_level<'a>(&'a self, mut rec: &'a ItemRecord) -> &'a ItemRecord {
+        for _ in 0..8 {
+            match rec.data.parent.as_deref().and_then(|p| self.items.get(p)) {
+                Some(parent) => rec = parent,
+                None => break,
+            }
+        }
+        rec
+    }
+
+    /// An item's relations as the API shows them: its own plus the reverse side of other items' `dc:relation`,
+    /// since Zotero treats related items as bidirectional.
+    pub fn effective_relations(&self, rec: &ItemRecord) -> Map<String, Value> {
+        let mut relations = rec.data.relations.clone();
+        let me = item_uri(&self.path(), &rec.key);
+        let mut related = relation_values(&relations, "dc:relation");
+        for other in self.items.values() {
+            if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
+                let uri = item_uri(&self.path(), &other.key);
+                if !related.contains(&uri) {
+                    related.push(uri);
+                }
+            }
+        }
+        match related.len() {
+            0 => {}
+            1 => {
+                relations.insert("dc:relation".into(), json!(related[0]));
+            }
+            _ => {
+                relations.insert("dc:relation".into(), json!(related));
+            }
+        }
+        relations
+    }
+
+    /// The full API JSON of an item: `{key, version, library, links, meta, data}`.
+    pub fn item_json(&self, rec: &ItemRecord, include_data: bool) -> Value {
+        let schema = Schema::get();
+        let base = format!("{API_BASE}{}", self.path());
+        let mut links = Map::new();
+        links.insert("self".into(), json!({"href": format!("{base}/items/{}", rec.key), "type": "application/json"}));
+        links.insert(
+            "alternate".into(),
+            json!({"href": format!("{}/items/{}", self.www_url(), rec.key), "type": "text/html"}),
+        );
+        if let Some(parent) = &rec.data.parent {
+            links.insert("up".into(), json!({"href": format!("{base}/items/{parent}"), "type": "application/json"}));
+        }
+        let mut meta = Map::new();
+        if let (LibraryRef::Group(_), Some((id, username))) = (self.lref, &rec.created_by) {
+            meta.insert(
+                "createdByUser".into(),
+                json!({
+                    "id": id,
+                    "username": username,
+                    "name": "",
+                    "links": {"alternate": {"href": format!("{WWW_BASE}/{username}"), "type": "text/html"}}
+                }),
+            );
+        }
+        let data = &rec.data;
+        if data.is_regular() {
+            let summary = data.creator_summary(schema);
+            if !summary.is_empty() {
+                meta.insert("creatorSummary".into(), json!(summary));
+            }
+            if let Some(parsed) = dates::parse_date(&data.date(schema)).parsed() {
+                meta.insert("parsedDate".into(), json!(parsed));
+            }
+        }
+        let pdf = data.attachment.as_ref().is_some_and(|a| a.content_type == "application/pdf");
+        if data.is_regular() || data.item_type == "note" || pdf {
+            meta.insert("numChildren".into(), json!(self.children(&rec.key, false).len()));
+        }
+        let mut out = Map::new();
+        out.insert("key".into(), json!(rec.key));
+        out.insert("version".into(), json!(rec.version));
+        out.insert("library".into(), self.library_json());
+        out.insert("links".into(), Value::Object(links));
+        out.insert("meta".into(), Value::Object(meta));
+        if include_data {
+            let relations = self.effective_relations(rec);
+            out.insert("data".into(), data.to_json(&rec.key, rec.version, &relations, self.is_user()));
+        }
+        Value::Object(out)
+    }
+
+    /// Items directly in a collection (not counting the trash), for `meta.numItems`.
+    pub fn collection_item_count(&self, key: &str) -> usize {
+        self.items.values().filter(|r| !r.data.deleted && r.data.collections.iter().any(|c| c == key)).count()
+    }
+
+    pub fn subcollections(&self, key: &str) -> Vec<&CollectionRecord> {
+        self.collections.values().filter(|c| c.data.parent.as_deref() == Some(key)).collect()
+    }
+
+    /// The full API JSON of a collection.
+    pub fn collection_json(&self, rec: &CollectionRecord, include_data: bool) -> Value {
+        let base = format!("{API_BASE}{}", self.path());
+        let mut links = Map::new();
+        links.insert(
+            "self".into(),
+            json!({"href": format!("{base}/collections/{}", rec.key), "type": "application/json"}),
+        );
+        links.insert(
+            "alternate".into(),
+            json!({"href": format!("{}/collections/{}", self.www_url(), rec.key), "type": "text/html"}),
+        );
+        if let Some(parent) = &rec.data.parent {
+            links.insert(
+                "up".into(),
+                json!({"href": format!("{base}/collections/{parent}"), "type": "application/json"}),
+            );
+        }
+        let mut out = Map::new();
+        out.insert("key".into(), json!(rec.key));
+        out.insert("version".into(), json!(rec.version));
+        out.insert("library".into(), self.library_json());
+        out.insert("links".into(), Value::Object(links));
+        out.insert(
+            "meta".into(),
+            json!({"numCollections": self.subcollections(&rec.key).len(), "numItems": self.collection_item_count(&rec.key)}),
+        );
+        if include_data {
+            let mut data = Map::new();
+            data.insert("key".into(), json!(rec.key));
+            data.insert("version".into(), json!(rec.version));
+            data.insert("name".into(), json!(rec.data.name));
+            data.insert("parentCollection".into(), rec.data.parent.as_ref().map_or(json!(false), |p| json!(p)));
+            data.insert("relations".into(), Value::Object(rec.data.relations.clone()));
+            if rec.data.deleted {
+                data.insert("deleted".into(), json!(true));
+            }
+            out.insert("data".into(), Value::Object(data));
+        }
+        Value::Object(out)
+    }
+
+    /// Brings the tag table in line with the items: new (name, type) pairs get the given version, tags no item
+    /// carries any more disappear (Zotero purges orphaned tags).
+    pub fn refresh_tags(&mut self, version: u64, now: &str) {
+        let present: BTreeSet<Tag> = self.items.values().flat_map(|r| r.data.tags.iter().cloned()).collect();
+        self.tags.retain(|t, _| present.contains(t));
+        for tag in present {
+            self.tags.entry(tag).or_insert_with(|| TagMeta { version, date_modified: now.to_string() });
+        }
+    }
+
+    /// Records a deletion for `/deleted?since=`.
+    pub fn log_delete(&mut self, kind: Kind, key: &str, version: u64) {
+        self.deleted.retain(|d| !(d.kind == kind && d.key == key));
+        self.deleted.push(DeleteEntry { kind, key: key.to_string(), version });
+    }
+
+    /// Forgets an earlier deletion when an object is created again under the same key.
+    pub fn unlog_delete(&mut self, kind: Kind, key: &str) {
+        self.deleted.retain(|d| !(d.kind == kind && d.key == key));
+    }
+
+    /// Deletes an item and, as Zotero does, its children (notes, attachments, annotations), with their full
+    /// text. Returns whether anything was deleted.
+    pub fn delete_item(&mut self, key: &str, version: u64) -> bool {
+        if !self.items.contains_key(key) {
+            return false;
+        }
+        let children: Vec<String> =
+            self.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).map(|r| r.key.clone()).collect();
+        for child in children {
+            self.delete_item(&child, version);
+        }
+        self.items.remove(key);
+        self.fulltext.remove(key);
+        self.log_delete(Kind::Item, key, version);
+        true
+    }
+
+    /// Deletes a collection with its subcollections; the items stay, outside it (without a version bump, as on
+    /// the real server).
+    pub fn delete_collection(&mut self, key: &str, version: u64) -> bool {
+        if !self.collections.contains_key(key) {
+            return false;
+        }
+        let subs: Vec<String> = self.subcollections(key).iter().map(|c| c.key.clone()).collect();
+        for sub in subs {
+            self.delete_collection(&sub, version);
+        }
+        self.collections.remove(key);
+        for rec in self.items.values_mut() {
+            rec.data.collections.retain(|c| c != key);
+        }
+        self.log_delete(Kind::Collection, key, version);
+        true
+    }
+
+    /// Whether `candidate` is `key` or one of its descendants (a collection cannot move under itself).
+    pub fn collection_is_descendant(&self, candidate: &str, key: &str) -> bool {
+        let mut current = Some(candidate.to_string());
+        for _ in 0..64 {
+            match current {
+                Some(c) if c == key => return true,
+                Some(c) => current = self.collections.get(&c).and_then(|r| r.data.parent.clone()),
+                None => return false,
+            }
+        }
+        false
+    }
+}
+
+/// A write token remembered for Zotero's 12-hour window.
+#[derive(Debug, Clone)]
+pub struct WriteToken {
+    pub expires_at: u64,
+}
+
+/// How long Zotero remembers a successful write token.
+pub const WRITE_TOKEN_SECS: u64 = 12 * 3600;
+
+/// The whole simulated server.
+#[derive(Debug)]
+pub struct State {
+    pub libraries: BTreeMap<LibraryRef, Library>,
+    pub keys: BTreeMap<String, Grant>,
+    pub usernames: BTreeMap<u64, String>,
+    pub write_tokens: HashMap<(String, String), WriteToken>,
+    pub faults: VecDeque<Fault>,
+    pub pending_edits: Vec<(LibraryRef, String)>,
+    pub requests: Vec<RecordedRequest>,
+    pub keygen: KeyGen,
+}
+
+impl State {
+    pub fn new() -> Self {
+        Self {
+            libraries: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            usernames: BTreeMap::new(),
+            write_tokens: HashMap::new(),
+            faults: VecDeque::new(),
+            pending_edits: Vec::new(),
+            requests: Vec::new(),
+            keygen: KeyGen::new(dates::unix_now() ^ 0x5EED_2345),
+        }
+    }
+
+    /// A key not used by any item or collection of the library.
+    pub fn fresh_key(&mut self, lref: LibraryRef) -> String {
+        loop {
+            let key = self.keygen.key();
+            let taken = self
+                .libraries
+                .get(&lref)
+                .is_some_and(|l| l.items.contains_key(&key) || l.collections.contains_key(&key));
+            if !taken {
+                return key;
+            }
+        }
+    }
+
+    pub fn username(&self, user_id: u64) -> String {
+        self.usernames.get(&user_id).cloned().unwrap_or_else(|| format!("user{user_id}"))
+    }
+}

@@ -1,0 +1,337 @@
+//! The `OAUTH_KV` layout of workers-oauth-provider 0.10.3, field for field (see its `storage-schema.md`):
+//!
+//! | key | value | lifetime |
+//! |---|---|---|
+//! | `client:{clientId}` | [`StoredClient`] | 90 days for registered clients |
+//! | `grant:{userId}:{grantId}` | [`StoredGrant`] | 10 min while the code is pending, then the refresh lifetime |
+//! | `token:{userId}:{grantId}:{sha256(token)}` | [`StoredToken`] | the access token's lifetime |
+//!
+//! JSON is camelCase with absent fields omitted, as `JSON.stringify` writes it. Fields this version does not
+//! know are kept (`extra`) so a record written by a newer TypeScript deployment survives a rewrite here.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use zotero_mcp_core::platform::{KvStore, KvWrite};
+
+use super::error::AuthError;
+
+/// How long a pending authorization code (and its grant) lives.
+pub const AUTH_CODE_TTL_SECS: u64 = 600;
+/// Access token lifetime.
+pub const ACCESS_TOKEN_TTL_SECS: u64 = 3600;
+/// Refresh token (and so grant) lifetime.
+pub const REFRESH_TOKEN_TTL_SECS: u64 = 30 * 24 * 3600;
+/// Lifetime of a dynamically registered client.
+pub const CLIENT_REGISTRATION_TTL_SECS: u64 = 90 * 24 * 3600;
+/// Workers KV refuses expirations closer than this.
+pub const KV_MIN_TTL_SECS: u64 = 60;
+/// Headroom over the KV minimum for absolute expirations, which KV checks against its own clock.
+const KV_EXPIRATION_MARGIN_SECS: u64 = 5;
+/// Grants per KV listing page when scanning a user's grants.
+const LIST_PAGE: u32 = 50;
+
+/// One resource indicator or several (RFC 8707 allows repeating `resource`); stored as a string or an array.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Resource {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Resource {
+    pub fn from_values(values: Vec<String>) -> Option<Self> {
+        match values.len() {
+            0 => None,
+            1 => values.into_iter().next().map(Resource::One),
+            _ => Some(Resource::Many(values)),
+        }
+    }
+    pub fn values(&self) -> Vec<&str> {
+        match self {
+            Resource::One(one) => vec![one.as_str()],
+            Resource::Many(many) => many.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// A registered OAuth client (`client:{clientId}`). `client_secret` is the SHA-256 hex of the secret.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredClient {
+    pub client_id: String,
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub i18n: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contacts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration_date: Option<u64>,
+    #[serde(default = "default_auth_method")]
+    pub token_endpoint_auth_method: String,
+    /// Set when the client chose its auth method at registration; then it may not switch between the two
+    /// secret methods at the token endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_method_explicit: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn default_auth_method() -> String {
+    "client_secret_basic".to_owned()
+}
+
+impl StoredClient {
+    pub fn is_public(&self) -> bool {
+        self.token_endpoint_auth_method == "none"
+    }
+    /// The name to show a person: the registered name, else the id.
+    pub fn display_name(&self) -> &str {
+        self.client_name.as_deref().filter(|n| !n.trim().is_empty()).unwrap_or(&self.client_id)
+    }
+}
+
+/// An authorization (`grant:{userId}:{grantId}`). Holds only hashes and wrapped keys, never a usable secret.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredGrant {
+    pub id: String,
+    pub client_id: String,
+    pub user_id: String,
+    #[serde(default)]
+    pub scope: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    pub encrypted_props: String,
+    pub created_at: u64,
+    /// When the refresh token (and the grant) expires; absent while the code is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token_wrapped_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_refresh_token_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_refresh_token_wrapped_key: Option<String>,
+    /// Hash of the authorization code; kept after the exchange so a replayed code is recognised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_code_id: Option<String>,
+    /// Present only until the code is exchanged: its absence marks the code as used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_code_wrapped_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_challenge: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_challenge_method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<Resource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_uri: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// An access token (`token:{userId}:{grantId}:{sha256(token)}`), with the grant fields a request needs
+/// denormalised into it so a request costs one read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredToken {
+    pub id: String,
+    pub grant_id: String,
+    pub user_id: String,
+    pub created_at: u64,
+    pub expires_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Resource>,
+    /// Absent on records older than token-level scopes; then the grant's scope applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Vec<String>>,
+    pub wrapped_encryption_key: String,
+    pub grant: TokenGrant,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenGrant {
+    pub client_id: String,
+    #[serde(default)]
+    pub scope: Vec<String>,
+    pub encrypted_props: String,
+}
+
+/// What a grant authorizes, encrypted in the grant and every token: the TypeScript project's `AuthProps`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Props {
+    pub user_id: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+pub fn client_key(client_id: &str) -> String {
+    format!("client:{client_id}")
+}
+pub fn grant_key(user_id: &str, grant_id: &str) -> String {
+    format!("grant:{user_id}:{grant_id}")
+}
+pub fn token_key(user_id: &str, grant_id: &str, token_hash: &str) -> String {
+    format!("token:{user_id}:{grant_id}:{token_hash}")
+}
+
+/// A token, code or refresh token split into its `userId:grantId:secret` parts (exactly three).
+pub fn split_token(token: &str) -> Option<(&str, &str)> {
+    let mut parts = token.split(':');
+    let (user, grant, _secret) = (parts.next()?, parts.next()?, parts.next()?);
+    parts.next().is_none().then_some((user, grant))
+}
+
+/// Typed access to `OAUTH_KV`.
+pub struct Store<'a> {
+    kv: &'a dyn KvStore,
+}
+
+impl<'a> Store<'a> {
+    pub fn new(kv: &'a dyn KvStore) -> Self {
+        Self { kv }
+    }
+
+    async fn read<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, AuthError> {
+        match self.kv.get(key).await? {
+            None => Ok(None),
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| AuthError::Corrupt { key: key.to_owned(), reason: e.to_string() }),
+        }
+    }
+
+    async fn write<T: Serialize>(&self, key: &str, value: &T, lifetime: KvWrite) -> Result<(), AuthError> {
+        let text = serde_json::to_string(value)
+            .map_err(|e| AuthError::Corrupt { key: key.to_owned(), reason: e.to_string() })?;
+        Ok(self.kv.put(key, &text, lifetime).await?)
+    }
+
+    pub async fn client(&self, client_id: &str) -> Result<Option<StoredClient>, AuthError> {
+        self.read(&client_key(client_id)).await
+    }
+
+    pub async fn put_client(&self, client: &StoredClient, lifetime: KvWrite) -> Result<(), AuthError> {
+        self.write(&client_key(&client.client_id), client, lifetime).await
+    }
+
+    pub async fn grant(&self, user_id: &str, grant_id: &str) -> Result<Option<StoredGrant>, AuthError> {
+        self.read(&grant_key(user_id, grant_id)).await
+    }
+
+    /// Stores a grant whose code is still pending: it disappears with the code.
+    pub async fn put_pending_grant(&self, grant: &StoredGrant) -> Result<(), AuthError> {
+        self.write(&grant_key(&grant.user_id, &grant.id), grant, KvWrite::ExpiresIn(AUTH_CODE_TTL_SECS)).await
+    }
+
+    /// Stores an active grant until its refresh token expires (never less than KV accepts).
+    pub async fn save_grant(&self, grant: &StoredGrant, now: u64) -> Result<(), AuthError> {
+        let lifetime = match grant.expires_at {
+            Some(at) => KvWrite::ExpiresAt(at.max(now + KV_MIN_TTL_SECS + KV_EXPIRATION_MARGIN_SECS)),
+            None => KvWrite::Forever,
+        };
+        self.write(&grant_key(&grant.user_id, &grant.id), grant, lifetime).await
+    }
+
+    pub async fn token(&self, user_id: &str, grant_id: &str, hash: &str) -> Result<Option<StoredToken>, AuthError> {
+        self.read(&token_key(user_id, grant_id, hash)).await
+    }
+
+    pub async fn put_token(&self, token: &StoredToken, ttl_secs: u64) -> Result<(), AuthError> {
+        self.write(&token_key(&token.user_id, &token.grant_id, &token.id), token, KvWrite::ExpiresIn(ttl_secs)).await
+    }
+
+    pub async fn delete_token(&self, user_id: &str, grant_id: &str, hash: &str) -> Result<(), AuthError> {
+        Ok(self.kv.delete(&token_key(user_id, grant_id, hash)).await?)
+    }
+
+    /// Deletes a grant and every access token issued under it. Tokens go first: a grant without tokens is
+    /// harmless, tokens without their grant are refused by the bearer check anyway.
+    pub async fn revoke_grant(&self, user_id: &str, grant_id: &str) -> Result<(), AuthError> {
+        let prefix = format!("token:{user_id}:{grant_id}:");
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.kv.list(&prefix, cursor.as_deref(), 1000).await?;
+            for key in &page.keys {
+                self.kv.delete(&key.name).await?;
+            }
+            match page.cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(self.kv.delete(&grant_key(user_id, grant_id)).await?)
+    }
+
+    /// Every grant of a user (pending ones included). A record that no longer parses is skipped, not fatal:
+    /// this scan only decides which old grants to revoke.
+    pub async fn user_grants(&self, user_id: &str) -> Result<Vec<StoredGrant>, AuthError> {
+        let prefix = format!("grant:{user_id}:");
+        let mut grants = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.kv.list(&prefix, cursor.as_deref(), LIST_PAGE).await?;
+            for key in &page.keys {
+                match self.read::<StoredGrant>(&key.name).await {
+                    Ok(Some(grant)) => grants.push(grant),
+                    Ok(None) => {}
+                    Err(e) => super::log::warn(&e.to_string()),
+                }
+            }
+            match page.cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(grants)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_split_into_exactly_three_parts() {
+        assert_eq!(split_token("owner:g1:secret"), Some(("owner", "g1")));
+        assert_eq!(split_token("owner:g1"), None);
+        assert_eq!(split_token("a:b:c:d"), None);
+    }
+
+    #[test]
+    fn records_written_by_the_typescript_provider_parse_and_keep_unknown_fields() {
+        let ts = r#"{"id":"g","clientId":"c","userId":"owner","scope":["zotero:read"],"metadata":{"clientName":"X"},
+            "encryptedProps":"AAAA","createdAt":1,"authCodeId":"h","resource":["https://a/mcp","https://b/mcp"],
+            "redirectUri":"https://x/cb","futureField":true}"#;
+        let grant: StoredGrant = serde_json::from_str(ts).unwrap();
+        assert_eq!(grant.resource, Some(Resource::Many(vec!["https://a/mcp".into(), "https://b/mcp".into()])));
+        let back = serde_json::to_value(&grant).unwrap();
+        assert_eq!(back["futureField"], true);
+        assert!(back.get("expiresAt").is_none(), "absent fields stay absent");
+    }
+}

@@ -1,0 +1,394 @@
+//! The token endpoint: authorization code and refresh token grants, and revocation (RFC 7009) on the same URL,
+//! as workers-oauth-provider serves them.
+//!
+//! Parsing is strict: POST, exactly `application/x-www-form-urlencoded`, no parameter twice (except
+//! `resource`, RFC 8707), one way of authenticating the client. Every answer is `no-store`.
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+
+use super::client::{self, LookupError};
+use super::crypto::{matches_hash, pkce_s256, random_string, sha256_hex, PropsKey};
+use super::error::{AuthError, ErrorCode};
+use super::form::Params;
+use super::http_util::{header, json_response, no_store};
+use super::storage::{
+    split_token, Resource, Store, StoredClient, StoredGrant, StoredToken, TokenGrant, ACCESS_TOKEN_TTL_SECS,
+    AUTH_CODE_TTL_SECS, KV_MIN_TTL_SECS, REFRESH_TOKEN_TTL_SECS,
+};
+use super::{cimd, log, redirect, resource, revoke};
+use crate::platform::{HttpRequest, HttpResponse, Platform};
+
+const BASIC_CHALLENGE: &str = "Basic realm=\"OAuth\"";
+
+pub async fn handle(request: &HttpRequest, platform: &Platform) -> Result<HttpResponse, AuthError> {
+    if request.method() != http::Method::POST {
+        return Err(AuthError::invalid_request("Method not allowed").with_status(405).with_header("allow", "POST"));
+    }
+    let media_type = header(request, http::header::CONTENT_TYPE)
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if media_type.as_deref() != Some("application/x-www-form-urlencoded") {
+        return Err(AuthError::invalid_request("Content-Type must be application/x-www-form-urlencoded"));
+    }
+    let params = Params::parse(request.body());
+    if let Some(name) = params.first_repeated(&["resource"]) {
+        return Err(AuthError::invalid_request(format!("Request parameter \"{name}\" must not be repeated")));
+    }
+    let client = authenticate_client(request, &params, platform).await?;
+    let grant_type = params.non_empty("grant_type");
+    if grant_type.is_none() && params.non_empty("token").is_some() {
+        return revoke::revoke(&params, &client, platform).await;
+    }
+    match grant_type {
+        Some("authorization_code") => exchange_code(&params, &client, platform).await,
+        Some("refresh_token") => refresh(&params, &client, platform).await,
+        _ => Err(AuthError::new(ErrorCode::UnsupportedGrantType, "Grant type not supported")),
+    }
+}
+
+enum Basic {
+    Absent,
+    Malformed,
+    Credentials(String, String),
+}
+
+fn parse_basic(value: Option<&str>) -> Basic {
+    let Some(value) = value else { return Basic::Absent };
+    let (scheme, rest) = match value.find([' ', '\t']) {
+        Some(i) => (&value[..i], Some(&value[i..])),
+        None => (value, None),
+    };
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return Basic::Absent;
+    }
+    let Some(encoded) = rest.map(str::trim).filter(|e| !e.is_empty() && !e.contains([' ', '\t'])) else {
+        return Basic::Malformed;
+    };
+    let engines = [&base64::engine::general_purpose::STANDARD, &base64::engine::general_purpose::STANDARD_NO_PAD];
+    let Some(decoded) = engines.iter().find_map(|e| e.decode(encoded).ok()) else { return Basic::Malformed };
+    let Ok(decoded) = String::from_utf8(decoded) else { return Basic::Malformed };
+    let Some((id, secret)) = decoded.split_once(':') else { return Basic::Malformed };
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before joining.
+    let decode =
+        |part: &str| form_urlencoded::parse(format!("x={part}").as_bytes()).next().map(|(_, v)| v.into_owned());
+    match (decode(id), decode(secret)) {
+        (Some(id), Some(secret)) => Basic::Credentials(id, secret),
+        _ => Basic::Malformed,
+    }
+}
+
+/// Identifies and authenticates the client. Every failure is `invalid_client` (401) with no detail beyond
+/// what the client could have known, so the endpoint does not confirm which client ids exist.
+async fn authenticate_client(
+    request: &HttpRequest,
+    params: &Params,
+    platform: &Platform,
+) -> Result<StoredClient, AuthError> {
+    let basic = parse_basic(header(request, http::header::AUTHORIZATION));
+    let basic_attempted = !matches!(basic, Basic::Absent);
+    let invalid_client = |description: &str| {
+        let error = AuthError::new(ErrorCode::InvalidClient, description).with_status(401);
+        if basic_attempted {
+            error.with_header("www-authenticate", BASIC_CHALLENGE)
+        } else {
+            error
+        }
+    };
+    let (client_id, secret) = match basic {
+        Basic::Credentials(..) | Basic::Malformed if params.has("client_id") || params.has("client_secret") => {
+            return Err(AuthError::invalid_request("Client must not use multiple authentication methods"));
+        }
+        Basic::Malformed => return Err(invalid_client("Client authentication failed: invalid Basic credentials")),
+        Basic::Credentials(id, secret) => (id, secret),
+        Basic::Absent => {
+            (params.get("client_id").unwrap_or("").to_owned(), params.get("client_secret").unwrap_or("").to_owned())
+        }
+    };
+    if client_id.is_empty() {
+        return Err(invalid_client("Client ID is required"));
+    }
+    let client = match client::lookup(platform, &client_id).await {
+        Ok(Some(client)) => client,
+        Ok(None) => return Err(invalid_client("Client not found")),
+        Err(LookupError::Document(e)) => {
+            log::warn(&e.to_string());
+            return Err(invalid_client("Client not found"));
+        }
+        Err(LookupError::Store(e)) => return Err(e),
+    };
+    let presented = if basic_attempted {
+        "client_secret_basic"
+    } else if params.has("client_secret") {
+        "client_secret_post"
+    } else {
+        "none"
+    };
+    if !auth_method_allowed(&client, presented) {
+        return Err(invalid_client("Client authentication failed"));
+    }
+    if presented != "none" {
+        if secret.is_empty() {
+            return Err(invalid_client("Client authentication failed: missing client_secret"));
+        }
+        let Some(stored) = client.client_secret.as_deref() else {
+            return Err(invalid_client("Client authentication failed: client has no registered secret"));
+        };
+        if !matches_hash(&secret, stored) {
+            return Err(invalid_client("Client authentication failed: invalid client_secret"));
+        }
+    }
+    Ok(client)
+}
+
+/// A client authenticates the way it registered. A client that did not choose a method at registration (so
+/// got `client_secret_basic` by default) may also post its secret in the body; a metadata-document client
+/// never switches.
+fn auth_method_allowed(client: &StoredClient, presented: &str) -> bool {
+    if presented == client.token_endpoint_auth_method {
+        return true;
+    }
+    let secret_method = |m: &str| m == "client_secret_basic" || m == "client_secret_post";
+    !cimd::is_document_url(&client.client_id)
+        && client.auth_method_explicit.is_none()
+        && secret_method(&client.token_endpoint_auth_method)
+        && secret_method(presented)
+}
+
+/// The requested scopes that the grant covers; all of them when none are requested. Scope can only narrow.
+pub fn downscope(requested: Option<&str>, allowed: &[String]) -> Vec<String> {
+    match requested.filter(|r| !r.is_empty()) {
+        None => allowed.to_vec(),
+        Some(requested) => requested
+            .split(' ')
+            .filter(|s| !s.is_empty() && allowed.iter().any(|a| a == s))
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+fn same_hash(a: Option<&str>, b: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    a.is_some_and(|a| bool::from(a.as_bytes().ct_eq(b.as_bytes())))
+}
+
+async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platform) -> Result<HttpResponse, AuthError> {
+    let Some(code) = params.non_empty("code") else {
+        return Err(AuthError::invalid_request("Authorization code is required"));
+    };
+    let Some((user_id, grant_id)) = split_token(code) else {
+        return Err(AuthError::invalid_grant("Invalid authorization code format"));
+    };
+    let store = Store::new(platform.oauth_kv.as_ref());
+    let Some(mut grant) = store.grant(user_id, grant_id).await? else {
+        return Err(AuthError::invalid_grant("Grant not found or authorization code expired"));
+    };
+    // The hash is checked before anything else, so a guessed or altered code changes nothing.
+    if !same_hash(grant.auth_code_id.as_deref(), &sha256_hex(code)) {
+        return Err(AuthError::invalid_grant("Invalid authorization code"));
+    }
+    if grant.client_id != client.client_id {
+        return Err(AuthError::invalid_grant("Client ID mismatch"));
+    }
+    let Some(code_wrapped_key) = grant.auth_code_wrapped_key.clone() else {
+        // The issuing client presented a code that was already exchanged: someone else may hold its tokens
+        // (RFC 6749 §10.5), so everything issued from this grant is revoked.
+        if let Err(e) = store.revoke_grant(user_id, grant_id).await {
+            log::warn(&format!("could not revoke grant {grant_id} after a replayed code: {e}"));
+        }
+        return Err(AuthError::invalid_grant("Authorization code already used"));
+    };
+    let now = platform.clock.now_secs();
+    // KV expires the pending grant after ten minutes, eventually; the stored time decides.
+    if now > grant.created_at + AUTH_CODE_TTL_SECS {
+        return Err(AuthError::invalid_grant("Authorization code expired"));
+    }
+    let uses_pkce = grant.code_challenge.is_some();
+    if uses_pkce && grant.code_challenge_method.as_deref() != Some("S256") {
+        return Err(AuthError::invalid_grant("The plain PKCE method is not allowed. Use S256 instead."));
+    }
+    let redirect_uri = params.non_empty("redirect_uri");
+    match redirect_uri {
+        None if !uses_pkce => return Err(AuthError::invalid_request("redirect_uri is required when not using PKCE")),
+        Some(uri) => {
+            let registered = redirect::matches_registered(uri, &client.redirect_uris);
+            let as_authorized =
+                grant.redirect_uri.as_ref().is_none_or(|g| redirect::matches_registered(uri, std::slice::from_ref(g)));
+            if !registered || !as_authorized {
+                return Err(AuthError::invalid_grant("Invalid redirect URI"));
+            }
+        }
+        None => {}
+    }
+    let verifier = params.non_empty("code_verifier");
+    match (&grant.code_challenge, verifier) {
+        (None, Some(_)) => {
+            return Err(AuthError::invalid_request("code_verifier provided for a flow that did not use PKCE"))
+        }
+        (Some(_), None) => return Err(AuthError::invalid_request("code_verifier is required for PKCE")),
+        (Some(challenge), Some(verifier)) if !same_hash(Some(challenge), &pkce_s256(verifier)) => {
+            return Err(AuthError::invalid_grant("Invalid PKCE code_verifier"));
+        }
+        _ => {}
+    }
+    let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref())?;
+    let key = PropsKey::unwrap_with(code, &code_wrapped_key)?;
+    let scopes = downscope(params.get("scope"), &grant.scope);
+
+    grant.code_challenge = None;
+    grant.code_challenge_method = None;
+    grant.auth_code_wrapped_key = None;
+    let refresh_token = format!("{user_id}:{grant_id}:{}", random_string(32)?);
+    grant.refresh_token_id = Some(sha256_hex(&refresh_token));
+    grant.refresh_token_wrapped_key = Some(key.wrap_for(&refresh_token)?);
+    grant.previous_refresh_token_id = None;
+    grant.previous_refresh_token_wrapped_key = None;
+    grant.expires_at = Some(now + REFRESH_TOKEN_TTL_SECS);
+    store.save_grant(&grant, now).await?;
+
+    // As the TypeScript provider does for a first token, the denormalised grant scope is the token's.
+    let access_token = issue_access_token(
+        &store,
+        &grant,
+        &key,
+        scopes.clone(),
+        scopes.clone(),
+        audience.clone(),
+        ACCESS_TOKEN_TTL_SECS,
+        now,
+    )
+    .await?;
+    let mut body = Map::new();
+    body.insert("access_token".into(), json!(access_token));
+    body.insert("token_type".into(), json!("bearer"));
+    body.insert("expires_in".into(), json!(ACCESS_TOKEN_TTL_SECS));
+    body.insert("scope".into(), json!(scopes.join(" ")));
+    body.insert("refresh_token".into(), json!(refresh_token));
+    if let Some(audience) = audience {
+        body.insert("resource".into(), json!(audience));
+    }
+    Ok(no_store(json_response(200, &Value::Object(body))))
+}
+
+async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) -> Result<HttpResponse, AuthError> {
+    let Some(presented) = params.non_empty("refresh_token") else {
+        return Err(AuthError::invalid_request("Refresh token is required"));
+    };
+    let Some((user_id, grant_id)) = split_token(presented) else {
+        return Err(AuthError::invalid_grant("Invalid token format"));
+    };
+    let store = Store::new(platform.oauth_kv.as_ref());
+    let Some(mut grant) = store.grant(user_id, grant_id).await? else {
+        return Err(AuthError::invalid_grant("Grant not found"));
+    };
+    let hash = sha256_hex(presented);
+    // The current token, or the one before it: a client whose last refresh answer was lost can retry with the
+    // token it still has. Using the new one retires the old for good.
+    let wrapped = if same_hash(grant.refresh_token_id.as_deref(), &hash) {
+        grant.refresh_token_wrapped_key.clone()
+    } else if same_hash(grant.previous_refresh_token_id.as_deref(), &hash) {
+        grant.previous_refresh_token_wrapped_key.clone()
+    } else {
+        return Err(AuthError::invalid_grant("Invalid refresh token"));
+    };
+    if grant.client_id != client.client_id {
+        return Err(AuthError::invalid_grant("Client ID mismatch"));
+    }
+    let now = platform.clock.now_secs();
+    // Under a minute left cannot be written back to KV; treat it as expired.
+    if grant.expires_at.is_some_and(|at| at.saturating_sub(now) < KV_MIN_TTL_SECS) {
+        return Err(AuthError::invalid_grant("Refresh token has expired"));
+    }
+    let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref())?;
+    let Some(wrapped) = wrapped else {
+        return Err(AuthError::Corrupt {
+            key: super::storage::grant_key(user_id, grant_id),
+            reason: "refresh token without a wrapped key".into(),
+        });
+    };
+    let key = PropsKey::unwrap_with(presented, &wrapped)?;
+    let scopes = downscope(params.get("scope"), &grant.scope);
+    // An access token never outlives the refresh token it came from.
+    let ttl = grant.expires_at.map_or(ACCESS_TOKEN_TTL_SECS, |at| ACCESS_TOKEN_TTL_SECS.min(at.saturating_sub(now)));
+
+    let new_refresh = format!("{user_id}:{grant_id}:{}", random_string(32)?);
+    grant.previous_refresh_token_id = Some(hash);
+    grant.previous_refresh_token_wrapped_key = Some(wrapped);
+    grant.refresh_token_id = Some(sha256_hex(&new_refresh));
+    grant.refresh_token_wrapped_key = Some(key.wrap_for(&new_refresh)?);
+    store.save_grant(&grant, now).await?;
+
+    let grant_scope = grant.scope.clone();
+    let access_token =
+        issue_access_token(&store, &grant, &key, scopes.clone(), grant_scope, audience.clone(), ttl, now).await?;
+    let mut body = Map::new();
+    body.insert("access_token".into(), json!(access_token));
+    body.insert("token_type".into(), json!("bearer"));
+    body.insert("expires_in".into(), json!(ttl));
+    body.insert("refresh_token".into(), json!(new_refresh));
+    body.insert("scope".into(), json!(scopes.join(" ")));
+    if let Some(audience) = audience {
+        body.insert("resource".into(), json!(audience));
+    }
+    Ok(no_store(json_response(200, &Value::Object(body))))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn issue_access_token(
+    store: &Store<'_>,
+    grant: &StoredGrant,
+    key: &PropsKey,
+    scope: Vec<String>,
+    grant_scope: Vec<String>,
+    audience: Option<Resource>,
+    ttl: u64,
+    now: u64,
+) -> Result<String, AuthError> {
+    if ttl < KV_MIN_TTL_SECS {
+        return Err(AuthError::invalid_request("Requested token lifetime must be at least 60 seconds"));
+    }
+    let token = format!("{}:{}:{}", grant.user_id, grant.id, random_string(32)?);
+    let record = StoredToken {
+        id: sha256_hex(&token),
+        grant_id: grant.id.clone(),
+        user_id: grant.user_id.clone(),
+        created_at: now,
+        expires_at: now + ttl,
+        audience,
+        scope: Some(scope),
+        wrapped_encryption_key: key.wrap_for(&token)?,
+        grant: TokenGrant {
+            client_id: grant.client_id.clone(),
+            scope: grant_scope,
+            encrypted_props: grant.encrypted_props.clone(),
+        },
+        extra: Default::default(),
+    };
+    store.put_token(&record, ttl).await?;
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_credentials_are_form_decoded() {
+        let header = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("my%20id:s%3Acret"));
+        match parse_basic(Some(&header)) {
+            Basic::Credentials(id, secret) => assert_eq!((id.as_str(), secret.as_str()), ("my id", "s:cret")),
+            _ => panic!("not parsed"),
+        }
+        assert!(matches!(parse_basic(Some("Basic")), Basic::Malformed));
+        assert!(matches!(parse_basic(Some("Basic !!!")), Basic::Malformed));
+        assert!(matches!(parse_basic(Some("Bearer x")), Basic::Absent));
+    }
+
+    #[test]
+    fn downscoping_only_narrows() {
+        let granted = vec!["zotero:read".to_owned()];
+        assert_eq!(downscope(Some("zotero:read zotero:write"), &granted), ["zotero:read"]);
+        assert_eq!(downscope(None, &granted), ["zotero:read"]);
+        assert!(downscope(Some("zotero:write"), &granted).is_empty());
+    }
+}

@@ -1,0 +1,443 @@
+//! Items as the model reads them: structured summaries (sent as `structuredContent`) and their Markdown.
+//!
+//! Detail views use a deny-list, not an allow-list: every field of every item type appears unless it is listed
+//! here as shown elsewhere, so a type-specific field (a thesis's `university`, a patent's `assignee`) is never lost.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use zotero_mcp_core::zotero::ZoteroObject;
+
+use super::text::{collapse_whitespace, strip_html, truncate, year_of};
+
+/// Fields shown first in a detail view, in this order; the rest follow alphabetically.
+const PREFERRED_ORDER: &[&str] = &[
+    "itemType",
+    "title",
+    "date",
+    "publicationTitle",
+    "bookTitle",
+    "proceedingsTitle",
+    "publisher",
+    "place",
+    "volume",
+    "issue",
+    "pages",
+    "edition",
+    "series",
+    "DOI",
+    "ISBN",
+    "ISSN",
+    "url",
+    "language",
+    "archiveID",
+    "callNumber",
+    "rights",
+    "dateAdded",
+    "dateModified",
+];
+
+/// Fields that have their own place in the views (or are bookkeeping), so they are not repeated as fields.
+const NOT_FIELDS: &[&str] = &[
+    "key",
+    "version",
+    "creators",
+    "tags",
+    "collections",
+    "relations",
+    "abstractNote",
+    "extra",
+    "note",
+    "parentItem",
+    "deleted",
+];
+
+/// One item in a list.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemSummary {
+    /// The item's key, for every other tool.
+    pub key: String,
+    /// The item's version (changes on every edit).
+    pub version: u64,
+    pub item_type: String,
+    pub title: Option<String>,
+    /// "Smith", "Smith & Jones" or "Smith et al."
+    pub creators: Option<String>,
+    pub year: Option<String>,
+    /// Journal, proceedings or book the item appeared in.
+    pub publication: Option<String>,
+    #[serde(rename = "doi")]
+    pub doi: Option<String>,
+    pub tags: Vec<String>,
+    /// Keys of the collections the item is filed in.
+    pub collections: Vec<String>,
+    /// The parent item, for attachments, notes and annotations.
+    pub parent_item: Option<String>,
+    /// Attachments, notes and annotations below the item.
+    pub num_children: Option<u64>,
+    /// True when the item is in the trash.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(default)]
+    pub in_trash: bool,
+}
+
+/// A creator with their role.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatorOut {
+    pub creator_type: String,
+    /// "First Last", or the single-field name of an organisation.
+    pub name: String,
+}
+
+/// An attachment, note or annotation below an item.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildSummary {
+    #[serde(flatten)]
+    pub summary: ItemSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_mode: Option<String>,
+    /// For attachments: whether a file has been uploaded (Zotero records its MD5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_uploaded: Option<bool>,
+    /// For notes: the note as plain text, shortened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Everything about one item.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemDetail {
+    pub key: String,
+    pub version: u64,
+    pub item_type: String,
+    pub title: Option<String>,
+    pub year: Option<String>,
+    pub publication: Option<String>,
+    #[serde(rename = "doi")]
+    pub doi: Option<String>,
+    pub tags: Vec<String>,
+    pub collections: Vec<String>,
+    pub parent_item: Option<String>,
+    pub num_children: Option<u64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(default)]
+    pub in_trash: bool,
+    /// Every other non-empty field of the item type, as text, in a stable order.
+    pub fields: Map<String, Value>,
+    pub creators: Vec<CreatorOut>,
+    #[serde(rename = "abstract")]
+    pub abstract_note: Option<String>,
+    pub extra: Option<String>,
+}
+
+fn text(data: &Map<String, Value>, name: &str) -> Option<String> {
+    match data.get(name)? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn tag_names(data: &Map<String, Value>) -> Vec<String> {
+    data.get("tags")
+        .and_then(Value::as_array)
+        .map(|tags| tags.iter().filter_map(|t| t.get("tag").and_then(Value::as_str)).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn collection_keys(data: &Map<String, Value>) -> Vec<String> {
+    data.get("collections")
+        .and_then(Value::as_array)
+        .map(|keys| keys.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn is_deleted(data: &Map<String, Value>) -> bool {
+    matches!(data.get("deleted"), Some(Value::Bool(true))) || data.get("deleted").and_then(Value::as_u64) == Some(1)
+}
+
+/// "Smith", "Smith & Jones", "Smith et al." from every creator, whatever their role.
+pub fn creator_summary(data: &Map<String, Value>) -> Option<String> {
+    let names: Vec<String> = data
+        .get("creators")
+        .and_then(Value::as_array)
+        .map(|creators| {
+            creators
+                .iter()
+                .filter_map(|c| {
+                    let last = c.get("lastName").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+                    let name = c.get("name").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+                    last.or(name).map(str::to_owned)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    match names.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        [a, b] => Some(format!("{a} & {b}")),
+        [first, ..] => Some(format!("{first} et al.")),
+    }
+}
+
+/// The title to show: the title field, or a note's text, or a placeholder.
+pub fn display_title(data: &Map<String, Value>) -> String {
+    let raw = text(data, "title").or_else(|| text(data, "note").map(|n| strip_html(&n))).unwrap_or_default();
+    let title = collapse_whitespace(&raw);
+    if title.is_empty() {
+        "(untitled)".to_owned()
+    } else {
+        truncate(&title, 160)
+    }
+}
+
+pub fn summarize(item: &ZoteroObject) -> ItemSummary {
+    let data = &item.data;
+    ItemSummary {
+        key: item.key.clone(),
+        version: item.version,
+        item_type: text(data, "itemType").unwrap_or_else(|| "item".into()),
+        title: text(data, "title"),
+        creators: creator_summary(data),
+        year: text(data, "date").and_then(|d| year_of(&d)),
+        publication: text(data, "publicationTitle"),
+        doi: text(data, "DOI"),
+        tags: tag_names(data),
+        collections: collection_keys(data),
+        parent_item: text(data, "parentItem"),
+        num_children: item.meta.get("numChildren").and_then(Value::as_u64),
+        in_trash: is_deleted(data),
+    }
+}
+
+pub fn summarize_child(item: &ZoteroObject) -> ChildSummary {
+    let data = &item.data;
+    let is_attachment = item.item_type() == Some("attachment");
+    let is_note = item.item_type() == Some("note");
+    ChildSummary {
+        summary: summarize(item),
+        filename: text(data, "filename"),
+        content_type: text(data, "contentType"),
+        link_mode: text(data, "linkMode"),
+        file_uploaded: is_attachment.then(|| text(data, "md5").is_some()),
+        note: if is_note { text(data, "note").map(|n| truncate(&strip_html(&n), 400)) } else { None },
+    }
+}
+
+/// The non-empty fields of an item, in the detail order.
+pub fn detail_fields(data: &Map<String, Value>) -> Map<String, Value> {
+    let mut fields = Map::new();
+    let mut push = |name: &str| {
+        if NOT_FIELDS.contains(&name) || fields.contains_key(name) {
+            return;
+        }
+        let value = match data.get(name) {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Bool(b)) => b.to_string(),
+            _ => return,
+        };
+        fields.insert(name.to_owned(), Value::String(value));
+    };
+    for name in PREFERRED_ORDER {
+        push(name);
+    }
+    let mut rest: Vec<&String> = data.keys().filter(|k| !PREFERRED_ORDER.contains(&k.as_str())).collect();
+    rest.sort();
+    for name in rest {
+        push(name);
+    }
+    fields
+}
+
+pub fn creators(data: &Map<String, Value>) -> Vec<CreatorOut> {
+    data.get("creators")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|c| {
+                    let get = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
+                    let name = match get("name") {
+                        n if !n.is_empty() => n,
+                        _ => format!("{} {}", get("firstName"), get("lastName")).trim().to_owned(),
+                    };
+                    CreatorOut {
+                        creator_type: c.get("creatorType").and_then(Value::as_str).unwrap_or("author").to_owned(),
+                        name,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn detail(item: &ZoteroObject) -> ItemDetail {
+    let s = summarize(item);
+    let data = &item.data;
+    ItemDetail {
+        key: s.key,
+        version: s.version,
+        item_type: s.item_type,
+        title: s.title,
+        year: s.year,
+        publication: s.publication,
+        doi: s.doi,
+        tags: s.tags,
+        collections: s.collections,
+        parent_item: s.parent_item,
+        num_children: s.num_children,
+        in_trash: s.in_trash,
+        fields: detail_fields(data),
+        creators: creators(data),
+        abstract_note: text(data, "abstractNote"),
+        extra: text(data, "extra"),
+    }
+}
+
+/// `- **Title** — Smith et al. · 2021 · journalArticle · Nature`, then the key line.
+pub fn item_line(summary: &ItemSummary, title: &str, extra_tail: &[String]) -> String {
+    let mut bits = Vec::new();
+    if let Some(c) = &summary.creators {
+        bits.push(c.clone());
+    }
+    if let Some(y) = &summary.year {
+        bits.push(y.clone());
+    }
+    bits.push(summary.item_type.clone());
+    if let Some(p) = &summary.publication {
+        bits.push(truncate(p, 60));
+    }
+    let mut tail = vec![format!("key: {}", summary.key)];
+    if let Some(doi) = &summary.doi {
+        tail.push(format!("doi: {doi}"));
+    }
+    if let Some(n) = summary.num_children.filter(|n| *n > 0) {
+        tail.push(format!("children: {n}"));
+    }
+    if summary.in_trash {
+        tail.push("in trash".into());
+    }
+    tail.extend(extra_tail.iter().cloned());
+    format!("- **{title}** — {}\n  {}", bits.join(" · "), tail.join(" · "))
+}
+
+/// A Markdown list of items, or a note that there are none.
+pub fn item_list(items: &[(ItemSummary, String, Vec<String>)]) -> String {
+    if items.is_empty() {
+        return "_No matching items._".to_owned();
+    }
+    items.iter().map(|(s, title, tail)| item_line(s, title, tail)).collect::<Vec<_>>().join("\n")
+}
+
+/// One child line in a detail view.
+pub fn child_line(child: &ZoteroObject) -> String {
+    let data = &child.data;
+    match child.item_type() {
+        Some("note") => {
+            format!("note {}: {}", child.key, truncate(&strip_html(&text(data, "note").unwrap_or_default()), 120))
+        }
+        Some("attachment") => {
+            let mut parts = vec![format!("attachment {}", child.key)];
+            parts.push(text(data, "contentType").unwrap_or_else(|| "unknown type".into()));
+            parts.extend(text(data, "linkMode"));
+            parts.extend(text(data, "filename"));
+            parts.push(if text(data, "md5").is_some() {
+                "file uploaded".into()
+            } else {
+                "no file uploaded yet".into()
+            });
+            parts.join(" · ")
+        }
+        other => {
+            format!(
+                "{} {}: {}",
+                other.unwrap_or("item"),
+                child.key,
+                truncate(&text(data, "title").unwrap_or_default(), 100)
+            )
+        }
+    }
+}
+
+/// The Markdown detail view of an item and its children.
+pub fn item_detail_markdown(item: &ZoteroObject, children: &[ZoteroObject]) -> String {
+    let detail = detail(item);
+    let mut lines = vec![format!("# {}", display_title(&item.data)), String::new()];
+    lines.push(format!("- key: {} (version {})", detail.key, detail.version));
+    for (name, value) in &detail.fields {
+        lines.push(format!("- {name}: {}", value.as_str().unwrap_or_default()));
+    }
+    if !detail.creators.is_empty() {
+        lines.push("- creators:".into());
+        for c in &detail.creators {
+            lines.push(format!("  - {}: {}", c.creator_type, c.name));
+        }
+    }
+    if !detail.tags.is_empty() {
+        lines.push(format!("- tags: {}", detail.tags.join(", ")));
+    }
+    if !detail.collections.is_empty() {
+        lines.push(format!("- collections: {}", detail.collections.join(", ")));
+    }
+    if let Some(extra) = &detail.extra {
+        lines.push(format!("- extra: {}", extra.replace('\n', "; ")));
+    }
+    if detail.in_trash {
+        lines.push("- in trash: yes".into());
+    }
+    if let Some(abstract_note) = &detail.abstract_note {
+        lines.extend([String::new(), "## Abstract".into(), abstract_note.clone()]);
+    }
+    if !children.is_empty() {
+        lines.extend([String::new(), "## Children".into()]);
+        lines.extend(children.iter().map(|c| format!("- {}", child_line(c))));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(data: Value) -> ZoteroObject {
+        serde_json::from_value(json!({ "key": "ABCD2345", "version": 4, "meta": { "numChildren": 2 }, "data": data }))
+            .unwrap()
+    }
+
+    #[test]
+    fn creator_summaries_follow_zotero() {
+        let one = json!({ "creators": [{ "lastName": "Smith", "firstName": "A" }] });
+        let two = json!({ "creators": [{ "lastName": "Smith" }, { "name": "WHO" }] });
+        let three = json!({ "creators": [{ "lastName": "Smith" }, { "lastName": "Li" }, { "lastName": "Wu" }] });
+        assert_eq!(creator_summary(one.as_object().unwrap()).as_deref(), Some("Smith"));
+        assert_eq!(creator_summary(two.as_object().unwrap()).as_deref(), Some("Smith & WHO"));
+        assert_eq!(creator_summary(three.as_object().unwrap()).as_deref(), Some("Smith et al."));
+    }
+
+    #[test]
+    fn detail_keeps_type_specific_fields_in_a_stable_order() {
+        let item = object(json!({
+            "itemType": "thesis", "title": "On Rice", "university": "Fudan", "thesisType": "PhD", "date": "2020",
+            "abstractNote": "About rice.", "extra": "Citation Key: li2020", "tags": [{ "tag": "agronomy" }],
+            "creators": [{ "creatorType": "author", "firstName": "Ming", "lastName": "Li" }], "numPages": 212,
+        }));
+        let d = detail(&item);
+        let names: Vec<&String> = d.fields.keys().collect();
+        assert_eq!(names, ["itemType", "title", "date", "numPages", "thesisType", "university"]);
+        assert_eq!(d.fields["numPages"], "212");
+        assert_eq!(d.creators[0].name, "Ming Li");
+        let md = item_detail_markdown(&item, &[]);
+        assert!(md.starts_with("# On Rice"));
+        assert!(md.contains("- university: Fudan"));
+        assert!(md.contains("## Abstract\nAbout rice."));
+    }
+}

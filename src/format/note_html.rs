@@ -1,0 +1,1076 @@
+//! Zotero notes: Markdown in, note HTML out, and note HTML back to readable text.
+//!
+//! Notes are HTML that Zotero (Desktop, iOS, the web library) renders, so what a caller writes must never reach
+//! them as markup unless it is in a small grammar: paragraphs, headings, emphasis, strong, strikethrough, inline
+//! code and code blocks, block quotes, lists, tables, rules, line breaks, and links to `http`, `https` and
+//! `zotero` URLs. pulldown-cmark parses the Markdown; the renderer below writes every tag itself and escapes every
+//! piece of text, so raw HTML in the input (`<script>`, `<img onerror=…>`, `<a href="javascript:…">`) shows as
+//! text and a link to any other scheme keeps its text but loses the link.
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use zotero_mcp_core::zotero::ZoteroObject;
+
+use super::text::truncate;
+
+/// The wrapper Zotero Desktop's note editor writes around a note (its schema version 9).
+const WRAPPER_OPEN: &str = "<div data-schema-version=\"9\">";
+const WRAPPER_CLOSE: &str = "</div>";
+
+/// URL schemes a link may keep. Anything else is shown as text.
+const ALLOWED_SCHEMES: &[&str] = &["http", "https", "zotero"];
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text);
+    out
+}
+
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// The link target to keep, if its scheme is allowed: trimmed, without control characters or whitespace.
+fn allowed_href(url: &str) -> Option<&str> {
+    let url = url.trim();
+    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return None;
+    }
+    let (scheme, _) = url.split_once(':')?;
+    ALLOWED_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)).then_some(url)
+}
+
+/// Markdown to the inside of a note (no wrapper), through the whitelisted grammar.
+pub fn markdown_to_html(markdown: &str) -> String {
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let mut renderer = Renderer::default();
+    for event in Parser::new_ext(markdown, options) {
+        renderer.event(event);
+    }
+    renderer.out.trim_end().to_owned()
+}
+
+/// The HTML of a new note (or of a replaced body): an optional first heading, then the body, in Zotero's wrapper.
+/// The body is Markdown unless `raw`, when it is HTML the user supplied: then it is stored as it is, with no
+/// wrapper added (only the escaped title heading goes before it).
+pub fn note_html(title: Option<&str>, body: &str, raw: bool) -> String {
+    let fragment = note_fragment(title, body, raw);
+    if raw {
+        fragment
+    } else {
+        format!("{WRAPPER_OPEN}{fragment}{WRAPPER_CLOSE}")
+    }
+}
+
+/// The inside of a note for `title` and `body` (see [`note_html`]), without the wrapper.
+pub fn note_fragment(title: Option<&str>, body: &str, raw: bool) -> String {
+    let mut html = String::new();
+    if let Some(title) = title.map(str::trim).filter(|t| !t.is_empty()) {
+        html.push_str("<h1>");
+        push_escaped(&mut html, title);
+        html.push_str("</h1>\n");
+    }
+    if raw {
+        html.push_str(body);
+    } else {
+        html.push_str(&markdown_to_html(body));
+    }
+    html
+}
+
+/// Appends a fragment to an existing note: inside its wrapper when it has Zotero's, after it otherwise.
+pub fn append_fragment(existing: &str, fragment: &str) -> String {
+    let trimmed = existing.trim_end();
+    if trimmed.is_empty() {
+        return format!("{WRAPPER_OPEN}{fragment}{WRAPPER_CLOSE}");
+    }
+    let wrapped = trimmed.trim_start().starts_with("<div data-schema-version=") && trimmed.ends_with(WRAPPER_CLOSE);
+    if wrapped {
+        let body = &trimmed[..trimmed.len() - WRAPPER_CLOSE.len()];
+        let separator = if body.ends_with('\n') { "" } else { "\n" };
+        format!("{body}{separator}{fragment}{WRAPPER_CLOSE}")
+    } else {
+        format!("{trimmed}\n{fragment}")
+    }
+}
+
+/// Writes HTML for pulldown-cmark's events. Each `Start` pushes the closing markup that its `End` writes, so
+/// the output is balanced whatever the input, and only tags written here can appear.
+#[derive(Default)]
+struct Renderer {
+    out: String,
+    /// The closing markup for each open element (empty for elements rendered as bare text).
+    closers: Vec<&'static str>,
+    /// Inside an image: only its alt text is written.
+    image_depth: usize,
+    /// Text of the current raw HTML block or code block, written escaped at its end.
+    block_text: Option<String>,
+    /// In a table's head row: cells are `<th>`.
+    in_table_head: bool,
+    /// The current table's `<tbody>` is open.
+    table_body_open: bool,
+}
+
+impl Renderer {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(end) => self.end(end),
+            Event::Text(text) | Event::Code(text) if self.image_depth > 0 => push_escaped(&mut self.out, &text),
+            Event::Text(text) | Event::Html(text) | Event::InlineMath(text) | Event::DisplayMath(text)
+                if self.block_text.is_some() =>
+            {
+                if let Some(buffer) = self.block_text.as_mut() {
+                    buffer.push_str(&text);
+                }
+            }
+            Event::Text(text) => push_escaped(&mut self.out, &text),
+            Event::Code(code) => {
+                self.out.push_str("<code>");
+                push_escaped(&mut self.out, &code);
+                self.out.push_str("</code>");
+            }
+            // Raw HTML (inline, or outside a block) and anything this grammar does not know is shown as text.
+            Event::Html(html) | Event::InlineHtml(html) => push_escaped(&mut self.out, &html),
+            Event::InlineMath(text) | Event::DisplayMath(text) => push_escaped(&mut self.out, &text),
+            Event::FootnoteReference(label) => {
+                self.out.push_str("[^");
+                push_escaped(&mut self.out, &label);
+                self.out.push(']');
+            }
+            Event::TaskListMarker(checked) => self.out.push_str(if checked { "[x] " } else { "[ ] " }),
+            Event::SoftBreak | Event::HardBreak if self.image_depth > 0 => self.out.push(' '),
+            // A single newline stays a line break, as it does in a plain-text note.
+            Event::SoftBreak | Event::HardBreak => self.out.push_str("<br>\n"),
+            Event::Rule => self.out.push_str("<hr>\n"),
+        }
+    }
+
+    fn open(&mut self, markup: &str, closer: &'static str) {
+        self.out.push_str(markup);
+        self.closers.push(closer);
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        if self.image_depth > 0 {
+            // Nothing but alt text inside an image; keep the stack balanced.
+            if matches!(tag, Tag::Image { .. }) {
+                self.image_depth += 1;
+            }
+            self.closers.push("");
+            return;
+        }
+        match tag {
+            Tag::Paragraph => self.open("<p>", "</p>\n"),
+            Tag::Heading { level, .. } => {
+                let (open, close) = match level {
+                    HeadingLevel::H1 => ("<h1>", "</h1>\n"),
+                    HeadingLevel::H2 => ("<h2>", "</h2>\n"),
+                    HeadingLevel::H3 => ("<h3>", "</h3>\n"),
+                    HeadingLevel::H4 => ("<h4>", "</h4>\n"),
+                    HeadingLevel::H5 => ("<h5>", "</h5>\n"),
+                    HeadingLevel::H6 => ("<h6>", "</h6>\n"),
+                };
+                self.open(open, close);
+            }
+            Tag::BlockQuote(_) => self.open("<blockquote>\n", "</blockquote>\n"),
+            Tag::CodeBlock(_) => {
+                self.block_text = Some(String::new());
+                self.open("<pre>", "</pre>\n");
+            }
+            Tag::HtmlBlock => {
+                self.block_text = Some(String::new());
+                self.open("<p>", "</p>\n");
+            }
+            Tag::List(Some(start)) if start != 1 => {
+                let open = format!("<ol start=\"{start}\">\n");
+                self.open(&open, "</ol>\n");
+            }
+            Tag::List(Some(_)) => self.open("<ol>\n", "</ol>\n"),
+            Tag::List(None) => self.open("<ul>\n", "</ul>\n"),
+            Tag::Item => self.open("<li>", "</li>\n"),
+            Tag::Table(_) => {
+                self.table_body_open = false;
+                self.open("<table>\n", "</table>\n");
+            }
+            Tag::TableHead => {
+                self.in_table_head = true;
+                self.open("<thead>\n<tr>", "</tr>\n</thead>\n");
+            }
+            Tag::TableRow => {
+                if !self.table_body_open {
+                    self.table_body_open = true;
+                    self.out.push_str("<tbody>\n");
+                }
+                self.open("<tr>", "</tr>\n");
+            }
+            Tag::TableCell if self.in_table_head => self.open("<th>", "</th>"),
+            Tag::TableCell => self.open("<td>", "</td>"),
+            Tag::Emphasis => self.open("<em>", "</em>"),
+            Tag::Strong => self.open("<strong>", "</strong>"),
+            Tag::Strikethrough => self.open("<s>", "</s>"),
+            Tag::Superscript => self.open("<sup>", "</sup>"),
+            Tag::Subscript => self.open("<sub>", "</sub>"),
+            Tag::Link { dest_url, .. } => match allowed_href(&dest_url) {
+                Some(href) => {
+                    self.out.push_str("<a href=\"");
+                    push_escaped(&mut self.out, href);
+                    self.out.push_str("\">");
+                    self.closers.push("</a>");
+                }
+                // Another scheme (javascript:, data:, file:, …) or a relative link: the text stays, the link goes.
+                None => self.closers.push(""),
+            },
+            Tag::Image { .. } => {
+                self.image_depth = 1;
+                self.closers.push("");
+            }
+            // Not enabled, so not expected; their content is rendered without markup of their own.
+            _ => self.closers.push(""),
+        }
+    }
+
+    fn end(&mut self, end: TagEnd) {
+        match end {
+            TagEnd::Image if self.image_depth > 0 => self.image_depth -= 1,
+            TagEnd::CodeBlock | TagEnd::HtmlBlock if self.image_depth == 0 => {
+                let text = self.block_text.take().unwrap_or_default();
+                let text = text.trim_end_matches('\n');
+                if end == TagEnd::CodeBlock {
+                    push_escaped(&mut self.out, text);
+                } else {
+                    let lines: Vec<String> = text.split('\n').map(escape_html).collect();
+                    self.out.push_str(&lines.join("<br>\n"));
+                }
+            }
+            TagEnd::TableHead => self.in_table_head = false,
+            TagEnd::Table if self.table_body_open => {
+                self.table_body_open = false;
+                self.out.push_str("</tbody>\n");
+            }
+            _ => {}
+        }
+        if let Some(closer) = self.closers.pop() {
+            self.out.push_str(closer);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Note HTML to readable text
+
+/// Readable text from note HTML: headings as `# `, list items as `- ` (or `1. `), block quotes as `> `,
+/// paragraphs separated by blank lines, table cells by ` | `, links followed by their URL, entities decoded,
+/// scripts and styles dropped. Meant for reading, not for converting back.
+pub fn html_to_text(html: &str) -> String {
+    let mut writer = TextWriter::default();
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    let mut text_start = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let Some(tag) = parse_tag(html, i) else {
+            i += 1;
+            continue;
+        };
+        writer.text(&html[text_start..i]);
+        i = tag.end;
+        match tag.kind {
+            TagKind::Skip => {}
+            TagKind::Element { ref name, closing, self_closing } => {
+                let raw_text = matches!(name.as_str(), "script" | "style" | "template" | "title" | "noscript");
+                if raw_text && !closing && !self_closing {
+                    // Skip the element's content, up to its closing tag (or the end).
+                    let close = format!("</{name}");
+                    i = find_ignore_case(html, i, &close)
+                        .map(|at| html[at..].find('>').map_or(html.len(), |gt| at + gt + 1))
+                        .unwrap_or(html.len());
+                } else {
+                    writer.element(name, closing, self_closing, tag.attributes);
+                }
+            }
+        }
+        text_start = i;
+    }
+    writer.text(&html[text_start..]);
+    writer.finish()
+}
+
+/// The first line of a note's readable text, without heading or list markers: what Zotero shows as its title.
+pub fn note_title(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+    let line = line.trim_start_matches('#').trim_start_matches("> ").trim_start_matches("- ").trim();
+    truncate(line, 200)
+}
+
+enum TagKind {
+    /// A comment, doctype or processing instruction.
+    Skip,
+    Element {
+        name: String,
+        closing: bool,
+        self_closing: bool,
+    },
+}
+
+struct ParsedTag<'a> {
+    kind: TagKind,
+    attributes: &'a str,
+    /// Byte index just past the tag.
+    end: usize,
+}
+
+/// The tag starting at `start` (a `<`), or `None` when the `<` is just text (`a < b`, `<3`).
+fn parse_tag(html: &str, start: usize) -> Option<ParsedTag<'_>> {
+    let rest = &html[start..];
+    if let Some(comment) = rest.strip_prefix("<!--") {
+        let end = comment.find("-->").map_or(html.len(), |at| start + 4 + at + 3);
+        return Some(ParsedTag { kind: TagKind::Skip, attributes: "", end });
+    }
+    if rest.starts_with("<!") || rest.starts_with("<?") {
+        let end = rest.find('>').map_or(html.len(), |at| start + at + 1);
+        return Some(ParsedTag { kind: TagKind::Skip, attributes: "", end });
+    }
+    let (closing, after) = match rest.strip_prefix("</") {
+        Some(after) => (true, after),
+        None => (false, &rest[1..]),
+    };
+    if !after.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let name_len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(after.len());
+    let name = after[..name_len].to_ascii_lowercase();
+    let name_end = html.len() - after.len() + name_len;
+    // Find the closing `>`, skipping quoted attribute values.
+    let mut quote: Option<char> = None;
+    let mut end = None;
+    for (offset, c) in html[name_end..].char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '>') => {
+                end = Some(name_end + offset);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let end = end.unwrap_or(html.len());
+    let attributes = &html[name_end..end];
+    let self_closing = attributes.trim_end().ends_with('/');
+    Some(ParsedTag {
+        kind: TagKind::Element { name, closing, self_closing },
+        attributes,
+        end: (end + 1).min(html.len()),
+    })
+}
+
+/// Byte index of `needle` (ASCII) in `haystack` at or after `from`, ignoring ASCII case.
+fn find_ignore_case(haystack: &str, from: usize, needle: &str) -> Option<usize> {
+    let hay = haystack.as_bytes();
+    let needle = needle.as_bytes();
+    (from..=hay.len().saturating_sub(needle.len())).find(|&at| hay[at..at + needle.len()].eq_ignore_ascii_case(needle))
+}
+
+/// The value of attribute `name` in a tag's attribute text, entities decoded.
+fn attribute(attributes: &str, name: &str) -> Option<String> {
+    let bytes = attributes.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && (bytes[i].is_ascii_whitespace() || bytes[i] == b'/') {
+            i += 1;
+        }
+        let key_start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'=' && bytes[i] != b'/' {
+            i += 1;
+        }
+        let key = &attributes[key_start..i];
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut value = None;
+        if i < bytes.len() && bytes[i] == b'=' {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && (bytes[i] == b'"' || bytes[i] == b'\'') {
+                let quote = bytes[i];
+                let value_start = i + 1;
+                i = value_start;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += 1;
+                }
+                value = Some(&attributes[value_start..i]);
+                i += 1;
+            } else {
+                let value_start = i;
+                while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                value = Some(&attributes[value_start..i]);
+            }
+        }
+        if key.eq_ignore_ascii_case(name) {
+            return value.map(decode_entities);
+        }
+    }
+    None
+}
+
+/// Decodes character references: the named ones notes use, and every numeric one.
+pub fn decode_entities(text: &str) -> String {
+    if !text.contains('&') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let decoded = rest[1..]
+            .find(';')
+            .filter(|&semi| semi > 0 && semi <= 32)
+            .and_then(|semi| entity(&rest[1..=semi]).map(|c| (c, semi + 2)));
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn entity(name: &str) -> Option<char> {
+    if let Some(number) = name.strip_prefix('#') {
+        let code = match number.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => number.parse::<u32>().ok()?,
+        };
+        return Some(char::from_u32(code).filter(|c| *c != '\0').unwrap_or('\u{FFFD}'));
+    }
+    Some(match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        "nbsp" => ' ',
+        "ndash" => '–',
+        "mdash" => '—',
+        "hellip" => '…',
+        "lsquo" => '‘',
+        "rsquo" => '’',
+        "ldquo" => '“',
+        "rdquo" => '”',
+        "laquo" => '«',
+        "raquo" => '»',
+        "middot" => '·',
+        "bull" => '•',
+        "times" => '×',
+        "copy" => '©',
+        "reg" => '®',
+        "trade" => '™',
+        "deg" => '°',
+        "shy" => '\u{AD}',
+        _ => return None,
+    })
+}
+
+/// Builds readable text from a stream of text and elements.
+#[derive(Default)]
+struct TextWriter {
+    out: String,
+    /// Line breaks owed before the next text: 1 = new line, 2 = blank line.
+    pending: u8,
+    /// Nothing has been written on the current line yet (its prefix included).
+    line_fresh: bool,
+    /// Written before the next text, after the line prefix (a list marker or heading marker).
+    marker: Option<String>,
+    /// Open lists: ordered, and the next number.
+    lists: Vec<(bool, u64)>,
+    quote_depth: usize,
+    pre_depth: usize,
+    /// Cells written in the current table row.
+    cells: usize,
+    /// Open links: their URL when it is worth showing, and where their text starts.
+    links: Vec<(Option<String>, usize)>,
+}
+
+impl TextWriter {
+    fn request_break(&mut self, lines: u8) {
+        if !self.out.is_empty() {
+            self.pending = self.pending.max(lines);
+        }
+    }
+
+    /// Starts the line for new text: owed breaks, then the quote and list prefix, then any marker.
+    fn begin_text(&mut self) {
+        if self.pending > 0 {
+            while self.out.ends_with(' ') {
+                self.out.pop();
+            }
+            for _ in 0..self.pending {
+                self.out.push('\n');
+            }
+            self.pending = 0;
+            self.line_fresh = true;
+        }
+        if self.line_fresh || self.out.is_empty() {
+            for _ in 0..self.quote_depth {
+                self.out.push_str("> ");
+            }
+            if !self.lists.is_empty() {
+                let depth = self.lists.len() - 1;
+                self.out.push_str(&"  ".repeat(depth));
+                if self.marker.is_none() {
+                    self.out.push_str("  ");
+                }
+            }
+            self.line_fresh = false;
+        }
+        if let Some(marker) = self.marker.take() {
+            self.out.push_str(&marker);
+        }
+    }
+
+    fn text(&mut self, raw: &str) {
+        if raw.is_empty() {
+            return;
+        }
+        let text = decode_entities(raw);
+        if self.pre_depth > 0 {
+            for (index, line) in text.split('\n').enumerate() {
+                if index > 0 {
+                    self.out.push('\n');
+                    self.line_fresh = true;
+                }
+                if !line.is_empty() {
+                    self.begin_text();
+                    self.out.push_str(line);
+                }
+            }
+            return;
+        }
+        let starts_with_space = text.starts_with(char::is_whitespace);
+        let ends_with_space = text.ends_with(char::is_whitespace);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() {
+            if starts_with_space && !self.at_line_start() && !self.out.ends_with(' ') {
+                self.out.push(' ');
+            }
+            return;
+        }
+        if starts_with_space && self.pending == 0 && !self.at_line_start() && !self.out.ends_with(' ') {
+            self.out.push(' ');
+        }
+        self.begin_text();
+        self.out.push_str(&words.join(" "));
+        if ends_with_space {
+            self.out.push(' ');
+        }
+    }
+
+    fn at_line_start(&self) -> bool {
+        self.out.is_empty() || self.out.ends_with('\n') || self.line_fresh || self.marker.is_some()
+    }
+
+    fn element(&mut self, name: &str, closing: bool, self_closing: bool, attributes: &str) {
+        match name {
+            "p" | "section" | "article" | "header" | "footer" | "figure" | "address" | "dl" | "details" => {
+                self.request_break(2)
+            }
+            "div" | "dt" | "dd" | "figcaption" | "summary" | "caption" => self.request_break(1),
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                self.request_break(2);
+                if !closing {
+                    let level = name[1..].parse::<usize>().unwrap_or(1);
+                    self.marker = Some(format!("{} ", "#".repeat(level)));
+                } else {
+                    self.marker = None;
+                }
+            }
+            "ul" | "ol" => {
+                self.request_break(if self.lists.len() > usize::from(closing) { 1 } else { 2 });
+                if closing {
+                    self.lists.pop();
+                } else if !self_closing {
+                    let start = attribute(attributes, "start").and_then(|s| s.trim().parse().ok()).unwrap_or(1);
+                    self.lists.push((name == "ol", start));
+                }
+            }
+            "li" => {
+                self.request_break(1);
+                if closing {
+                    self.marker = None;
+                } else {
+                    let marker = match self.lists.last_mut() {
+                        Some((true, next)) => {
+                            *next += 1;
+                            format!("{}. ", *next - 1)
+                        }
+                        _ => "- ".to_owned(),
+                    };
+                    self.marker = Some(marker);
+                }
+            }
+            "blockquote" => {
+                self.request_break(2);
+                if closing {
+                    self.quote_depth = self.quote_depth.saturating_sub(1);
+                } else if !self_closing {
+                    self.quote_depth += 1;
+                }
+            }
+            "pre" => {
+                self.request_break(2);
+                if closing {
+                    self.pre_depth = self.pre_depth.saturating_sub(1);
+                } else if !self_closing {
+                    self.pre_depth += 1;
+                }
+            }
+            "br" => {
+                if self.out.is_empty() {
+                    return;
+                }
+                self.pending = (self.pending + 1).min(2);
+            }
+            "hr" => {
+                self.request_break(2);
+                self.begin_text();
+                self.out.push_str("---");
+                self.request_break(2);
+            }
+            "table" => self.request_break(2),
+            "tr" => {
+                self.request_break(1);
+                self.cells = 0;
+            }
+            "td" | "th" if !closing => {
+                if self.cells > 0 {
+                    self.begin_text();
+                    self.out.push_str(" | ");
+                }
+                self.cells += 1;
+            }
+            "a" if !self_closing => {
+                if closing {
+                    if let Some((Some(href), start)) = self.links.pop() {
+                        let shown = self.out.get(start..).unwrap_or_default().trim();
+                        if !shown.is_empty() && shown != href {
+                            self.out.push_str(&format!(" ({href})"));
+                        }
+                    }
+                } else {
+                    let href = attribute(attributes, "href")
+                        .filter(|h| h.starts_with("http://") || h.starts_with("https://") || h.starts_with("zotero:"));
+                    self.links.push((href, self.out.len()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self) -> String {
+        let mut text = String::with_capacity(self.out.len());
+        let mut blank_run = 0;
+        for line in self.out.lines() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                blank_run += 1;
+                if blank_run > 1 {
+                    continue;
+                }
+            } else {
+                blank_run = 0;
+            }
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.trim().to_owned()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Notes in results
+
+/// Readable text kept per note in a listing.
+pub const NOTE_TEXT_MAX: usize = 2000;
+
+/// One note in a listing.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteSummary {
+    /// The note's key, for update and delete.
+    pub key: String,
+    /// The item the note belongs to; null for a standalone note.
+    pub parent_item: Option<String>,
+    /// The note's first line, as Zotero shows it.
+    pub title: String,
+    /// The note as readable text (headings as `# `, list items as `- `), cut at about 2000 characters.
+    pub text: String,
+    /// True when `text` was cut.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(default)]
+    pub truncated: bool,
+    /// The stored HTML, unchanged, when `raw` was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    pub tags: Vec<String>,
+    pub date_modified: Option<String>,
+}
+
+/// A note object as a summary; `raw` adds the stored HTML.
+pub fn summarize_note(note: &ZoteroObject, raw: bool) -> NoteSummary {
+    let html = note.field("note").unwrap_or_default();
+    let full = html_to_text(html);
+    let truncated = full.chars().count() > NOTE_TEXT_MAX;
+    NoteSummary {
+        key: note.key.clone(),
+        parent_item: note.field("parentItem").map(str::to_owned),
+        title: note_title(&full),
+        text: truncate(&full, NOTE_TEXT_MAX),
+        truncated,
+        html: raw.then(|| html.to_owned()),
+        tags: note
+            .data
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|tags| tags.iter().filter_map(|t| t.get("tag").and_then(Value::as_str)).map(str::to_owned).collect())
+            .unwrap_or_default(),
+        date_modified: note.field("dateModified").map(str::to_owned),
+    }
+}
+
+/// Notes as Markdown: a heading per note (key, parent, date, tags), then its text, or its HTML when `raw`.
+pub fn notes_markdown(notes: &[NoteSummary]) -> String {
+    if notes.is_empty() {
+        return "_No notes._".to_owned();
+    }
+    notes
+        .iter()
+        .map(|note| {
+            let place = note.parent_item.as_deref().map_or_else(|| "standalone".to_owned(), |p| format!("on {p}"));
+            let mut head = format!("### {} ({place})", note.key);
+            if let Some(date) = &note.date_modified {
+                head.push_str(&format!(" · modified {date}"));
+            }
+            if !note.tags.is_empty() {
+                head.push_str(&format!(" · tags: {}", note.tags.join(", ")));
+            }
+            let body = match &note.html {
+                Some(html) => format!("```html\n{html}\n```"),
+                None if note.text.is_empty() => "_(empty note)_".to_owned(),
+                None => note.text.clone(),
+            };
+            format!("{head}\n\n{body}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(markdown: &str) -> String {
+        markdown_to_html(markdown)
+    }
+
+    /// No tag outside the grammar, and no attribute but href/start, survives.
+    fn assert_whitelisted(html: &str) {
+        const TAGS: &[&str] = &[
+            "div",
+            "p",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "em",
+            "strong",
+            "s",
+            "code",
+            "pre",
+            "blockquote",
+            "ul",
+            "ol",
+            "li",
+            "table",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+            "hr",
+            "br",
+            "a",
+            "sup",
+            "sub",
+        ];
+        let mut rest = html;
+        while let Some(at) = rest.find('<') {
+            let tag = &rest[at + 1..];
+            let end = tag.find('>').expect("every < in the output opens a tag");
+            let inner = tag[..end].trim_start_matches('/');
+            let name = inner.split_whitespace().next().unwrap_or_default();
+            assert!(TAGS.contains(&name), "tag `{name}` in {html}");
+            let attrs = inner[name.len()..].trim();
+            assert!(
+                attrs.is_empty()
+                    || attrs.starts_with("href=\"http")
+                    || attrs.starts_with("href=\"zotero:")
+                    || attrs.starts_with("start=\"")
+                    || attrs == "data-schema-version=\"9\"",
+                "attributes `{attrs}` in {html}"
+            );
+            rest = &tag[end + 1..];
+        }
+    }
+
+    #[test]
+    fn renders_the_grammar() {
+        let html = body("# Title\n\nSome *em*, **strong**, ~~gone~~ and `a < b`.\n\n> quoted\n\n- one\n- two\n\n3. three\n4. four\n\n---\n\nline one\nline two  \nline three");
+        assert_eq!(
+            html,
+            "<h1>Title</h1>\n<p>Some <em>em</em>, <strong>strong</strong>, <s>gone</s> and <code>a &lt; b</code>.</p>\n\
+             <blockquote>\n<p>quoted</p>\n</blockquote>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>\n\
+             <ol start=\"3\">\n<li>three</li>\n<li>four</li>\n</ol>\n<hr>\n\
+             <p>line one<br>\nline two<br>\nline three</p>"
+        );
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn escapes_script_blocks_and_inline_html() {
+        let html = body("<script>alert(1)</script>\n\nText <b onclick=\"x()\">bold</b> & more");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<b "), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(html.contains("&lt;b onclick=&quot;x()&quot;&gt;bold&lt;/b&gt; &amp; more"), "{html}");
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn escapes_img_onerror_and_markdown_images() {
+        let html = body("<img src=x onerror=alert(1)>\n\n![alt *text*](https://evil.example/x.png \"t\")");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+        assert!(html.contains("<p>alt text</p>"), "{html}");
+        assert!(!html.contains("evil.example"), "{html}");
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn drops_links_with_other_schemes() {
+        for hostile in [
+            "[x](javascript:alert(1))",
+            "[x](JavaScript:alert(1))",
+            "[x](data:text/html;base64,PHNjcmlwdD4=)",
+            "[x](file:///etc/passwd)",
+            "[x](vbscript:msgbox)",
+            "[x](/relative/path)",
+            "[x](<java script:alert(1)>)",
+            "[x][r]\n\n[r]: javascript:alert(1)",
+        ] {
+            let html = body(hostile);
+            assert!(!html.contains("<a"), "{hostile} -> {html}");
+            assert!(html.starts_with("<p>x</p>"), "{hostile} -> {html}");
+            assert_whitelisted(&html);
+        }
+        let html = body("<javascript:alert(1)>");
+        assert!(!html.contains("<a"), "{html}");
+    }
+
+    #[test]
+    fn keeps_allowed_links_escaped() {
+        let html = body("[paper](https://example.org/?a=1&b=\"2\") and [item](zotero://select/library/items/ABCD2345) and <http://x.org>");
+        assert_eq!(
+            html,
+            "<p><a href=\"https://example.org/?a=1&amp;b=&quot;2&quot;\">paper</a> and \
+             <a href=\"zotero://select/library/items/ABCD2345\">item</a> and <a href=\"http://x.org\">http://x.org</a></p>"
+        );
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn escapes_html_anchors_with_javascript() {
+        let html = body("<a href=\"javascript:alert(1)\">click</a> and <a href='data:text/html,x'>y</a>");
+        assert!(!html.contains("<a "), "{html}");
+        assert!(html.contains("&lt;a href=&quot;javascript:alert(1)&quot;&gt;click&lt;/a&gt;"), "{html}");
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn nests_emphasis_and_escapes_code() {
+        let html = body(
+            "***both*** and *a **b** c*\n\n```html\n<script>x</script>\n</pre><img src=x>\n```\n\n    indented <b>",
+        );
+        assert!(html.contains("<em><strong>both</strong></em>"), "{html}");
+        assert!(html.contains("<em>a <strong>b</strong> c</em>"), "{html}");
+        assert!(html.contains("<pre>&lt;script&gt;x&lt;/script&gt;\n&lt;/pre&gt;&lt;img src=x&gt;</pre>"), "{html}");
+        assert!(html.contains("<pre>indented &lt;b&gt;</pre>"), "{html}");
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn renders_tables() {
+        let html = body("| a | b <i> |\n|---|:-:|\n| 1 | **2** |\n| 3 | 4 |");
+        assert_eq!(
+            html,
+            "<table>\n<thead>\n<tr><th>a</th><th>b &lt;i&gt;</th></tr>\n</thead>\n<tbody>\n\
+             <tr><td>1</td><td><strong>2</strong></td></tr>\n<tr><td>3</td><td>4</td></tr>\n</tbody>\n</table>"
+        );
+        assert_whitelisted(&html);
+    }
+
+    #[test]
+    fn survives_unbalanced_and_odd_input() {
+        for input in [
+            "</div></p><div>",
+            "*unclosed **strong",
+            "<!-- comment -->",
+            "<![CDATA[x]]>",
+            "\u{0}",
+            "",
+            "```\nopen",
+            "> - [ ] task\n>\n> [^1]",
+        ] {
+            let html = body(input);
+            assert_whitelisted(&html);
+            assert!(!html.contains("<!--"));
+        }
+    }
+
+    #[test]
+    fn hostile_fragments_in_any_combination_stay_text() {
+        const FRAGMENTS: &[&str] = &[
+            "<script>alert(1)</script>",
+            "<img src=x onerror=alert(1)>",
+            "[x](javascript:alert(1))",
+            "[x](jav&#97;script:alert(1))",
+            "<a href=\"javascript:alert(1)\">a</a>",
+            "![i](data:image/svg+xml;base64,PHN2Zz4=)",
+            "<iframe src=\"data:text/html,x\"></iframe>",
+            "<svg><style>x</style></svg>",
+            "**bold *em",
+            "`code <b>`",
+            "| a |\n|---|\n| <td onclick=x> |",
+            "> <div onmouseover=x>",
+            "- <li>\n  - [y](file:///etc/passwd)",
+            "```\n</pre><script>\n```",
+            "<!-- x --><![CDATA[ y ]]>",
+            "\n\n",
+            "&lt;escaped&gt; &amp; &#60;script&#62;",
+        ];
+        for a in FRAGMENTS {
+            for b in FRAGMENTS {
+                for joiner in ["", " ", "\n", "\n\n"] {
+                    let input = format!("{a}{joiner}{b}");
+                    let html = note_html(Some(a), &input, false);
+                    assert_whitelisted(&html);
+                    assert!(!html.to_ascii_lowercase().contains("javascript:alert(1)\""), "{input:?} -> {html}");
+                    assert!(!html.contains("<script"), "{input:?} -> {html}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wraps_like_zotero_and_escapes_the_title() {
+        let html = note_html(Some("A <b>title</b>"), "body", false);
+        assert_eq!(html, "<div data-schema-version=\"9\"><h1>A &lt;b&gt;title&lt;/b&gt;</h1>\n<p>body</p></div>");
+        assert_eq!(note_html(None, "<p>kept <b onclick=x>as is</b></p>", true), "<p>kept <b onclick=x>as is</b></p>");
+        assert_eq!(note_html(Some("T<"), "<p>kept</p>", true), "<h1>T&lt;</h1>\n<p>kept</p>");
+        assert_eq!(note_html(Some("  "), "x", false), "<div data-schema-version=\"9\"><p>x</p></div>");
+    }
+
+    #[test]
+    fn appends_inside_the_wrapper() {
+        let existing = "<div data-schema-version=\"9\"><p>one</p>\n</div>";
+        assert_eq!(
+            append_fragment(existing, "<p>two</p>"),
+            "<div data-schema-version=\"9\"><p>one</p>\n<p>two</p></div>"
+        );
+        assert_eq!(append_fragment("<p>old</p>", "<p>new</p>"), "<p>old</p>\n<p>new</p>");
+        assert_eq!(append_fragment("", "<p>new</p>"), "<div data-schema-version=\"9\"><p>new</p></div>");
+    }
+
+    #[test]
+    fn reads_note_html_as_text() {
+        let html = "<div data-schema-version=\"9\"><h1>Reading&nbsp;notes</h1>\n<p>A &amp; B &lt;3 &#169; &#x263A;</p>\
+                    <script>alert(1)</script><style>p{}</style><ul><li>one</li><li>two<ul><li>deep</li></ul></li></ul>\
+                    <ol start=\"3\"><li>three</li><li>four</li></ol><blockquote><p>quoted</p></blockquote>\
+                    <p>line<br>break <a href=\"https://x.org\">link</a> <a href=\"javascript:x\">bad</a></p>\
+                    <pre>code\n  indented</pre><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table></div>";
+        assert_eq!(
+            html_to_text(html),
+            "# Reading notes\n\nA & B <3 © ☺\n\n- one\n- two\n  - deep\n\n3. three\n4. four\n\n> quoted\n\n\
+             line\nbreak link (https://x.org) bad\n\ncode\n  indented\n\na | b\n1 | 2"
+        );
+    }
+
+    #[test]
+    fn reads_odd_html_as_text() {
+        assert_eq!(html_to_text("a < b and c<3 <!-- hidden --> d"), "a < b and c<3 d");
+        assert_eq!(html_to_text("<SCRIPT type=x>alert('<p>')</SCRIPT>ok"), "ok");
+        assert_eq!(html_to_text("<p>unclosed <script>never ends"), "unclosed");
+        assert_eq!(html_to_text("<p title=\"a > b\">text</p>"), "text");
+        assert_eq!(html_to_text("&bogus; &amp &#0; &#xD800;"), "&bogus; &amp \u{FFFD} \u{FFFD}");
+        assert_eq!(html_to_text("plain text note"), "plain text note");
+        assert_eq!(html_to_text("<p>one</p><p></p><p>two</p>"), "one\n\ntwo");
+        assert_eq!(html_to_text("<p>中文 <strong>粗体</strong>文本</p>"), "中文 粗体文本");
+    }
+
+    #[test]
+    fn reads_any_cut_of_odd_html_without_panicking() {
+        let html = "<div data-schema-version=\"9\"><p title='é'=\"ü\"é x=ÿ>中文&amp;&#x4e2d;&中;</p><a href=\"https://é.org\">ö</a>\
+                    <ol start=\"é\"><li>ü</li></ol><!-- é --><script>é<p>\u{1F600}</p></SCRIPT><br/><pre>é\n ü</pre></div>";
+        let cuts: Vec<usize> = (0..=html.len()).filter(|&i| html.is_char_boundary(i)).collect();
+        for &start in &cuts {
+            for &end in cuts.iter().filter(|&&e| e >= start).step_by(7) {
+                let _ = html_to_text(&html[start..end]);
+            }
+        }
+        assert_eq!(attribute(" x=\"é\"é='1' start=\"5\"", "start").as_deref(), Some("5"));
+        assert_eq!(attribute("=\"é\"ü href=x", "href").as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn round_trips_markdown_to_readable_text() {
+        let markdown = "# Plan\n\nFirst *step* & <script>x</script>\n\n- a\n- b\n\n> note";
+        let text = html_to_text(&note_html(Some("Title"), markdown, false));
+        assert_eq!(text, "# Title\n\n# Plan\n\nFirst step & <script>x</script>\n\n- a\n- b\n\n> note");
+    }
+
+    #[test]
+    fn titles_are_first_lines() {
+        assert_eq!(note_title("# Heading\n\nbody"), "Heading");
+        assert_eq!(note_title("\n\n- item\n"), "item");
+        assert_eq!(note_title(""), "");
+    }
+}

@@ -1,0 +1,182 @@
+//! Resources (`zotero://item/{key}`, `zotero://collections`, `zotero://recent`) and the `literature-review`
+//! prompt.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use zotero_mcp_core::zotero::{ObjectKey, Query};
+
+use crate::context::RequestContext;
+use crate::format::collections::{tree, tree_markdown};
+use crate::format::items::{item_detail_markdown, summarize};
+use crate::mcp::registry::{
+    LookupError, Prompt, PromptArgument, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
+};
+use crate::mcp::{CacheHint, Registry};
+
+pub fn register(registry: &mut Registry) {
+    registry.resource(ItemResource).resource(CollectionsResource).resource(RecentResource).prompt(LiteratureReview);
+}
+
+fn failed(error: impl std::fmt::Display) -> LookupError {
+    LookupError::Failed(error.to_string())
+}
+
+struct ItemResource;
+
+const ITEM: ResourceSpec = ResourceSpec {
+    uri: "zotero://item/{key}",
+    name: "zotero-item",
+    title: "Zotero item",
+    description: "One item's metadata, abstract and children, as Markdown.",
+    mime_type: "text/markdown",
+    cache: CacheHint::NONE,
+};
+
+#[async_trait(?Send)]
+impl Resource for ItemResource {
+    fn spec(&self) -> &ResourceSpec {
+        &ITEM
+    }
+
+    async fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+        variables: &HashMap<String, String>,
+    ) -> Result<Vec<ResourceContents>, LookupError> {
+        let raw = variables.get("key").map(String::as_str).unwrap_or_default();
+        let key = ObjectKey::parse(raw).map_err(|e| LookupError::InvalidParams(e.to_string()))?;
+        let zotero = ctx.zotero().map_err(failed)?;
+        let item = match zotero.item(&key).await {
+            Ok(item) => item,
+            Err(error) if error.status() == Some(404) => return Err(LookupError::ResourceNotFound(uri.to_owned())),
+            Err(error) => return Err(failed(error)),
+        };
+        let children = zotero.children(&key, 100).await.map_err(failed)?;
+        Ok(vec![ResourceContents {
+            uri: uri.to_owned(),
+            mime_type: "text/markdown".into(),
+            text: item_detail_markdown(&item, &children.items),
+        }])
+    }
+}
+
+struct CollectionsResource;
+
+const COLLECTIONS: ResourceSpec = ResourceSpec {
+    uri: "zotero://collections",
+    name: "zotero-collections",
+    title: "Zotero collections",
+    description: "The library's collection tree with keys and item counts, as Markdown.",
+    mime_type: "text/markdown",
+    cache: CacheHint::private(300_000),
+};
+
+#[async_trait(?Send)]
+impl Resource for CollectionsResource {
+    fn spec(&self) -> &ResourceSpec {
+        &COLLECTIONS
+    }
+
+    async fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+        _variables: &HashMap<String, String>,
+    ) -> Result<Vec<ResourceContents>, LookupError> {
+        let zotero = ctx.zotero().map_err(failed)?;
+        let collections = zotero.collections(&Query::new(), 1000).await.map_err(failed)?;
+        Ok(vec![ResourceContents {
+            uri: uri.to_owned(),
+            mime_type: "text/markdown".into(),
+            text: tree_markdown(&tree(&collections.items)),
+        }])
+    }
+}
+
+struct RecentResource;
+
+const RECENT: ResourceSpec = ResourceSpec {
+    uri: "zotero://recent",
+    name: "zotero-recent",
+    title: "Recently added items",
+    description: "The 25 most recently added top-level items (no attachments or notes), as JSON.",
+    mime_type: "application/json",
+    cache: CacheHint::private(60_000),
+};
+
+#[async_trait(?Send)]
+impl Resource for RecentResource {
+    fn spec(&self) -> &ResourceSpec {
+        &RECENT
+    }
+
+    async fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+        _variables: &HashMap<String, String>,
+    ) -> Result<Vec<ResourceContents>, LookupError> {
+        let zotero = ctx.zotero().map_err(failed)?;
+        // References only: the upstream listed attachments and notes here too, which crowded out the items a
+        // reader wants to see. Standalone notes and files are top-level too, so they are filtered out here
+        // (with some headroom fetched so 25 references remain).
+        let page = zotero.top_items(&Query::new().sort("dateAdded", true), 60).await.map_err(failed)?;
+        let summaries: Vec<_> = page
+            .items
+            .iter()
+            .filter(|i| !matches!(i.item_type(), Some("attachment" | "note" | "annotation")))
+            .take(25)
+            .map(summarize)
+            .collect();
+        let text = serde_json::to_string_pretty(&summaries).map_err(failed)?;
+        Ok(vec![ResourceContents { uri: uri.to_owned(), mime_type: "application/json".into(), text }])
+    }
+}
+
+struct LiteratureReview;
+
+const LITERATURE_REVIEW: PromptSpec = PromptSpec {
+    name: "literature-review",
+    title: "Literature review from a collection",
+    description: "Draft a thematic review of one Zotero collection, grounded in its items, full texts and annotations.",
+    arguments: &[
+        PromptArgument { name: "collectionKey", description: "The collection's key, e.g. MT53KB66", required: true },
+        PromptArgument { name: "focus", description: "An angle to emphasise (optional)", required: false },
+    ],
+};
+
+#[async_trait(?Send)]
+impl Prompt for LiteratureReview {
+    fn spec(&self) -> &PromptSpec {
+        &LITERATURE_REVIEW
+    }
+
+    async fn render(
+        &self,
+        _ctx: &RequestContext,
+        arguments: &HashMap<String, String>,
+    ) -> Result<Vec<PromptMessage>, LookupError> {
+        let raw = arguments.get("collectionKey").map(|k| k.trim()).unwrap_or_default();
+        let key = ObjectKey::parse(raw).map_err(|e| LookupError::InvalidParams(format!("collectionKey: {e}")))?;
+        let mut lines = vec![
+            format!("Write a literature review of the Zotero collection {key}."),
+            String::new(),
+            format!("1. Call zotero_list_collections with collectionKey {key} to see its items (page with offset if there are more)."),
+            "2. For the items that matter, call zotero_get_item for the metadata and abstract, and read the full text where it is available.".to_owned(),
+            "3. Call zotero_annotations on those items to pick up what the reader already highlighted and commented.".to_owned(),
+        ];
+        if let Some(focus) = arguments.get("focus").map(|f| f.trim()).filter(|f| !f.is_empty()) {
+            lines.push(String::new());
+            lines.push(format!("Focus on: {focus}."));
+        }
+        lines.push(String::new());
+        lines.push(
+            "Organise the review by theme rather than paper by paper, cite every claim with the item key, and point \
+             out where sources disagree instead of smoothing it over."
+                .to_owned(),
+        );
+        Ok(vec![PromptMessage { role: "user", text: lines.join("\n") }])
+    }
+}

@@ -1,0 +1,404 @@
+//! `zotero_search`: keyword and field search through the Zotero Web API.
+
+use std::collections::HashSet;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+use zotero_mcp_core::zotero::{ObjectKey, Page, QMode, Query, ZoteroClient, ZoteroObject};
+
+use super::args::Key;
+use crate::context::RequestContext;
+use crate::format::items::{item_list, summarize, ItemSummary};
+use crate::format::text::year_of;
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+/// How far a citation-key scan reads before it gives up (20 pages of 100).
+const CITATION_KEY_SCAN_LIMIT: usize = 2000;
+/// How many more candidates to fetch when a local filter (years) may discard some.
+const FILTER_OVERSHOOT: usize = 3;
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum QModeArg {
+    TitleCreatorYear,
+    Everything,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SortField {
+    DateAdded,
+    DateModified,
+    Title,
+    Creator,
+    Date,
+    ItemType,
+    Publisher,
+    PublicationTitle,
+}
+
+impl SortField {
+    fn as_str(self) -> &'static str {
+        match self {
+            SortField::DateAdded => "dateAdded",
+            SortField::DateModified => "dateModified",
+            SortField::Title => "title",
+            SortField::Creator => "creator",
+            SortField::Date => "date",
+            SortField::ItemType => "itemType",
+            SortField::Publisher => "publisher",
+            SortField::PublicationTitle => "publicationTitle",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
+fn default_limit() -> u32 {
+    20
+}
+
+/// Arguments of `zotero_search`. All optional: with none, the most recent matches of the default filters.
+#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchInput {
+    /// Literal words to find. Matched as text, not interpreted.
+    pub query: Option<String>,
+    /// Where to look: `titleCreatorYear` (titles, creators, year) or `everything` (every field, notes and the
+    /// indexed text of PDFs). Chosen automatically when omitted: `everything` for queries of three or more words.
+    pub qmode: Option<QModeArg>,
+    /// A Better BibTeX citation key stored as a `Citation Key:` line in Extra; matches the whole key exactly.
+    pub citation_key: Option<String>,
+    /// Order of results.
+    pub sort: Option<SortField>,
+    /// Sort direction.
+    pub direction: Option<Direction>,
+    /// One item type such as journalArticle, book or preprint, optionally negated with a leading "-". Default
+    /// "-attachment": attachments are left out, and a phrase found only inside a PDF is reported on the PDF's
+    /// parent item instead.
+    #[validate(length(min = 1, max = 64))]
+    pub item_type: Option<String>,
+    /// Also search the trash.
+    #[serde(default)]
+    #[schemars(default)]
+    pub include_trashed: bool,
+    /// How many items to return.
+    #[validate(range(min = 1, max = 100))]
+    #[serde(default = "default_limit")]
+    #[schemars(default = "default_limit")]
+    pub limit: u32,
+    /// Skip this many matches first, to page through long result lists (see `nextOffset` in the result).
+    #[validate(range(max = 100000))]
+    #[serde(default)]
+    #[schemars(default)]
+    pub offset: u32,
+    /// Tags that must all match. "a || b" matches either; a leading "-" excludes a tag.
+    #[validate(length(max = 20))]
+    pub tags: Option<Vec<String>>,
+    /// Only items directly in this collection.
+    pub collection_key: Option<Key>,
+    /// Only items dated in or after this year.
+    #[validate(range(min = 0, max = 9999))]
+    pub from_year: Option<i32>,
+    /// Only items dated in or before this year.
+    #[validate(range(min = 0, max = 9999))]
+    pub to_year: Option<i32>,
+    /// Only items changed since this library version (from an earlier result's `libraryVersion`).
+    pub since: Option<u64>,
+}
+
+/// An attachment whose indexed text matched the query, reported on its parent.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchedAttachment {
+    pub key: String,
+    pub title: Option<String>,
+    pub filename: Option<String>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    #[serde(flatten)]
+    pub item: ItemSummary,
+    /// Present when the item was found through the full text of this attachment (for example a phrase that only
+    /// appears in the PDF). Read it with zotero_read_attachment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_attachment: Option<MatchedAttachment>,
+}
+
+/// Result of `zotero_search`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchOutput {
+    /// How many items are returned here.
+    pub total: usize,
+    pub items: Vec<SearchHit>,
+    /// How many items Zotero matched in all (before year filters), when it said.
+    pub total_results: Option<u64>,
+    /// Pass as `offset` to get the next page; absent when this is the last.
+    pub next_offset: Option<u64>,
+    /// The library version these results reflect (use as `since` later).
+    pub library_version: u64,
+    /// Anything the caller should know about how complete the result is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+pub struct ZoteroSearch;
+
+impl Tool for ZoteroSearch {
+    type Input = SearchInput;
+    type Output = SearchOutput;
+    const SPEC: ToolSpec = ToolSpec::read(
+        "zotero_search",
+        "Search the library by words and fields",
+        "Finds items by literal words and by fields: titles, creators, years, abstracts, notes, the text of PDFs, \
+         tags, item type, collection, citation key. Use it for a known author, title, phrase or citation key, or \
+         whenever results must be ordered. A phrase that only occurs inside a PDF comes back as the PDF's parent \
+         item with the attachment named. Returns an empty list, not an error, when nothing matches; page with \
+         `offset`.",
+    );
+
+    fn render(output: &SearchOutput) -> String {
+        let rows: Vec<_> = output
+            .items
+            .iter()
+            .map(|hit| {
+                let title = hit.item.title.clone().unwrap_or_else(|| "(untitled)".into());
+                let tail = hit
+                    .matched_attachment
+                    .as_ref()
+                    .map(|a| vec![format!("text match in attachment {}", a.key)])
+                    .unwrap_or_default();
+                (hit.item.clone(), title, tail)
+            })
+            .collect();
+        let mut text = item_list(&rows);
+        if let Some(next) = output.next_offset {
+            text.push_str(&format!("\n\n_More results: call again with offset {next}._"));
+        }
+        if let Some(note) = &output.note {
+            text.push_str(&format!("\n\n> {note}"));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: SearchInput) -> Result<SearchOutput, ToolError> {
+        if let (Some(from), Some(to)) = (input.from_year, input.to_year) {
+            if from > to {
+                return Err(ToolError::InvalidArguments {
+                    tool: "zotero_search".into(),
+                    problem: format!("`fromYear` ({from}) is after `toYear` ({to})"),
+                });
+            }
+        }
+        let zotero = ctx.zotero()?;
+        match input.citation_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            Some(citation_key) => search_citation_key(zotero, &input, citation_key).await,
+            None => search_words(zotero, &input).await,
+        }
+    }
+}
+
+/// The filters Zotero applies itself.
+fn server_filters(input: &SearchInput) -> Query {
+    let mut query = Query::new().item_type(input.item_type.as_deref().unwrap_or("-attachment").trim());
+    for tag in input.tags.iter().flatten() {
+        query = query.tag(tag);
+    }
+    if let Some(since) = input.since {
+        query = query.since(since);
+    }
+    query = query.include_trashed(input.include_trashed);
+    if let Some(sort) = input.sort {
+        query = query.sort(sort.as_str(), input.direction == Some(Direction::Desc));
+    } else if let Some(direction) = input.direction {
+        query = query.param("direction", if direction == Direction::Desc { "desc" } else { "asc" });
+    }
+    query
+}
+
+fn effective_qmode(input: &SearchInput, text: &str) -> QMode {
+    match input.qmode {
+        Some(QModeArg::Everything) => QMode::Everything,
+        Some(QModeArg::TitleCreatorYear) => QMode::TitleCreatorYear,
+        None if text.split_whitespace().count() > 2 => QMode::Everything,
+        None => QMode::TitleCreatorYear,
+    }
+}
+
+fn has_year_filter(input: &SearchInput) -> bool {
+    input.from_year.is_some() || input.to_year.is_some()
+}
+
+fn within_years(item: &ZoteroObject, input: &SearchInput) -> bool {
+    if !has_year_filter(input) {
+        return true;
+    }
+    let Some(year) = item.field("date").and_then(year_of).and_then(|y| y.parse::<i32>().ok()) else {
+        return false;
+    };
+    input.from_year.is_none_or(|from| year >= from) && input.to_year.is_none_or(|to| year <= to)
+}
+
+async fn list(
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+    query: &Query,
+    top_only: bool,
+    max: usize,
+) -> Result<Page<ZoteroObject>, ToolError> {
+    let page = match &input.collection_key {
+        Some(collection) => zotero.collection_items(collection, top_only, query, max).await?,
+        None if top_only => zotero.top_items(query, max).await?,
+        None => zotero.items(query, max).await?,
+    };
+    Ok(page)
+}
+
+async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<SearchOutput, ToolError> {
+    let limit = input.limit as usize;
+    let text = input.query.as_deref().unwrap_or("").trim().to_owned();
+    let mut query = server_filters(input);
+    if !text.is_empty() {
+        query = query.q(&text, effective_qmode(input, &text));
+    }
+    let offset = input.offset as usize;
+    query = query.offset(offset);
+    let wanted = if has_year_filter(input) { (limit * FILTER_OVERSHOOT).min(100) } else { limit };
+    let page = list(zotero, input, &query, false, wanted).await?;
+    let mut hits: Vec<SearchHit> = page
+        .items
+        .iter()
+        .filter(|item| within_years(item, input))
+        .take(limit)
+        .map(|item| SearchHit { item: summarize(item), matched_attachment: None })
+        .collect();
+    let fetched = page.items.len();
+    let next_offset =
+        page.total_results.filter(|total| (offset + fetched) < *total as usize).map(|_| (offset + fetched) as u64);
+
+    // A phrase inside a PDF matches the attachment, which the default filter leaves out. Find those attachments
+    // and report their parents, so the caller does not need to know Zotero's full-text rules.
+    let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
+    if !text.is_empty() && !wants_attachments && offset == 0 && hits.len() < limit {
+        add_full_text_parents(zotero, input, &text, &mut hits, limit).await?;
+    }
+    Ok(SearchOutput {
+        total: hits.len(),
+        items: hits,
+        total_results: page.total_results,
+        next_offset,
+        library_version: page.library_version,
+        note: None,
+    })
+}
+
+async fn add_full_text_parents(
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+    text: &str,
+    hits: &mut Vec<SearchHit>,
+    limit: usize,
+) -> Result<(), ToolError> {
+    let mut attachment_query = Query::new().item_type("attachment").q(text, QMode::Everything);
+    attachment_query = attachment_query.include_trashed(input.include_trashed);
+    let attachments = zotero.items(&attachment_query, limit).await?;
+    let known: HashSet<String> = hits.iter().map(|h| h.item.key.clone()).collect();
+    let mut parents: Vec<(ObjectKey, &ZoteroObject)> = Vec::new();
+    for attachment in &attachments.items {
+        let Some(parent) = attachment.field("parentItem").and_then(|p| ObjectKey::parse(p).ok()) else {
+            continue;
+        };
+        if !known.contains(parent.as_str()) && !parents.iter().any(|(k, _)| k == &parent) {
+            parents.push((parent, attachment));
+        }
+    }
+    if parents.is_empty() {
+        return Ok(());
+    }
+    // Fetch the parents through the same filters, so Zotero decides whether they match the other criteria.
+    let keys: Vec<&str> = parents.iter().map(|(k, _)| k.as_str()).collect();
+    let query = server_filters(input).param("itemKey", keys.join(","));
+    let found = list(zotero, input, &query, false, parents.len()).await?;
+    for (key, attachment) in &parents {
+        if hits.len() >= limit {
+            break;
+        }
+        let Some(parent) = found.items.iter().find(|p| p.key == key.as_str()) else { continue };
+        if !within_years(parent, input) {
+            continue;
+        }
+        hits.push(SearchHit {
+            item: summarize(parent),
+            matched_attachment: Some(MatchedAttachment {
+                key: attachment.key.clone(),
+                title: attachment.field("title").map(str::to_owned),
+                filename: attachment.field("filename").map(str::to_owned),
+            }),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `extra` has a line `Citation Key: <key>` for exactly this key (case-insensitive, as BBT writes it).
+pub fn has_citation_key(extra: &str, key: &str) -> bool {
+    extra.lines().any(|line| {
+        let line = line.trim();
+        line.get(..13)
+            .filter(|prefix| prefix.eq_ignore_ascii_case("citation key:"))
+            .is_some_and(|_| line[13..].trim().eq_ignore_ascii_case(key))
+    })
+}
+
+async fn search_citation_key(zotero: &ZoteroClient, input: &SearchInput, key: &str) -> Result<SearchOutput, ToolError> {
+    let query = server_filters(input);
+    let page = list(zotero, input, &query, true, CITATION_KEY_SCAN_LIMIT).await?;
+    let hits: Vec<SearchHit> = page
+        .items
+        .iter()
+        .filter(|item| item.field("extra").is_some_and(|extra| has_citation_key(extra, key)))
+        .filter(|item| within_years(item, input))
+        .take(input.limit as usize)
+        .map(|item| SearchHit { item: summarize(item), matched_attachment: None })
+        .collect();
+    let truncated_scan = page.items.len() >= CITATION_KEY_SCAN_LIMIT
+        && page.total_results.is_none_or(|total| total as usize > page.items.len());
+    let note = (hits.is_empty() && truncated_scan).then(|| {
+        format!(
+            "The scan stopped after {CITATION_KEY_SCAN_LIMIT} items without reaching the end of the library, so \
+             citation key \"{key}\" may still exist beyond it. Narrow the search with collectionKey, tags or \
+             itemType to cover the rest."
+        )
+    });
+    Ok(SearchOutput {
+        total: hits.len(),
+        items: hits,
+        total_results: None,
+        next_offset: None,
+        library_version: page.library_version,
+        note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_citation_key;
+
+    #[test]
+    fn citation_keys_match_whole_lines_only() {
+        let extra = "tex.ids: x\nCitation Key:  gu2023mamba \nPMID: 1";
+        assert!(has_citation_key(extra, "gu2023mamba"));
+        assert!(has_citation_key(extra, "GU2023MAMBA"));
+        assert!(!has_citation_key(extra, "gu2023"));
+        assert!(!has_citation_key("Original Citation Key: gu2023mamba", "gu2023mamba"));
+    }
+}
