@@ -215,3 +215,35 @@ fn schemas_inline_nested_types() {
     assert!(!contains_ref(&schema), "{schema}");
     assert_eq!(schema["properties"]["creators"]["items"]["properties"]["last"]["type"], "string");
 }
+
+/// A tool whose answer is far larger than any client accepts.
+struct Flood;
+
+#[derive(Deserialize, JsonSchema, Validate)]
+struct FloodInput {}
+
+#[derive(serde::Serialize, JsonSchema)]
+struct FloodOutput {
+    text: String,
+}
+
+impl Tool for Flood {
+    type Input = FloodInput;
+    type Output = FloodOutput;
+    const SPEC: ToolSpec = ToolSpec::read("flood", "Flood", "Returns too much.");
+    fn render(output: &FloodOutput) -> String {
+        output.text.clone()
+    }
+    async fn call(_ctx: &RequestContext, _input: FloodInput) -> Result<FloodOutput, ToolError> {
+        Ok(FloodOutput { text: "x".repeat(200_000) })
+    }
+}
+
+#[tokio::test]
+async fn oversized_results_say_so_instead_of_being_cut_by_the_client() {
+    let mut registry = Registry::new();
+    registry.tool::<Flood>();
+    let result = registry.call_tool(&context(Grant::read_only("owner")), "flood", json!({})).await.unwrap();
+    assert_eq!(result["isError"], true);
+    assert!(text_of(&result).contains("too large") && text_of(&result).contains("limit"));
+}

@@ -462,3 +462,151 @@ async fn rate_limits_are_waited_out_transparently() {
             .await;
     assert!(reply.result().get("isError").is_none(), "{}", reply.text);
 }
+
+#[tokio::test]
+async fn creating_more_than_fifty_items_reports_failures_at_their_own_positions() {
+    let sim = demo_sim();
+    let items: Vec<Value> = (0..120)
+        .map(|i| {
+            let mut item = json!({ "itemType": "book", "title": format!("Volume {i}") });
+            if i == 3 || i == 77 {
+                item["fields"] = json!({ "notAField": "x" });
+            }
+            item
+        })
+        .collect();
+    let result = write(&sim, "zotero_create_items", json!({ "items": items })).await;
+    let out = ok(&result);
+    assert_eq!(out["created"].as_array().unwrap().len(), 118);
+    let failed: Vec<String> =
+        out["failed"].as_array().unwrap().iter().map(|f| f["what"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(failed, ["#3 Volume 3", "#77 Volume 77"], "positions survive the 50-object batches");
+    assert_eq!(sim.requests().iter().filter(|r| r.method == "POST").count(), 3);
+}
+
+#[tokio::test]
+async fn details_keep_the_type_specific_fields_of_theses_reports_and_preprints() {
+    let sim = demo_sim();
+    for (key, expected) in [
+        ("Q5W3D4ZV", vec![("thesisType", "Doctoral Thesis"), ("university", "ETH Zürich"), ("numPages", "214")]),
+        (
+            "BH3LF34R",
+            vec![
+                ("institution", "Food and Agriculture Organization of the United Nations"),
+                ("reportNumber", "17"),
+                ("reportType", "Working paper"),
+            ],
+        ),
+        ("BMTDL3F8", vec![("repository", "arXiv"), ("archiveID", "arXiv:2203.04517")]),
+    ] {
+        let result = rpc(&sim, "zotero_get_item", json!({ "key": key })).await;
+        let fields = &ok(&result)["item"]["fields"];
+        let text = result["content"][0]["text"].as_str().unwrap();
+        for (field, value) in expected {
+            assert_eq!(fields[field], value, "{key} {field}");
+            assert!(text.contains(&format!("- {field}: {value}")), "{key}: {field} missing from the Markdown");
+        }
+        assert!(fields.get("key").is_none() && fields.get("tags").is_none(), "bookkeeping stays out of fields");
+    }
+}
+
+/// Zotero's own BibTeX export for an item, as api.zotero.org returned it (recorded; the simulator cannot run
+/// Zotero's translators, so it answers 501 for export formats).
+const RECORDED_BIBTEX: &str = "\n@article{whitfield_geometric_2021,\n\ttitle = {Geometric deep learning enables accurate protein structure prediction},\n\tvolume = {18},\n\tjournal = {Nature Methods},\n\tauthor = {Whitfield, Hannah},\n\tyear = {2021},\n}\n";
+
+/// The simulator, except that export requests get the recorded Zotero answer.
+struct RecordedExports(Rc<Simulator>);
+
+#[async_trait::async_trait(?Send)]
+impl zotero_mcp::platform::HttpClient for RecordedExports {
+    async fn send(
+        &self,
+        request: zotero_mcp::platform::HttpRequest,
+    ) -> Result<zotero_mcp::platform::HttpResponse, zotero_mcp::platform::HttpError> {
+        if request.uri().query().is_some_and(|q| q.contains("format=bibtex")) {
+            assert!(request.uri().query().unwrap().contains("itemKey=T6W7H8UE"));
+            return Ok(http::Response::builder()
+                .status(200)
+                .header("content-type", "application/x-bibtex")
+                .body(RECORDED_BIBTEX.as_bytes().to_vec())
+                .unwrap());
+        }
+        Ok(self.0.handle(request))
+    }
+}
+
+#[tokio::test]
+async fn get_item_includes_zoteros_own_export() {
+    let sim = demo_sim();
+    let mut app = app_with_sim(sim.clone());
+    app.platform.http = Rc::new(RecordedExports(sim));
+    let reply = send(
+        &app,
+        modern(
+            "tools/call",
+            json!({ "name": "zotero_get_item", "arguments": { "key": "T6W7H8UE", "exportFormat": "bibtex" } }),
+        ),
+    )
+    .await;
+    let out = ok(reply.result());
+    assert_eq!(out["export"], RECORDED_BIBTEX);
+    assert!(reply.result()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("## bibtex\n\n```\n@article{whitfield_geometric_2021"));
+}
+
+#[tokio::test]
+async fn an_export_the_simulator_cannot_make_is_reported_not_invented() {
+    let sim = demo_sim();
+    let message = error_text(
+        &rpc(&sim, "zotero_get_item", json!({ "key": "T6W7H8UE", "exportFormat": "bib", "style": "apa" })).await,
+    );
+    assert!(message.contains("501"), "{message}");
+}
+
+#[tokio::test]
+async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
+    let sim = demo_sim();
+    let reply = send(&app_with_sim(sim), modern("tools/list", json!({}))).await;
+    let tools = reply.result()["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> =
+        tools.iter().map(|t| t["name"].as_str().unwrap()).filter(|n| !n.starts_with("fixture_")).collect();
+    assert_eq!(
+        names,
+        [
+            "zotero_search",
+            "zotero_get_item",
+            "zotero_create_items",
+            "zotero_update_item",
+            "zotero_delete_items",
+            "zotero_list_collections",
+            "zotero_manage_collections",
+            "zotero_list_tags",
+            "zotero_notes",
+            "zotero_annotations",
+        ]
+    );
+    let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
+    for read in
+        ["zotero_search", "zotero_get_item", "zotero_list_collections", "zotero_list_tags", "zotero_annotations"]
+    {
+        assert_eq!(hints(read)["readOnlyHint"], true, "{read}");
+    }
+    for writer in [
+        "zotero_create_items",
+        "zotero_update_item",
+        "zotero_delete_items",
+        "zotero_manage_collections",
+        "zotero_notes",
+    ] {
+        assert_eq!(hints(writer)["readOnlyHint"], false, "{writer}");
+    }
+    assert_eq!(hints("zotero_delete_items")["destructiveHint"], true);
+    assert_eq!(hints("zotero_update_item")["idempotentHint"], true);
+    for tool in &tools {
+        assert!(tool["description"].as_str().unwrap().len() > 60, "{} needs a real description", tool["name"]);
+        assert!(!zotero_mcp::mcp::schema::contains_ref(&tool["inputSchema"]));
+        assert!(!zotero_mcp::mcp::schema::contains_ref(&tool["outputSchema"]));
+    }
+}

@@ -227,20 +227,7 @@ fn raw_path(url: &str) -> &str {
 }
 
 fn percent_decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(segment).decode_utf8().ok().map(|text| text.into_owned())
 }
 
 /// Addresses a metadata document may be fetched from: not private (RFC 1918), loopback, link-local,

@@ -31,21 +31,7 @@ fn describe(scope: Scope) -> &'static str {
     }
 }
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::pages::escape_html as escape;
 
 impl ConsentPage<'_> {
     pub fn render(&self) -> String {

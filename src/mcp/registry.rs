@@ -138,6 +138,9 @@ pub trait Tool: 'static {
     async fn call(ctx: &RequestContext, input: Self::Input) -> Result<Self::Output, ToolError>;
 }
 
+/// The largest tool result sent, in characters of JSON plus Markdown (claude.ai's limit is about 150 000).
+pub const MAX_RESULT_CHARS: usize = 120_000;
+
 /// The object-safe face of a [`Tool`], so tools of different types share one registry.
 #[async_trait(?Send)]
 trait DynTool {
@@ -336,6 +339,24 @@ impl Registry {
         } else {
             tool.call(ctx, arguments).await
         };
+        let writes = tool.spec().access == Access::Write;
+        let outcome = outcome.and_then(|(structured, markdown)| {
+            // A write's result is sent whatever its size: the change is made, and asking again would repeat it.
+            if writes {
+                return Ok((structured, markdown));
+            }
+            // Clients cut (or refuse) oversized results without saying so: claude.ai at ~150k characters, Claude
+            // Code at ~25k tokens. Saying so here lets the model ask for less instead of reading a torn result.
+            let size = structured.to_string().len() + markdown.len();
+            if size > MAX_RESULT_CHARS {
+                return Err(ToolError::Failed(format!(
+                    "The result of {name} is too large to send ({size} characters; clients accept about \
+                     {MAX_RESULT_CHARS}). Nothing was cut: ask again for less, with a smaller `limit` or a \
+                     narrower query, and page with `offset`."
+                )));
+            }
+            Ok((structured, markdown))
+        });
         Some(match outcome {
             Ok((structured, markdown)) => json!({
                 "content": [{ "type": "text", "text": markdown }],

@@ -37,21 +37,8 @@ pub fn match_template(template: &str, uri: &str) -> Option<HashMap<String, Strin
     rest_uri.is_empty().then_some(variables)
 }
 
-fn percent_decode(raw: &str) -> Option<String> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = raw.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+fn percent_decode(segment: &str) -> Option<String> {
+    percent_encoding::percent_decode_str(segment).decode_utf8().ok().map(|text| text.into_owned())
 }
 
 #[cfg(test)]

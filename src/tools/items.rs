@@ -283,8 +283,8 @@ enum FieldValue {
 #[derive(Debug, Deserialize, JsonSchema, Validate)]
 #[serde(deny_unknown_fields)]
 pub struct CreateItemsInput {
-    /// The items to create, 1 to 50.
-    #[validate(nested, length(min = 1, max = 50))]
+    /// The items to create, 1 to 250 (sent to Zotero 50 at a time; each item's outcome is reported).
+    #[validate(nested, length(min = 1, max = 250))]
     pub items: Vec<NewItem>,
 }
 
@@ -308,7 +308,7 @@ impl Tool for CreateItems {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_create_items",
         "Create items",
-        "Creates up to 50 items (articles, books, web pages, notes, …) from Zotero's own template for each type, \
+        "Creates up to 250 items (articles, books, web pages, notes, …) from Zotero's own template for each type, \
          with creators, tags, collections and any other fields. Reports each item's new key, and for any item \
          Zotero refused, why (for example a field that does not exist for that item type).",
     );
