@@ -510,8 +510,10 @@ async fn details_keep_the_type_specific_fields_of_theses_reports_and_preprints()
     }
 }
 
-/// Zotero's own BibTeX export for an item, as api.zotero.org returned it (recorded; the simulator cannot run
-/// Zotero's translators, so it answers 501 for export formats).
+/// A BibTeX export in the exact form api.zotero.org answers `format=bibtex` (Zotero's BibTeX translator: a leading
+/// newline, tab-indented fields, `application/x-bibtex`), for a demo item. The simulator cannot run Zotero's
+/// translators, so it answers 501 for export formats; this stand-in checks that the tool passes Zotero's text
+/// through untouched.
 const RECORDED_BIBTEX: &str = "\n@article{whitfield_geometric_2021,\n\ttitle = {Geometric deep learning enables accurate protein structure prediction},\n\tvolume = {18},\n\tjournal = {Nature Methods},\n\tauthor = {Whitfield, Hannah},\n\tyear = {2021},\n}\n";
 
 /// The simulator, except that export requests get the recorded Zotero answer.
@@ -609,4 +611,23 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         assert!(!zotero_mcp::mcp::schema::contains_ref(&tool["inputSchema"]));
         assert!(!zotero_mcp::mcp::schema::contains_ref(&tool["outputSchema"]));
     }
+}
+
+#[tokio::test]
+async fn year_filtered_pages_skip_no_matches() {
+    let sim = demo_sim();
+    let everything = rpc(&sim, "zotero_search", json!({ "fromYear": 2022, "limit": 100, "sort": "title" })).await;
+    let all = keys(&ok(&everything)["items"]);
+    assert!(all.len() > 6, "enough matches to page through");
+    let mut paged = Vec::new();
+    let mut offset = 0;
+    for _ in 0..20 {
+        let page = rpc(&sim, "zotero_search", json!({ "fromYear": 2022, "limit": 3, "sort": "title", "offset": offset })).await;
+        paged.extend(keys(&ok(&page)["items"]));
+        match ok(&page)["nextOffset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    assert_eq!(paged, all, "paging with nextOffset returns every match once, in order");
 }

@@ -275,16 +275,22 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
     query = query.offset(offset);
     let wanted = if has_year_filter(input) { (limit * FILTER_OVERSHOOT).min(100) } else { limit };
     let page = list(zotero, input, &query, false, wanted).await?;
-    let mut hits: Vec<SearchHit> = page
-        .items
-        .iter()
-        .filter(|item| within_years(item, input))
-        .take(limit)
-        .map(|item| SearchHit { item: summarize(item), matched_attachment: None })
-        .collect();
-    let fetched = page.items.len();
-    let next_offset =
-        page.total_results.filter(|total| (offset + fetched) < *total as usize).map(|_| (offset + fetched) as u64);
+    // Keep matches up to `limit`, and remember how far into the fetched page that went: the next page must
+    // start right after the last item looked at, or matches fetched but not returned would be skipped.
+    let mut hits = Vec::new();
+    let mut consumed = 0;
+    for item in &page.items {
+        if hits.len() == limit {
+            break;
+        }
+        consumed += 1;
+        if within_years(item, input) {
+            hits.push(SearchHit { item: summarize(item), matched_attachment: None });
+        }
+    }
+    let more_fetched = consumed < page.items.len();
+    let more_in_zotero = page.total_results.is_some_and(|total| (offset + consumed) < total as usize);
+    let next_offset = (more_fetched || more_in_zotero).then_some((offset + consumed) as u64);
 
     // A phrase inside a PDF matches the attachment, which the default filter leaves out. Find those attachments
     // and report their parents, so the caller does not need to know Zotero's full-text rules.
