@@ -622,7 +622,9 @@ async fn year_filtered_pages_skip_no_matches() {
     let mut paged = Vec::new();
     let mut offset = 0;
     for _ in 0..20 {
-        let page = rpc(&sim, "zotero_search", json!({ "fromYear": 2022, "limit": 3, "sort": "title", "offset": offset })).await;
+        let page =
+            rpc(&sim, "zotero_search", json!({ "fromYear": 2022, "limit": 3, "sort": "title", "offset": offset }))
+                .await;
         paged.extend(keys(&ok(&page)["items"]));
         match ok(&page)["nextOffset"].as_u64() {
             Some(next) => offset = next,
