@@ -22,25 +22,8 @@ const WRAPPER_CLOSE: &str = "</div>";
 /// URL schemes a link may keep. Anything else is shown as text.
 const ALLOWED_SCHEMES: &[&str] = &["http", "https", "zotero"];
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    push_escaped(&mut out, text);
-    out
-}
-
-fn push_escaped(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-}
+pub use super::text::escape_html;
+use super::text::push_escaped_html as push_escaped;
 
 /// The link target to keep, if its scheme is allowed: trimmed, without control characters or whitespace.
 fn allowed_href(url: &str) -> Option<&str> {

@@ -1,5 +1,27 @@
 //! Small text helpers shared by the renderers.
 
+/// Escapes text for HTML element content and quoted attribute values. The one escaper of the crate: pages,
+/// the consent page and note HTML all use it.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_escaped_html(&mut out, text);
+    out
+}
+
+/// [`escape_html`], appending to `out`.
+pub fn push_escaped_html(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+}
+
 /// Cuts `text` to at most `max` characters, ending with "…" when cut.
 pub fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
