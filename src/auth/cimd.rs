@@ -13,14 +13,11 @@
 //! A valid document is cached in `CACHE_KV` for as long as its `Cache-Control` allows, at most 7 days; errors
 //! are never cached, and a cached document that no longer validates is evicted and fetched again.
 
-use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::pin::pin;
-use std::task::Poll;
 
 use serde_json::{Map, Value};
 use url::{Host, Url};
-use zotero_mcp_core::platform::{Clock, HttpError, KvError, KvWrite};
+use zotero_mcp_core::platform::{within, HttpError, KvError, KvWrite};
 
 use super::client::{ClientMetadata, MetadataError};
 use super::crypto::sha256_hex;
@@ -152,23 +149,6 @@ fn parse_document(url: &str, body: &[u8]) -> Result<StoredClient, CimdError> {
     ClientMetadata::parse(&raw)
         .and_then(|m| m.into_document_client(url, &raw))
         .map_err(|source| CimdError::Invalid { url: url.to_owned(), source })
-}
-
-/// Runs `work`, giving up after `ms` milliseconds of the platform clock. The work is polled first, so an
-/// answer that is already there always wins.
-async fn within<T>(clock: &dyn Clock, ms: u64, work: impl Future<Output = T>) -> Option<T> {
-    let mut work = pin!(work);
-    let mut timer = pin!(clock.sleep(ms));
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(value) = work.as_mut().poll(cx) {
-            return Poll::Ready(Some(value));
-        }
-        if timer.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(None);
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 /// The checks a metadata URL must pass before anything is fetched.

@@ -1,3 +1,7 @@
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+
 use async_trait::async_trait;
 
 /// Wall-clock time and waiting.
@@ -35,4 +39,21 @@ impl Clock for SystemClock {
     async fn sleep(&self, ms: u64) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
+}
+
+/// Runs `work`, giving up after `ms` milliseconds of `clock`. The work is polled first, so an answer that is
+/// already there always wins; `None` means the time ran out (the work is dropped, which cancels a fetch).
+pub async fn within<T>(clock: &dyn Clock, ms: u64, work: impl Future<Output = T>) -> Option<T> {
+    let mut work = pin!(work);
+    let mut timer = pin!(clock.sleep(ms));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(value) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(value));
+        }
+        if timer.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
 }

@@ -298,10 +298,24 @@ impl HttpClient for SlowHttp {
     }
 }
 
+/// A clock whose timers never fire: `ManualClock` ends a sleep at once, which would time out every request
+/// that takes a scheduler turn, and this test is about concurrency, not time.
+struct StoppedClock;
+
+#[async_trait(?Send)]
+impl crate::platform::Clock for StoppedClock {
+    fn now_ms(&self) -> u64 {
+        NOW
+    }
+    async fn sleep(&self, _ms: u64) {
+        std::future::pending::<()>().await
+    }
+}
+
 #[tokio::test]
 async fn at_most_four_requests_are_in_flight() {
     let http = Rc::new(SlowHttp { in_flight: Cell::new(0), peak: Cell::new(0) });
-    let client = ZoteroClient::new(settings(), http.clone(), ManualClock::at(NOW)).unwrap();
+    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock)).unwrap();
     let key = key("ABCD2345");
     let calls = (0..10).map(|_| client.item(&key));
     let results = futures::future::join_all(calls).await;
@@ -316,4 +330,23 @@ async fn exports_refuse_unknown_formats_before_any_request() {
     let error = client.export(&[key("ABCD2345")], "docx", None, None).await.unwrap_err();
     assert!(error.to_string().contains("bibtex"));
     assert!(http.requests().is_empty());
+}
+
+/// An HTTP client whose answer never comes.
+struct SilentHttp;
+
+#[async_trait(?Send)]
+impl HttpClient for SilentHttp {
+    async fn send(&self, _request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_request_that_never_answers_times_out_and_is_not_retried() {
+    let clock = ManualClock::at(NOW);
+    let client = ZoteroClient::new(settings(), Rc::new(SilentHttp), clock.clone()).unwrap();
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(matches!(error, ZoteroError::Transport(HttpError::Timeout { after_ms: 30_000, .. })), "{error}");
+    assert_eq!(clock.sleeps(), [30_000]);
 }

@@ -8,7 +8,7 @@ use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::error::{hint_for, ZoteroError};
-use crate::platform::{Clock, HttpClient, HttpRequest};
+use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest};
 
 /// How retries behave. The defaults are Zotero's advice, bounded so a Worker request never hangs for minutes.
 #[derive(Debug, Clone, Copy)]
@@ -19,11 +19,14 @@ pub struct RetryPolicy {
     pub base_delay_ms: u64,
     /// The longest single wait we accept; a longer `Retry-After` fails at once and tells the caller when to retry.
     pub max_wait_ms: u64,
+    /// How long one attempt may take before it is abandoned (a hung connection must not hold the Worker until
+    /// the platform kills it). A timed-out request is not retried: a write may have reached Zotero.
+    pub request_timeout_ms: u64,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { max_retries: 4, base_delay_ms: 500, max_wait_ms: 30_000 }
+        Self { max_retries: 4, base_delay_ms: 500, max_wait_ms: 30_000, request_timeout_ms: 30_000 }
     }
 }
 
@@ -130,7 +133,12 @@ impl Transport {
         let mut attempt = 0;
         loop {
             self.wait_for_backoff().await;
-            let response = self.http.send(self.build(call)?).await?;
+            let request = self.build(call)?;
+            let url = request.uri().to_string();
+            let timeout = self.policy.request_timeout_ms;
+            let response = within(self.clock.as_ref(), timeout, self.http.send(request))
+                .await
+                .ok_or(HttpError::Timeout { url, after_ms: timeout })??;
             let (parts, body) = response.into_parts();
             self.note_backoff(&parts.headers);
             let status = parts.status;
