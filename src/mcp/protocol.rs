@@ -36,16 +36,25 @@ pub fn capabilities() -> Value {
 /// What the server tells a model about choosing its tools, in both `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str = "\
 This server gives you one person's Zotero library: their references, collections, tags, notes, \
-annotations and attached files.
+annotations and the text of their PDFs.
+
+Choosing a tool:
+- zotero_search finds items by words (titles, creators, abstracts, notes, PDF text) and by fields (tags, \
+type, collection, years, citation key). Start here; a phrase found only inside a PDF comes back on its parent \
+item with the attachment named.
+- zotero_get_item reads one item in full (every field, abstract, children) and can export it as BibTeX, RIS, \
+CSL-JSON or a formatted citation.
+- zotero_list_collections shows the collection tree or one collection's items; zotero_list_tags lists tags.
+- zotero_notes reads and writes notes (Markdown in, Zotero note out); zotero_annotations lists what the \
+reader highlighted and commented in the PDFs.
+- zotero_create_items, zotero_update_item, zotero_delete_items and zotero_manage_collections change the library.
 
 How to work with it:
-- Find before you fetch. Search or list first; every item, collection and attachment is named by an \
-eight-character key (for example ABCD2345), and the other tools take those keys. Never invent a key.
-- Prefer the narrowest tool that answers the question, and ask for small pages; results say when more \
-is available and how to get it.
-- Read before you write. Tools that change the library need the zotero:write scope; if a call says the \
-connection is read-only, tell the user to reconnect and allow writing rather than trying another tool.
-- If a write reports that an item changed elsewhere, read the item again and redo the change on the \
-fresh copy; do not retry blindly.
-- The library belongs to the user: confirm before deleting anything, and report exactly what was and \
-was not changed.";
+- Every item, collection and attachment is named by an eight-character key (for example ABCD2345) that \
+searches and listings return. Never invent a key.
+- Ask for small pages; results say when more is available (nextOffset) and how to get it.
+- Tools that change the library need the zotero:write scope. If a call says the connection is read-only, tell \
+the user to reconnect and allow writing rather than trying another tool.
+- If a write reports that an item changed elsewhere, read it again and redo the change on the fresh copy; do \
+not retry blindly. Confirm with the user before deleting anything, and report exactly what was and was not \
+changed.";
