@@ -45,7 +45,6 @@ pub mod storage;
 mod throttle;
 mod token;
 
-use crate::config::Config;
 use crate::platform::{HttpRequest, HttpResponse, Platform};
 use crate::router::App;
 
@@ -99,11 +98,7 @@ impl Grant {
 /// Decides the grant of a request to `/mcp`, or the 401 response that refuses it: the bearer token must be
 /// one this server issued (or the TypeScript deployment before it), unexpired, unrevoked, and meant for this
 /// URL.
-pub async fn grant_for_mcp_request(
-    request: &HttpRequest,
-    _config: &Config,
-    platform: &Platform,
-) -> Result<Grant, Box<HttpResponse>> {
+pub async fn grant_for_mcp_request(request: &HttpRequest, platform: &Platform) -> Result<Grant, Box<HttpResponse>> {
     bearer::authenticate(request, platform).await
 }
 

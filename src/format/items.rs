@@ -160,10 +160,6 @@ fn collection_keys(data: &Map<String, Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn is_deleted(data: &Map<String, Value>) -> bool {
-    matches!(data.get("deleted"), Some(Value::Bool(true))) || data.get("deleted").and_then(Value::as_u64) == Some(1)
-}
-
 /// "Smith", "Smith & Jones", "Smith et al." from every creator, whatever their role.
 pub fn creator_summary(data: &Map<String, Value>) -> Option<String> {
     let names: Vec<String> = data
@@ -214,7 +210,7 @@ pub fn summarize(item: &ZoteroObject) -> ItemSummary {
         collections: collection_keys(data),
         parent_item: text(data, "parentItem"),
         num_children: item.meta.get("numChildren").and_then(Value::as_u64),
-        in_trash: is_deleted(data),
+        in_trash: item.is_trashed(),
     }
 }
 

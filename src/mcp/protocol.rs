@@ -39,7 +39,7 @@ This server gives you one person's Zotero library: their references, collections
 annotations and the text of their PDFs.
 
 Choosing a tool:
-- zotero_search finds items by words (titles, creators, abstracts, notes, PDF text) and by fields (tags, \
+- zotero_search finds items by words (titles, creators, years, and the indexed text of PDFs) and by fields (tags, \
 type, collection, years, citation key). Start here; a phrase found only inside a PDF comes back on its parent \
 item with the attachment named.
 - zotero_get_item reads one item in full (every field, abstract, children) and can export it as BibTeX, RIS, \

@@ -39,7 +39,7 @@ pub async fn handle(request: &HttpRequest, config: std::rc::Rc<Config>, platform
     }
     let cors_origin = request.headers().get(http::header::ORIGIN).cloned();
     let mut response = match *request.method() {
-        http::Method::POST => match crate::auth::grant_for_mcp_request(request, &config, &platform).await {
+        http::Method::POST => match crate::auth::grant_for_mcp_request(request, &platform).await {
             Ok(grant) => {
                 let registry = crate::tools::registry(&config);
                 let ctx = RequestContext::new(grant, config, platform);

@@ -334,18 +334,10 @@ impl Tool for ManageCollections {
                 }
                 if !payloads.is_empty() {
                     let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
-                    for (index, item_key) in order.iter().enumerate() {
-                        if outcome.success.contains_key(&index) || outcome.unchanged.contains_key(&index) {
-                            output.affected.push(item_key.clone());
-                        }
-                    }
-                    for (index, failure) in &outcome.failed {
-                        output.failed.push(super::items::Failure {
-                            what: order[*index].clone(),
-                            code: failure.code,
-                            message: failure.message.clone(),
-                        });
-                    }
+                    output.affected.extend(
+                        order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()),
+                    );
+                    output.failed.extend(super::items::failures_from(&outcome, |i| order[i].clone()));
                 }
                 let verb = if adding { "Added" } else { "Removed" };
                 let prep = if adding { "to" } else { "from" };

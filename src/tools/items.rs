@@ -190,7 +190,8 @@ pub struct TagIn {
 }
 
 impl TagIn {
-    fn to_zotero(&self) -> Value {
+    /// The tag as Zotero stores it (`type` only for automatic tags).
+    pub fn to_zotero(&self) -> Value {
         match self.kind {
             Some(kind) if kind > 0 => json!({ "tag": self.tag, "type": kind }),
             _ => json!({ "tag": self.tag }),
@@ -224,7 +225,7 @@ pub struct Failure {
     pub message: String,
 }
 
-fn failures_from(outcome: &WriteOutcome, label: impl Fn(usize) -> String) -> Vec<Failure> {
+pub fn failures_from(outcome: &WriteOutcome, label: impl Fn(usize) -> String) -> Vec<Failure> {
     let mut failures: Vec<Failure> = outcome
         .failed
         .iter()
@@ -327,15 +328,17 @@ impl Tool for CreateItems {
         let mut templates: HashMap<String, Result<Map<String, Value>, String>> = HashMap::new();
         for item in &input.items {
             if !templates.contains_key(&item.item_type) {
-                let template = zotero.template(&item.item_type, None).await.map_err(|e| match e {
-                    ZoteroError::Api { status: 400, .. } => format!("`{}` is not a Zotero item type", item.item_type),
-                    other => other.to_string(),
-                });
-                if let Err(message) = &template {
-                    if !message.contains("is not a Zotero item type") {
-                        return Err(ToolError::Failed(format!("Could not read Zotero's item template: {message}")));
+                // Zotero answers 400 for an unknown type: that fails the items of that type only. Any other
+                // failure means no template can be read, so nothing is written.
+                let template = match zotero.template(&item.item_type, None).await {
+                    Ok(template) => Ok(template),
+                    Err(ZoteroError::Api { status: 400, .. }) => {
+                        Err(format!("`{}` is not a Zotero item type", item.item_type))
                     }
-                }
+                    Err(other) => {
+                        return Err(ToolError::Failed(format!("Could not read Zotero's item template: {other}")))
+                    }
+                };
                 templates.insert(item.item_type.clone(), template);
             }
         }
@@ -678,11 +681,9 @@ impl Tool for DeleteItems {
         }
         if !payloads.is_empty() {
             let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
-            for (index, key) in order.iter().enumerate() {
-                if outcome.success.contains_key(&index) || outcome.unchanged.contains_key(&index) {
-                    output.deleted.push(key.clone());
-                }
-            }
+            output
+                .deleted
+                .extend(order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()));
             output.failed.extend(failures_from(&outcome, |i| order[i].clone()));
         }
         Ok(output)

@@ -209,24 +209,13 @@ fn require_write(ctx: &RequestContext) -> Result<(), ToolError> {
 }
 
 fn tags_json(tags: &[TagIn]) -> Value {
-    Value::Array(
-        tags.iter()
-            .map(|t| match t.kind {
-                Some(kind) if kind > 0 => json!({ "tag": t.tag, "type": kind }),
-                _ => json!({ "tag": t.tag }),
-            })
-            .collect(),
-    )
-}
-
-fn is_trashed(object: &ZoteroObject) -> bool {
-    object.data.get("deleted").is_some_and(|d| d.as_bool().unwrap_or(false) || d.as_u64().unwrap_or(0) > 0)
+    Value::Array(tags.iter().map(TagIn::to_zotero).collect())
 }
 
 /// An item's notes, not in the trash, in Zotero's order.
 async fn child_notes(zotero: &ZoteroClient, parent: &Key) -> Result<Vec<ZoteroObject>, ToolError> {
     let children = zotero.children(parent, MAX_CHILDREN).await?;
-    Ok(children.items.into_iter().filter(|c| c.item_type() == Some("note") && !is_trashed(c)).collect())
+    Ok(children.items.into_iter().filter(|c| c.item_type() == Some("note") && !c.is_trashed()).collect())
 }
 
 async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
@@ -357,7 +346,7 @@ async fn delete(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput,
     let zotero = ctx.zotero()?;
     let current = read_note(zotero, key, NoteAction::Delete).await?;
     let parent = current.field("parentItem").map(str::to_owned);
-    if is_trashed(&current) {
+    if current.is_trashed() {
         return Ok(NotesOutput::written(
             NoteAction::Delete,
             key.as_str(),
@@ -418,11 +407,11 @@ mod tests {
     #[test]
     fn recognises_trashed_notes() {
         let mut note = ZoteroObject { key: "ABCD2345".into(), version: 1, meta: Map::new(), data: Map::new() };
-        assert!(!is_trashed(&note));
+        assert!(!note.is_trashed());
         note.data.insert("deleted".into(), json!(1));
-        assert!(is_trashed(&note));
+        assert!(note.is_trashed());
         note.data.insert("deleted".into(), json!(true));
-        assert!(is_trashed(&note));
+        assert!(note.is_trashed());
     }
 
     #[test]

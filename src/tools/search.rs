@@ -70,8 +70,8 @@ fn default_limit() -> u32 {
 pub struct SearchInput {
     /// Literal words to find. Matched as text, not interpreted.
     pub query: Option<String>,
-    /// Where to look: `titleCreatorYear` (titles, creators, year) or `everything` (every field, notes and the
-    /// indexed text of PDFs). Chosen automatically when omitted: `everything` for queries of three or more words.
+    /// Where to look: `titleCreatorYear` (titles, creators, year) or `everything` (those and the indexed full
+    /// text of attachments). Chosen automatically when omitted: `everything` for queries of three or more words.
     pub qmode: Option<QModeArg>,
     /// A Better BibTeX citation key stored as a `Citation Key:` line in Extra; matches the whole key exactly.
     pub citation_key: Option<String>,
@@ -160,8 +160,8 @@ impl Tool for ZoteroSearch {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_search",
         "Search the library by words and fields",
-        "Finds items by literal words and by fields: titles, creators, years, abstracts, notes, the text of PDFs, \
-         tags, item type, collection, citation key. Use it for a known author, title, phrase or citation key, or \
+        "Finds items by literal words (titles, creators and years; with qmode everything also the indexed text of \
+         PDFs) and by fields: tags, item type, collection, citation key. Use it for a known author, title, phrase or citation key, or \
          whenever results must be ordered. A phrase that only occurs inside a PDF comes back as the PDF's parent \
          item with the attachment named. Returns an empty list, not an error, when nothing matches; page with \
          `offset`.",

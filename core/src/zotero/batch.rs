@@ -37,6 +37,11 @@ pub struct WriteOutcome {
 }
 
 impl WriteOutcome {
+    /// Whether the object at `position` is now as asked: written, or already identical.
+    pub fn is_written(&self, position: usize) -> bool {
+        self.success.contains_key(&position) || self.unchanged.contains_key(&position)
+    }
+
     /// True when every object was written or was already identical.
     pub fn is_complete(&self) -> bool {
         self.failed.is_empty() && self.not_sent.is_empty()

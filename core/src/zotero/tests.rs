@@ -222,16 +222,6 @@ async fn a_backoff_header_delays_the_next_request() {
 }
 
 #[tokio::test]
-async fn an_invalid_key_never_reaches_a_request() {
-    let http = StubHttp::strict();
-    let (_client, _) = client_with(http.clone());
-    for bad in ["../../keys", "ABCD234%", "abcd2345"] {
-        assert!(ObjectKey::parse(bad).is_err());
-    }
-    assert!(http.requests().is_empty());
-}
-
-#[tokio::test]
 async fn a_group_library_needs_an_id() {
     let settings = ZoteroSettings { library_kind: LibraryKind::Group, library_id: None, ..settings() };
     let error = ZoteroClient::new(settings, StubHttp::strict(), ManualClock::at(NOW)).err().unwrap();

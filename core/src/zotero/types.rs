@@ -22,6 +22,11 @@ impl ZoteroObject {
     pub fn field(&self, name: &str) -> Option<&str> {
         self.data.get(name).and_then(Value::as_str).filter(|s| !s.is_empty())
     }
+    /// Whether the object is in the trash (`deleted` is 1 or true).
+    pub fn is_trashed(&self) -> bool {
+        self.data.get("deleted").is_some_and(|d| d.as_bool().unwrap_or(false) || d.as_u64().unwrap_or(0) > 0)
+    }
+
     /// `data.itemType` (items only).
     pub fn item_type(&self) -> Option<&str> {
         self.field("itemType")
