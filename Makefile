@@ -37,7 +37,7 @@ size:
 ## Benchmarks (print figures; compare within one run).
 bench:
 	cargo bench -p zotero-sim --bench client_page
-	cargo bench -p zotero-mcp --bench tools_call
+	cargo bench -p zotero-mcp-server --bench tools_call
 
 clean:
 	cargo clean

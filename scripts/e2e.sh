@@ -4,7 +4,7 @@
 # Serves the prebuilt worker-build output (build/worker/shim.mjs) under `wrangler dev` on a free
 # loopback port with throw-away local KV, then runs:
 #   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras, their OAuth support, raw HTTP)
-#   2. the `oauth2` crate as OAuth client (get-token/tests/flow.rs, ignored in plain `cargo test`)
+#   2. the `oauth2` crate as OAuth client (crates/cli/tests/get_token_flow.rs, ignored in plain `cargo test`)
 #   3. scripts/conformance.sh             (the applicable @modelcontextprotocol/conformance scenarios)
 # Every request to /mcp needs a bearer token: each step gets its own through the real OAuth flow with the
 # test password of tests/e2e/wrangler.test.toml.
@@ -171,8 +171,8 @@ node --test --test-reporter=spec --test-timeout=300000 "${TEST_FILES[@]}" 2>&1 |
 TEST_RC=${PIPESTATUS[0]}
 OAUTH2_RC=0
 if [ "${E2E_SKIP_OAUTH2:-}" != "1" ]; then
-  echo "e2e: the oauth2 crate as OAuth client (get-token/tests/flow.rs)"
-  ZOTERO_MCP_PASSWORD=test-password cargo test --locked --quiet -p zotero-mcp-get-token --test flow -- --ignored 2>&1 \
+  echo "e2e: the oauth2 crate as OAuth client (crates/cli/tests/get_token_flow.rs)"
+  ZOTERO_MCP_PASSWORD=test-password cargo test --locked --quiet -p zotero-mcp-cli --test get_token_flow -- --ignored 2>&1 \
     | tee "$WORK_DIR/oauth2.log"
   OAUTH2_RC=${PIPESTATUS[0]}
 fi

@@ -1,0 +1,3 @@
+//! The subcommands of `zotero-mcp`, each a function from its arguments to an exit code.
+
+pub mod get_token;

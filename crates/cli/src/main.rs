@@ -1,0 +1,37 @@
+//! `zotero-mcp`: the zotero-mcp server as a native program. See `zotero-mcp --help`.
+
+use std::process::ExitCode;
+
+use zotero_mcp_cli::commands;
+
+const HELP: &str = "\
+zotero-mcp: an MCP server for a Zotero library.
+
+usage: zotero-mcp <command> [options]
+
+commands:
+  get-token <server-url>   sign in to a zotero-mcp server and print an OAuth access token
+  help                     this text
+
+`zotero-mcp <command> --help` describes each command.";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    match command.as_deref() {
+        Some("get-token") => commands::get_token::main(rest),
+        None | Some("help" | "-h" | "--help") => {
+            println!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Some("-V" | "--version") => {
+            println!("zotero-mcp {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("zotero-mcp: unknown command `{other}`\n\n{HELP}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! The Zotero Web API v3 client: one per request context, sharing its limiter, backoff gate and library lookup.
+
+use std::rc::Rc;
+
+use http::Method;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::batch::BATCH_SIZE;
+use super::error::ZoteroError;
+use super::key::ObjectKey;
+use super::query::Query;
+use super::transport::{Call, Reply, RetryPolicy, Transport};
+use super::types::{Deleted, FullText, Page, Tag, Versions, ZoteroObject};
+use crate::platform::{Clock, HttpClient};
+
+/// The real API.
+pub const DEFAULT_BASE_URL: &str = "https://api.zotero.org";
+/// Zotero's page size limit.
+pub const PAGE_LIMIT: usize = 100;
+/// Export formats Zotero accepts for `format=` (CSL output is `bib` or `citation` with `style`).
+pub const EXPORT_FORMATS: &[&str] = &[
+    "bib",
+    "citation",
+    "bibtex",
+    "biblatex",
+    "bookmarks",
+    "coins",
+    "csljson",
+    "csv",
+    "mods",
+    "refer",
+    "rdf_bibliontology",
+    "rdf_dc",
+    "rdf_zotero",
+    "ris",
+    "tei",
+    "wikipedia",
+];
+
+/// Whose library the server works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibraryKind {
+    User,
+    Group,
+}
+
+/// What the client needs to know, from the deployment's configuration.
+#[derive(Debug, Clone)]
+pub struct ZoteroSettings {
+    pub api_key: String,
+    pub library_kind: LibraryKind,
+    /// The numeric library id; found from the key when absent (user libraries only).
+    pub library_id: Option<String>,
+    /// `ZOTERO_API_BASE`, for the simulator; the real API when absent.
+    pub base_url: Option<String>,
+}
+
+/// The reading half of the Zotero Web API: everything that looks and nothing that changes. Writes are on
+/// [`super::ZoteroWriter`], which owns one of these and hands it out for reads, so code given only a
+/// `&ZoteroClient` cannot change the library.
+pub struct ZoteroClient {
+    pub(super) transport: Transport,
+    kind: LibraryKind,
+    configured_id: Option<u64>,
+    /// `/users/<id>` or `/groups/<id>`, resolved at most once; concurrent callers share the lookup.
+    prefix: async_lock::OnceCell<String>,
+}
+
+#[derive(Deserialize)]
+struct KeyInfo {
+    #[serde(rename = "userID")]
+    user_id: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RawTag {
+    tag: String,
+    #[serde(default)]
+    meta: RawTagMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct RawTagMeta {
+    #[serde(default, rename = "type")]
+    kind: u8,
+    #[serde(default, rename = "numItems")]
+    num_items: u64,
+}
+
+impl ZoteroClient {
+    pub fn new(settings: ZoteroSettings, http: Rc<dyn HttpClient>, clock: Rc<dyn Clock>) -> Result<Self, ZoteroError> {
+        Self::with_policy(settings, http, clock, RetryPolicy::default())
+    }
+
+    pub fn with_policy(
+        settings: ZoteroSettings,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        policy: RetryPolicy,
+    ) -> Result<Self, ZoteroError> {
+        let api_key = settings.api_key.trim();
+        if api_key.is_empty() {
+            return Err(ZoteroError::Config(
+                "ZOTERO_API_KEY is not set. Create a key at zotero.org/settings/keys and run: wrangler secret put ZOTERO_API_KEY".into(),
+            ));
+        }
+        let configured_id = match settings.library_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(id) => Some(id.parse::<u64>().map_err(|_| {
+                ZoteroError::Config(format!("ZOTERO_LIBRARY_ID must be the library's number, not `{id}`"))
+            })?),
+            None => None,
+        };
+        if settings.library_kind == LibraryKind::Group && configured_id.is_none() {
+            return Err(ZoteroError::Config(
+                "ZOTERO_LIBRARY_TYPE is `group` but ZOTERO_LIBRARY_ID is not set. A key does not say which group to \
+                 use: set ZOTERO_LIBRARY_ID to the group's number (from https://www.zotero.org/groups/<number>/…) \
+                 with: wrangler secret put ZOTERO_LIBRARY_ID"
+                    .into(),
+            ));
+        }
+        let base_url = settings.base_url.as_deref().filter(|s| !s.trim().is_empty()).unwrap_or(DEFAULT_BASE_URL);
+        Ok(Self {
+            transport: Transport::new(http, clock, base_url, api_key, policy),
+            kind: settings.library_kind,
+            configured_id,
+            prefix: async_lock::OnceCell::new(),
+        })
+    }
+
+    /// The library path prefix, looking the user id up from the key when it was not configured.
+    pub async fn library_prefix(&self) -> Result<&str, ZoteroError> {
+        let prefix = self
+            .prefix
+            .get_or_try_init(|| async {
+                let segment = match self.kind {
+                    LibraryKind::User => "users",
+                    LibraryKind::Group => "groups",
+                };
+                let id = match self.configured_id {
+                    Some(id) => id,
+                    None => {
+                        let reply = self.transport.execute(&Call::new(Method::GET, "/keys/current".into())).await?;
+                        let info: KeyInfo = reply.json()?;
+                        info.user_id.ok_or_else(|| {
+                            ZoteroError::Config(
+                                "the API key does not belong to a user, so the library cannot be found from it. Set ZOTERO_LIBRARY_ID".into(),
+                            )
+                        })?
+                    }
+                };
+                Ok::<_, ZoteroError>(format!("/{segment}/{id}"))
+            })
+            .await?;
+        Ok(prefix.as_str())
+    }
+
+    pub(super) async fn library_path(&self, rest: &str) -> Result<String, ZoteroError> {
+        Ok(format!("{}{rest}", self.library_prefix().await?))
+    }
+
+    async fn get(&self, path: String, query: Vec<(String, String)>) -> Result<Reply, ZoteroError> {
+        self.transport.execute(&Call::new(Method::GET, path).query(query)).await
+    }
+
+    /// Reads a paginated listing until `max` objects or the end, `PAGE_LIMIT` at a time, from the query's
+    /// `offset` (0 unless set).
+    async fn list<T: DeserializeOwned>(&self, path: String, query: &Query, max: usize) -> Result<Page<T>, ZoteroError> {
+        let mut page = Page { items: Vec::new(), total_results: None, library_version: 0 };
+        let first = query.initial_offset();
+        while page.items.len() < max {
+            let limit = PAGE_LIMIT.min(max - page.items.len());
+            let reply = self.get(path.clone(), query.with_page(first + page.items.len(), limit)).await?;
+            let batch: Vec<T> = reply.json()?;
+            let received = batch.len();
+            if page.total_results.is_none() {
+                page.total_results = reply.total_results();
+            }
+            page.library_version = page.library_version.max(reply.last_modified_version());
+            page.items.extend(batch);
+            let exhausted = page.total_results.is_some_and(|total| (first + page.items.len()) as u64 >= total);
+            if received < limit || exhausted {
+                break;
+            }
+        }
+        Ok(page)
+    }
+
+    // ---- items ----
+
+    /// All items (top-level and children) matching `query`.
+    pub async fn items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path("/items").await?, query, max).await
+    }
+
+    /// Top-level items only (no child attachments, notes or annotations).
+    pub async fn top_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path("/items/top").await?, query, max).await
+    }
+
+    /// Items in the trash.
+    pub async fn trash_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path("/items/trash").await?, query, max).await
+    }
+
+    /// Items in a collection (not its subcollections).
+    pub async fn collection_items(
+        &self,
+        collection: &ObjectKey,
+        top_only: bool,
+        query: &Query,
+        max: usize,
+    ) -> Result<Page<ZoteroObject>, ZoteroError> {
+        let suffix = if top_only { "/items/top" } else { "/items" };
+        self.list(self.library_path(&format!("/collections/{collection}{suffix}")).await?, query, max).await
+    }
+
+    pub async fn item(&self, key: &ObjectKey) -> Result<ZoteroObject, ZoteroError> {
+        self.get(self.library_path(&format!("/items/{key}")).await?, Vec::new()).await?.json()
+    }
+
+    /// Several items by key, 50 keys per request (Zotero's `itemKey` limit), in Zotero's order.
+    pub async fn items_by_keys(&self, keys: &[ObjectKey]) -> Result<Vec<ZoteroObject>, ZoteroError> {
+        let mut found = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(BATCH_SIZE) {
+            let joined = chunk.iter().map(ObjectKey::as_str).collect::<Vec<_>>().join(",");
+            let query = Query::new().param("itemKey", joined).include_trashed(true);
+            found.extend(self.items(&query, chunk.len()).await?.items);
+        }
+        Ok(found)
+    }
+
+    /// An item's attachments, notes and annotations.
+    pub async fn children(&self, key: &ObjectKey, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path(&format!("/items/{key}/children")).await?, &Query::new(), max).await
+    }
+
+    /// The empty item Zotero would create for `item_type` (and `link_mode` for attachments).
+    pub async fn template(&self, item_type: &str, link_mode: Option<&str>) -> Result<Map<String, Value>, ZoteroError> {
+        let mut query = Query::new().param("itemType", item_type);
+        if let Some(mode) = link_mode {
+            query = query.param("linkMode", mode);
+        }
+        self.get("/items/new".into(), query.into_params()).await?.json()
+    }
+
+    /// Every item's version changed since `since` (trashed included), and the library version.
+    pub async fn item_versions(&self, since: u64) -> Result<Versions, ZoteroError> {
+        let query = Query::new().since(since).param("format", "versions").include_trashed(true);
+        let reply = self.get(self.library_path("/items").await?, query.into_params()).await?;
+        Ok(Versions { versions: reply.json()?, library_version: reply.last_modified_version() })
+    }
+
+    /// Keys deleted since `since`.
+    pub async fn deleted(&self, since: u64) -> Result<Deleted, ZoteroError> {
+        let reply = self.get(self.library_path("/deleted").await?, Query::new().since(since).into_params()).await?;
+        let mut deleted: Deleted = reply.json()?;
+        deleted.library_version = reply.last_modified_version();
+        Ok(deleted)
+    }
+
+    /// Zotero's own export of the given items: BibTeX, RIS, CSL-JSON, or a formatted bibliography (`bib`,
+    /// `citation`) in a CSL `style` and `locale`.
+    pub async fn export(
+        &self,
+        keys: &[ObjectKey],
+        format: &str,
+        style: Option<&str>,
+        locale: Option<&str>,
+    ) -> Result<String, ZoteroError> {
+        if !EXPORT_FORMATS.contains(&format) {
+            return Err(ZoteroError::Config(format!(
+                "`{format}` is not a Zotero export format; use one of {}",
+                EXPORT_FORMATS.join(", ")
+            )));
+        }
+        let mut out = String::new();
+        for chunk in keys.chunks(BATCH_SIZE) {
+            let joined = chunk.iter().map(ObjectKey::as_str).collect::<Vec<_>>().join(",");
+            let query = Query::new()
+                .param("itemKey", joined)
+                .param("format", format)
+                .param("style", style.unwrap_or_default())
+                .param("locale", locale.unwrap_or_default());
+            let reply = self.get(self.library_path("/items").await?, query.into_params()).await?;
+            out.push_str(&reply.text());
+        }
+        Ok(out)
+    }
+
+    // ---- full text ----
+
+    /// An attachment's stored full text, or `None` when Zotero has none.
+    pub async fn fulltext(&self, key: &ObjectKey) -> Result<Option<FullText>, ZoteroError> {
+        match self.get(self.library_path(&format!("/items/{key}/fulltext")).await?, Vec::new()).await {
+            Ok(reply) => reply.json().map(Some),
+            Err(error) if error.status() == Some(404) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    // ---- collections and tags ----
+
+    pub async fn collections(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path("/collections").await?, query, max).await
+    }
+
+    pub async fn top_collections(&self, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path("/collections/top").await?, &Query::new(), max).await
+    }
+
+    pub async fn subcollections(&self, key: &ObjectKey, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        self.list(self.library_path(&format!("/collections/{key}/collections")).await?, &Query::new(), max).await
+    }
+
+    pub async fn collection(&self, key: &ObjectKey) -> Result<ZoteroObject, ZoteroError> {
+        self.get(self.library_path(&format!("/collections/{key}")).await?, Vec::new()).await?.json()
+    }
+
+    /// Tags with their type and item counts.
+    pub async fn tags(&self, query: &Query, max: usize) -> Result<Page<Tag>, ZoteroError> {
+        let raw: Page<RawTag> = self.list(self.library_path("/tags").await?, query, max).await?;
+        Ok(Page {
+            items: raw
+                .items
+                .into_iter()
+                .map(|t| Tag { tag: t.tag, kind: t.meta.kind, num_items: t.meta.num_items })
+                .collect(),
+            total_results: raw.total_results,
+            library_version: raw.library_version,
+        })
+    }
+}
+

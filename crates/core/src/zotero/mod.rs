@@ -1,0 +1,24 @@
+//! A client for the Zotero Web API v3 that follows Zotero's rules for well-behaved clients: object versions
+//! on every write (412 is a typed conflict, never retried), 50-object batches with per-object results, at most
+//! four requests in flight, `Backoff` and `Retry-After` honoured, keys validated before they reach a URL.
+
+mod batch;
+mod client;
+mod error;
+mod key;
+mod query;
+mod transport;
+mod types;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use batch::{WriteFailure, WriteOutcome, BATCH_SIZE};
+pub use client::{LibraryKind, ZoteroClient, ZoteroSettings, DEFAULT_BASE_URL, EXPORT_FORMATS, PAGE_LIMIT};
+pub use error::ZoteroError;
+pub use key::{KeyError, ObjectKey};
+pub use query::{QMode, Query};
+pub use transport::{RetryPolicy, MAX_IN_FLIGHT};
+pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
+pub use writer::ZoteroWriter;

@@ -1,0 +1,342 @@
+//! The client against stubbed responses: what it sends and how it reacts to each kind of answer.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+use crate::testing::{ManualClock, StubHttp};
+
+const NOW: u64 = 1_800_000_000_000;
+
+fn settings() -> ZoteroSettings {
+    ZoteroSettings {
+        api_key: "k3y".into(),
+        library_kind: LibraryKind::User,
+        library_id: Some("42".into()),
+        base_url: Some("https://zotero.test".into()),
+    }
+}
+
+fn respond(status: u16, headers: &[(&str, &str)], body: Value) -> HttpResponse {
+    let mut builder = http::Response::builder().status(status);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(body.to_string().into_bytes()).unwrap()
+}
+
+fn client_with(http: Rc<StubHttp>) -> (ZoteroWriter, Rc<ManualClock>) {
+    let clock = ManualClock::at(NOW);
+    (ZoteroWriter::new(settings(), http, clock.clone()).unwrap(), clock)
+}
+
+fn query_of(request: &HttpRequest) -> Vec<(String, String)> {
+    form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes()).into_owned().collect()
+}
+
+fn item(key: &str) -> Value {
+    json!({ "key": key, "version": 3, "meta": {}, "data": { "key": key, "itemType": "book", "title": key } })
+}
+
+fn key(k: &str) -> ObjectKey {
+    ObjectKey::parse(k).unwrap()
+}
+
+#[tokio::test]
+async fn sends_the_api_version_key_and_a_user_agent() {
+    let http = StubHttp::new(|_| Ok(respond(200, &[], item("ABCD2345"))));
+    let (client, _) = client_with(http.clone());
+    client.item(&key("ABCD2345")).await.unwrap();
+    let request = &http.requests()[0];
+    assert_eq!(request.uri().to_string(), "https://zotero.test/users/42/items/ABCD2345");
+    assert_eq!(request.headers()["zotero-api-version"], "3");
+    assert_eq!(request.headers()["zotero-api-key"], "k3y");
+    assert!(request.headers()["user-agent"].to_str().unwrap().starts_with("zotero-mcp/"));
+}
+
+#[tokio::test]
+async fn paginates_up_to_the_callers_maximum() {
+    // 250 matching items; the caller wants at most 230.
+    let http = StubHttp::new(|request| {
+        let query: Vec<(String, String)> =
+            form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes()).into_owned().collect();
+        let get = |name: &str| query.iter().find(|(n, _)| n == name).map(|(_, v)| v.parse::<usize>().unwrap());
+        let (start, limit) = (get("start").unwrap(), get("limit").unwrap());
+        let items: Vec<Value> = (start..(start + limit).min(250)).map(|i| item(&format!("K{i:07}"))).collect();
+        Ok(respond(200, &[("total-results", "250"), ("last-modified-version", "77")], Value::Array(items)))
+    });
+    let (client, _) = client_with(http.clone());
+    let page = client.items(&Query::new().q("deep learning", QMode::Everything), 230).await.unwrap();
+    assert_eq!(page.items.len(), 230);
+    assert_eq!(page.total_results, Some(250));
+    assert_eq!(page.library_version, 77);
+    let requests = http.requests();
+    let pages: Vec<(String, String)> = requests
+        .iter()
+        .map(|r| {
+            let q = query_of(r);
+            let v = |n: &str| q.iter().find(|(k, _)| k == n).unwrap().1.clone();
+            (v("start"), v("limit"))
+        })
+        .collect();
+    assert_eq!(pages, [("0".into(), "100".into()), ("100".into(), "100".into()), ("200".into(), "30".into())]);
+    assert!(query_of(&requests[0]).contains(&("qmode".into(), "everything".into())));
+}
+
+#[tokio::test]
+async fn stops_paginating_at_a_short_page() {
+    let http = StubHttp::new(|_| Ok(respond(200, &[], json!([item("AAAAAAAA"), item("BBBBBBBB")]))));
+    let (client, _) = client_with(http.clone());
+    let page = client.top_items(&Query::new(), 500).await.unwrap();
+    assert_eq!(page.items.len(), 2);
+    assert_eq!(http.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn batch_results_are_reindexed_across_three_batches() {
+    let http = StubHttp::new(|request| {
+        let objects: Vec<Value> = serde_json::from_slice(request.body()).unwrap();
+        let mut success = serde_json::Map::new();
+        let mut failed = serde_json::Map::new();
+        for (i, object) in objects.iter().enumerate() {
+            if object["title"] == "bad" {
+                failed.insert(
+                    i.to_string(),
+                    json!({ "key": null, "code": 400, "message": "'foo' is not a valid field for type 'book'" }),
+                );
+            } else {
+                success.insert(i.to_string(), json!(format!("N{:07}", object["n"].as_u64().unwrap())));
+            }
+        }
+        Ok(respond(
+            200,
+            &[("last-modified-version", "900")],
+            json!({ "success": success, "failed": failed, "unchanged": {}, "successful": {} }),
+        ))
+    });
+    let (client, _) = client_with(http.clone());
+    let objects: Vec<Value> =
+        (0..120).map(|n| json!({ "itemType": "book", "title": if n == 107 { "bad" } else { "ok" }, "n": n })).collect();
+    let outcome = client.write_objects(ObjectKind::Items, &objects).await.unwrap();
+    assert_eq!(http.requests().len(), 3);
+    assert_eq!(outcome.success.len(), 119);
+    assert_eq!(outcome.success[&0], "N0000000");
+    assert_eq!(outcome.success[&50], "N0000050", "index 0 of batch 2 is position 50");
+    assert_eq!(outcome.success[&119], "N0000119");
+    assert_eq!(outcome.failed[&107].code, 400);
+    assert_eq!(outcome.library_version, 900);
+    let tokens: Vec<String> =
+        http.requests().iter().map(|r| r.headers()["zotero-write-token"].to_str().unwrap().to_owned()).collect();
+    assert!(tokens.iter().all(|t| t.len() == 32));
+    assert!(tokens[0] != tokens[1] && tokens[1] != tokens[2], "a fresh token per batch");
+    let sizes: Vec<usize> =
+        http.requests().iter().map(|r| serde_json::from_slice::<Vec<Value>>(r.body()).unwrap().len()).collect();
+    assert_eq!(sizes, [50, 50, 20]);
+}
+
+#[tokio::test]
+async fn a_later_batch_failing_reports_what_was_and_was_not_written() {
+    let http = StubHttp::strict();
+    http.enqueue(Ok(respond(200, &[], json!({ "success": (0..50).map(|i| (i.to_string(), json!(format!("S{i:07}")))).collect::<serde_json::Map<_, _>>() }))));
+    http.enqueue(Ok(respond(413, &[], json!("Request too large"))));
+    let (client, _) = client_with(http.clone());
+    let objects: Vec<Value> = (0..130).map(|_| json!({ "itemType": "book" })).collect();
+    let outcome = client.write_objects(ObjectKind::Items, &objects).await.unwrap();
+    assert_eq!(outcome.success.len(), 50);
+    assert_eq!(outcome.failed.len(), 50);
+    assert_eq!(outcome.failed[&50].code, 413);
+    assert_eq!(outcome.not_sent, (100..130).collect::<Vec<_>>());
+    assert!(!outcome.is_complete());
+    assert_eq!(http.requests().len(), 2, "nothing is sent after a failed batch");
+}
+
+#[tokio::test]
+async fn a_412_is_a_conflict_and_is_sent_once() {
+    let http = StubHttp::new(|_| Ok(respond(412, &[], json!("Item has been modified since specified version"))));
+    let (client, clock) = client_with(http.clone());
+    let error = client.patch_item(&key("ABCD2345"), 5, &json!({ "title": "x" })).await.unwrap_err();
+    assert!(error.is_conflict(), "{error}");
+    assert!(error.to_string().contains("Read the item or collection again"));
+    assert_eq!(http.requests().len(), 1);
+    assert_eq!(http.requests()[0].headers()["if-unmodified-since-version"], "5");
+    assert!(clock.sleeps().is_empty());
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_waits_then_succeeds() {
+    let http = StubHttp::new(|_| Ok(respond(200, &[], item("ABCD2345"))));
+    http.enqueue(Ok(respond(429, &[("retry-after", "7")], json!("Too many requests"))));
+    let (client, clock) = client_with(http.clone());
+    let found = client.item(&key("ABCD2345")).await.unwrap();
+    assert_eq!(found.key, "ABCD2345");
+    assert_eq!(http.requests().len(), 2);
+    assert_eq!(clock.sleeps(), [7_000]);
+}
+
+#[tokio::test]
+async fn a_503_without_retry_after_backs_off_exponentially_and_gives_up() {
+    let http = StubHttp::new(|_| Ok(respond(503, &[], json!("Service unavailable"))));
+    let (client, clock) = client_with(http.clone());
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(matches!(error, ZoteroError::Unavailable { status: 503, .. }), "{error}");
+    assert_eq!(http.requests().len(), 5, "one attempt and four retries");
+    assert_eq!(clock.sleeps(), [500, 1_000, 2_000, 4_000]);
+}
+
+#[tokio::test]
+async fn a_retry_after_longer_than_we_hold_a_request_fails_at_once_with_the_wait() {
+    let http = StubHttp::new(|_| Ok(respond(429, &[("retry-after", "3600")], json!("slow down"))));
+    let (client, clock) = client_with(http.clone());
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(error.to_string().contains("3600 seconds"), "{error}");
+    assert_eq!(http.requests().len(), 1);
+    assert!(clock.sleeps().is_empty());
+}
+
+#[tokio::test]
+async fn other_errors_are_not_retried_and_say_what_failed() {
+    let http = StubHttp::new(|_| Ok(respond(500, &[], json!("An error occurred"))));
+    let (client, _) = client_with(http.clone());
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert_eq!(http.requests().len(), 1);
+    let message = error.to_string();
+    assert!(message.contains("GET /users/42/items/ABCD2345 failed with 500"), "{message}");
+    assert!(message.contains("An error occurred"));
+}
+
+#[tokio::test]
+async fn a_backoff_header_delays_the_next_request() {
+    let http = StubHttp::new(|_| Ok(respond(200, &[], item("ABCD2345"))));
+    http.enqueue(Ok(respond(200, &[("backoff", "12")], item("ABCD2345"))));
+    let (client, clock) = client_with(http.clone());
+    client.item(&key("ABCD2345")).await.unwrap();
+    assert!(clock.sleeps().is_empty(), "the answer carrying Backoff is itself used");
+    client.item(&key("ABCD2345")).await.unwrap();
+    assert_eq!(clock.sleeps(), [12_000]);
+    client.item(&key("ABCD2345")).await.unwrap();
+    assert_eq!(clock.sleeps(), [12_000], "once the backoff has passed, no more waiting");
+}
+
+#[tokio::test]
+async fn a_group_library_needs_an_id() {
+    let settings = ZoteroSettings { library_kind: LibraryKind::Group, library_id: None, ..settings() };
+    let error = ZoteroClient::new(settings, StubHttp::strict(), ManualClock::at(NOW)).err().unwrap();
+    let message = error.to_string();
+    assert!(message.contains("ZOTERO_LIBRARY_ID") && message.contains("group"), "{message}");
+}
+
+#[tokio::test]
+async fn a_missing_key_is_a_configuration_error() {
+    let settings = ZoteroSettings { api_key: " ".into(), ..settings() };
+    let error = ZoteroClient::new(settings, StubHttp::strict(), ManualClock::at(NOW)).err().unwrap();
+    assert!(error.to_string().contains("wrangler secret put ZOTERO_API_KEY"));
+}
+
+#[tokio::test]
+async fn the_user_library_is_looked_up_once_for_concurrent_callers() {
+    let http = StubHttp::new(|request| {
+        if request.uri().path() == "/keys/current" {
+            Ok(respond(200, &[], json!({ "key": "k3y", "userID": 999, "username": "me" })))
+        } else {
+            Ok(respond(200, &[], item("ABCD2345")))
+        }
+    });
+    let settings = ZoteroSettings { library_id: None, ..settings() };
+    let client = ZoteroClient::new(settings, http.clone(), ManualClock::at(NOW)).unwrap();
+    let (first, second) = (key("ABCD2345"), key("BCDE3456"));
+    let (a, b) = futures::join!(client.item(&first), client.item(&second));
+    a.unwrap();
+    b.unwrap();
+    let paths: Vec<String> = http.requests().iter().map(|r| r.uri().path().to_owned()).collect();
+    assert_eq!(paths.iter().filter(|p| *p == "/keys/current").count(), 1, "{paths:?}");
+    assert!(paths.iter().any(|p| p == "/users/999/items/BCDE3456"));
+}
+
+#[tokio::test]
+async fn a_404_full_text_is_none_and_deletes_carry_each_items_version() {
+    let http = StubHttp::strict();
+    http.enqueue(Ok(respond(404, &[], json!("Not found"))));
+    http.enqueue(Ok(respond(204, &[("last-modified-version", "31")], Value::Null)));
+    let (client, _) = client_with(http.clone());
+    assert_eq!(client.fulltext(&key("ABCD2345")).await.unwrap(), None);
+    assert_eq!(client.delete_item(&key("BCDE3456"), 30).await.unwrap(), 31);
+    let delete = &http.requests()[1];
+    assert_eq!(delete.method(), http::Method::DELETE);
+    assert_eq!(delete.headers()["if-unmodified-since-version"], "30");
+}
+
+/// An HTTP client whose answers take a scheduler turn, so several can be in flight; it records the peak.
+struct SlowHttp {
+    in_flight: Cell<usize>,
+    peak: Cell<usize>,
+}
+
+#[async_trait(?Send)]
+impl HttpClient for SlowHttp {
+    async fn send(&self, _request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.in_flight.set(self.in_flight.get() + 1);
+        self.peak.set(self.peak.get().max(self.in_flight.get()));
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        self.in_flight.set(self.in_flight.get() - 1);
+        Ok(respond(200, &[], item("ABCD2345")))
+    }
+}
+
+/// A clock whose timers never fire: `ManualClock` ends a sleep at once, which would time out every request
+/// that takes a scheduler turn, and this test is about concurrency, not time.
+struct StoppedClock;
+
+#[async_trait(?Send)]
+impl crate::platform::Clock for StoppedClock {
+    fn now_ms(&self) -> u64 {
+        NOW
+    }
+    async fn sleep(&self, _ms: u64) {
+        std::future::pending::<()>().await
+    }
+}
+
+#[tokio::test]
+async fn at_most_four_requests_are_in_flight() {
+    let http = Rc::new(SlowHttp { in_flight: Cell::new(0), peak: Cell::new(0) });
+    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock)).unwrap();
+    let key = key("ABCD2345");
+    let calls = (0..10).map(|_| client.item(&key));
+    let results = futures::future::join_all(calls).await;
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(http.peak.get(), MAX_IN_FLIGHT);
+}
+
+#[tokio::test]
+async fn exports_refuse_unknown_formats_before_any_request() {
+    let http = StubHttp::strict();
+    let (client, _) = client_with(http.clone());
+    let error = client.export(&[key("ABCD2345")], "docx", None, None).await.unwrap_err();
+    assert!(error.to_string().contains("bibtex"));
+    assert!(http.requests().is_empty());
+}
+
+/// An HTTP client whose answer never comes.
+struct SilentHttp;
+
+#[async_trait(?Send)]
+impl HttpClient for SilentHttp {
+    async fn send(&self, _request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_request_that_never_answers_times_out_and_is_not_retried() {
+    let clock = ManualClock::at(NOW);
+    let client = ZoteroClient::new(settings(), Rc::new(SilentHttp), clock.clone()).unwrap();
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(matches!(error, ZoteroError::Transport(HttpError::Timeout { after_ms: 30_000, .. })), "{error}");
+    assert_eq!(clock.sleeps(), [30_000]);
+}

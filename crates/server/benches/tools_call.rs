@@ -1,0 +1,75 @@
+//! Worker-side time per `tools/call`: the full request path (router → bearer check → MCP ladder → registry →
+//! tool → Zotero client → formatting → JSON) for zotero_search and zotero_get_item against the in-process
+//! simulator with the demo library. The simulator's own time is measured separately and subtracted, so the
+//! figure is what the Worker spends, not what Zotero would. Compare figures within one run.
+
+#[path = "../tests/common/mod.rs"]
+#[allow(unused_imports)]
+mod common;
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zotero_mcp_server::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+use zotero_sim::Simulator;
+
+const ITERATIONS: u32 = 200;
+
+/// The simulator, with a stopwatch around it.
+struct TimedSim {
+    sim: Rc<Simulator>,
+    spent: Cell<Duration>,
+    calls: Cell<u32>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl HttpClient for TimedSim {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let started = Instant::now();
+        let response = self.sim.handle(request);
+        self.spent.set(self.spent.get() + started.elapsed());
+        self.calls.set(self.calls.get() + 1);
+        Ok(response)
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let cases = [
+        ("zotero_search", json!({ "query": "protein structure", "limit": 20 })),
+        ("zotero_search (citation key)", json!({ "citationKey": "whitfield2021geometric" })),
+        ("zotero_get_item", json!({ "key": "T6W7H8UE", "includeChildren": true })),
+    ];
+    println!("Worker-side time per tools/call, {ITERATIONS} calls each (simulator time subtracted)");
+    for (label, arguments) in cases {
+        let name = label.split(' ').next().unwrap_or(label);
+        let timed =
+            Rc::new(TimedSim { sim: common::demo_sim(), spent: Cell::new(Duration::ZERO), calls: Cell::new(0) });
+        let mut app = common::app_with_sim(timed.sim.clone());
+        app.platform.http = timed.clone();
+        let request = || common::modern("tools/call", json!({ "name": name, "arguments": arguments.clone() }));
+        runtime.block_on(async {
+            let reply = zotero_mcp_server::router::route(request(), &app).await;
+            assert_eq!(reply.status(), 200);
+        });
+        timed.spent.set(Duration::ZERO);
+        timed.calls.set(0);
+        let started = Instant::now();
+        runtime.block_on(async {
+            for _ in 0..ITERATIONS {
+                black_box(zotero_mcp_server::router::route(request(), &app).await);
+            }
+        });
+        let total = started.elapsed();
+        let worker = total.saturating_sub(timed.spent.get()) / ITERATIONS;
+        println!(
+            "  {label:<30} {:>8.1} µs/call  (+{:>7.1} µs in the simulator, {} Zotero requests per call)",
+            worker.as_secs_f64() * 1e6,
+            (timed.spent.get() / ITERATIONS).as_secs_f64() * 1e6,
+            timed.calls.get() / ITERATIONS
+        );
+    }
+}

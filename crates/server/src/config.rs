@@ -1,0 +1,151 @@
+//! The deployment's configuration: Worker variables and secrets, read once per request.
+//!
+//! Names are the TypeScript project's, so an existing deployment's secrets and variables keep working.
+
+use zotero_mcp_core::zotero::LibraryKind;
+
+/// WebDAV file storage, present only when URL, user name and password are all set.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebDavConfig {
+    pub url: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for WebDavConfig {
+    // Never print the password, not even in a debug log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebDavConfig").field("url", &self.url).field("username", &self.username).finish_non_exhaustive()
+    }
+}
+
+/// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
+pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
+
+#[derive(Clone)]
+pub struct Config {
+    pub zotero_api_key: Option<String>,
+    pub zotero_library_id: Option<String>,
+    pub zotero_library_type: LibraryKind,
+    pub zotero_api_base: Option<String>,
+    pub webdav: Option<WebDavConfig>,
+    pub auth_password: Option<String>,
+    /// The login name; also the grant's user id. `owner` when unset, as in the TypeScript project.
+    pub auth_username: String,
+    /// Whether `AUTH_USERNAME` was set explicitly (then the login page asks for it).
+    pub auth_username_required: bool,
+    pub contact_email: Option<String>,
+    /// Whether the `AI_SEARCH` binding exists in this deployment.
+    pub ai_search_bound: bool,
+    pub ai_search_instance: String,
+    /// Browser origins allowed to call `/mcp`; `ALLOWED_ORIGINS` (comma-separated) replaces the default list.
+    pub allowed_origins: Vec<String>,
+    /// When set (`ALLOWED_HOSTS`, comma-separated), requests whose `Host` is not listed are refused: the guard
+    /// against DNS rebinding for servers reachable on loopback. Cloudflare's routing already pins the host in
+    /// production, so the deployed Worker leaves it unset.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Registers the fixture tool, resource and prompt used by the end-to-end tests (`ENABLE_TEST_FIXTURES=1`).
+    pub test_fixtures: bool,
+}
+
+impl std::fmt::Debug for Config {
+    // Secrets are reported as present or absent, never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("zotero_api_key", &self.zotero_api_key.as_ref().map(|_| "<set>"))
+            .field("zotero_library_id", &self.zotero_library_id)
+            .field("zotero_library_type", &self.zotero_library_type)
+            .field("webdav", &self.webdav)
+            .field("auth_password", &self.auth_password.as_ref().map(|_| "<set>"))
+            .field("auth_username", &self.auth_username)
+            .field("ai_search_bound", &self.ai_search_bound)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("test_fixtures", &self.test_fixtures)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Builds the configuration from a variable lookup (the Worker's `env`, or a map in tests). Empty strings
+    /// count as unset: `wrangler secret put` with an empty value is a common way to "remove" a secret.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>, ai_search_bound: bool) -> Self {
+        let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let list = |name: &str| {
+            get(name).map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect::<Vec<_>>())
+        };
+        let webdav = match (get("WEBDAV_URL"), get("WEBDAV_USERNAME"), get("WEBDAV_PASSWORD")) {
+            (Some(url), Some(username), Some(password)) => Some(WebDavConfig { url, username, password }),
+            _ => None,
+        };
+        let username = get("AUTH_USERNAME");
+        Self {
+            zotero_api_key: get("ZOTERO_API_KEY"),
+            zotero_library_id: get("ZOTERO_LIBRARY_ID"),
+            zotero_library_type: match get("ZOTERO_LIBRARY_TYPE").as_deref() {
+                Some("group") => LibraryKind::Group,
+                _ => LibraryKind::User,
+            },
+            zotero_api_base: get("ZOTERO_API_BASE"),
+            webdav,
+            auth_password: get("AUTH_PASSWORD"),
+            auth_username_required: username.is_some(),
+            auth_username: username.unwrap_or_else(|| "owner".to_owned()),
+            contact_email: get("CONTACT_EMAIL"),
+            ai_search_bound,
+            ai_search_instance: get("AI_SEARCH_INSTANCE").unwrap_or_else(|| "zotero-items".to_owned()),
+            allowed_origins: list("ALLOWED_ORIGINS")
+                .unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.iter().map(|s| (*s).to_owned()).collect()),
+            allowed_hosts: list("ALLOWED_HOSTS"),
+            test_fixtures: get("ENABLE_TEST_FIXTURES").as_deref() == Some("1"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(|k| map.get(k).cloned(), false)
+    }
+
+    #[test]
+    fn webdav_needs_all_three_settings() {
+        assert!(config(&[("WEBDAV_URL", "https://dav.example"), ("WEBDAV_USERNAME", "u")]).webdav.is_none());
+        let full = config(&[("WEBDAV_URL", "https://dav.example"), ("WEBDAV_USERNAME", "u"), ("WEBDAV_PASSWORD", "p")]);
+        assert_eq!(full.webdav.map(|w| w.url), Some("https://dav.example".to_owned()));
+    }
+
+    #[test]
+    fn empty_values_count_as_unset() {
+        let c = config(&[("ZOTERO_API_KEY", "  "), ("ZOTERO_LIBRARY_ID", "")]);
+        assert_eq!(c.zotero_api_key, None);
+        assert_eq!(c.zotero_library_id, None);
+        assert_eq!(c.auth_username, "owner");
+    }
+
+    #[test]
+    fn allowed_origins_replace_the_defaults() {
+        assert_eq!(config(&[]).allowed_origins.len(), DEFAULT_ALLOWED_ORIGINS.len());
+        let c = config(&[("ALLOWED_ORIGINS", "https://a.example, https://b.example")]);
+        assert_eq!(c.allowed_origins, ["https://a.example", "https://b.example"]);
+    }
+
+    #[test]
+    fn debug_output_never_contains_secrets() {
+        let c = config(&[
+            ("ZOTERO_API_KEY", "sekrit-key"),
+            ("AUTH_PASSWORD", "hunter2"),
+            ("WEBDAV_URL", "https://d"),
+            ("WEBDAV_USERNAME", "u"),
+            ("WEBDAV_PASSWORD", "davpass"),
+        ]);
+        let printed = format!("{c:?}");
+        for secret in ["sekrit-key", "hunter2", "davpass"] {
+            assert!(!printed.contains(secret), "{printed}");
+        }
+    }
+}

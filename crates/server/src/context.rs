@@ -1,0 +1,98 @@
+//! Everything one MCP request may use, built fresh for each request and dropped with it.
+//!
+//! The context is also where the write scope becomes a matter of types: [`RequestContext::zotero`] hands out a
+//! [`ZoteroClient`], which can only read, and the one way to a [`ZoteroWriter`] is [`RequestContext::writer`],
+//! which refuses a grant without `zotero:write`. A tool that writes without asking cannot compile.
+
+use std::cell::{Cell, OnceCell};
+use std::rc::Rc;
+
+use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
+
+use crate::config::Config;
+use crate::grant::{Grant, Scope};
+use crate::platform::Platform;
+
+/// Why [`RequestContext::writer`] gave no writer. Nothing was sent to Zotero in either case.
+#[derive(Debug, thiserror::Error)]
+pub enum WriterRefused {
+    /// The grant lacks `zotero:write`.
+    #[error("`{tool}` needs the zotero:write scope, which this connection lacks")]
+    ScopeMissing { tool: &'static str },
+    /// The Zotero settings are incomplete (no key, a group without an id…).
+    #[error(transparent)]
+    Zotero(#[from] ZoteroError),
+}
+
+/// The per-request context handed to every tool, resource and prompt handler.
+pub struct RequestContext {
+    /// Who is calling and with which scopes.
+    pub grant: Grant,
+    /// The deployment's configuration.
+    pub config: Rc<Config>,
+    /// The runtime services (HTTP, KV, clock). Private: a handler that could reach the HTTP seam could build
+    /// its own Zotero writer and step around the scope check.
+    platform: Platform,
+    /// Made on first use, so requests that never touch Zotero (listings, prompts) never need a key.
+    zotero: OnceCell<ZoteroWriter>,
+    /// The tool being run, for the wording of a refusal.
+    tool: Cell<&'static str>,
+    /// Whether a writer was handed out: from then on the result reports a change that was (or may have been)
+    /// made, so it is sent whatever its size.
+    writer_taken: Cell<bool>,
+}
+
+impl RequestContext {
+    pub fn new(grant: Grant, config: Rc<Config>, platform: Platform) -> Self {
+        Self {
+            grant,
+            config,
+            platform,
+            zotero: OnceCell::new(),
+            tool: Cell::new(""),
+            writer_taken: Cell::new(false),
+        }
+    }
+
+    /// The Zotero client for this request, for reading: one per request, so its limiter, backoff gate and
+    /// library lookup are shared by everything the request does.
+    pub fn zotero(&self) -> Result<&ZoteroClient, ZoteroError> {
+        Ok(self.client()?)
+    }
+
+    /// The Zotero client for changing the library, or [`WriterRefused::ScopeMissing`] (before anything is
+    /// sent) when the grant lacks `zotero:write`. Tools whose every call writes are refused earlier, by the
+    /// registry; tools that write for some actions call this at the start of each such action.
+    pub fn writer(&self) -> Result<&ZoteroWriter, WriterRefused> {
+        if !self.grant.allows(Scope::Write) {
+            return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
+        }
+        let writer = self.client()?;
+        self.writer_taken.set(true);
+        Ok(writer)
+    }
+
+    /// Whether this request obtained a writer.
+    pub fn writer_taken(&self) -> bool {
+        self.writer_taken.get()
+    }
+
+    /// Records which tool runs, so a refusal can name it. Called by the registry.
+    pub(crate) fn enter_tool(&self, name: &'static str) {
+        self.tool.set(name);
+    }
+
+    fn client(&self) -> Result<&ZoteroWriter, ZoteroError> {
+        if let Some(client) = self.zotero.get() {
+            return Ok(client);
+        }
+        let settings = ZoteroSettings {
+            api_key: self.config.zotero_api_key.clone().unwrap_or_default(),
+            library_kind: self.config.zotero_library_type,
+            library_id: self.config.zotero_library_id.clone(),
+            base_url: self.config.zotero_api_base.clone(),
+        };
+        let client = ZoteroWriter::new(settings, self.platform.http.clone(), self.platform.clock.clone())?;
+        Ok(self.zotero.get_or_init(|| client))
+    }
+}

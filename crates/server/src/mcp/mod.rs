@@ -1,0 +1,13 @@
+//! The MCP endpoint: JSON-RPC framing, the two protocol eras, and the registry of tools, resources and prompts.
+
+pub mod arguments;
+pub mod dispatch;
+pub mod jsonrpc;
+pub mod origin;
+pub mod protocol;
+pub mod registry;
+pub mod schema;
+pub mod transport;
+pub mod uri_template;
+
+pub use registry::{Access, CacheHint, Registry, Tool, ToolError, ToolSpec};

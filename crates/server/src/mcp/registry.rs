@@ -1,0 +1,477 @@
+//! The catalogue of tools, resources and prompts, and the typed way to declare each.
+//!
+//! A tool is one type implementing [`Tool`]: its name, title, description, whether it writes, its typed input
+//! and output, how its output reads as Markdown, and its handler, all in one place. The registry does the rest:
+//! schemas, argument parsing and validation, the write-scope check, and shaping the result. Because the scope
+//! check lives here and a write tool declares itself with [`Access::Write`], a write tool cannot forget it.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use validator::Validate;
+
+use super::arguments::parse_arguments;
+use super::schema::schema_for;
+use crate::context::{RequestContext, WriterRefused};
+use crate::grant::Scope;
+
+/// Whether a tool only reads the library or may change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Needs the `zotero:write` scope; the registry checks it before the arguments are even parsed.
+    Write,
+    /// Reads with some actions and writes with others (one tool, an `action` argument). The registry lets every
+    /// call through, so the tool itself must refuse each writing action on a grant without `zotero:write`, before
+    /// doing anything else. Clients see `readOnlyHint: false`, because the tool can write.
+    Mixed,
+}
+
+/// The fixed facts about a tool, shown to clients in `tools/list`.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// The stable name clients call (kept identical to the TypeScript project's where one exists).
+    pub name: &'static str,
+    pub title: &'static str,
+    /// What the tool does and when to choose it, written for a model.
+    pub description: &'static str,
+    pub access: Access,
+    /// Calling it twice with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// May remove or overwrite data (only meaningful for write tools).
+    pub destructive: bool,
+    /// Reaches beyond the user's own library and file store (e.g. DOI or arXiv look-ups).
+    pub open_world: bool,
+}
+
+impl ToolSpec {
+    /// A read-only tool over the user's own library.
+    pub const fn read(name: &'static str, title: &'static str, description: &'static str) -> Self {
+        Self { name, title, description, access: Access::Read, idempotent: true, destructive: false, open_world: false }
+    }
+    /// A tool that changes the library. Not idempotent and not destructive unless said otherwise.
+    pub const fn write(name: &'static str, title: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            title,
+            description,
+            access: Access::Write,
+            idempotent: false,
+            destructive: false,
+            open_world: false,
+        }
+    }
+    /// A tool whose reading actions work on any grant and whose writing actions check `zotero:write` themselves
+    /// ([`Access::Mixed`]). Use only when the scope depends on an argument; otherwise use `read` or `write`.
+    pub const fn mixed(name: &'static str, title: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            title,
+            description,
+            access: Access::Mixed,
+            idempotent: false,
+            destructive: false,
+            open_world: false,
+        }
+    }
+    pub const fn idempotent(mut self) -> Self {
+        self.idempotent = true;
+        self
+    }
+    pub const fn destructive(mut self) -> Self {
+        self.destructive = true;
+        self
+    }
+    pub const fn open_world(mut self) -> Self {
+        self.open_world = true;
+        self
+    }
+
+    fn annotations(&self) -> Value {
+        json!({
+            "title": self.title,
+            "readOnlyHint": self.access == Access::Read,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        })
+    }
+}
+
+/// Why a tool call failed. Every message says what went wrong and what to do next; it is shown to the model.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ToolError {
+    /// An argument is missing, of the wrong type, or breaks a rule.
+    #[error("Invalid arguments for {tool}: {problem}")]
+    InvalidArguments { tool: String, problem: String },
+    /// A write tool was called on a grant without the write scope.
+    #[error(
+        "`{tool}` changes the library, but this connection was authorized read-only (it lacks the `zotero:write` \
+         scope). Nothing was changed. To allow changes, reconnect this server in your MCP client and tick \
+         \"write\" on the consent page."
+    )]
+    WriteScopeRequired { tool: String },
+    /// The handler failed; the message is already actionable.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<WriterRefused> for ToolError {
+    fn from(refused: WriterRefused) -> Self {
+        match refused {
+            WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
+            WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
+        }
+    }
+}
+
+/// A tool, declared once with typed input and output.
+#[allow(async_fn_in_trait)] // Worker futures are single-threaded by design; `Send` is never needed.
+pub trait Tool: 'static {
+    /// The arguments. Doc comments become schema descriptions; `#[validate(...)]` bounds appear in the schema
+    /// and are enforced before the handler runs.
+    type Input: DeserializeOwned + JsonSchema + Validate;
+    /// The structured result, sent as `structuredContent`. Its schema must be an object.
+    type Output: Serialize + JsonSchema;
+
+    const SPEC: ToolSpec;
+
+    /// The Markdown shown to clients that ignore `structuredContent`.
+    fn render(output: &Self::Output) -> String;
+
+    async fn call(ctx: &RequestContext, input: Self::Input) -> Result<Self::Output, ToolError>;
+}
+
+/// The largest tool result sent, in characters of JSON plus Markdown (claude.ai's limit is about 150 000).
+pub const MAX_RESULT_CHARS: usize = 120_000;
+
+/// The object-safe face of a [`Tool`], so tools of different types share one registry.
+#[async_trait(?Send)]
+trait DynTool {
+    fn spec(&self) -> &ToolSpec;
+    fn describe(&self) -> Value;
+    async fn call(&self, ctx: &RequestContext, arguments: Value) -> Result<(Value, String), ToolError>;
+}
+
+struct Typed<T>(std::marker::PhantomData<T>);
+
+#[async_trait(?Send)]
+impl<T: Tool> DynTool for Typed<T> {
+    fn spec(&self) -> &ToolSpec {
+        &T::SPEC
+    }
+
+    fn describe(&self) -> Value {
+        let spec = &T::SPEC;
+        json!({
+            "name": spec.name,
+            "title": spec.title,
+            "description": spec.description,
+            "inputSchema": schema_for::<T::Input>(),
+            "outputSchema": schema_for::<T::Output>(),
+            "annotations": spec.annotations(),
+        })
+    }
+
+    async fn call(&self, ctx: &RequestContext, arguments: Value) -> Result<(Value, String), ToolError> {
+        let input: T::Input = parse_arguments(T::SPEC.name, arguments)?;
+        let output = T::call(ctx, input).await?;
+        let markdown = T::render(&output);
+        match serde_json::to_value(&output) {
+            Ok(value @ Value::Object(_)) => Ok((value, markdown)),
+            Ok(_) | Err(_) => Err(ToolError::Failed(format!(
+                "Output validation error: {} produced a result that is not a JSON object. This is a bug in the \
+                 server; please report it.",
+                T::SPEC.name
+            ))),
+        }
+    }
+}
+
+/// One piece of content returned by `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    pub uri: String,
+    pub mime_type: String,
+    pub text: String,
+}
+
+/// How long a client may reuse a result, and whether it may share it across users (2026-07-28 cache hints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    pub ttl_ms: u64,
+    pub public: bool,
+}
+
+impl CacheHint {
+    /// Do not reuse: the default for anything that reflects the library's current state.
+    pub const NONE: CacheHint = CacheHint { ttl_ms: 0, public: false };
+    pub const fn private(ttl_ms: u64) -> Self {
+        Self { ttl_ms, public: false }
+    }
+    pub const fn public(ttl_ms: u64) -> Self {
+        Self { ttl_ms, public: true }
+    }
+}
+
+/// A fixed-URI resource, or a family of them described by an RFC 6570 template (`zotero://item/{key}`).
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceSpec {
+    /// A URI, or a URI template with `{name}` expressions.
+    pub uri: &'static str,
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub mime_type: &'static str,
+    pub cache: CacheHint,
+}
+
+/// Why a resource or prompt could not be served. Sent as a JSON-RPC error (-32602).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LookupError {
+    #[error("Resource not found: no resource has the URI `{0}`. List the available ones with resources/list and resources/templates/list")]
+    ResourceNotFound(String),
+    #[error("Prompt not found: {0}")]
+    PromptNotFound(String),
+    #[error("{0}")]
+    InvalidParams(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A readable resource. `variables` holds the template's values (empty for a fixed URI).
+#[async_trait(?Send)]
+pub trait Resource {
+    fn spec(&self) -> &ResourceSpec;
+    async fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+        variables: &HashMap<String, String>,
+    ) -> Result<Vec<ResourceContents>, LookupError>;
+}
+
+/// A declared prompt argument.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PromptArgument {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+/// A prompt template the user can pick in their client.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub arguments: &'static [PromptArgument],
+}
+
+/// One message of a rendered prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptMessage {
+    pub role: &'static str,
+    pub text: String,
+}
+
+#[async_trait(?Send)]
+pub trait Prompt {
+    fn spec(&self) -> &PromptSpec;
+    /// Renders the prompt. Required arguments are checked by the registry before this is called.
+    async fn render(
+        &self,
+        ctx: &RequestContext,
+        arguments: &HashMap<String, String>,
+    ) -> Result<Vec<PromptMessage>, LookupError>;
+}
+
+/// Everything this server offers, in a fixed order (clients may cache `tools/list`; it must not vary).
+#[derive(Default)]
+pub struct Registry {
+    tools: Vec<Rc<dyn DynTool>>,
+    resources: Vec<Rc<dyn Resource>>,
+    templates: Vec<Rc<dyn Resource>>,
+    prompts: Vec<Rc<dyn Prompt>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn tool<T: Tool>(&mut self) -> &mut Self {
+        debug_assert!(self.find_tool(T::SPEC.name).is_none(), "tool {} registered twice", T::SPEC.name);
+        self.tools.push(Rc::new(Typed::<T>(std::marker::PhantomData)));
+        self
+    }
+
+    /// Adds a resource; a URI with `{…}` is a template.
+    pub fn resource(&mut self, resource: impl Resource + 'static) -> &mut Self {
+        if resource.spec().uri.contains('{') {
+            self.templates.push(Rc::new(resource));
+        } else {
+            self.resources.push(Rc::new(resource));
+        }
+        self
+    }
+
+    pub fn prompt(&mut self, prompt: impl Prompt + 'static) -> &mut Self {
+        self.prompts.push(Rc::new(prompt));
+        self
+    }
+
+    fn find_tool(&self, name: &str) -> Option<&Rc<dyn DynTool>> {
+        self.tools.iter().find(|t| t.spec().name == name)
+    }
+
+    /// The names of the registered tools, in order.
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.spec().name).collect()
+    }
+
+    pub fn list_tools(&self) -> Vec<Value> {
+        self.tools.iter().map(|t| t.describe()).collect()
+    }
+
+    /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).
+    pub async fn call_tool(&self, ctx: &RequestContext, name: &str, arguments: Value) -> Option<Value> {
+        let tool = self.find_tool(name)?;
+        let spec = tool.spec();
+        ctx.enter_tool(spec.name);
+        let outcome = if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
+            Err(ToolError::WriteScopeRequired { tool: name.to_owned() })
+        } else {
+            tool.call(ctx, arguments).await
+        };
+        let outcome = outcome.and_then(|(structured, markdown)| {
+            // A write's result is sent whatever its size: the change is made, and asking again would repeat it.
+            // The rule follows the writer, not the declared access, so a mixed tool's writes are covered too.
+            if ctx.writer_taken() {
+                return Ok((structured, markdown));
+            }
+            // Clients cut (or refuse) oversized results without saying so: claude.ai at ~150k characters, Claude
+            // Code at ~25k tokens. Saying so here lets the model ask for less instead of reading a torn result.
+            let size = structured.to_string().len() + markdown.len();
+            if size > MAX_RESULT_CHARS {
+                return Err(ToolError::Failed(format!(
+                    "The result of {name} is too large to send ({size} characters; clients accept about \
+                     {MAX_RESULT_CHARS}). Nothing was cut: ask again for less, with a smaller `limit` or a \
+                     narrower query, and page with `offset`."
+                )));
+            }
+            Ok((structured, markdown))
+        });
+        Some(match outcome {
+            Ok((structured, markdown)) => json!({
+                "content": [{ "type": "text", "text": markdown }],
+                "structuredContent": structured,
+            }),
+            Err(error) => json!({
+                "content": [{ "type": "text", "text": error.to_string() }],
+                "isError": true,
+            }),
+        })
+    }
+
+    pub fn list_resources(&self) -> Vec<Value> {
+        self.resources
+            .iter()
+            .map(|r| {
+                let s = r.spec();
+                json!({ "uri": s.uri, "name": s.name, "title": s.title, "description": s.description, "mimeType": s.mime_type })
+            })
+            .collect()
+    }
+
+    pub fn list_resource_templates(&self) -> Vec<Value> {
+        self.templates
+            .iter()
+            .map(|r| {
+                let s = r.spec();
+                json!({ "uriTemplate": s.uri, "name": s.name, "title": s.title, "description": s.description, "mimeType": s.mime_type })
+            })
+            .collect()
+    }
+
+    /// Reads a resource by URI: fixed URIs first, then templates in registration order.
+    pub async fn read_resource(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+    ) -> Result<(Vec<ResourceContents>, CacheHint), LookupError> {
+        if let Some(resource) = self.resources.iter().find(|r| r.spec().uri == uri) {
+            let contents = resource.read(ctx, uri, &HashMap::new()).await?;
+            return Ok((contents, resource.spec().cache));
+        }
+        for template in &self.templates {
+            if let Some(variables) = super::uri_template::match_template(template.spec().uri, uri) {
+                let contents = template.read(ctx, uri, &variables).await?;
+                return Ok((contents, template.spec().cache));
+            }
+        }
+        Err(LookupError::ResourceNotFound(uri.to_owned()))
+    }
+
+    pub fn list_prompts(&self) -> Vec<Value> {
+        self.prompts
+            .iter()
+            .map(|p| {
+                let s = p.spec();
+                json!({ "name": s.name, "title": s.title, "description": s.description, "arguments": s.arguments })
+            })
+            .collect()
+    }
+
+    pub async fn get_prompt(
+        &self,
+        ctx: &RequestContext,
+        name: &str,
+        arguments: Option<&Value>,
+    ) -> Result<Value, LookupError> {
+        let prompt =
+            self.prompts.iter().find(|p| p.spec().name == name).ok_or_else(|| {
+                LookupError::PromptNotFound(format!("no prompt is called `{name}`; see prompts/list"))
+            })?;
+        let mut values = HashMap::new();
+        if let Some(arguments) = arguments {
+            let Some(object) = arguments.as_object() else {
+                return Err(LookupError::InvalidParams("prompt `arguments` must be an object of strings".into()));
+            };
+            for (key, value) in object {
+                let Some(text) = value.as_str() else {
+                    return Err(LookupError::InvalidParams(format!("prompt argument `{key}` must be a string")));
+                };
+                values.insert(key.clone(), text.to_owned());
+            }
+        }
+        let spec = prompt.spec();
+        for argument in spec.arguments.iter().filter(|a| a.required) {
+            if values.get(argument.name).is_none_or(|v| v.trim().is_empty()) {
+                return Err(LookupError::InvalidParams(format!(
+                    "prompt `{}` needs the argument `{}` ({})",
+                    spec.name, argument.name, argument.description
+                )));
+            }
+        }
+        let messages = prompt.render(ctx, &values).await?;
+        let mut result = Map::new();
+        result.insert("description".into(), Value::String(spec.description.into()));
+        result.insert(
+            "messages".into(),
+            Value::Array(
+                messages
+                    .into_iter()
+                    .map(|m| json!({ "role": m.role, "content": { "type": "text", "text": m.text } }))
+                    .collect(),
+            ),
+        );
+        Ok(Value::Object(result))
+    }
+}

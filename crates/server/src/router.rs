@@ -1,0 +1,63 @@
+//! The routes. Pure: an `http::Request` in, an `http::Response` out, so tests call it directly and both
+//! runtimes (the Worker, the native HTTP server) serve the same answers.
+
+use crate::app::App;
+use crate::context::RequestContext;
+use crate::pages;
+use crate::platform::{HttpRequest, HttpResponse};
+use crate::respond;
+
+pub use crate::app::McpAccess;
+
+/// Serves one request.
+pub async fn route(request: HttpRequest, app: &App) -> HttpResponse {
+    // The OAuth server: discovery metadata, registration, tokens and the authorization page. Only a server
+    // that issues its own tokens has it.
+    if matches!(app.access, McpAccess::OAuth) {
+        if let Some(response) = crate::auth::route(&request, app).await {
+            return response;
+        }
+    }
+    let path = request.uri().path();
+    match path {
+        "/mcp" => mcp(&request, app).await,
+        "/" if is_read(&request) => pages::landing::page(&request, app),
+        "/health" if is_read(&request) => pages::health::report(app),
+        "/" | "/health" => method_not_allowed("GET, HEAD"),
+        _ => not_found(),
+    }
+}
+
+/// `/mcp`: the transport's own checks first (Origin/Host, method), then who is calling, then the request.
+async fn mcp(request: &HttpRequest, app: &App) -> HttpResponse {
+    let response = match crate::mcp::transport::admit(request, &app.config) {
+        Err(refusal) => refusal,
+        Ok(()) => match crate::auth::grant_for_mcp_request(request, app).await {
+            Ok(grant) => {
+                let registry = crate::tools::registry(&app.config);
+                let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
+                crate::mcp::transport::serve_post(request, &registry, &ctx).await
+            }
+            Err(refusal) => *refusal,
+        },
+    };
+    crate::mcp::transport::with_cors(response, request)
+}
+
+fn is_read(request: &HttpRequest) -> bool {
+    matches!(*request.method(), http::Method::GET | http::Method::HEAD)
+}
+
+fn method_not_allowed(allow: &'static str) -> HttpResponse {
+    respond::with_header(respond::text(405, "Method not allowed\n"), http::header::ALLOW, allow)
+}
+
+fn not_found() -> HttpResponse {
+    respond::json(
+        404,
+        &serde_json::json!({
+            "error": "not_found",
+            "message": "Nothing here. The MCP endpoint is /mcp; /health reports the configuration.",
+        }),
+    )
+}

@@ -1,0 +1,439 @@
+//! Collections and tags: listing them, and filing items.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use validator::Validate;
+use zotero_mcp_core::zotero::{ObjectKind, Query};
+
+use super::args::Key;
+use crate::context::RequestContext;
+use crate::format::collections::{tree, tree_markdown, CollectionSummary};
+use crate::format::items::{item_list, summarize, ItemSummary};
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+/// Collections read for a listing; libraries rarely have more.
+const MAX_COLLECTIONS: usize = 1000;
+
+fn default_list_limit() -> u32 {
+    50
+}
+
+/// Arguments of `zotero_list_collections`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListCollectionsInput {
+    /// List the items of this collection instead of the collection tree.
+    pub collection_key: Option<Key>,
+    /// Only collections whose name contains this text (case-insensitive).
+    #[validate(length(min = 1, max = 200))]
+    pub query: Option<String>,
+    /// With collectionKey: only top-level items (no child attachments or notes).
+    #[serde(default)]
+    #[schemars(default)]
+    pub top_only: bool,
+    /// With collectionKey: how many items to return.
+    #[validate(range(min = 1, max = 100))]
+    #[serde(default = "default_list_limit")]
+    #[schemars(default = "default_list_limit")]
+    pub limit: u32,
+    /// With collectionKey: skip this many items first (see `nextOffset`).
+    #[validate(range(max = 100000))]
+    #[serde(default)]
+    #[schemars(default)]
+    pub offset: u32,
+}
+
+/// Result of `zotero_list_collections`: the tree, or one collection's items.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListCollectionsOutput {
+    /// The collections (all, or those matching `query`), parents before children.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collections: Option<Vec<CollectionSummary>>,
+    /// With collectionKey: the collection itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collection: Option<CollectionSummary>,
+    /// With collectionKey: its items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<ItemSummary>>,
+    /// With collectionKey: pass as `offset` for the next page of items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    markdown: String,
+}
+
+pub struct ListCollections;
+
+impl Tool for ListCollections {
+    type Input = ListCollectionsInput;
+    type Output = ListCollectionsOutput;
+    const SPEC: ToolSpec = ToolSpec::read(
+        "zotero_list_collections",
+        "List collections, or a collection's items",
+        "Without arguments: the whole collection tree, each collection with its key, full path and item count. \
+         With `query`: the collections whose name contains it. With `collectionKey`: that collection's items.",
+    );
+
+    fn render(output: &ListCollectionsOutput) -> String {
+        output.markdown.clone()
+    }
+
+    async fn call(ctx: &RequestContext, input: ListCollectionsInput) -> Result<ListCollectionsOutput, ToolError> {
+        let zotero = ctx.zotero()?;
+        let all = zotero.collections(&Query::new(), MAX_COLLECTIONS).await?;
+        let summaries = tree(&all.items);
+        if let Some(key) = &input.collection_key {
+            let collection = summaries.iter().find(|c| c.key == key.as_str()).cloned().ok_or_else(|| {
+                ToolError::Failed(format!(
+                    "There is no collection {key} in this library. Call zotero_list_collections without arguments to see the keys."
+                ))
+            })?;
+            let limit = input.limit as usize;
+            let offset = input.offset as usize;
+            let page = zotero.collection_items(key, input.top_only, &Query::new().offset(offset), limit).await?;
+            let items: Vec<ItemSummary> = page.items.iter().map(summarize).collect();
+            let next_offset = page
+                .total_results
+                .filter(|total| (offset + items.len()) < *total as usize)
+                .map(|_| (offset + items.len()) as u64);
+            let rows: Vec<_> = items
+                .iter()
+                .map(|s| (s.clone(), s.title.clone().unwrap_or_else(|| "(untitled)".into()), vec![]))
+                .collect();
+            let mut markdown = format!("# {}\n\n{}", collection.path, item_list(&rows));
+            if let Some(next) = next_offset {
+                markdown.push_str(&format!("\n\n_More items: call again with offset {next}._"));
+            }
+            return Ok(ListCollectionsOutput {
+                collections: None,
+                collection: Some(collection),
+                items: Some(items),
+                next_offset,
+                markdown,
+            });
+        }
+        let (collections, markdown) = match input.query.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+            Some(query) => {
+                let needle = query.to_lowercase();
+                let matches: Vec<CollectionSummary> =
+                    summaries.into_iter().filter(|c| c.name.to_lowercase().contains(&needle)).collect();
+                let markdown = if matches.is_empty() {
+                    format!("_No collection name contains \"{query}\"._")
+                } else {
+                    matches.iter().map(|c| format!("- {} (key: {})", c.path, c.key)).collect::<Vec<_>>().join("\n")
+                };
+                (matches, markdown)
+            }
+            None => {
+                let markdown = tree_markdown(&summaries);
+                (summaries, markdown)
+            }
+        };
+        Ok(ListCollectionsOutput {
+            collections: Some(collections),
+            collection: None,
+            items: None,
+            next_offset: None,
+            markdown,
+        })
+    }
+}
+
+/// What `zotero_manage_collections` does.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum CollectionAction {
+    Create,
+    Rename,
+    /// Change the parent (or move to the top level with no parentCollection).
+    Move,
+    Delete,
+    AddItems,
+    RemoveItems,
+}
+
+/// Arguments of `zotero_manage_collections`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ManageCollectionsInput {
+    pub action: CollectionAction,
+    /// For create and rename: the name.
+    #[validate(length(min = 1, max = 255))]
+    pub name: Option<String>,
+    /// For create and move: the parent collection (absent = top level).
+    pub parent_collection: Option<Key>,
+    /// For rename, move, delete, addItems, removeItems: the collection.
+    pub collection_key: Option<Key>,
+    /// For addItems and removeItems: the items, 1 to 50.
+    #[validate(length(min = 1, max = 50))]
+    pub item_keys: Option<Vec<Key>>,
+}
+
+/// Result of `zotero_manage_collections`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManageCollectionsOutput {
+    pub action: CollectionAction,
+    pub collection_key: String,
+    /// For addItems/removeItems: the items changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub affected: Vec<String>,
+    /// For addItems/removeItems: items already as asked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub unchanged: Vec<String>,
+    /// Items that could not be changed, with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub failed: Vec<super::items::Failure>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    message: String,
+}
+
+pub struct ManageCollections;
+
+impl Tool for ManageCollections {
+    type Input = ManageCollectionsInput;
+    type Output = ManageCollectionsOutput;
+    const SPEC: ToolSpec = ToolSpec::write(
+        "zotero_manage_collections",
+        "Create, rename, move or delete collections; file items",
+        "Creates a collection (optionally inside another), renames or moves one, deletes one (its subcollections \
+         go with it; its items stay in the library), or adds items to / removes items from a collection. Changes \
+         are made only if nobody changed the collection or items in between.",
+    )
+    .destructive();
+
+    fn render(output: &ManageCollectionsOutput) -> String {
+        let mut text = output.message.clone();
+        if !output.failed.is_empty() {
+            let lines: Vec<String> =
+                output.failed.iter().map(|f| format!("- {}: {} {}", f.what, f.code, f.message)).collect();
+            text.push_str(&format!("\n\nNot changed:\n{}", lines.join("\n")));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: ManageCollectionsInput) -> Result<ManageCollectionsOutput, ToolError> {
+        const TOOL: &str = "zotero_manage_collections";
+        let needs = |what: &str| ToolError::InvalidArguments { tool: TOOL.into(), problem: what.to_owned() };
+        let zotero = ctx.writer()?;
+        let done = |collection_key: String, message: String| ManageCollectionsOutput {
+            action: input.action,
+            collection_key,
+            affected: Vec::new(),
+            unchanged: Vec::new(),
+            failed: Vec::new(),
+            message,
+        };
+        match input.action {
+            CollectionAction::Create => {
+                let name = input.name.as_deref().ok_or_else(|| needs("`create` needs `name`"))?;
+                let mut body = json!({ "name": name });
+                if let Some(parent) = &input.parent_collection {
+                    body["parentCollection"] = json!(parent.as_str());
+                }
+                let outcome = zotero.write_objects(ObjectKind::Collections, &[body]).await?;
+                match (outcome.success.get(&0), outcome.failed.get(&0)) {
+                    (Some(key), _) => Ok(done(key.clone(), format!("Created collection \"{name}\" (key: {key})"))),
+                    (None, Some(f)) => {
+                        Err(ToolError::Failed(format!("Zotero refused the collection: {} {}", f.code, f.message)))
+                    }
+                    (None, None) => Err(ToolError::Failed(
+                        "Zotero did not confirm the new collection; list collections to check".into(),
+                    )),
+                }
+            }
+            CollectionAction::Rename | CollectionAction::Move | CollectionAction::Delete => {
+                let key = input.collection_key.as_ref().ok_or_else(|| needs("this action needs `collectionKey`"))?;
+                let current = zotero.collection(key).await?;
+                let old_name = current.field("name").unwrap_or("(unnamed)").to_owned();
+                match input.action {
+                    CollectionAction::Rename => {
+                        let name = input.name.as_deref().ok_or_else(|| needs("`rename` needs `name`"))?;
+                        if name == old_name {
+                            return Ok(done(
+                                key.to_string(),
+                                format!("Collection {key} is already called \"{name}\"; nothing changed"),
+                            ));
+                        }
+                        zotero.patch_collection(key, current.version, &json!({ "name": name })).await?;
+                        Ok(done(key.to_string(), format!("Renamed {key} from \"{old_name}\" to \"{name}\"")))
+                    }
+                    CollectionAction::Move => {
+                        if input.parent_collection.as_ref().is_some_and(|p| p.as_str() == key.as_str()) {
+                            return Err(needs("a collection cannot be its own parent"));
+                        }
+                        let parent =
+                            input.parent_collection.as_ref().map(|p| json!(p.as_str())).unwrap_or(json!(false));
+                        zotero.patch_collection(key, current.version, &json!({ "parentCollection": parent })).await?;
+                        let place = input
+                            .parent_collection
+                            .as_ref()
+                            .map(|p| format!("into {p}"))
+                            .unwrap_or_else(|| "to the top level".into());
+                        Ok(done(key.to_string(), format!("Moved \"{old_name}\" ({key}) {place}")))
+                    }
+                    _ => {
+                        zotero.delete_collection(key, current.version).await?;
+                        Ok(done(key.to_string(), format!("Deleted collection \"{old_name}\" ({key}) and its subcollections. The items it held remain in the library.")))
+                    }
+                }
+            }
+            CollectionAction::AddItems | CollectionAction::RemoveItems => {
+                let key = input
+                    .collection_key
+                    .as_ref()
+                    .ok_or_else(|| needs("this action needs `collectionKey` and `itemKeys`"))?;
+                let item_keys = input
+                    .item_keys
+                    .as_ref()
+                    .ok_or_else(|| needs("this action needs `collectionKey` and `itemKeys`"))?;
+                if input.action == CollectionAction::AddItems {
+                    // Fail clearly on a wrong collection key instead of filing items into nothing.
+                    zotero.collection(key).await?;
+                }
+                let adding = input.action == CollectionAction::AddItems;
+                let mut output = done(key.to_string(), String::new());
+                let mut payloads = Vec::new();
+                let mut order = Vec::new();
+                for item_key in item_keys {
+                    match zotero.item(item_key).await {
+                        Ok(item) => {
+                            let mut collections: Vec<String> = item
+                                .data
+                                .get("collections")
+                                .and_then(Value::as_array)
+                                .map(|c| c.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                                .unwrap_or_default();
+                            let present = collections.iter().any(|c| c == key.as_str());
+                            if present == adding {
+                                output.unchanged.push(item.key.clone());
+                                continue;
+                            }
+                            if adding {
+                                collections.push(key.to_string());
+                            } else {
+                                collections.retain(|c| c != key.as_str());
+                            }
+                            payloads
+                                .push(json!({ "key": item.key, "version": item.version, "collections": collections }));
+                            order.push(item.key.clone());
+                        }
+                        Err(error) => output.failed.push(super::items::Failure {
+                            what: item_key.to_string(),
+                            code: error.status().unwrap_or(0),
+                            message: error.to_string(),
+                        }),
+                    }
+                }
+                if !payloads.is_empty() {
+                    let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
+                    output.affected.extend(
+                        order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()),
+                    );
+                    output.failed.extend(super::items::failures_from(&outcome, |i| order[i].clone()));
+                }
+                let verb = if adding { "Added" } else { "Removed" };
+                let prep = if adding { "to" } else { "from" };
+                output.message = format!("{verb} {} item(s) {prep} {key}", output.affected.len());
+                if !output.unchanged.is_empty() {
+                    output.message.push_str(&format!("; already as asked: {}", output.unchanged.join(", ")));
+                }
+                Ok(output)
+            }
+        }
+    }
+}
+
+fn default_tag_limit() -> u32 {
+    200
+}
+
+/// Arguments of `zotero_list_tags`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListTagsInput {
+    /// Only tags containing this text.
+    #[validate(length(min = 1, max = 200))]
+    pub query: Option<String>,
+    /// How many tags to return.
+    #[validate(range(min = 1, max = 1000))]
+    #[serde(default = "default_tag_limit")]
+    #[schemars(default = "default_tag_limit")]
+    pub limit: u32,
+}
+
+/// One tag.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TagOut {
+    pub tag: String,
+    /// How many items carry it.
+    pub num_items: u64,
+    /// True for tags added automatically (imported or extracted), false for tags the user added.
+    pub automatic: bool,
+}
+
+/// Result of `zotero_list_tags`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTagsOutput {
+    pub tags: Vec<TagOut>,
+    /// How many tags match in all, when more exist than were returned.
+    pub total_results: Option<u64>,
+}
+
+pub struct ListTags;
+
+impl Tool for ListTags {
+    type Input = ListTagsInput;
+    type Output = ListTagsOutput;
+    const SPEC: ToolSpec = ToolSpec::read(
+        "zotero_list_tags",
+        "List tags",
+        "Lists the library's tags with how many items carry each, optionally only those containing some text. \
+         Use the names with zotero_search's `tags`.",
+    );
+
+    fn render(output: &ListTagsOutput) -> String {
+        if output.tags.is_empty() {
+            return "_No tags._".to_owned();
+        }
+        let mut text = output
+            .tags
+            .iter()
+            .map(|t| if t.num_items > 0 { format!("- {} ({})", t.tag, t.num_items) } else { format!("- {}", t.tag) })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(total) = output.total_results.filter(|t| *t as usize > output.tags.len()) {
+            text.push_str(&format!(
+                "\n\n_{} of {total} tags shown; raise `limit` or narrow with `query`._",
+                output.tags.len()
+            ));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: ListTagsInput) -> Result<ListTagsOutput, ToolError> {
+        let zotero = ctx.zotero()?;
+        let mut query = Query::new();
+        if let Some(text) = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+            query = query.param("q", text).param("qmode", "contains");
+        }
+        let page = zotero.tags(&query, input.limit as usize).await?;
+        Ok(ListTagsOutput {
+            tags: page
+                .items
+                .into_iter()
+                .map(|t| TagOut { tag: t.tag, num_items: t.num_items, automatic: t.kind == 1 })
+                .collect(),
+            total_results: page.total_results,
+        })
+    }
+}

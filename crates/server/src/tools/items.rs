@@ -1,0 +1,691 @@
+//! Reading one item, and creating, editing and deleting items.
+
+use std::collections::{BTreeMap, HashMap};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use validator::{Validate, ValidationError};
+use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, WriteOutcome, ZoteroError};
+
+use super::args::Key;
+use crate::context::RequestContext;
+use crate::format::items::{detail, item_detail_markdown, summarize_child, ChildSummary, ItemDetail};
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+// ---------------------------------------------------------------------------------------------------------------
+// zotero_get_item
+
+/// Zotero export formats offered by `zotero_get_item`.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Bibtex,
+    Biblatex,
+    Ris,
+    Csljson,
+    /// A formatted bibliography entry in a CSL `style`.
+    Bib,
+    /// A formatted in-text citation in a CSL `style`.
+    Citation,
+}
+
+impl ExportFormat {
+    fn as_str(self) -> &'static str {
+        match self {
+            ExportFormat::Bibtex => "bibtex",
+            ExportFormat::Biblatex => "biblatex",
+            ExportFormat::Ris => "ris",
+            ExportFormat::Csljson => "csljson",
+            ExportFormat::Bib => "bib",
+            ExportFormat::Citation => "citation",
+        }
+    }
+}
+
+/// Arguments of `zotero_get_item`.
+#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetItemInput {
+    /// The item's key.
+    pub key: Key,
+    /// Also list its attachments, notes and annotations.
+    #[serde(default)]
+    #[schemars(default)]
+    pub include_children: bool,
+    /// Also export the item in this format, produced by Zotero itself.
+    pub export_format: Option<ExportFormat>,
+    /// CSL style for `bib` and `citation` (e.g. apa, chicago-author-date, ieee). Zotero's default otherwise.
+    #[validate(length(min = 1, max = 200))]
+    pub style: Option<String>,
+    /// Locale for `bib` and `citation` (e.g. en-US, zh-CN).
+    #[validate(length(min = 2, max = 20))]
+    pub locale: Option<String>,
+}
+
+/// Result of `zotero_get_item`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GetItemOutput {
+    pub item: ItemDetail,
+    /// Attachments, notes and annotations, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children: Option<Vec<ChildSummary>>,
+    /// The export, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export: Option<String>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    markdown: String,
+}
+
+pub struct GetItem;
+
+impl Tool for GetItem {
+    type Input = GetItemInput;
+    type Output = GetItemOutput;
+    const SPEC: ToolSpec = ToolSpec::read(
+        "zotero_get_item",
+        "Read an item's full metadata",
+        "Returns every field of one item (creators, dates, identifiers, abstract, tags, collections, Extra), \
+         optionally its attachments, notes and annotations, and optionally an export made by Zotero itself: \
+         BibTeX, BibLaTeX, RIS, CSL-JSON, or a formatted bibliography entry or citation in any CSL style.",
+    );
+
+    fn render(output: &GetItemOutput) -> String {
+        output.markdown.clone()
+    }
+
+    async fn call(ctx: &RequestContext, input: GetItemInput) -> Result<GetItemOutput, ToolError> {
+        let zotero = ctx.zotero()?;
+        let item = zotero.item(&input.key).await?;
+        let children = if input.include_children { Some(zotero.children(&input.key, 100).await?.items) } else { None };
+        let export = match input.export_format {
+            Some(format) => {
+                let text = zotero
+                    .export(
+                        std::slice::from_ref(&input.key.0),
+                        format.as_str(),
+                        input.style.as_deref(),
+                        input.locale.as_deref(),
+                    )
+                    .await?;
+                Some(text).filter(|t| !t.trim().is_empty())
+            }
+            None => None,
+        };
+        let mut markdown = item_detail_markdown(&item, children.as_deref().unwrap_or_default());
+        if let (Some(format), Some(text)) = (input.export_format, &export) {
+            markdown.push_str(&format!("\n\n## {}\n\n```\n{}\n```", format.as_str(), text.trim()));
+        }
+        Ok(GetItemOutput {
+            item: detail(&item),
+            children: children.map(|c| c.iter().map(summarize_child).collect()),
+            export,
+            markdown,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// shared inputs
+
+fn default_creator_type() -> String {
+    "author".to_owned()
+}
+
+/// A creator: either `name` (organisations, single-field names) or `firstName`/`lastName`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[validate(schema(function = "validate_creator"))]
+pub struct CreatorIn {
+    /// author, editor, contributor, translator, … (valid types depend on the item type).
+    #[serde(default = "default_creator_type")]
+    #[schemars(default = "default_creator_type")]
+    #[validate(length(min = 1, max = 64))]
+    pub creator_type: String,
+    #[validate(length(max = 255))]
+    pub first_name: Option<String>,
+    #[validate(length(max = 255))]
+    pub last_name: Option<String>,
+    /// A single-field name, instead of first and last name.
+    #[validate(length(max = 255))]
+    pub name: Option<String>,
+}
+
+fn validate_creator(creator: &CreatorIn) -> Result<(), ValidationError> {
+    let filled = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+    let split = filled(&creator.first_name) || filled(&creator.last_name);
+    if filled(&creator.name) == split {
+        let mut error = ValidationError::new("creator");
+        error.message = Some("needs either `name` or `firstName`/`lastName`, not both and not neither".into());
+        return Err(error);
+    }
+    Ok(())
+}
+
+impl CreatorIn {
+    fn to_zotero(&self) -> Value {
+        match &self.name {
+            Some(name) if !name.trim().is_empty() => json!({ "creatorType": self.creator_type, "name": name.trim() }),
+            _ => json!({
+                "creatorType": self.creator_type,
+                "firstName": self.first_name.as_deref().unwrap_or("").trim(),
+                "lastName": self.last_name.as_deref().unwrap_or("").trim(),
+            }),
+        }
+    }
+}
+
+/// A tag to set on an item.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(deny_unknown_fields)]
+pub struct TagIn {
+    #[validate(length(min = 1, max = 255))]
+    pub tag: String,
+    /// 0 = a tag the user added (default), 1 = automatic.
+    #[serde(rename = "type")]
+    #[validate(range(max = 1))]
+    pub kind: Option<u8>,
+}
+
+impl TagIn {
+    /// The tag as Zotero stores it (`type` only for automatic tags).
+    pub fn to_zotero(&self) -> Value {
+        match self.kind {
+            Some(kind) if kind > 0 => json!({ "tag": self.tag, "type": kind }),
+            _ => json!({ "tag": self.tag }),
+        }
+    }
+}
+
+/// A field value: text, a number or a boolean (stored by Zotero as text).
+fn field_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some(String::new()),
+        _ => None,
+    }
+}
+
+fn invalid(tool: &str, problem: impl Into<String>) -> ToolError {
+    ToolError::InvalidArguments { tool: tool.into(), problem: problem.into() }
+}
+
+/// One object Zotero refused, for the caller.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    /// Position in the request (0-based), or the key concerned.
+    pub what: String,
+    /// Zotero's code (400 invalid, 412 changed elsewhere, …), or 0 when nothing was sent.
+    pub code: u16,
+    pub message: String,
+}
+
+pub fn failures_from(outcome: &WriteOutcome, label: impl Fn(usize) -> String) -> Vec<Failure> {
+    let mut failures: Vec<Failure> = outcome
+        .failed
+        .iter()
+        .map(|(index, f)| Failure { what: label(*index), code: f.code, message: f.message.clone() })
+        .collect();
+    failures.extend(outcome.not_sent.iter().map(|index| Failure {
+        what: label(*index),
+        code: 0,
+        message: "not sent, because an earlier batch of this request failed; nothing was written for it".into(),
+    }));
+    failures
+}
+
+fn failure_lines(failures: &[Failure]) -> String {
+    failures.iter().map(|f| format!("- {}: {} {}", f.what, f.code, f.message)).collect::<Vec<_>>().join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// zotero_create_items
+
+/// One new item.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewItem {
+    /// journalArticle, book, bookSection, conferencePaper, preprint, thesis, report, webpage, …
+    #[validate(length(min = 1, max = 64))]
+    pub item_type: String,
+    #[validate(length(max = 10000))]
+    pub title: Option<String>,
+    #[validate(nested, length(max = 200))]
+    pub creators: Option<Vec<CreatorIn>>,
+    #[validate(nested, length(max = 200))]
+    pub tags: Option<Vec<TagIn>>,
+    /// Collections to file the item in.
+    #[validate(length(max = 50))]
+    pub collections: Option<Vec<Key>>,
+    /// For a note or attachment: the item it belongs to.
+    pub parent_item: Option<Key>,
+    /// Any other fields of the item type by their Zotero names (date, DOI, publicationTitle, volume, pages,
+    /// abstractNote, url, extra, …). Applied last, so they win over the named arguments.
+    #[schemars(with = "Option<BTreeMap<String, FieldValue>>")]
+    pub fields: Option<Map<String, Value>>,
+}
+
+/// A field value as accepted from callers.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // Only its schema is used.
+enum FieldValue {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+}
+
+/// Arguments of `zotero_create_items`.
+#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[serde(deny_unknown_fields)]
+pub struct CreateItemsInput {
+    /// The items to create, 1 to 250 (sent to Zotero 50 at a time; each item's outcome is reported).
+    #[validate(nested, length(min = 1, max = 250))]
+    pub items: Vec<NewItem>,
+}
+
+/// Result of `zotero_create_items`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateItemsOutput {
+    /// Keys of the new items, in the order they were given.
+    pub created: Vec<String>,
+    /// Items Zotero found identical to existing ones (nothing written).
+    pub unchanged: Vec<String>,
+    /// Items that were not created, each with the reason.
+    pub failed: Vec<Failure>,
+}
+
+pub struct CreateItems;
+
+impl Tool for CreateItems {
+    type Input = CreateItemsInput;
+    type Output = CreateItemsOutput;
+    const SPEC: ToolSpec = ToolSpec::write(
+        "zotero_create_items",
+        "Create items",
+        "Creates up to 250 items (articles, books, web pages, notes, …) from Zotero's own template for each type, \
+         with creators, tags, collections and any other fields. Reports each item's new key, and for any item \
+         Zotero refused, why (for example a field that does not exist for that item type).",
+    );
+
+    fn render(output: &CreateItemsOutput) -> String {
+        let keys = if output.created.is_empty() { "(none)".to_owned() } else { output.created.join(", ") };
+        let mut text = format!("Created {} item(s): {keys}", output.created.len());
+        if !output.failed.is_empty() {
+            text.push_str(&format!("\n\nNot created:\n{}", failure_lines(&output.failed)));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: CreateItemsInput) -> Result<CreateItemsOutput, ToolError> {
+        let zotero = ctx.writer()?;
+        let mut templates: HashMap<String, Result<Map<String, Value>, String>> = HashMap::new();
+        for item in &input.items {
+            if !templates.contains_key(&item.item_type) {
+                // Zotero answers 400 for an unknown type: that fails the items of that type only. Any other
+                // failure means no template can be read, so nothing is written.
+                let template = match zotero.template(&item.item_type, None).await {
+                    Ok(template) => Ok(template),
+                    Err(ZoteroError::Api { status: 400, .. }) => {
+                        Err(format!("`{}` is not a Zotero item type", item.item_type))
+                    }
+                    Err(other) => {
+                        return Err(ToolError::Failed(format!("Could not read Zotero's item template: {other}")))
+                    }
+                };
+                templates.insert(item.item_type.clone(), template);
+            }
+        }
+        let mut payloads = Vec::new();
+        let mut positions = Vec::new();
+        let mut failed = Vec::new();
+        let label = |i: usize, item: &NewItem| format!("#{i} {}", item.title.as_deref().unwrap_or(&item.item_type));
+        for (index, item) in input.items.iter().enumerate() {
+            match &templates[&item.item_type] {
+                Ok(template) => {
+                    payloads.push(build_new_item(template, item).map_err(|p| invalid("zotero_create_items", p))?);
+                    positions.push(index);
+                }
+                Err(message) => failed.push(Failure { what: label(index, item), code: 400, message: message.clone() }),
+            }
+        }
+        let mut created = Vec::new();
+        let mut unchanged = Vec::new();
+        if !payloads.is_empty() {
+            let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
+            created.extend(outcome.success.values().cloned());
+            unchanged.extend(outcome.unchanged.values().cloned());
+            failed.extend(failures_from(&outcome, |i| label(positions[i], &input.items[positions[i]])));
+        }
+        Ok(CreateItemsOutput { created, unchanged, failed })
+    }
+}
+
+fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value, String> {
+    let mut payload = template.clone();
+    payload.insert("itemType".into(), json!(item.item_type));
+    if let Some(title) = &item.title {
+        payload.insert("title".into(), json!(title));
+    }
+    if let Some(creators) = &item.creators {
+        payload.insert("creators".into(), Value::Array(creators.iter().map(CreatorIn::to_zotero).collect()));
+    }
+    if let Some(tags) = &item.tags {
+        payload.insert("tags".into(), Value::Array(tags.iter().map(TagIn::to_zotero).collect()));
+    }
+    if let Some(collections) = &item.collections {
+        payload.insert("collections".into(), json!(collections.iter().map(Key::as_str).collect::<Vec<_>>()));
+    }
+    if let Some(parent) = &item.parent_item {
+        payload.insert("parentItem".into(), json!(parent.as_str()));
+    }
+    for (name, value) in item.fields.iter().flatten() {
+        let text = field_text(value).ok_or_else(|| format!("`fields.{name}` must be text, a number or a boolean"))?;
+        payload.insert(name.clone(), Value::String(text));
+    }
+    Ok(Value::Object(payload))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// zotero_update_item
+
+/// Arguments of `zotero_update_item`.
+#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateItemInput {
+    /// The items to change, 1 to 50. Every change below is applied to each.
+    #[validate(length(min = 1, max = 50))]
+    pub keys: Vec<Key>,
+    /// Fields to set by their Zotero names; null or "" clears a field.
+    #[schemars(with = "Option<BTreeMap<String, Option<FieldValue>>>")]
+    pub fields: Option<Map<String, Value>>,
+    /// Replaces the whole list of creators.
+    #[validate(nested, length(max = 200))]
+    pub creators: Option<Vec<CreatorIn>>,
+    /// Tags to add (kept if already present).
+    #[validate(length(max = 100))]
+    pub add_tags: Option<Vec<String>>,
+    /// Tags to remove.
+    #[validate(length(max = 100))]
+    pub remove_tags: Option<Vec<String>>,
+    /// Replaces every tag (cannot be combined with addTags/removeTags).
+    #[validate(length(max = 100))]
+    pub set_tags: Option<Vec<String>>,
+    /// Collections to file the items in.
+    #[validate(length(max = 50))]
+    pub add_collections: Option<Vec<Key>>,
+    /// Collections to take the items out of (the items stay in the library).
+    #[validate(length(max = 50))]
+    pub remove_collections: Option<Vec<Key>>,
+    /// Replaces collection membership (cannot be combined with addCollections/removeCollections).
+    #[validate(length(max = 50))]
+    pub set_collections: Option<Vec<Key>>,
+}
+
+/// Result of `zotero_update_item`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateItemOutput {
+    /// Items changed.
+    pub updated: Vec<String>,
+    /// Items left alone because they already matched.
+    pub skipped: Vec<String>,
+    /// Items not changed, with the reason (a changed-elsewhere conflict says to read the item again).
+    pub failed: Vec<Failure>,
+}
+
+pub struct UpdateItem;
+
+impl Tool for UpdateItem {
+    type Input = UpdateItemInput;
+    type Output = UpdateItemOutput;
+    const SPEC: ToolSpec = ToolSpec::write(
+        "zotero_update_item",
+        "Edit items",
+        "Changes fields, creators, tags and collection membership of up to 50 items. Each item is read and \
+         written back only if nobody changed it in between; items that already match are not written at all. \
+         Reports which items changed, which were skipped, and which failed and why.",
+    )
+    .idempotent();
+
+    fn render(output: &UpdateItemOutput) -> String {
+        let keys = if output.updated.is_empty() { "(none)".to_owned() } else { output.updated.join(", ") };
+        let mut text = format!("Updated {} item(s): {keys}", output.updated.len());
+        if !output.skipped.is_empty() {
+            text.push_str(&format!("\nAlready as asked (not written): {}", output.skipped.join(", ")));
+        }
+        if !output.failed.is_empty() {
+            text.push_str(&format!("\n\nNot updated:\n{}", failure_lines(&output.failed)));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: UpdateItemInput) -> Result<UpdateItemOutput, ToolError> {
+        const TOOL: &str = "zotero_update_item";
+        if input.set_tags.is_some() && (input.add_tags.is_some() || input.remove_tags.is_some()) {
+            return Err(invalid(
+                TOOL,
+                "`setTags` replaces every tag, so it cannot be combined with `addTags`/`removeTags`",
+            ));
+        }
+        if input.set_collections.is_some() && (input.add_collections.is_some() || input.remove_collections.is_some()) {
+            return Err(invalid(
+                TOOL,
+                "`setCollections` replaces membership, so it cannot be combined with `addCollections`/`removeCollections`",
+            ));
+        }
+        for (name, value) in input.fields.iter().flatten() {
+            if field_text(value).is_none() {
+                return Err(invalid(TOOL, format!("`fields.{name}` must be text, a number, a boolean or null")));
+            }
+            if matches!(
+                name.as_str(),
+                "key" | "version" | "itemType" | "creators" | "tags" | "collections" | "relations" | "deleted"
+            ) {
+                return Err(invalid(
+                    TOOL,
+                    format!("`fields.{name}` cannot be set here; use the dedicated argument or tool"),
+                ));
+            }
+        }
+        let zotero = ctx.writer()?;
+        let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
+        for key in &input.keys {
+            let result = async {
+                let item = zotero.item(key).await?;
+                let patch = item_patch(&item.data, &input);
+                if patch.is_empty() {
+                    return Ok::<bool, ZoteroError>(false);
+                }
+                zotero.patch_item(key, item.version, &Value::Object(patch)).await?;
+                Ok(true)
+            }
+            .await;
+            match result {
+                Ok(true) => output.updated.push(key.as_str().to_owned()),
+                Ok(false) => output.skipped.push(key.as_str().to_owned()),
+                Err(error) => output.failed.push(Failure {
+                    what: key.as_str().to_owned(),
+                    code: error.status().unwrap_or(0),
+                    message: error.to_string(),
+                }),
+            }
+        }
+        Ok(output)
+    }
+}
+
+/// The fields that actually differ from the item's current data.
+fn item_patch(data: &Map<String, Value>, input: &UpdateItemInput) -> Map<String, Value> {
+    let mut patch = Map::new();
+    for (name, value) in input.fields.iter().flatten() {
+        let wanted = field_text(value).unwrap_or_default();
+        let current = data.get(name).and_then(field_text).unwrap_or_default();
+        if wanted != current {
+            patch.insert(name.clone(), Value::String(wanted));
+        }
+    }
+    if let Some(creators) = &input.creators {
+        let wanted = Value::Array(creators.iter().map(CreatorIn::to_zotero).collect());
+        if data.get("creators") != Some(&wanted) {
+            patch.insert("creators".into(), wanted);
+        }
+    }
+    let current_tags: Vec<Value> = data.get("tags").and_then(Value::as_array).cloned().unwrap_or_default();
+    let tag_name = |t: &Value| t.get("tag").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let new_tags: Option<Vec<Value>> = if let Some(set) = &input.set_tags {
+        Some(set.iter().map(|t| json!({ "tag": t })).collect())
+    } else if input.add_tags.is_some() || input.remove_tags.is_some() {
+        let remove = input.remove_tags.clone().unwrap_or_default();
+        let mut tags: Vec<Value> = current_tags.iter().filter(|t| !remove.contains(&tag_name(t))).cloned().collect();
+        for add in input.add_tags.iter().flatten() {
+            if !tags.iter().any(|t| &tag_name(t) == add) {
+                tags.push(json!({ "tag": add }));
+            }
+        }
+        Some(tags)
+    } else {
+        None
+    };
+    if let Some(tags) = new_tags {
+        let names = |list: &[Value]| {
+            let mut n: Vec<String> = list.iter().map(tag_name).collect();
+            n.sort();
+            n
+        };
+        if names(&tags) != names(&current_tags) {
+            patch.insert("tags".into(), Value::Array(tags));
+        }
+    }
+    let current: Vec<String> = data
+        .get("collections")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let new_collections: Option<Vec<String>> = if let Some(set) = &input.set_collections {
+        Some(set.iter().map(|k| k.as_str().to_owned()).collect())
+    } else if input.add_collections.is_some() || input.remove_collections.is_some() {
+        let remove: Vec<&str> = input.remove_collections.iter().flatten().map(Key::as_str).collect();
+        let mut keys: Vec<String> = current.iter().filter(|k| !remove.contains(&k.as_str())).cloned().collect();
+        for add in input.add_collections.iter().flatten() {
+            if !keys.iter().any(|k| k == add.as_str()) {
+                keys.push(add.as_str().to_owned());
+            }
+        }
+        Some(keys)
+    } else {
+        None
+    };
+    if let Some(collections) = new_collections {
+        let (mut a, mut b) = (collections.clone(), current.clone());
+        a.sort();
+        b.sort();
+        if a != b {
+            patch.insert("collections".into(), json!(collections));
+        }
+    }
+    patch
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// zotero_delete_items
+
+/// Arguments of `zotero_delete_items`.
+#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteItemsInput {
+    /// The items to delete, 1 to 50.
+    #[validate(length(min = 1, max = 50))]
+    pub keys: Vec<Key>,
+    /// Delete for good instead of moving to the trash. Cannot be undone.
+    #[serde(default)]
+    #[schemars(default)]
+    pub permanent: bool,
+}
+
+/// Result of `zotero_delete_items`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteItemsOutput {
+    /// Items moved to the trash, or deleted for good when `permanent`.
+    pub deleted: Vec<String>,
+    pub permanent: bool,
+    /// Items not deleted, with the reason.
+    pub failed: Vec<Failure>,
+}
+
+pub struct DeleteItems;
+
+impl Tool for DeleteItems {
+    type Input = DeleteItemsInput;
+    type Output = DeleteItemsOutput;
+    const SPEC: ToolSpec = ToolSpec::write(
+        "zotero_delete_items",
+        "Delete items",
+        "Moves up to 50 items to the trash (restorable in Zotero), or with permanent=true deletes them for good. \
+         Each item is deleted only if nobody changed it since it was read. Confirm with the user before deleting.",
+    )
+    .destructive()
+    .idempotent();
+
+    fn render(output: &DeleteItemsOutput) -> String {
+        let keys = if output.deleted.is_empty() { "(none)".to_owned() } else { output.deleted.join(", ") };
+        let verb = if output.permanent { "Permanently deleted" } else { "Moved to the trash" };
+        let mut text = format!("{verb} {} item(s): {keys}", output.deleted.len());
+        if !output.failed.is_empty() {
+            text.push_str(&format!("\n\nNot deleted:\n{}", failure_lines(&output.failed)));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: DeleteItemsInput) -> Result<DeleteItemsOutput, ToolError> {
+        let zotero = ctx.writer()?;
+        let mut output = DeleteItemsOutput { deleted: Vec::new(), permanent: input.permanent, failed: Vec::new() };
+        let fail = |key: &ObjectKey, error: ZoteroError| Failure {
+            what: key.as_str().to_owned(),
+            code: error.status().unwrap_or(0),
+            message: error.to_string(),
+        };
+        if input.permanent {
+            // One request per item with that item's own version: one stale item cannot block, or wrongly
+            // delete, the others (the multi-key DELETE only checks the library version).
+            for key in &input.keys {
+                let result = async {
+                    let item = zotero.item(key).await?;
+                    zotero.delete_item(key, item.version).await
+                }
+                .await;
+                match result {
+                    Ok(_) => output.deleted.push(key.as_str().to_owned()),
+                    Err(error) => output.failed.push(fail(key, error)),
+                }
+            }
+            return Ok(output);
+        }
+        let mut payloads = Vec::new();
+        let mut order = Vec::new();
+        for key in &input.keys {
+            match zotero.item(key).await {
+                Ok(item) => {
+                    payloads.push(json!({ "key": item.key, "version": item.version, "deleted": 1 }));
+                    order.push(key.as_str().to_owned());
+                }
+                Err(error) => output.failed.push(fail(key, error)),
+            }
+        }
+        if !payloads.is_empty() {
+            let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
+            output
+                .deleted
+                .extend(order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()));
+            output.failed.extend(failures_from(&outcome, |i| order[i].clone()));
+        }
+        Ok(output)
+    }
+}

@@ -1,0 +1,427 @@
+//! Notes: listing, searching, writing and trashing them with one tool, `zotero_notes`.
+//!
+//! Listing and searching read; create, update and delete write. The registry checks scopes per tool, so the tool
+//! is declared [`ToolSpec::mixed`] and each writing action checks `zotero:write` itself before anything else.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use validator::Validate;
+use zotero_mcp_core::zotero::{ObjectKind, QMode, Query, ZoteroClient, ZoteroObject};
+
+use super::args::Key;
+use super::items::TagIn;
+use crate::context::RequestContext;
+use crate::format::note_html::{
+    append_fragment, html_to_text, note_fragment, note_html, notes_markdown, summarize_note, NoteSummary,
+};
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+const TOOL: &str = "zotero_notes";
+
+/// Children read when listing one item's notes; items rarely have more.
+const MAX_CHILDREN: usize = 1000;
+
+/// What `zotero_notes` does.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteAction {
+    /// An item's notes (with itemKey), or every note in the library, most recently changed first.
+    #[default]
+    List,
+    /// Notes containing `query` (within one item's notes with itemKey).
+    Search,
+    /// A new note, on the item `itemKey` or standalone.
+    Create,
+    /// Replace the note `itemKey`, or add to its end with `append`.
+    Update,
+    /// Move the note `itemKey` to the trash (restorable in Zotero).
+    Delete,
+}
+
+impl NoteAction {
+    fn as_str(self) -> &'static str {
+        match self {
+            NoteAction::List => "list",
+            NoteAction::Search => "search",
+            NoteAction::Create => "create",
+            NoteAction::Update => "update",
+            NoteAction::Delete => "delete",
+        }
+    }
+}
+
+fn default_limit() -> u32 {
+    25
+}
+
+/// Arguments of `zotero_notes`.
+#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NotesInput {
+    #[serde(default)]
+    #[schemars(default)]
+    pub action: NoteAction,
+    /// For list, search and create: the parent item. For update and delete: the note itself.
+    pub item_key: Option<Key>,
+    /// For search: the text to look for (every word must occur).
+    #[validate(length(min = 1, max = 500))]
+    pub query: Option<String>,
+    /// For create and update: the note body in Markdown (headings, **bold**, *italic*, ~~struck~~, `code`, code
+    /// blocks, > quotes, lists, tables, links to http, https and zotero URLs). HTML in it is shown as text.
+    #[validate(length(max = 200000))]
+    pub note: Option<String>,
+    /// For create and update: a heading put before the body (on update with append, before the added part).
+    #[validate(length(min = 1, max = 1000))]
+    pub title: Option<String>,
+    /// For update: add to the end of the note instead of replacing it.
+    #[serde(default)]
+    #[schemars(default)]
+    pub append: bool,
+    /// For create: the note's tags. For update: replaces its tags.
+    #[validate(nested, length(max = 100))]
+    pub tags: Option<Vec<TagIn>>,
+    /// For create and update: `note` is HTML that the user supplied, stored unchanged instead of being read as
+    /// Markdown. Only for HTML the user gave you, never for generated text. For list and search: also return
+    /// each note's stored HTML.
+    #[serde(default)]
+    #[schemars(default)]
+    pub raw: bool,
+    /// For list and search: how many notes to return.
+    #[validate(range(min = 1, max = 100))]
+    #[serde(default = "default_limit")]
+    #[schemars(default = "default_limit")]
+    pub limit: u32,
+    /// For list and search: skip this many notes first (see `nextOffset`).
+    #[validate(range(max = 100000))]
+    #[serde(default)]
+    #[schemars(default)]
+    pub offset: u32,
+}
+
+/// Result of `zotero_notes`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotesOutput {
+    pub action: NoteAction,
+    /// For list and search: the notes found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<NoteSummary>>,
+    /// For list and search: how many notes match in all, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// For list and search: pass as `offset` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    /// For create, update and delete: the note written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note_key: Option<String>,
+    /// For create, update and delete: the item the note belongs to, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_item: Option<String>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    message: String,
+}
+
+impl NotesOutput {
+    fn listing(action: NoteAction, notes: Vec<NoteSummary>, total: Option<u64>, next_offset: Option<u64>) -> Self {
+        Self {
+            action,
+            notes: Some(notes),
+            total,
+            next_offset,
+            note_key: None,
+            parent_item: None,
+            message: String::new(),
+        }
+    }
+
+    fn written(action: NoteAction, note_key: &str, parent_item: Option<String>, message: String) -> Self {
+        Self {
+            action,
+            notes: None,
+            total: None,
+            next_offset: None,
+            note_key: Some(note_key.to_owned()),
+            parent_item,
+            message,
+        }
+    }
+}
+
+pub struct Notes;
+
+impl Tool for Notes {
+    type Input = NotesInput;
+    type Output = NotesOutput;
+    // Mixed: list and search work on read-only grants; create, update and delete check `zotero:write` in
+    // `call`. Destructive, because update replaces a note's text and delete trashes it.
+    const SPEC: ToolSpec = ToolSpec::mixed(
+        "zotero_notes",
+        "Read and write notes",
+        "Lists, searches, creates, updates or trashes notes. action=list: an item's notes (itemKey) or every note, \
+         most recently changed first; search: notes containing `query`. Notes come back as readable text (raw=true \
+         adds the stored HTML). create writes a note on itemKey (or standalone) from Markdown in `note`, with an \
+         optional `title` heading; update replaces the note itemKey, or adds to its end with append=true; delete \
+         moves it to the trash. Markdown is converted to Zotero's note format and any HTML in it is shown as text; \
+         raw=true stores `note` as HTML unchanged and is only for HTML the user supplied. Writing needs write \
+         access.",
+    )
+    .destructive();
+
+    fn render(output: &NotesOutput) -> String {
+        let Some(notes) = &output.notes else {
+            return output.message.clone();
+        };
+        let mut text = notes_markdown(notes);
+        if let Some(total) = output.total.filter(|t| *t as usize > notes.len()) {
+            text = format!("{} of {total} notes.\n\n{text}", notes.len());
+        }
+        if let Some(next) = output.next_offset {
+            text.push_str(&format!("\n\n_More notes: call again with offset {next}._"));
+        }
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: NotesInput) -> Result<NotesOutput, ToolError> {
+        match input.action {
+            NoteAction::List | NoteAction::Search => read(ctx, &input).await,
+            NoteAction::Create => create(ctx, &input).await,
+            NoteAction::Update => update(ctx, &input).await,
+            NoteAction::Delete => delete(ctx, &input).await,
+        }
+    }
+}
+
+fn invalid(problem: impl Into<String>) -> ToolError {
+    ToolError::InvalidArguments { tool: TOOL.into(), problem: problem.into() }
+}
+
+fn tags_json(tags: &[TagIn]) -> Value {
+    Value::Array(tags.iter().map(TagIn::to_zotero).collect())
+}
+
+/// An item's notes, not in the trash, in Zotero's order.
+async fn child_notes(zotero: &ZoteroClient, parent: &Key) -> Result<Vec<ZoteroObject>, ToolError> {
+    let children = zotero.children(parent, MAX_CHILDREN).await?;
+    Ok(children.items.into_iter().filter(|c| c.item_type() == Some("note") && !c.is_trashed()).collect())
+}
+
+async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
+    let searching = input.action == NoteAction::Search;
+    let query = input.query.as_deref().map(str::trim).filter(|q| searching && !q.is_empty());
+    if searching && query.is_none() {
+        return Err(invalid("`search` needs `query`, the text to look for"));
+    }
+    let zotero = ctx.zotero()?;
+    let limit = input.limit as usize;
+    let offset = input.offset as usize;
+    let summarize = |n: &ZoteroObject| summarize_note(n, input.raw);
+    if let Some(parent) = &input.item_key {
+        // One item's notes: read them all and page here (the children listing has no note filter).
+        let mut notes = child_notes(zotero, parent).await?;
+        if let Some(query) = query {
+            let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+            notes.retain(|n| {
+                let text = html_to_text(n.field("note").unwrap_or_default()).to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            });
+        }
+        let total = notes.len();
+        let page: Vec<NoteSummary> = notes.iter().skip(offset).take(limit).map(summarize).collect();
+        let next_offset = (offset + page.len() < total).then_some((offset + page.len()) as u64);
+        return Ok(NotesOutput::listing(input.action, page, Some(total as u64), next_offset));
+    }
+    let mut request = Query::new().item_type("note");
+    request = match query {
+        Some(text) => request.q(text, QMode::Everything),
+        None => request.sort("dateModified", true),
+    };
+    let page = zotero.items(&request.offset(offset), limit).await?;
+    let fetched = page.items.len();
+    let next_offset =
+        page.total_results.filter(|total| ((offset + fetched) as u64) < *total).map(|_| (offset + fetched) as u64);
+    let notes = page.items.iter().map(summarize).collect();
+    Ok(NotesOutput::listing(input.action, notes, page.total_results, next_offset))
+}
+
+async fn create(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
+    let zotero = ctx.writer()?;
+    let body = input.note.as_deref().unwrap_or_default();
+    let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    if body.trim().is_empty() && title.is_none() {
+        return Err(invalid("`create` needs `note` (the body, in Markdown) and optionally `title`"));
+    }
+    let mut payload = json!({
+        "itemType": "note",
+        "note": note_html(title, body, input.raw),
+        "tags": tags_json(input.tags.as_deref().unwrap_or_default()),
+    });
+    if let Some(parent) = &input.item_key {
+        payload["parentItem"] = json!(parent.as_str());
+    }
+    let outcome = zotero.write_objects(ObjectKind::Items, &[payload]).await?;
+    let parent = input.item_key.as_ref().map(|k| k.as_str().to_owned());
+    match (outcome.success.get(&0), outcome.failed.get(&0)) {
+        (Some(key), _) => {
+            let place = parent.as_deref().map(|p| format!(" on item {p}")).unwrap_or_else(|| " (standalone)".into());
+            Ok(NotesOutput::written(NoteAction::Create, key, parent.clone(), format!("Created note {key}{place}")))
+        }
+        (None, Some(failure)) => {
+            Err(ToolError::Failed(format!("Zotero did not create the note: {} {}", failure.code, failure.message)))
+        }
+        (None, None) => Err(ToolError::Failed(
+            "Zotero did not confirm the new note; list the notes to check before creating it again".into(),
+        )),
+    }
+}
+
+/// The note `key`, or an error saying what to use for other items.
+async fn read_note(zotero: &ZoteroClient, key: &Key, action: NoteAction) -> Result<ZoteroObject, ToolError> {
+    let item = zotero.item(key).await?;
+    match item.item_type() {
+        Some("note") => Ok(item),
+        other => {
+            let instead = match action {
+                NoteAction::Delete => "use zotero_delete_items for other items",
+                _ => "use zotero_update_item for other items",
+            };
+            Err(ToolError::Failed(format!(
+                "{key} is {}, not a note, so `{}` cannot change it: {instead}. To find an item's notes, call \
+                 zotero_notes with action \"list\" and itemKey {key}.",
+                other.map_or_else(|| "not an item".to_owned(), |t| format!("a {t}")),
+                action.as_str(),
+            )))
+        }
+    }
+}
+
+async fn update(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
+    let zotero = ctx.writer()?;
+    let key = input.item_key.as_ref().ok_or_else(|| invalid("`update` needs `itemKey` (the note's key) and `note`"))?;
+    let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let body = input.note.as_deref();
+    if body.is_none() && title.is_none() && input.tags.is_none() {
+        return Err(invalid("`update` needs `note` (the new text, in Markdown), `title` or `tags`"));
+    }
+    let current = read_note(zotero, key, NoteAction::Update).await?;
+    let mut patch = Map::new();
+    if body.is_some() || title.is_some() {
+        let body = body.unwrap_or_default();
+        let html = if input.append {
+            append_fragment(current.field("note").unwrap_or_default(), &note_fragment(title, body, input.raw))
+        } else {
+            note_html(title, body, input.raw)
+        };
+        patch.insert("note".into(), Value::String(html));
+    }
+    if let Some(tags) = &input.tags {
+        patch.insert("tags".into(), tags_json(tags));
+    }
+    zotero
+        .patch_item(key, current.version, &Value::Object(patch))
+        .await
+        .map_err(|e| ToolError::Failed(format!("Note {key} was not updated: {e}")))?;
+    let parent = current.field("parentItem").map(str::to_owned);
+    let how = if input.append && (body.is_some() || title.is_some()) { "Appended to" } else { "Updated" };
+    Ok(NotesOutput::written(NoteAction::Update, key.as_str(), parent, format!("{how} note {key}")))
+}
+
+async fn delete(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
+    let zotero = ctx.writer()?;
+    let key = input.item_key.as_ref().ok_or_else(|| invalid("`delete` needs `itemKey` (the note's key)"))?;
+    let current = read_note(zotero, key, NoteAction::Delete).await?;
+    let parent = current.field("parentItem").map(str::to_owned);
+    if current.is_trashed() {
+        return Ok(NotesOutput::written(
+            NoteAction::Delete,
+            key.as_str(),
+            parent,
+            format!("Note {key} is already in the trash"),
+        ));
+    }
+    zotero
+        .patch_item(key, current.version, &json!({ "deleted": 1 }))
+        .await
+        .map_err(|e| ToolError::Failed(format!("Note {key} was not moved to the trash: {e}")))?;
+    Ok(NotesOutput::written(
+        NoteAction::Delete,
+        key.as_str(),
+        parent,
+        format!("Moved note {key} to the trash (restorable in Zotero)"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::arguments::parse_arguments;
+
+    fn parse(arguments: Value) -> Result<NotesInput, ToolError> {
+        parse_arguments::<NotesInput>(TOOL, arguments)
+    }
+
+    #[test]
+    fn defaults_to_listing_25() {
+        let input = parse(json!({})).expect("empty arguments are a listing");
+        assert_eq!(input.action, NoteAction::List);
+        assert_eq!(input.limit, 25);
+        assert_eq!(input.offset, 0);
+        assert!(!input.append && !input.raw);
+    }
+
+    #[test]
+    fn checks_bounds_and_keys() {
+        assert!(parse(json!({ "limit": 0 })).is_err());
+        assert!(parse(json!({ "limit": 101 })).is_err());
+        assert!(parse(json!({ "itemKey": "not-a-key" })).is_err());
+        assert!(parse(json!({ "action": "purge" })).is_err());
+        assert!(parse(json!({ "tags": [{ "tag": "" }] })).is_err());
+        assert!(parse(json!({ "unknown": 1 })).is_err());
+        assert!(parse(
+            json!({ "action": "create", "itemKey": "ABCD2345", "note": "x", "tags": [{ "tag": "t", "type": 1 }] })
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn tags_keep_their_type() {
+        let tags = vec![TagIn { tag: "a".into(), kind: None }, TagIn { tag: "b".into(), kind: Some(1) }];
+        assert_eq!(tags_json(&tags), json!([{ "tag": "a" }, { "tag": "b", "type": 1 }]));
+    }
+
+    #[test]
+    fn recognises_trashed_notes() {
+        let mut note = ZoteroObject { key: "ABCD2345".into(), version: 1, meta: Map::new(), data: Map::new() };
+        assert!(!note.is_trashed());
+        note.data.insert("deleted".into(), json!(1));
+        assert!(note.is_trashed());
+        note.data.insert("deleted".into(), json!(true));
+        assert!(note.is_trashed());
+    }
+
+    #[test]
+    fn renders_listings_and_writes() {
+        let note = NoteSummary {
+            key: "ABCD2345".into(),
+            parent_item: Some("WXYZ6789".into()),
+            title: "Plan".into(),
+            text: "# Plan\n\n- a".into(),
+            truncated: false,
+            html: None,
+            tags: vec!["todo".into()],
+            date_modified: Some("2024-01-02T03:04:05Z".into()),
+        };
+        let listing = NotesOutput::listing(NoteAction::List, vec![note], Some(3), Some(1));
+        let text = Notes::render(&listing);
+        assert!(text.starts_with("1 of 3 notes."), "{text}");
+        assert!(text.contains("### ABCD2345 (on WXYZ6789) · modified 2024-01-02T03:04:05Z · tags: todo"), "{text}");
+        assert!(text.contains("# Plan\n\n- a"), "{text}");
+        assert!(text.ends_with("call again with offset 1._"), "{text}");
+        assert_eq!(Notes::render(&NotesOutput::listing(NoteAction::Search, vec![], Some(0), None)), "_No notes._");
+        let written = NotesOutput::written(NoteAction::Create, "ABCD2345", None, "Created note ABCD2345".into());
+        assert_eq!(Notes::render(&written), "Created note ABCD2345");
+        assert_eq!(serde_json::to_value(&written).unwrap(), json!({ "action": "create", "noteKey": "ABCD2345" }));
+    }
+}

@@ -1,0 +1,145 @@
+//! The seams over workers-rs: `fetch` for HTTP, Workers KV, `Date.now()`, and the request/response conversions.
+
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use worker::{Env, Fetch, Headers, Method, RequestInit, RequestRedirect};
+
+use zotero_mcp_core::platform::{
+    Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvError, KvKey, KvListPage, KvStore, KvWrite, Platform,
+};
+use zotero_mcp_server::config::Config;
+use zotero_mcp_server::app::App;
+
+/// Reads the configuration and binds the platform for one request.
+pub fn app(env: &Env) -> worker::Result<App> {
+    let lookup =
+        |name: &str| env.secret(name).map(|s| s.to_string()).ok().or_else(|| env.var(name).map(|v| v.to_string()).ok());
+    let ai_search_bound = js_sys::Reflect::has(env.as_ref(), &"AI_SEARCH".into()).unwrap_or(false);
+    let config = Config::from_lookup(lookup, ai_search_bound);
+    let platform = Platform {
+        http: Rc::new(WorkerFetch),
+        oauth_kv: Rc::new(WorkerKv { store: env.kv("OAUTH_KV")? }),
+        cache_kv: Rc::new(WorkerKv { store: env.kv("CACHE_KV")? }),
+        clock: Rc::new(WorkerClock),
+    };
+    Ok(App::with_oauth(config, platform))
+}
+
+pub async fn into_http_request(mut request: worker::Request) -> worker::Result<HttpRequest> {
+    let method = request.method();
+    let body = match method {
+        Method::Get | Method::Head => Vec::new(),
+        _ => request.bytes().await?,
+    };
+    let mut builder = http::Request::builder().method(method.as_ref()).uri(request.url()?.as_str());
+    for (name, value) in request.headers().entries() {
+        builder = builder.header(name, value);
+    }
+    builder.body(body).map_err(|e| worker::Error::RustError(format!("unreadable request: {e}")))
+}
+
+pub fn into_worker_response(response: HttpResponse) -> worker::Result<worker::Response> {
+    let (parts, body) = response.into_parts();
+    let headers = Headers::new();
+    for (name, value) in &parts.headers {
+        if let Ok(value) = value.to_str() {
+            headers.append(name.as_str(), value)?;
+        }
+    }
+    // A null-body status (204, 304, …) must not get even an empty body, or the runtime throws.
+    let response = if body.is_empty() { worker::Response::empty()? } else { worker::Response::from_bytes(body)? };
+    Ok(response.with_status(parts.status.as_u16()).with_headers(headers))
+}
+
+/// Outbound HTTP through the runtime's `fetch`. Redirects are returned, not followed.
+struct WorkerFetch;
+
+#[async_trait(?Send)]
+impl HttpClient for WorkerFetch {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let url = request.uri().to_string();
+        let invalid = |reason: String| HttpError::InvalidRequest { url: url.clone(), reason };
+        let (parts, body) = request.into_parts();
+        let headers = Headers::new();
+        for (name, value) in &parts.headers {
+            let value = value.to_str().map_err(|e| invalid(e.to_string()))?;
+            headers.append(name.as_str(), value).map_err(|e| invalid(e.to_string()))?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::from(parts.method.as_str().to_owned()))
+            .with_headers(headers)
+            .with_redirect(RequestRedirect::Manual);
+        if !body.is_empty() {
+            init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+        }
+        let outbound = worker::Request::new_with_init(&url, &init).map_err(|e| invalid(e.to_string()))?;
+        let transport = |e: worker::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
+        let mut response = Fetch::Request(outbound).send().await.map_err(transport)?;
+        let mut builder = http::Response::builder().status(response.status_code());
+        for (name, value) in response.headers().entries() {
+            builder = builder.header(name, value);
+        }
+        let body = response.bytes().await.map_err(transport)?;
+        builder.body(body).map_err(|e| invalid(e.to_string()))
+    }
+}
+
+struct WorkerKv {
+    store: worker::kv::KvStore,
+}
+
+fn kv_error(key: &str, error: impl std::fmt::Display) -> KvError {
+    let reason = error.to_string();
+    if reason.contains("429") {
+        KvError::RateLimited { key: key.to_owned() }
+    } else {
+        KvError::Backend { key: key.to_owned(), reason }
+    }
+}
+
+#[async_trait(?Send)]
+impl KvStore for WorkerKv {
+    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
+        self.store.get(key).text().await.map_err(|e| kv_error(key, e))
+    }
+
+    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
+        let mut put = self.store.put(key, value).map_err(|e| kv_error(key, e))?;
+        put = match lifetime {
+            KvWrite::Forever => put,
+            KvWrite::ExpiresIn(secs) => put.expiration_ttl(secs),
+            KvWrite::ExpiresAt(at) => put.expiration(at),
+        };
+        put.execute().await.map_err(|e| kv_error(key, e))
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.store.delete(key).await.map_err(|e| kv_error(key, e))
+    }
+
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
+        let mut list = self.store.list().prefix(prefix.to_owned()).limit(limit.clamp(1, 1000) as u64);
+        if let Some(cursor) = cursor {
+            list = list.cursor(cursor.to_owned());
+        }
+        let page = list.execute().await.map_err(|e| kv_error(prefix, e))?;
+        Ok(KvListPage {
+            keys: page.keys.into_iter().map(|k| KvKey { name: k.name, expiration: k.expiration }).collect(),
+            cursor: if page.list_complete { None } else { page.cursor },
+        })
+    }
+}
+
+struct WorkerClock;
+
+#[async_trait(?Send)]
+impl Clock for WorkerClock {
+    fn now_ms(&self) -> u64 {
+        worker::Date::now().as_millis()
+    }
+
+    async fn sleep(&self, ms: u64) {
+        worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+    }
+}
