@@ -35,9 +35,10 @@ size:
 	@bash scripts/size.sh
 
 ## Benchmarks (print figures; compare within one run).
-bench:
+bench: build
 	cargo bench -p zotero-sim --bench client_page
 	cargo bench -p zotero-mcp-server --bench tools_call
+	@bash scripts/bench-runtimes.sh
 
 clean:
 	cargo clean

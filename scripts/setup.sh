@@ -38,4 +38,11 @@ if [ ! -x node_modules/.bin/wrangler ] || [ package-lock.json -nt node_modules/.
   log "installing npm packages"
   npm ci --no-audit --no-fund
 fi
+# The official Python MCP SDK, for the stdio client test of the native binary (tests/e2e/stdio/python_client.py).
+PY_MCP_VERSION=2.3.0
+if ! .venv/bin/python -c "import mcp, sys; sys.exit(0 if __import__('importlib.metadata').metadata.version('mcp') == '${PY_MCP_VERSION}' else 1)" 2>/dev/null; then
+  log "installing the Python mcp ${PY_MCP_VERSION} SDK into .venv"
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check "mcp==${PY_MCP_VERSION}"
+fi
 log "ready"

@@ -14,6 +14,7 @@ mod entry {
     #[event(fetch)]
     async fn fetch(request: Request, env: Env, _ctx: Context) -> Result<Response> {
         console_error_panic_hook::set_once();
+        crate::worker::install_logger();
         let app = crate::worker::app(&env)?;
         let request = crate::worker::into_http_request(request).await?;
         let response = zotero_mcp_server::router::route(request, &app).await;

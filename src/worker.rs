@@ -8,15 +8,14 @@ use worker::{Env, Fetch, Headers, Method, RequestInit, RequestRedirect};
 use zotero_mcp_core::platform::{
     Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvError, KvKey, KvListPage, KvStore, KvWrite, Platform,
 };
-use zotero_mcp_server::config::Config;
 use zotero_mcp_server::app::App;
+use zotero_mcp_server::config::Config;
 
 /// Reads the configuration and binds the platform for one request.
 pub fn app(env: &Env) -> worker::Result<App> {
     let lookup =
         |name: &str| env.secret(name).map(|s| s.to_string()).ok().or_else(|| env.var(name).map(|v| v.to_string()).ok());
-    let ai_search_bound = js_sys::Reflect::has(env.as_ref(), &"AI_SEARCH".into()).unwrap_or(false);
-    let config = Config::from_lookup(lookup, ai_search_bound);
+    let config = Config::from_lookup(lookup);
     let platform = Platform {
         http: Rc::new(WorkerFetch),
         oauth_kv: Rc::new(WorkerKv { store: env.kv("OAUTH_KV")? }),
@@ -82,6 +81,61 @@ impl HttpClient for WorkerFetch {
         }
         let body = response.bytes().await.map_err(transport)?;
         builder.body(body).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// Reads `Cloudflare.compatibilityFlags.global_fetch_strictly_public` from the Worker's global scope: with
+    /// the flag, `fetch` never reaches this zone's origin or a private address.
+    fn public_only(&self) -> bool {
+        let get = |target: &wasm_bindgen::JsValue, name: &str| js_sys::Reflect::get(target, &name.into()).ok();
+        get(&js_sys::global(), "Cloudflare")
+            .and_then(|cf| get(&cf, "compatibilityFlags"))
+            .and_then(|flags| get(&flags, "global_fetch_strictly_public"))
+            .and_then(|flag| flag.as_bool())
+            .unwrap_or(false)
+    }
+}
+
+/// The server's operator diagnostics (the `log` facade) on `console.warn`/`console.error`, which
+/// `wrangler tail` and Workers Logs show.
+struct ConsoleLog;
+
+mod console {
+    use wasm_bindgen::prelude::wasm_bindgen;
+
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_namespace = console, js_name = warn)]
+        pub fn warn(message: &str);
+        #[wasm_bindgen(js_namespace = console, js_name = error)]
+        pub fn error(message: &str);
+    }
+}
+
+impl log::Log for ConsoleLog {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let line = format!("{}: {}", record.target(), record.args());
+        if record.level() == log::Level::Error {
+            console::error(&line);
+        } else {
+            console::warn(&line);
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+/// Routes the `log` facade to the console; the first call in an isolate wins, later ones change nothing.
+pub fn install_logger() {
+    static LOGGER: ConsoleLog = ConsoleLog;
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
     }
 }
 

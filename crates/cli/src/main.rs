@@ -10,6 +10,8 @@ zotero-mcp: an MCP server for a Zotero library.
 usage: zotero-mcp <command> [options]
 
 commands:
+  serve --stdio            serve MCP on stdin/stdout (for Claude Desktop, Claude Code and other local clients)
+  serve --http [ADDR]      serve MCP over Streamable HTTP (default 127.0.0.1:8787)
   get-token <server-url>   sign in to a zotero-mcp server and print an OAuth access token
   help                     this text
 
@@ -20,6 +22,7 @@ fn main() -> ExitCode {
     let command = args.next();
     let rest: Vec<String> = args.collect();
     match command.as_deref() {
+        Some("serve") => commands::serve::main(rest),
         Some("get-token") => commands::get_token::main(rest),
         None | Some("help" | "-h" | "--help") => {
             println!("{HELP}");

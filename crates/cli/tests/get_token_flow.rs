@@ -2,9 +2,9 @@
 //! (it needs a server); scripts/e2e.sh runs it against `wrangler dev` with
 //! `cargo test -p zotero-mcp-cli --test get_token_flow -- --ignored`, setting MCP_URL and ZOTERO_MCP_PASSWORD.
 
-use zotero_mcp_cli::get_token::{Credentials, Error, Flow};
 use oauth2::{RefreshToken, StandardRevocableToken};
 use serde_json::json;
+use zotero_mcp_cli::get_token::{Credentials, Error, Flow};
 
 fn server() -> (String, Credentials) {
     let url = std::env::var("MCP_URL").expect("MCP_URL: run this through scripts/e2e.sh");

@@ -184,6 +184,12 @@ impl HttpClient for StubHttp {
         self.requests.borrow_mut().push(request);
         answer
     }
+
+    /// The stand-in plays the Worker's `fetch` under `global_fetch_strictly_public`, the production setting;
+    /// the literal-address checks of the callers are tested against it.
+    fn public_only(&self) -> bool {
+        true
+    }
 }
 
 /// A [`Platform`](crate::platform::Platform) made of the stand-ins above, with the clock at `now_ms`.

@@ -4,21 +4,6 @@
 
 use zotero_mcp_core::zotero::LibraryKind;
 
-/// WebDAV file storage, present only when URL, user name and password are all set.
-#[derive(Clone, PartialEq, Eq)]
-pub struct WebDavConfig {
-    pub url: String,
-    pub username: String,
-    pub password: String,
-}
-
-impl std::fmt::Debug for WebDavConfig {
-    // Never print the password, not even in a debug log.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebDavConfig").field("url", &self.url).field("username", &self.username).finish_non_exhaustive()
-    }
-}
-
 /// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
 pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
 
@@ -28,16 +13,11 @@ pub struct Config {
     pub zotero_library_id: Option<String>,
     pub zotero_library_type: LibraryKind,
     pub zotero_api_base: Option<String>,
-    pub webdav: Option<WebDavConfig>,
     pub auth_password: Option<String>,
     /// The login name; also the grant's user id. `owner` when unset, as in the TypeScript project.
     pub auth_username: String,
     /// Whether `AUTH_USERNAME` was set explicitly (then the login page asks for it).
     pub auth_username_required: bool,
-    pub contact_email: Option<String>,
-    /// Whether the `AI_SEARCH` binding exists in this deployment.
-    pub ai_search_bound: bool,
-    pub ai_search_instance: String,
     /// Browser origins allowed to call `/mcp`; `ALLOWED_ORIGINS` (comma-separated) replaces the default list.
     pub allowed_origins: Vec<String>,
     /// When set (`ALLOWED_HOSTS`, comma-separated), requests whose `Host` is not listed are refused: the guard
@@ -55,10 +35,8 @@ impl std::fmt::Debug for Config {
             .field("zotero_api_key", &self.zotero_api_key.as_ref().map(|_| "<set>"))
             .field("zotero_library_id", &self.zotero_library_id)
             .field("zotero_library_type", &self.zotero_library_type)
-            .field("webdav", &self.webdav)
             .field("auth_password", &self.auth_password.as_ref().map(|_| "<set>"))
             .field("auth_username", &self.auth_username)
-            .field("ai_search_bound", &self.ai_search_bound)
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("test_fixtures", &self.test_fixtures)
@@ -69,14 +47,10 @@ impl std::fmt::Debug for Config {
 impl Config {
     /// Builds the configuration from a variable lookup (the Worker's `env`, or a map in tests). Empty strings
     /// count as unset: `wrangler secret put` with an empty value is a common way to "remove" a secret.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>, ai_search_bound: bool) -> Self {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
         let list = |name: &str| {
             get(name).map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect::<Vec<_>>())
-        };
-        let webdav = match (get("WEBDAV_URL"), get("WEBDAV_USERNAME"), get("WEBDAV_PASSWORD")) {
-            (Some(url), Some(username), Some(password)) => Some(WebDavConfig { url, username, password }),
-            _ => None,
         };
         let username = get("AUTH_USERNAME");
         Self {
@@ -87,13 +61,9 @@ impl Config {
                 _ => LibraryKind::User,
             },
             zotero_api_base: get("ZOTERO_API_BASE"),
-            webdav,
             auth_password: get("AUTH_PASSWORD"),
             auth_username_required: username.is_some(),
             auth_username: username.unwrap_or_else(|| "owner".to_owned()),
-            contact_email: get("CONTACT_EMAIL"),
-            ai_search_bound,
-            ai_search_instance: get("AI_SEARCH_INSTANCE").unwrap_or_else(|| "zotero-items".to_owned()),
             allowed_origins: list("ALLOWED_ORIGINS")
                 .unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.iter().map(|s| (*s).to_owned()).collect()),
             allowed_hosts: list("ALLOWED_HOSTS"),
@@ -109,14 +79,7 @@ mod tests {
 
     fn config(vars: &[(&str, &str)]) -> Config {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Config::from_lookup(|k| map.get(k).cloned(), false)
-    }
-
-    #[test]
-    fn webdav_needs_all_three_settings() {
-        assert!(config(&[("WEBDAV_URL", "https://dav.example"), ("WEBDAV_USERNAME", "u")]).webdav.is_none());
-        let full = config(&[("WEBDAV_URL", "https://dav.example"), ("WEBDAV_USERNAME", "u"), ("WEBDAV_PASSWORD", "p")]);
-        assert_eq!(full.webdav.map(|w| w.url), Some("https://dav.example".to_owned()));
+        Config::from_lookup(|k| map.get(k).cloned())
     }
 
     #[test]
@@ -136,15 +99,9 @@ mod tests {
 
     #[test]
     fn debug_output_never_contains_secrets() {
-        let c = config(&[
-            ("ZOTERO_API_KEY", "sekrit-key"),
-            ("AUTH_PASSWORD", "hunter2"),
-            ("WEBDAV_URL", "https://d"),
-            ("WEBDAV_USERNAME", "u"),
-            ("WEBDAV_PASSWORD", "davpass"),
-        ]);
+        let c = config(&[("ZOTERO_API_KEY", "sekrit-key"), ("AUTH_PASSWORD", "hunter2")]);
         let printed = format!("{c:?}");
-        for secret in ["sekrit-key", "hunter2", "davpass"] {
+        for secret in ["sekrit-key", "hunter2"] {
             assert!(!printed.contains(secret), "{printed}");
         }
     }

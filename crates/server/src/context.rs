@@ -44,14 +44,7 @@ pub struct RequestContext {
 
 impl RequestContext {
     pub fn new(grant: Grant, config: Rc<Config>, platform: Platform) -> Self {
-        Self {
-            grant,
-            config,
-            platform,
-            zotero: OnceCell::new(),
-            tool: Cell::new(""),
-            writer_taken: Cell::new(false),
-        }
+        Self { grant, config, platform, zotero: OnceCell::new(), tool: Cell::new(""), writer_taken: Cell::new(false) }
     }
 
     /// The Zotero client for this request, for reading: one per request, so its limiter, backoff gate and

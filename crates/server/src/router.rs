@@ -31,7 +31,7 @@ pub async fn route(request: HttpRequest, app: &App) -> HttpResponse {
 /// `/mcp`: the transport's own checks first (Origin/Host, method), then who is calling, then the request.
 async fn mcp(request: &HttpRequest, app: &App) -> HttpResponse {
     let response = match crate::mcp::transport::admit(request, &app.config) {
-        Err(refusal) => refusal,
+        Err(refusal) => *refusal,
         Ok(()) => match crate::auth::grant_for_mcp_request(request, app).await {
             Ok(grant) => {
                 let registry = crate::tools::registry(&app.config);

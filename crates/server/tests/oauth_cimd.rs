@@ -7,9 +7,9 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use oauth_support::*;
 use serde_json::{json, Value};
-use zotero_mcp_server::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 use zotero_mcp_core::platform::KvStore;
 use zotero_mcp_core::testing::StubHttp;
+use zotero_mcp_server::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 
 const CLAUDE: &str = "https://claude.ai/oauth/mcp-oauth-client-metadata";
 const CLAUDE_CALLBACK: &str = "https://claude.ai/api/mcp/auth_callback";
@@ -106,6 +106,11 @@ struct Silent;
 impl HttpClient for Silent {
     async fn send(&self, _request: HttpRequest) -> Result<HttpResponse, HttpError> {
         std::future::pending().await
+    }
+
+    /// Stands in for the Worker's public-only fetch, as `StubHttp` does.
+    fn public_only(&self) -> bool {
+        true
     }
 }
 

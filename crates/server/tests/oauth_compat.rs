@@ -21,7 +21,8 @@ fn node_available() -> bool {
         eprintln!("skipped: ZOTERO_MCP_SKIP_NODE_TESTS=1");
         return false;
     }
-    let package = concat!(env!("CARGO_MANIFEST_DIR"), "/../../node_modules/@cloudflare/workers-oauth-provider/package.json");
+    let package =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../node_modules/@cloudflare/workers-oauth-provider/package.json");
     assert!(
         std::path::Path::new(package).exists(),
         "@cloudflare/workers-oauth-provider is not installed: run `npm ci` (or set ZOTERO_MCP_SKIP_NODE_TESTS=1)"

@@ -33,7 +33,10 @@ async fn rpc(sim: &Rc<Simulator>, arguments: Value) -> Value {
 async fn write(sim: &Rc<Simulator>, arguments: Value) -> Value {
     let app = app_with_sim(sim.clone());
     let ctx = RequestContext::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
-    zotero_mcp_server::tools::registry(&app.config).call_tool(&ctx, TOOL, arguments).await.expect("zotero_notes is registered")
+    zotero_mcp_server::tools::registry(&app.config)
+        .call_tool(&ctx, TOOL, arguments)
+        .await
+        .expect("zotero_notes is registered")
 }
 
 fn ok(result: &Value) -> &Value {
@@ -98,6 +101,10 @@ async fn is_listed_after_the_tags_as_a_tool_that_can_write() {
     assert_eq!(properties["action"]["default"], "list");
     assert_eq!(properties["limit"]["default"], 25);
     assert_eq!(properties["limit"]["maximum"], 100);
+    let outputs = &notes["outputSchema"]["properties"];
+    for name in ["notes", "total", "nextOffset", "noteKey", "parentItem", "appended", "alreadyTrashed"] {
+        assert!(outputs.get(name).is_some(), "`{name}` is in the output schema, so clients can rely on it");
+    }
 }
 
 // ---- list and search ----
@@ -304,7 +311,7 @@ async fn appends_inside_the_existing_note_with_its_version() {
             .await;
     let out = ok(&result);
     assert_matches(&output_schema().await, out);
-    assert_eq!(out, &json!({ "action": "update", "noteKey": ARTICLE_NOTE, "parentItem": ARTICLE }));
+    assert_eq!(out, &json!({ "action": "update", "noteKey": ARTICLE_NOTE, "parentItem": ARTICLE, "appended": true }));
     assert_eq!(text(&result), format!("Appended to note {ARTICLE_NOTE}"));
     let after = stored_note(&sim, ARTICLE_NOTE);
     let kept = before.strip_suffix("</div>").expect("the demo note is wrapped");
@@ -323,7 +330,7 @@ async fn replaces_a_note_and_its_tags() {
         json!({ "action": "update", "itemKey": ARTICLE_NOTE, "note": "## New\n\nText", "tags": [{ "tag": "rewritten" }] }),
     )
     .await;
-    ok(&result);
+    assert_eq!(ok(&result)["appended"], json!(false), "a replacement is reported as such");
     assert_eq!(stored_note(&sim, ARTICLE_NOTE), "<div data-schema-version=\"9\"><h2>New</h2>\n<p>Text</p></div>");
     assert_eq!(sim.item(LIB, ARTICLE_NOTE).expect("note")["data"]["tags"], json!([{ "tag": "rewritten" }]));
 }
@@ -359,7 +366,10 @@ async fn deleting_moves_the_note_to_the_trash() {
     let sim = demo_sim();
     let result = write(&sim, json!({ "action": "delete", "itemKey": ARTICLE_NOTE })).await;
     let out = ok(&result);
-    assert_eq!(out, &json!({ "action": "delete", "noteKey": ARTICLE_NOTE, "parentItem": ARTICLE }));
+    assert_eq!(
+        out,
+        &json!({ "action": "delete", "noteKey": ARTICLE_NOTE, "parentItem": ARTICLE, "alreadyTrashed": false })
+    );
     assert!(text(&result).contains("trash"));
     assert!(is_trashed(&sim, ARTICLE_NOTE));
     assert!(sim.item(LIB, ARTICLE_NOTE).is_some(), "trashed, not deleted for good");
@@ -369,9 +379,14 @@ async fn deleting_moves_the_note_to_the_trash() {
     assert_eq!(ok(&listed)["notes"], json!([]));
     let all = rpc(&sim, json!({ "limit": 100 })).await;
     assert_eq!(ok(&all)["total"], DEMO_NOTES - 1);
-    // Again: nothing more to do.
+    // Again: nothing more to do, and the result says so as data, not only in the text.
+    let writes_before = writes(&sim);
     let again = write(&sim, json!({ "action": "delete", "itemKey": ARTICLE_NOTE })).await;
+    assert_matches(&output_schema().await, ok(&again));
+    assert_eq!(ok(&again)["alreadyTrashed"], json!(true));
+    assert_eq!(ok(&again)["noteKey"], json!(ARTICLE_NOTE));
     assert!(text(&again).contains("already in the trash"), "{}", text(&again));
+    assert_eq!(writes(&sim), writes_before, "nothing was written the second time");
 }
 
 // ---- scopes ----

@@ -177,6 +177,27 @@ async fn get_item_returns_every_field_and_children() {
 }
 
 #[tokio::test]
+async fn get_item_puts_note_text_in_structured_content() {
+    let sim = demo_sim();
+    // The note itself: no title field, so its text is the only place its content lives.
+    let result = rpc(&sim, "zotero_get_item", json!({ "key": "62F45AD7" })).await;
+    let note = ok(&result)["item"]["note"].as_str().expect("a note's text is in structuredContent").to_owned();
+    assert!(note.starts_with("# Reading notes\n\nPublished version"), "{note}");
+    assert!(note.contains("\n- Probe: sparse logistic regression"), "{note}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("# Reading notes\n"), "titled by its first line: {text}");
+    assert!(text.contains("## Note\n\n# Reading notes"), "{text}");
+    // As a child: a shortened text, and a one-line preview in the Markdown made from it.
+    let parent = rpc(&sim, "zotero_get_item", json!({ "key": "FQDCTD9F", "includeChildren": true })).await;
+    let out = ok(&parent);
+    assert!(out.get("childrenTruncated").is_none(), "all children fit");
+    let child = out["children"].as_array().unwrap().iter().find(|c| c["key"] == "62F45AD7").expect("note child");
+    assert!(child["note"].as_str().unwrap().starts_with("# Reading notes\n"), "{child}");
+    let text = parent["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("- note 62F45AD7: # Reading notes Published version"), "{text}");
+}
+
+#[tokio::test]
 async fn a_missing_item_is_an_actionable_error() {
     let sim = demo_sim();
     let message = error_text(&rpc(&sim, "zotero_get_item", json!({ "key": "ZZZZ9999" })).await);
@@ -329,8 +350,12 @@ async fn list_collections_shows_the_tree_with_paths() {
     let deep = collections.iter().find(|c| c["key"] == "9AV8V2XB").unwrap();
     assert_eq!(deep["path"], "PhD Thesis / Chapter 2 — Literature Review / Protein structure prediction");
     assert!(collections.iter().any(|c| c["name"] == "宋代科技史"));
-    let by_name = rpc(&sim, "zotero_list_collections", json!({ "query": "crop" })).await;
+    let by_name = rpc(&sim, "zotero_list_collections", json!({ "query": " crop " })).await;
     assert_eq!(keys(&ok(&by_name)["collections"]), ["RVRZREQQ"]);
+    assert_eq!(ok(&by_name)["query"], "crop", "the query matched against is part of the result");
+    let none = rpc(&sim, "zotero_list_collections", json!({ "query": "astrology" })).await;
+    assert_eq!(ok(&none)["collections"], json!([]));
+    assert_eq!(none["content"][0]["text"], "_No collection name contains \"astrology\"._");
     let items = rpc(&sim, "zotero_list_collections", json!({ "collectionKey": "RVRZREQQ", "topOnly": true })).await;
     assert_eq!(ok(&items)["items"].as_array().unwrap().len(), 6);
 }
@@ -346,13 +371,32 @@ async fn manage_collections_creates_renames_moves_files_and_deletes() {
     .await;
     let key = ok(&created)["collectionKey"].as_str().unwrap().to_owned();
     assert_eq!(sim.collection(LIB, &key).unwrap()["data"]["parentCollection"], "VYEVNKKX");
+    assert_eq!(ok(&created)["name"], "Reading group");
+    assert_eq!(ok(&created)["parentCollection"], "VYEVNKKX");
+    assert_eq!(ok(&created)["changed"], true);
 
-    write(&sim, "zotero_manage_collections", json!({ "action": "rename", "collectionKey": key, "name": "Seminar" }))
-        .await;
+    let renamed = write(
+        &sim,
+        "zotero_manage_collections",
+        json!({ "action": "rename", "collectionKey": key, "name": "Seminar" }),
+    )
+    .await;
     assert_eq!(sim.collection(LIB, &key).unwrap()["data"]["name"], "Seminar");
+    assert_eq!(ok(&renamed)["previousName"], "Reading group");
+    assert_eq!(renamed["content"][0]["text"], format!("Renamed {key} from \"Reading group\" to \"Seminar\""));
+    let again = write(
+        &sim,
+        "zotero_manage_collections",
+        json!({ "action": "rename", "collectionKey": key, "name": "Seminar" }),
+    )
+    .await;
+    assert_eq!(ok(&again)["changed"], false, "a rename to the current name writes nothing, and says so as data");
+    assert!(again["content"][0]["text"].as_str().unwrap().contains("already called \"Seminar\""));
 
-    write(&sim, "zotero_manage_collections", json!({ "action": "move", "collectionKey": key })).await;
+    let moved = write(&sim, "zotero_manage_collections", json!({ "action": "move", "collectionKey": key })).await;
     assert_eq!(sim.collection(LIB, &key).unwrap()["data"]["parentCollection"], false);
+    assert!(ok(&moved).get("parentCollection").is_none(), "moved to the top level");
+    assert!(moved["content"][0]["text"].as_str().unwrap().ends_with("to the top level"));
 
     let filed = write(
         &sim,
@@ -361,6 +405,7 @@ async fn manage_collections_creates_renames_moves_files_and_deletes() {
     )
     .await;
     assert_eq!(ok(&filed)["affected"].as_array().unwrap().len(), 2);
+    assert_eq!(ok(&filed)["changed"], true);
     assert!(sim.item(LIB, "T6W7H8UE").unwrap()["data"]["collections"].as_array().unwrap().contains(&json!(key)));
 
     let removed = write(
@@ -552,6 +597,7 @@ async fn get_item_includes_zoteros_own_export() {
     .await;
     let out = ok(reply.result());
     assert_eq!(out["export"], RECORDED_BIBTEX);
+    assert_eq!(out["exportFormat"], "bibtex", "the Markdown's heading comes from structuredContent");
     assert!(reply.result()["content"][0]["text"]
         .as_str()
         .unwrap()

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
+use zotero_mcp_core::html_text::{html_to_text, title_line};
 
 use crate::dates;
 use crate::error::{ApiError, ApiResult};
@@ -306,32 +307,12 @@ impl ItemData {
     }
 }
 
-/// Zotero's `noteToTitle`: strip tags, decode the common entities, keep the first line (max 80 characters).
-/// Block ends count as line ends, so a note that starts with a heading is titled by the heading.
+/// Zotero's `noteToTitle`: the first line of the note's text, at most 80 characters. The text comes from the core
+/// crate's converter, the one the MCP server reads notes with, so a note is titled here as the server shows it
+/// (block ends and `<br>` end lines, entities are decoded, scripts and styles are not text).
 pub fn note_to_title(html: &str) -> String {
-    let mut spaced = html.replace("<br>", "\n").replace("<br/>", "\n").replace("<br />", "\n");
-    for tag in ["p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "pre"] {
-        spaced = spaced.replace(&format!("</{tag}>"), &format!("</{tag}>\n"));
-    }
-    let mut text = String::new();
-    let mut in_tag = false;
-    for c in spaced.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            _ if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
-    let text = text
-        .replace("&nbsp;", " ")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&");
-    let first = text.trim_start().lines().next().unwrap_or("").trim_end();
-    first.chars().take(80).collect()
+    let text = html_to_text(html);
+    title_line(&text).chars().take(80).collect()
 }
 
 /// The URI Zotero uses for an item in relations: `http://zotero.org/users/1/items/ABCD2345`.
@@ -1142,6 +1123,9 @@ mod tests {
     fn note_titles_are_the_first_line() {
         assert_eq!(note_to_title("<p>First &amp; best</p><p>second</p>"), "First & best");
         assert_eq!(note_to_title("<h1>Heading</h1>\n<p>x</p>"), "Heading");
+        assert_eq!(note_to_title("<script>x()</script>line&nbsp;one<br/>line two"), "line one");
+        assert_eq!(note_to_title("<ul><li>first item</li></ul>"), "first item");
+        assert_eq!(note_to_title(&format!("<p>{}</p>", "长".repeat(100))), "长".repeat(80));
     }
 
     #[test]

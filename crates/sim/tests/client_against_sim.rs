@@ -6,7 +6,7 @@ use std::rc::Rc;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::ManualClock;
 use zotero_mcp_core::zotero::{
-    LibraryKind, ObjectKey, ObjectKind, QMode, Query, ZoteroWriter, ZoteroError, ZoteroSettings,
+    LibraryKind, ObjectKey, ObjectKind, QMode, Query, ZoteroError, ZoteroSettings, ZoteroWriter,
 };
 use zotero_sim::{Fault, InProcess, LibraryRef, Simulator};
 

@@ -23,24 +23,6 @@ pub trait Clock {
     async fn sleep(&self, ms: u64);
 }
 
-/// The host's clock, for native binaries and benchmarks. Its `sleep` blocks the thread: fine for the
-/// single-threaded command-line uses it has, wrong inside a multi-task async runtime.
-#[cfg(not(target_arch = "wasm32"))]
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-#[cfg(not(target_arch = "wasm32"))]
-#[async_trait(?Send)]
-impl Clock for SystemClock {
-    fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-    }
-
-    async fn sleep(&self, ms: u64) {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
-}
-
 /// Runs `work`, giving up after `ms` milliseconds of `clock`. The work is polled first, so an answer that is
 /// already there always wins; `None` means the time ran out (the work is dropped, which cancels a fetch).
 pub async fn within<T>(clock: &dyn Clock, ms: u64, work: impl Future<Output = T>) -> Option<T> {

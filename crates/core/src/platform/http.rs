@@ -27,4 +27,12 @@ pub enum HttpError {
 #[async_trait(?Send)]
 pub trait HttpClient {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError>;
+
+    /// Whether every request goes to the public Internet only: never to loopback, private or link-local
+    /// addresses, whatever a host name resolves to. Features that fetch a URL someone else chose (Client ID
+    /// Metadata Documents) are offered only when this holds. The Worker's `fetch` under
+    /// `global_fetch_strictly_public` guarantees it; a client that cannot should keep the default.
+    fn public_only(&self) -> bool {
+        false
+    }
 }

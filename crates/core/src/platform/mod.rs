@@ -7,8 +7,6 @@ mod clock;
 mod http;
 mod kv;
 
-#[cfg(not(target_arch = "wasm32"))]
-pub use self::clock::SystemClock;
 pub use self::clock::{within, Clock};
 pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
 pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite};

@@ -46,7 +46,8 @@ impl ZoteroWriter {
     /// Stores an attachment's full text; returns the new library version.
     pub async fn put_fulltext(&self, key: &ObjectKey, text: &FullText) -> Result<u64, ZoteroError> {
         let body = serde_json::to_value(text).map_err(|e| ZoteroError::Config(e.to_string()))?;
-        let call = Call::new(Method::PUT, self.client.library_path(&format!("/items/{key}/fulltext")).await?).json_body(&body);
+        let call =
+            Call::new(Method::PUT, self.client.library_path(&format!("/items/{key}/fulltext")).await?).json_body(&body);
         Ok(self.client.transport.execute(&call).await?.last_modified_version())
     }
 

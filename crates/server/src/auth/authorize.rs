@@ -5,17 +5,18 @@
 //! unchecked redirect URI would make this server an open redirector, so those errors are pages. Errors after
 //! that point go back to the client, as RFC 6749 §4.1.2.1 and RFC 9207 (`iss`) prescribe.
 
-use super::client::{self, LookupError, RESPONSE_TYPES};
+use super::client::RESPONSE_TYPES;
 use super::consent::{error_page, html_response, ConsentPage};
 use super::crypto::{random_string, secrets_equal, sha256_hex, PropsKey};
 use super::error::{AuthError, ErrorCode};
 use super::form::Params;
 use super::http_util::{header, request_origin};
+use super::lookup::{self, LookupError};
 use super::storage::{Props, Resource, Store, StoredClient, StoredGrant};
 use super::throttle::{failure_delay_ms, Throttle};
 use super::{cimd, log, redirect, resource, Scope};
-use crate::platform::{HttpRequest, HttpResponse};
 use crate::app::App;
+use crate::platform::{HttpRequest, HttpResponse};
 
 /// A validated authorization request (query parameters only; the form adds the password and ticks).
 #[derive(Debug, Clone)]
@@ -81,7 +82,7 @@ pub async fn parse_request(request: &HttpRequest, app: &App) -> Result<(AuthRequ
     if client_id.is_empty() {
         return Err(Refusal::page("The request has no client_id."));
     }
-    let client = match client::lookup(&app.platform, &client_id).await {
+    let client = match lookup::lookup(&app.platform, &client_id).await {
         Ok(Some(client)) => client,
         Ok(None) => return Err(Refusal::page("Unknown OAuth client: it may have been registered with another server, or its registration expired. Connect again from the client.")),
         Err(LookupError::Document(e)) => {

@@ -66,35 +66,15 @@ pub fn is_document_url(client_id: &str) -> bool {
     Url::parse(client_id).is_ok_and(|u| u.scheme() == "https") && !raw_path(client_id).is_empty()
 }
 
-/// Whether this runtime fetches strictly from the public Internet, which the feature depends on.
-pub fn enabled() -> bool {
-    runtime::fetch_is_strictly_public()
-}
-
-#[cfg(target_arch = "wasm32")]
-mod runtime {
-    /// Reads `Cloudflare.compatibilityFlags.global_fetch_strictly_public` from the Worker's global scope.
-    pub fn fetch_is_strictly_public() -> bool {
-        let get = |target: &wasm_bindgen::JsValue, name: &str| js_sys::Reflect::get(target, &name.into()).ok();
-        get(&js_sys::global(), "Cloudflare")
-            .and_then(|cf| get(&cf, "compatibilityFlags"))
-            .and_then(|flags| get(&flags, "global_fetch_strictly_public"))
-            .and_then(|flag| flag.as_bool())
-            .unwrap_or(false)
-    }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-mod runtime {
-    /// Natively (tests, tools) there is no such runtime flag; the literal-address guard still applies.
-    pub fn fetch_is_strictly_public() -> bool {
-        true
-    }
+/// Whether this runtime's HTTP reaches only the public Internet, which the feature depends on: a document URL
+/// is chosen by whoever registers, and a host name can resolve to a private address.
+pub fn enabled(platform: &Platform) -> bool {
+    platform.http.public_only()
 }
 
 /// The client described by the document at `url`, from the cache or fetched.
 pub async fn resolve(platform: &Platform, url: &str) -> Result<StoredClient, CimdError> {
-    if !enabled() {
+    if !enabled(platform) {
         return Err(CimdError::Disabled);
     }
     validate_url(url)?;

@@ -3,11 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::cimd::{self, CimdError};
-use super::error::AuthError;
 use super::redirect;
-use super::storage::{Store, StoredClient};
-use crate::platform::Platform;
+use super::storage::StoredClient;
 
 /// What this server supports, as advertised in its metadata.
 pub const GRANT_TYPES: &[&str] = &["authorization_code", "refresh_token"];
@@ -284,22 +281,4 @@ fn contains_private_jwk(jwks: Option<&Value>) -> Result<bool, MetadataError> {
         let key = key.as_object().ok_or_else(|| err("Invalid jwks: every key must be an object"))?;
         Ok(found || key.keys().any(|m| PRIVATE.contains(&m.as_str())))
     })
-}
-
-/// Why a client could not be looked up (as opposed to: it does not exist).
-#[derive(Debug, thiserror::Error)]
-pub enum LookupError {
-    #[error(transparent)]
-    Store(#[from] AuthError),
-    #[error(transparent)]
-    Document(#[from] CimdError),
-}
-
-/// The client with this id: a registered one from KV, or, for an `https://` id with a path, the one its
-/// metadata document describes. `Ok(None)` means it definitely does not exist.
-pub async fn lookup(platform: &Platform, client_id: &str) -> Result<Option<StoredClient>, LookupError> {
-    if cimd::is_document_url(client_id) {
-        return Ok(Some(cimd::resolve(platform, client_id).await?));
-    }
-    Ok(Store::new(platform.oauth_kv.as_ref()).client(client_id).await?)
 }

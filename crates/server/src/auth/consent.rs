@@ -24,10 +24,12 @@ pub struct ConsentPage<'a> {
     pub error: Option<&'a str>,
 }
 
+/// What each scope lets a client do. It names only what the tools do today: a person approving access must not
+/// be told of reach (attachment text, files) that the server does not have, nor be surprised by reach it has.
 fn describe(scope: Scope) -> &'static str {
     match scope {
-        Scope::Read => "Search and read items, collections, tags, notes, annotations and attachment text",
-        Scope::Write => "Create, edit and delete items, collections, notes and attachment files",
+        Scope::Read => "Search and read items, collections, tags, notes and annotations",
+        Scope::Write => "Create, edit and delete items, collections and notes, and change their tags",
     }
 }
 

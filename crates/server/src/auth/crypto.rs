@@ -54,13 +54,17 @@ pub fn sha256_hex(value: &str) -> String {
     hex(&Sha256::digest(value.as_bytes()))
 }
 
-/// Whether `presented` hashes to `stored_hash`, compared in constant time.
+/// Whether `presented` (a token, code or client secret) hashes to `stored_hash`, its stored SHA-256 hex.
+/// Compared with [`secrets_equal`], so neither the position of a difference nor a wrong-length stored value
+/// shows in the timing.
 pub fn matches_hash(presented: &str, stored_hash: &str) -> bool {
-    sha256_hex(presented).as_bytes().ct_eq(stored_hash.as_bytes()).into()
+    secrets_equal(&sha256_hex(presented), stored_hash)
 }
 
-/// Two strings compared without leaking where (or whether, by length) they differ: both are hashed first and the
-/// digests compared in constant time.
+/// The one comparison for secrets and their hashes (passwords, token ids, code ids, PKCE challenges): both sides
+/// are hashed first and the digests compared in constant time, so the time taken reveals neither where the
+/// values differ nor (because digests have one length) whether their lengths do. Every such comparison in the
+/// auth code goes through here; a plain `==` would stop at the first differing byte.
 pub fn secrets_equal(a: &str, b: &str) -> bool {
     Sha256::digest(a.as_bytes()).ct_eq(&Sha256::digest(b.as_bytes())).into()
 }
@@ -201,5 +205,16 @@ mod tests {
         assert!(secrets_equal("hunter2", "hunter2"));
         assert!(!secrets_equal("hunter2", "hunter3"));
         assert!(!secrets_equal("hunter2", "hunter22"));
+        assert!(!secrets_equal("", "hunter2"));
+        assert!(secrets_equal("", ""));
+    }
+
+    #[test]
+    fn hashes_match_only_their_own_secret() {
+        let stored = sha256_hex("owner:grant:secret");
+        assert!(matches_hash("owner:grant:secret", &stored));
+        assert!(!matches_hash("owner:grant:secreT", &stored));
+        assert!(!matches_hash("owner:grant:secret", &stored[..63]), "a cut stored hash matches nothing");
+        assert!(!matches_hash("owner:grant:secret", ""));
     }
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::client::{AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES};
 use super::http_util::{json_response, request_origin};
 use super::{cimd, Scope};
-use crate::platform::{HttpRequest, HttpResponse};
+use crate::platform::{HttpRequest, HttpResponse, Platform};
 
 pub const AS_METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -19,7 +19,7 @@ pub fn is_prm_path(path: &str) -> bool {
     path == PRM_PATH || path.strip_prefix(PRM_PATH).is_some_and(|rest| rest.starts_with('/'))
 }
 
-pub fn authorization_server(request: &HttpRequest) -> HttpResponse {
+pub fn authorization_server(request: &HttpRequest, platform: &Platform) -> HttpResponse {
     let origin = request_origin(request);
     let scopes: Vec<&str> = [Scope::Read, Scope::Write].iter().map(|s| s.as_str()).collect();
     json_response(
@@ -38,7 +38,7 @@ pub fn authorization_server(request: &HttpRequest) -> HttpResponse {
             "revocation_endpoint": format!("{origin}{TOKEN_PATH}"),
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
-            "client_id_metadata_document_supported": cimd::enabled(),
+            "client_id_metadata_document_supported": cimd::enabled(platform),
         }),
     )
 }

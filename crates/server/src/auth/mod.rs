@@ -36,6 +36,7 @@ mod error;
 mod form;
 mod http_util;
 mod log;
+mod lookup;
 pub mod metadata;
 mod redirect;
 mod register;
@@ -45,8 +46,8 @@ pub mod storage;
 mod throttle;
 mod token;
 
-pub use crate::grant::{Grant, Scope};
 use crate::app::{App, McpAccess};
+pub use crate::grant::{Grant, Scope};
 use crate::platform::{HttpRequest, HttpResponse};
 
 /// Decides the grant of a request to `/mcp`, or the 401 response that refuses it. Under OAuth the bearer token
@@ -82,7 +83,7 @@ pub async fn route(request: &HttpRequest, app: &App) -> Option<HttpResponse> {
         return Some(cors::preflight(request));
     }
     let response = match path {
-        metadata::AS_METADATA_PATH => metadata::authorization_server(request),
+        metadata::AS_METADATA_PATH => metadata::authorization_server(request, &app.platform),
         p if metadata::is_prm_path(p) => metadata::protected_resource(request),
         metadata::TOKEN_PATH => {
             token::handle(request, &app.platform).await.unwrap_or_else(error::AuthError::into_response)

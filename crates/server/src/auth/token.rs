@@ -7,11 +7,11 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::client::{self, LookupError};
-use super::crypto::{matches_hash, pkce_s256, random_string, sha256_hex, PropsKey};
+use super::crypto::{matches_hash, pkce_s256, random_string, secrets_equal, sha256_hex, PropsKey};
 use super::error::{AuthError, ErrorCode};
 use super::form::Params;
 use super::http_util::{header, json_response, no_store};
+use super::lookup::{self, LookupError};
 use super::storage::{
     split_token, Resource, Store, StoredClient, StoredGrant, StoredToken, TokenGrant, ACCESS_TOKEN_TTL_SECS,
     AUTH_CODE_TTL_SECS, KV_MIN_TTL_SECS, REFRESH_TOKEN_TTL_SECS,
@@ -108,7 +108,7 @@ async fn authenticate_client(
     if client_id.is_empty() {
         return Err(invalid_client("Client ID is required"));
     }
-    let client = match client::lookup(platform, &client_id).await {
+    let client = match lookup::lookup(platform, &client_id).await {
         Ok(Some(client)) => client,
         Ok(None) => return Err(invalid_client("Client not found")),
         Err(LookupError::Document(e)) => {
@@ -167,9 +167,9 @@ pub fn downscope(requested: Option<&str>, allowed: &[String]) -> Vec<String> {
     }
 }
 
-fn same_hash(a: Option<&str>, b: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    a.is_some_and(|a| bool::from(a.as_bytes().ct_eq(b.as_bytes())))
+/// Whether `presented` is the secret whose hash is stored in `stored` (absent: no such secret, nothing matches).
+fn matches_stored(presented: &str, stored: Option<&str>) -> bool {
+    stored.is_some_and(|hash| matches_hash(presented, hash))
 }
 
 async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platform) -> Result<HttpResponse, AuthError> {
@@ -184,7 +184,7 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
         return Err(AuthError::invalid_grant("Grant not found or authorization code expired"));
     };
     // The hash is checked before anything else, so a guessed or altered code changes nothing.
-    if !same_hash(grant.auth_code_id.as_deref(), &sha256_hex(code)) {
+    if !matches_stored(code, grant.auth_code_id.as_deref()) {
         return Err(AuthError::invalid_grant("Invalid authorization code"));
     }
     if grant.client_id != client.client_id {
@@ -226,7 +226,7 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
             return Err(AuthError::invalid_request("code_verifier provided for a flow that did not use PKCE"))
         }
         (Some(_), None) => return Err(AuthError::invalid_request("code_verifier is required for PKCE")),
-        (Some(challenge), Some(verifier)) if !same_hash(Some(challenge), &pkce_s256(verifier)) => {
+        (Some(challenge), Some(verifier)) if !secrets_equal(challenge, &pkce_s256(verifier)) => {
             return Err(AuthError::invalid_grant("Invalid PKCE code_verifier"));
         }
         _ => {}
@@ -284,9 +284,9 @@ async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) ->
     let hash = sha256_hex(presented);
     // The current token, or the one before it: a client whose last refresh answer was lost can retry with the
     // token it still has. Using the new one retires the old for good.
-    let wrapped = if same_hash(grant.refresh_token_id.as_deref(), &hash) {
+    let wrapped = if matches_stored(presented, grant.refresh_token_id.as_deref()) {
         grant.refresh_token_wrapped_key.clone()
-    } else if same_hash(grant.previous_refresh_token_id.as_deref(), &hash) {
+    } else if matches_stored(presented, grant.previous_refresh_token_id.as_deref()) {
         grant.previous_refresh_token_wrapped_key.clone()
     } else {
         return Err(AuthError::invalid_grant("Invalid refresh token"));

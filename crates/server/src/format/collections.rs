@@ -7,6 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 use zotero_mcp_core::zotero::ZoteroObject;
 
+use super::items::{item_list, ItemSummary};
+
 /// One collection.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -93,6 +95,29 @@ pub fn tree_markdown(collections: &[CollectionSummary]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The collections whose name matched `query`, one line each with path and key, or a note that none did.
+pub fn matches_markdown(query: &str, matches: &[CollectionSummary]) -> String {
+    if matches.is_empty() {
+        return format!("_No collection name contains \"{query}\"._");
+    }
+    matches.iter().map(|c| format!("- {} (key: {})", c.path, c.key)).collect::<Vec<_>>().join("\n")
+}
+
+/// One page of a collection's items under the collection's path, with how to get the next page.
+pub fn collection_items_markdown(
+    collection: &CollectionSummary,
+    items: &[ItemSummary],
+    next_offset: Option<u64>,
+) -> String {
+    let rows: Vec<_> =
+        items.iter().map(|s| (s.clone(), s.title.clone().unwrap_or_else(|| "(untitled)".into()), vec![])).collect();
+    let mut markdown = format!("# {}\n\n{}", collection.path, item_list(&rows));
+    if let Some(next) = next_offset {
+        markdown.push_str(&format!("\n\n_More items: call again with offset {next}._"));
+    }
+    markdown
 }
 
 #[cfg(test)]

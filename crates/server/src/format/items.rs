@@ -6,9 +6,13 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use zotero_mcp_core::html_text::{html_to_text, title_line};
 use zotero_mcp_core::zotero::ZoteroObject;
 
-use super::text::{collapse_whitespace, strip_html, truncate, year_of};
+use super::text::{collapse_whitespace, truncate, year_of};
+
+/// Characters of a child note's text kept in a detail view's `children`.
+const CHILD_NOTE_MAX: usize = 400;
 
 /// Fields shown first in a detail view, in this order; the rest follow alphabetically.
 const PREFERRED_ORDER: &[&str] = &[
@@ -106,7 +110,7 @@ pub struct ChildSummary {
     /// For attachments: whether a file has been uploaded (Zotero records its MD5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_uploaded: Option<bool>,
-    /// For notes: the note as plain text, shortened.
+    /// For notes: the note as readable text (headings as `# `, list items as `- `), cut at about 400 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -136,6 +140,10 @@ pub struct ItemDetail {
     #[serde(rename = "abstract")]
     pub abstract_note: Option<String>,
     pub extra: Option<String>,
+    /// For notes: the whole note as readable text (headings as `# `, list items as `- `). Notes have no title
+    /// field; their first line is their title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 fn text(data: &Map<String, Value>, name: &str) -> Option<String> {
@@ -184,10 +192,15 @@ pub fn creator_summary(data: &Map<String, Value>) -> Option<String> {
     }
 }
 
-/// The title to show: the title field, or a note's text, or a placeholder.
-pub fn display_title(data: &Map<String, Value>) -> String {
-    let raw = text(data, "title").or_else(|| text(data, "note").map(|n| strip_html(&n))).unwrap_or_default();
-    let title = collapse_whitespace(&raw);
+/// The title to show for an item in a detail view: its title field, or for a note its first line, or a
+/// placeholder.
+pub fn display_title(detail: &ItemDetail) -> String {
+    let raw = match (&detail.title, &detail.note) {
+        (Some(title), _) => title.as_str(),
+        (None, Some(note)) => title_line(note),
+        (None, None) => "",
+    };
+    let title = collapse_whitespace(raw);
     if title.is_empty() {
         "(untitled)".to_owned()
     } else {
@@ -224,7 +237,7 @@ pub fn summarize_child(item: &ZoteroObject) -> ChildSummary {
         content_type: text(data, "contentType"),
         link_mode: text(data, "linkMode"),
         file_uploaded: is_attachment.then(|| text(data, "md5").is_some()),
-        note: if is_note { text(data, "note").map(|n| truncate(&strip_html(&n), 400)) } else { None },
+        note: if is_note { text(data, "note").map(|n| truncate(&html_to_text(&n), CHILD_NOTE_MAX)) } else { None },
     }
 }
 
@@ -295,6 +308,7 @@ pub fn detail(item: &ZoteroObject) -> ItemDetail {
         creators: creators(data),
         abstract_note: text(data, "abstractNote"),
         extra: text(data, "extra"),
+        note: (item.item_type() == Some("note")).then(|| html_to_text(item.field("note").unwrap_or_default())),
     }
 }
 
@@ -333,40 +347,34 @@ pub fn item_list(items: &[(ItemSummary, String, Vec<String>)]) -> String {
     items.iter().map(|(s, title, tail)| item_line(s, title, tail)).collect::<Vec<_>>().join("\n")
 }
 
-/// One child line in a detail view.
-pub fn child_line(child: &ZoteroObject) -> String {
-    let data = &child.data;
-    match child.item_type() {
-        Some("note") => {
-            format!("note {}: {}", child.key, truncate(&strip_html(&text(data, "note").unwrap_or_default()), 120))
+/// One child line in a detail view, from its summary only.
+pub fn child_line(child: &ChildSummary) -> String {
+    let summary = &child.summary;
+    match summary.item_type.as_str() {
+        "note" => {
+            // The summary keeps the note's line breaks; a list line needs them collapsed.
+            let text = collapse_whitespace(child.note.as_deref().unwrap_or_default());
+            format!("note {}: {}", summary.key, truncate(&text, 120))
         }
-        Some("attachment") => {
-            let mut parts = vec![format!("attachment {}", child.key)];
-            parts.push(text(data, "contentType").unwrap_or_else(|| "unknown type".into()));
-            parts.extend(text(data, "linkMode"));
-            parts.extend(text(data, "filename"));
-            parts.push(if text(data, "md5").is_some() {
+        "attachment" => {
+            let mut parts = vec![format!("attachment {}", summary.key)];
+            parts.push(child.content_type.clone().unwrap_or_else(|| "unknown type".into()));
+            parts.extend(child.link_mode.clone());
+            parts.extend(child.filename.clone());
+            parts.push(if child.file_uploaded == Some(true) {
                 "file uploaded".into()
             } else {
                 "no file uploaded yet".into()
             });
             parts.join(" · ")
         }
-        other => {
-            format!(
-                "{} {}: {}",
-                other.unwrap_or("item"),
-                child.key,
-                truncate(&text(data, "title").unwrap_or_default(), 100)
-            )
-        }
+        other => format!("{other} {}: {}", summary.key, truncate(summary.title.as_deref().unwrap_or_default(), 100)),
     }
 }
 
-/// The Markdown detail view of an item and its children.
-pub fn item_detail_markdown(item: &ZoteroObject, children: &[ZoteroObject]) -> String {
-    let detail = detail(item);
-    let mut lines = vec![format!("# {}", display_title(&item.data)), String::new()];
+/// The Markdown detail view of an item and its children, made from the structured detail alone.
+pub fn item_detail_markdown(detail: &ItemDetail, children: &[ChildSummary], children_truncated: bool) -> String {
+    let mut lines = vec![format!("# {}", display_title(detail)), String::new()];
     lines.push(format!("- key: {} (version {})", detail.key, detail.version));
     for (name, value) in &detail.fields {
         lines.push(format!("- {name}: {}", value.as_str().unwrap_or_default()));
@@ -383,6 +391,9 @@ pub fn item_detail_markdown(item: &ZoteroObject, children: &[ZoteroObject]) -> S
     if !detail.collections.is_empty() {
         lines.push(format!("- collections: {}", detail.collections.join(", ")));
     }
+    if let Some(parent) = &detail.parent_item {
+        lines.push(format!("- parent item: {parent}"));
+    }
     if let Some(extra) = &detail.extra {
         lines.push(format!("- extra: {}", extra.replace('\n', "; ")));
     }
@@ -392,9 +403,15 @@ pub fn item_detail_markdown(item: &ZoteroObject, children: &[ZoteroObject]) -> S
     if let Some(abstract_note) = &detail.abstract_note {
         lines.extend([String::new(), "## Abstract".into(), abstract_note.clone()]);
     }
+    if let Some(note) = detail.note.as_deref().filter(|n| !n.is_empty()) {
+        lines.extend([String::new(), "## Note".into(), String::new(), note.to_owned()]);
+    }
     if !children.is_empty() {
         lines.extend([String::new(), "## Children".into()]);
         lines.extend(children.iter().map(|c| format!("- {}", child_line(c))));
+        if children_truncated {
+            lines.push(format!("- _… only the first {} children are listed._", children.len()));
+        }
     }
     lines.join("\n")
 }
@@ -431,9 +448,36 @@ mod tests {
         assert_eq!(names, ["itemType", "title", "date", "numPages", "thesisType", "university"]);
         assert_eq!(d.fields["numPages"], "212");
         assert_eq!(d.creators[0].name, "Ming Li");
-        let md = item_detail_markdown(&item, &[]);
+        let md = item_detail_markdown(&d, &[], false);
         assert!(md.starts_with("# On Rice"));
         assert!(md.contains("- university: Fudan"));
         assert!(md.contains("## Abstract\nAbout rice."));
+    }
+
+    #[test]
+    fn detail_markdown_comes_from_the_structured_detail() {
+        let note = object(json!({
+            "itemType": "note", "parentItem": "WXYZ6789",
+            "note": "<div><h1>Plan &amp; aims</h1><p>First</p><ul><li>a</li></ul><script>x()</script></div>",
+        }));
+        let d = detail(&note);
+        assert_eq!(d.note.as_deref(), Some("# Plan & aims\n\nFirst\n\n- a"));
+        let attachment = object(json!({
+            "itemType": "attachment", "title": "Full Text PDF", "contentType": "application/pdf",
+            "linkMode": "imported_file", "filename": "paper.pdf", "md5": "abc",
+        }));
+        let children = [summarize_child(&note), summarize_child(&attachment)];
+        let md = item_detail_markdown(&d, &children, true);
+        assert!(md.starts_with("# Plan & aims\n"), "{md}");
+        assert!(md.contains("- parent item: WXYZ6789"), "{md}");
+        assert!(md.contains("## Note\n\n# Plan & aims\n\nFirst\n\n- a"), "{md}");
+        assert!(md.contains("- note ABCD2345: # Plan & aims First - a"), "{md}");
+        assert!(
+            md.contains("- attachment ABCD2345 · application/pdf · imported_file · paper.pdf · file uploaded"),
+            "{md}"
+        );
+        assert!(md.ends_with("only the first 2 children are listed._"), "{md}");
+        let untitled = detail(&object(json!({ "itemType": "book" })));
+        assert!(item_detail_markdown(&untitled, &[], false).starts_with("# (untitled)"));
     }
 }

@@ -31,63 +31,9 @@ pub fn truncate(text: &str, max: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
-/// Collapses runs of whitespace (including newlines) to single spaces.
-pub fn collapse_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Readable text from Zotero note HTML: tags become spaces, the common entities are decoded, whitespace collapses.
-pub fn strip_html(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut in_tag = false;
-    let mut skip_until: Option<&str> = None;
-    let lower = html.to_ascii_lowercase();
-    let mut i = 0;
-    let bytes = html.as_bytes();
-    while i < bytes.len() {
-        if let Some(end) = skip_until {
-            match lower[i..].find(end) {
-                Some(offset) => {
-                    i += offset + end.len();
-                    skip_until = None;
-                    continue;
-                }
-                None => break,
-            }
-        }
-        let c = bytes[i];
-        if in_tag {
-            if c == b'>' {
-                in_tag = false;
-                out.push(' ');
-            }
-            i += 1;
-            continue;
-        }
-        if c == b'<' {
-            // Script and style bodies are not text.
-            if lower[i..].starts_with("<script") {
-                skip_until = Some("</script>");
-            } else if lower[i..].starts_with("<style") {
-                skip_until = Some("</style>");
-            }
-            in_tag = true;
-            i += 1;
-            continue;
-        }
-        let ch_len = html[i..].chars().next().map_or(1, char::len_utf8);
-        out.push_str(&html[i..i + ch_len]);
-        i += ch_len;
-    }
-    let decoded = out
-        .replace("&nbsp;", " ")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&");
-    collapse_whitespace(&decoded)
-}
+// Note HTML is read as text by the core crate's converter (`zotero_mcp_core::html_text`), the one the simulator
+// uses too; one-line previews collapse its output with this.
+pub use zotero_mcp_core::html_text::collapse_whitespace;
 
 /// The first standalone four-digit year in a Zotero date string ("2021-03-04", "March 2021", "2021").
 pub fn year_of(date: &str) -> Option<String> {
@@ -108,13 +54,6 @@ mod tests {
     fn truncates_by_characters() {
         assert_eq!(truncate("short", 10), "short");
         assert_eq!(truncate("中文标题很长很长", 5), "中文标题…");
-    }
-
-    #[test]
-    fn strips_note_html() {
-        let html =
-            "<div><h1>Reading&nbsp;notes</h1><p>A &amp; B &lt;3</p><script>x()</script><ul><li>one</li></ul></div>";
-        assert_eq!(strip_html(html), "Reading notes A & B <3 one");
     }
 
     #[test]

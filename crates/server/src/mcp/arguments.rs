@@ -4,7 +4,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use validator::{Validate, ValidationError, ValidationErrors, ValidationErrorsKind};
 
-use super::registry::ToolError;
+use super::error::ToolError;
 
 /// Parses and validates arguments. Absent arguments are an empty object, so tools whose arguments are all
 /// optional can be called bare.

@@ -2,11 +2,13 @@
 
 pub mod arguments;
 pub mod dispatch;
+pub mod error;
 pub mod jsonrpc;
 pub mod origin;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
+pub mod stdio;
 pub mod transport;
 pub mod uri_template;
 

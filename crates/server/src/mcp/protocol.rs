@@ -35,8 +35,8 @@ pub fn capabilities() -> Value {
 
 /// What the server tells a model about choosing its tools, in both `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str = "\
-This server gives you one person's Zotero library: their references, collections, tags, notes, \
-annotations and the text of their PDFs.
+This server gives you one person's Zotero library: their references, collections, tags, notes and \
+annotations, and a search that also looks inside the indexed text of their PDFs.
 
 Choosing a tool:
 - zotero_search finds items by words (titles, creators, years, and the indexed text of PDFs) and by fields (tags, \

@@ -16,8 +16,9 @@ use serde_json::{json, Map, Value};
 use validator::Validate;
 
 use super::arguments::parse_arguments;
+pub use super::error::ToolError;
 use super::schema::schema_for;
-use crate::context::{RequestContext, WriterRefused};
+use crate::context::RequestContext;
 use crate::grant::Scope;
 
 /// Whether a tool only reads the library or may change it.
@@ -100,33 +101,6 @@ impl ToolSpec {
             "idempotentHint": self.idempotent,
             "openWorldHint": self.open_world,
         })
-    }
-}
-
-/// Why a tool call failed. Every message says what went wrong and what to do next; it is shown to the model.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum ToolError {
-    /// An argument is missing, of the wrong type, or breaks a rule.
-    #[error("Invalid arguments for {tool}: {problem}")]
-    InvalidArguments { tool: String, problem: String },
-    /// A write tool was called on a grant without the write scope.
-    #[error(
-        "`{tool}` changes the library, but this connection was authorized read-only (it lacks the `zotero:write` \
-         scope). Nothing was changed. To allow changes, reconnect this server in your MCP client and tick \
-         \"write\" on the consent page."
-    )]
-    WriteScopeRequired { tool: String },
-    /// The handler failed; the message is already actionable.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl From<WriterRefused> for ToolError {
-    fn from(refused: WriterRefused) -> Self {
-        match refused {
-            WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
-            WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
-        }
     }
 }
 

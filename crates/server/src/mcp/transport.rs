@@ -29,7 +29,7 @@ use crate::respond;
 
 /// The checks that come before knowing who is calling: Origin and Host (403), the CORS preflight (204) and the
 /// HTTP method (405). `Ok` means a POST that may go on to the bearer check and [`serve_post`].
-pub fn admit(request: &HttpRequest, config: &Config) -> Result<(), HttpResponse> {
+pub fn admit(request: &HttpRequest, config: &Config) -> Result<(), Box<HttpResponse>> {
     if let Err(refusal) = origin::check(request, config) {
         let message = match refusal {
             Refusal::Origin(o) => format!(
@@ -37,14 +37,14 @@ pub fn admit(request: &HttpRequest, config: &Config) -> Result<(), HttpResponse>
             ),
             Refusal::Host(h) => format!("Forbidden: `{h}` is not one of this server's host names (ALLOWED_HOSTS)."),
         };
-        return Err(rpc_error_response(403, &Value::Null, &RpcError::new(code::TRANSPORT, message)));
+        return Err(Box::new(rpc_error_response(403, &Value::Null, &RpcError::new(code::TRANSPORT, message))));
     }
     match *request.method() {
         http::Method::POST => Ok(()),
-        http::Method::OPTIONS => Err(preflight()),
+        http::Method::OPTIONS => Err(Box::new(preflight())),
         _ => {
             let refusal = rpc_error_response(405, &Value::Null, &RpcError::new(code::TRANSPORT, "Method not allowed: this endpoint takes POST only (the 2026-07-28 and stateless 2025 transports have no GET stream and no sessions)."));
-            Err(respond::with_header(refusal, http::header::ALLOW, "POST"))
+            Err(Box::new(respond::with_header(refusal, http::header::ALLOW, "POST")))
         }
     }
 }
@@ -135,37 +135,12 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
     }
 }
 
-type Rejection = (u16, RpcError);
+/// An HTTP status and the JSON-RPC error that goes with it.
+pub(super) type Rejection = (u16, RpcError);
 
 /// The 2026-07-28 envelope and header rules.
 fn check_modern(request: &HttpRequest, incoming: &Incoming, method: &str) -> Result<(), Rejection> {
-    let envelope = incoming.meta().cloned().unwrap_or_default();
-    let bad_envelope = |why: String| {
-        (400, RpcError::invalid_params(format!("Invalid _meta envelope for protocol revision 2026-07-28: {why}")))
-    };
-    let Some(version) = envelope.get(meta::PROTOCOL_VERSION).and_then(Value::as_str) else {
-        return Err(bad_envelope(format!("`{}` must be a string", meta::PROTOCOL_VERSION)));
-    };
-    match envelope.get(meta::CLIENT_CAPABILITIES) {
-        Some(Value::Object(_)) => {}
-        Some(_) => return Err(bad_envelope(format!("`{}` must be an object", meta::CLIENT_CAPABILITIES))),
-        None => return Err(bad_envelope(format!("`{}` is required", meta::CLIENT_CAPABILITIES))),
-    }
-    if let Some(info) = envelope.get(meta::CLIENT_INFO) {
-        let valid = info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string);
-        if !valid {
-            return Err(bad_envelope(format!(
-                "`{}` must be an object with string `name` and `version`",
-                meta::CLIENT_INFO
-            )));
-        }
-    }
-    if let Some(level) = envelope.get(meta::LOG_LEVEL) {
-        const LEVELS: &[&str] = &["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
-        if !level.as_str().is_some_and(|l| LEVELS.contains(&l)) {
-            return Err(bad_envelope(format!("`{}` must be one of {}", meta::LOG_LEVEL, LEVELS.join(", "))));
-        }
-    }
+    let version = check_envelope(incoming)?;
     let mismatch = |why: String| (400, RpcError::new(code::HEADER_MISMATCH, format!("Header mismatch: {why}")));
     match header(request, "mcp-protocol-version") {
         None => return Err(mismatch(format!("the MCP-Protocol-Version header is required and must be `{version}`"))),
@@ -174,14 +149,7 @@ fn check_modern(request: &HttpRequest, incoming: &Incoming, method: &str) -> Res
         }
         Some(_) => {}
     }
-    if !MODERN_VERSIONS.contains(&version) {
-        let error = RpcError::new(
-            code::UNSUPPORTED_PROTOCOL_VERSION,
-            format!("Unsupported protocol version `{version}`; this server speaks {}", MODERN_VERSIONS.join(", ")),
-        )
-        .with_data(json!({ "supported": MODERN_VERSIONS, "requested": version }));
-        return Err((400, error));
-    }
+    check_version(version)?;
     match header(request, "mcp-method").map(decode_header_value) {
         None => return Err(mismatch(format!("the Mcp-Method header is required and must be `{method}`"))),
         Some(h) if h.as_deref() != Some(method) => {
@@ -206,6 +174,53 @@ fn check_modern(request: &HttpRequest, incoming: &Incoming, method: &str) -> Res
         }
     }
     Ok(())
+}
+
+/// The `_meta` envelope of a 2026-07-28 request, whatever the transport: returns the protocol version it
+/// names (checked against the supported ones by [`check_version`]).
+pub(super) fn check_envelope(incoming: &Incoming) -> Result<&str, Rejection> {
+    let envelope = incoming.meta();
+    let bad_envelope = |why: String| {
+        (400, RpcError::invalid_params(format!("Invalid _meta envelope for protocol revision 2026-07-28: {why}")))
+    };
+    let Some(version) = envelope.and_then(|e| e.get(meta::PROTOCOL_VERSION)).and_then(Value::as_str) else {
+        return Err(bad_envelope(format!("`{}` must be a string", meta::PROTOCOL_VERSION)));
+    };
+    let field = |name: &str| envelope.and_then(|e| e.get(name));
+    match field(meta::CLIENT_CAPABILITIES) {
+        Some(Value::Object(_)) => {}
+        Some(_) => return Err(bad_envelope(format!("`{}` must be an object", meta::CLIENT_CAPABILITIES))),
+        None => return Err(bad_envelope(format!("`{}` is required", meta::CLIENT_CAPABILITIES))),
+    }
+    if let Some(info) = field(meta::CLIENT_INFO) {
+        let valid = info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string);
+        if !valid {
+            return Err(bad_envelope(format!(
+                "`{}` must be an object with string `name` and `version`",
+                meta::CLIENT_INFO
+            )));
+        }
+    }
+    if let Some(level) = field(meta::LOG_LEVEL) {
+        const LEVELS: &[&str] = &["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+        if !level.as_str().is_some_and(|l| LEVELS.contains(&l)) {
+            return Err(bad_envelope(format!("`{}` must be one of {}", meta::LOG_LEVEL, LEVELS.join(", "))));
+        }
+    }
+    Ok(version)
+}
+
+/// A 2026-07-28-era version this server speaks, or -32022 with the supported ones.
+pub(super) fn check_version(version: &str) -> Result<(), Rejection> {
+    if MODERN_VERSIONS.contains(&version) {
+        return Ok(());
+    }
+    let error = RpcError::new(
+        code::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version `{version}`; this server speaks {}", MODERN_VERSIONS.join(", ")),
+    )
+    .with_data(json!({ "supported": MODERN_VERSIONS, "requested": version }));
+    Err((400, error))
 }
 
 /// 2025-era requests: tolerant of a missing `MCP-Protocol-Version` (claude.ai omits it), strict about a wrong one.

@@ -7,6 +7,7 @@ use validator::Validate;
 use zotero_mcp_core::zotero::{ObjectKey, ZoteroObject};
 
 use super::args::Key;
+use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -22,6 +23,11 @@ pub enum AnnotationAction {
 fn default_limit() -> u32 {
     100
 }
+
+/// Attachments of an item that are searched for annotations.
+const MAX_ATTACHMENTS: usize = 100;
+/// Children (annotations, notes) read per attachment.
+const MAX_ATTACHMENT_CHILDREN: usize = 500;
 
 /// Arguments of `zotero_annotations`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
@@ -65,7 +71,7 @@ pub struct AnnotationOut {
 pub struct AnnotationsOutput {
     pub action: AnnotationAction,
     pub annotations: Vec<AnnotationOut>,
-    /// True when more annotations exist than `limit` allowed.
+    /// True when more annotations exist than were returned (more than `limit`, or more than could be read).
     pub truncated: bool,
 }
 
@@ -117,7 +123,7 @@ impl Tool for Annotations {
             vec![input.item_key.0.clone()]
         } else {
             zotero
-                .children(&input.item_key, 100)
+                .children(&input.item_key, MAX_ATTACHMENTS)
                 .await?
                 .items
                 .iter()
@@ -125,26 +131,27 @@ impl Tool for Annotations {
                 .filter_map(|c| ObjectKey::parse(&c.key).ok())
                 .collect()
         };
-        let limit = input.limit as usize;
+        let paging = Paging::first(input.limit as usize);
         let mut found: Vec<ZoteroObject> = Vec::new();
-        let mut truncated = false;
+        // An attachment with more children than one read returns: annotations were left out even below `limit`.
+        let mut cut_short = false;
         for attachment in &attachments {
-            let children = zotero.children(attachment, 500).await?;
+            // One annotation past `limit` is enough to know that there are more; the rest need not be read.
+            if found.len() > paging.limit {
+                break;
+            }
+            let children = zotero.children(attachment, MAX_ATTACHMENT_CHILDREN).await?;
+            cut_short |= Paging::first(MAX_ATTACHMENT_CHILDREN)
+                .next_offset(children.items.len(), children.total_results)
+                .is_some();
             let mut batch: Vec<ZoteroObject> =
                 children.items.into_iter().filter(|c| c.item_type() == Some("annotation")).collect();
             batch.sort_by(|a, b| a.field("annotationSortIndex").cmp(&b.field("annotationSortIndex")));
-            for annotation in batch {
-                if found.len() >= limit {
-                    truncated = true;
-                    break;
-                }
-                found.push(annotation);
-            }
-            if truncated {
-                break;
-            }
+            found.extend(batch);
         }
-        let annotations = found
+        let (page, next_offset) = paging.slice(&found);
+        let truncated = next_offset.is_some() || cut_short;
+        let annotations = page
             .iter()
             .map(|a| AnnotationOut {
                 key: a.key.clone(),

@@ -7,9 +7,11 @@ use validator::Validate;
 use zotero_mcp_core::zotero::{ObjectKind, Query};
 
 use super::args::Key;
+use super::items::Failure;
+use super::paging::Paging;
 use crate::context::RequestContext;
-use crate::format::collections::{tree, tree_markdown, CollectionSummary};
-use crate::format::items::{item_list, summarize, ItemSummary};
+use crate::format::collections::{collection_items_markdown, matches_markdown, tree, tree_markdown, CollectionSummary};
+use crate::format::items::{summarize, ItemSummary};
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// Collections read for a listing; libraries rarely have more.
@@ -60,9 +62,9 @@ pub struct ListCollectionsOutput {
     /// With collectionKey: pass as `offset` for the next page of items.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    markdown: String,
+    /// With `query`: the text the collection names were matched against (trimmed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
 }
 
 pub struct ListCollections;
@@ -78,7 +80,14 @@ impl Tool for ListCollections {
     );
 
     fn render(output: &ListCollectionsOutput) -> String {
-        output.markdown.clone()
+        match (&output.collection, &output.query) {
+            (Some(collection), _) => {
+                let items = output.items.as_deref().unwrap_or_default();
+                collection_items_markdown(collection, items, output.next_offset)
+            }
+            (None, Some(query)) => matches_markdown(query, output.collections.as_deref().unwrap_or_default()),
+            (None, None) => tree_markdown(output.collections.as_deref().unwrap_or_default()),
+        }
     }
 
     async fn call(ctx: &RequestContext, input: ListCollectionsInput) -> Result<ListCollectionsOutput, ToolError> {
@@ -91,53 +100,33 @@ impl Tool for ListCollections {
                     "There is no collection {key} in this library. Call zotero_list_collections without arguments to see the keys."
                 ))
             })?;
-            let limit = input.limit as usize;
-            let offset = input.offset as usize;
-            let page = zotero.collection_items(key, input.top_only, &Query::new().offset(offset), limit).await?;
+            let paging = Paging::new(input.offset, input.limit);
+            let page =
+                zotero.collection_items(key, input.top_only, &Query::new().offset(paging.offset), paging.limit).await?;
             let items: Vec<ItemSummary> = page.items.iter().map(summarize).collect();
-            let next_offset = page
-                .total_results
-                .filter(|total| (offset + items.len()) < *total as usize)
-                .map(|_| (offset + items.len()) as u64);
-            let rows: Vec<_> = items
-                .iter()
-                .map(|s| (s.clone(), s.title.clone().unwrap_or_else(|| "(untitled)".into()), vec![]))
-                .collect();
-            let mut markdown = format!("# {}\n\n{}", collection.path, item_list(&rows));
-            if let Some(next) = next_offset {
-                markdown.push_str(&format!("\n\n_More items: call again with offset {next}._"));
-            }
+            let next_offset = paging.next_offset(items.len(), page.total_results);
             return Ok(ListCollectionsOutput {
                 collections: None,
                 collection: Some(collection),
                 items: Some(items),
                 next_offset,
-                markdown,
+                query: None,
             });
         }
-        let (collections, markdown) = match input.query.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+        let query = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+        let collections = match query {
             Some(query) => {
                 let needle = query.to_lowercase();
-                let matches: Vec<CollectionSummary> =
-                    summaries.into_iter().filter(|c| c.name.to_lowercase().contains(&needle)).collect();
-                let markdown = if matches.is_empty() {
-                    format!("_No collection name contains \"{query}\"._")
-                } else {
-                    matches.iter().map(|c| format!("- {} (key: {})", c.path, c.key)).collect::<Vec<_>>().join("\n")
-                };
-                (matches, markdown)
+                summaries.into_iter().filter(|c| c.name.to_lowercase().contains(&needle)).collect()
             }
-            None => {
-                let markdown = tree_markdown(&summaries);
-                (summaries, markdown)
-            }
+            None => summaries,
         };
         Ok(ListCollectionsOutput {
             collections: Some(collections),
             collection: None,
             items: None,
             next_offset: None,
-            markdown,
+            query: query.map(str::to_owned),
         })
     }
 }
@@ -189,10 +178,20 @@ pub struct ManageCollectionsOutput {
     /// Items that could not be changed, with the reason.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
-    pub failed: Vec<super::items::Failure>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    message: String,
+    pub failed: Vec<Failure>,
+    /// The collection's name: for create and rename the name asked for, for move and delete its name when the
+    /// action was made. Absent for addItems and removeItems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For rename: the name before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_name: Option<String>,
+    /// For create and move: the parent collection; absent at the top level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_collection: Option<String>,
+    /// False when nothing was written: a rename to the current name, or addItems/removeItems with every item
+    /// already as asked (or failed).
+    pub changed: bool,
 }
 
 pub struct ManageCollections;
@@ -210,26 +209,23 @@ impl Tool for ManageCollections {
     .destructive();
 
     fn render(output: &ManageCollectionsOutput) -> String {
-        let mut text = output.message.clone();
-        if !output.failed.is_empty() {
-            let lines: Vec<String> =
-                output.failed.iter().map(|f| format!("- {}: {} {}", f.what, f.code, f.message)).collect();
-            text.push_str(&format!("\n\nNot changed:\n{}", lines.join("\n")));
-        }
-        text
+        manage_markdown(output)
     }
 
     async fn call(ctx: &RequestContext, input: ManageCollectionsInput) -> Result<ManageCollectionsOutput, ToolError> {
         const TOOL: &str = "zotero_manage_collections";
         let needs = |what: &str| ToolError::InvalidArguments { tool: TOOL.into(), problem: what.to_owned() };
         let zotero = ctx.writer()?;
-        let done = |collection_key: String, message: String| ManageCollectionsOutput {
+        let done = |collection_key: String| ManageCollectionsOutput {
             action: input.action,
             collection_key,
             affected: Vec::new(),
             unchanged: Vec::new(),
             failed: Vec::new(),
-            message,
+            name: None,
+            previous_name: None,
+            parent_collection: None,
+            changed: true,
         };
         match input.action {
             CollectionAction::Create => {
@@ -240,7 +236,11 @@ impl Tool for ManageCollections {
                 }
                 let outcome = zotero.write_objects(ObjectKind::Collections, &[body]).await?;
                 match (outcome.success.get(&0), outcome.failed.get(&0)) {
-                    (Some(key), _) => Ok(done(key.clone(), format!("Created collection \"{name}\" (key: {key})"))),
+                    (Some(key), _) => Ok(ManageCollectionsOutput {
+                        name: Some(name.to_owned()),
+                        parent_collection: input.parent_collection.as_ref().map(Key::to_string),
+                        ..done(key.clone())
+                    }),
                     (None, Some(f)) => {
                         Err(ToolError::Failed(format!("Zotero refused the collection: {} {}", f.code, f.message)))
                     }
@@ -256,14 +256,16 @@ impl Tool for ManageCollections {
                 match input.action {
                     CollectionAction::Rename => {
                         let name = input.name.as_deref().ok_or_else(|| needs("`rename` needs `name`"))?;
-                        if name == old_name {
-                            return Ok(done(
-                                key.to_string(),
-                                format!("Collection {key} is already called \"{name}\"; nothing changed"),
-                            ));
+                        let changed = name != old_name;
+                        if changed {
+                            zotero.patch_collection(key, current.version, &json!({ "name": name })).await?;
                         }
-                        zotero.patch_collection(key, current.version, &json!({ "name": name })).await?;
-                        Ok(done(key.to_string(), format!("Renamed {key} from \"{old_name}\" to \"{name}\"")))
+                        Ok(ManageCollectionsOutput {
+                            name: Some(name.to_owned()),
+                            previous_name: Some(old_name),
+                            changed,
+                            ..done(key.to_string())
+                        })
                     }
                     CollectionAction::Move => {
                         if input.parent_collection.as_ref().is_some_and(|p| p.as_str() == key.as_str()) {
@@ -272,16 +274,15 @@ impl Tool for ManageCollections {
                         let parent =
                             input.parent_collection.as_ref().map(|p| json!(p.as_str())).unwrap_or(json!(false));
                         zotero.patch_collection(key, current.version, &json!({ "parentCollection": parent })).await?;
-                        let place = input
-                            .parent_collection
-                            .as_ref()
-                            .map(|p| format!("into {p}"))
-                            .unwrap_or_else(|| "to the top level".into());
-                        Ok(done(key.to_string(), format!("Moved \"{old_name}\" ({key}) {place}")))
+                        Ok(ManageCollectionsOutput {
+                            name: Some(old_name),
+                            parent_collection: input.parent_collection.as_ref().map(Key::to_string),
+                            ..done(key.to_string())
+                        })
                     }
                     _ => {
                         zotero.delete_collection(key, current.version).await?;
-                        Ok(done(key.to_string(), format!("Deleted collection \"{old_name}\" ({key}) and its subcollections. The items it held remain in the library.")))
+                        Ok(ManageCollectionsOutput { name: Some(old_name), ..done(key.to_string()) })
                     }
                 }
             }
@@ -299,7 +300,7 @@ impl Tool for ManageCollections {
                     zotero.collection(key).await?;
                 }
                 let adding = input.action == CollectionAction::AddItems;
-                let mut output = done(key.to_string(), String::new());
+                let mut output = done(key.to_string());
                 let mut payloads = Vec::new();
                 let mut order = Vec::new();
                 for item_key in item_keys {
@@ -325,7 +326,7 @@ impl Tool for ManageCollections {
                                 .push(json!({ "key": item.key, "version": item.version, "collections": collections }));
                             order.push(item.key.clone());
                         }
-                        Err(error) => output.failed.push(super::items::Failure {
+                        Err(error) => output.failed.push(Failure {
                             what: item_key.to_string(),
                             code: error.status().unwrap_or(0),
                             message: error.to_string(),
@@ -339,16 +340,49 @@ impl Tool for ManageCollections {
                     );
                     output.failed.extend(super::items::failures_from(&outcome, |i| order[i].clone()));
                 }
-                let verb = if adding { "Added" } else { "Removed" };
-                let prep = if adding { "to" } else { "from" };
-                output.message = format!("{verb} {} item(s) {prep} {key}", output.affected.len());
-                if !output.unchanged.is_empty() {
-                    output.message.push_str(&format!("; already as asked: {}", output.unchanged.join(", ")));
-                }
+                output.changed = !output.affected.is_empty();
                 Ok(output)
             }
         }
     }
+}
+
+/// The report of `zotero_manage_collections`, from the output's fields only.
+fn manage_markdown(output: &ManageCollectionsOutput) -> String {
+    let key = &output.collection_key;
+    let name = output.name.as_deref().unwrap_or("(unnamed)");
+    let mut text = match output.action {
+        CollectionAction::Create => format!("Created collection \"{name}\" (key: {key})"),
+        CollectionAction::Rename if !output.changed => {
+            format!("Collection {key} is already called \"{name}\"; nothing changed")
+        }
+        CollectionAction::Rename => {
+            let before = output.previous_name.as_deref().unwrap_or("(unnamed)");
+            format!("Renamed {key} from \"{before}\" to \"{name}\"")
+        }
+        CollectionAction::Move => match &output.parent_collection {
+            Some(parent) => format!("Moved \"{name}\" ({key}) into {parent}"),
+            None => format!("Moved \"{name}\" ({key}) to the top level"),
+        },
+        CollectionAction::Delete => format!(
+            "Deleted collection \"{name}\" ({key}) and its subcollections. The items it held remain in the library."
+        ),
+        CollectionAction::AddItems | CollectionAction::RemoveItems => {
+            let (verb, prep) =
+                if output.action == CollectionAction::AddItems { ("Added", "to") } else { ("Removed", "from") };
+            let mut text = format!("{verb} {} item(s) {prep} {key}", output.affected.len());
+            if !output.unchanged.is_empty() {
+                text.push_str(&format!("; already as asked: {}", output.unchanged.join(", ")));
+            }
+            text
+        }
+    };
+    if !output.failed.is_empty() {
+        let lines: Vec<String> =
+            output.failed.iter().map(|f| format!("- {}: {} {}", f.what, f.code, f.message)).collect();
+        text.push_str(&format!("\n\nNot changed:\n{}", lines.join("\n")));
+    }
+    text
 }
 
 fn default_tag_limit() -> u32 {

@@ -9,6 +9,7 @@ use validator::{Validate, ValidationError};
 use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, WriteOutcome, ZoteroError};
 
 use super::args::Key;
+use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::items::{detail, item_detail_markdown, summarize_child, ChildSummary, ItemDetail};
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -16,8 +17,11 @@ use crate::mcp::{Tool, ToolError, ToolSpec};
 // ---------------------------------------------------------------------------------------------------------------
 // zotero_get_item
 
+/// Children listed by `zotero_get_item`; more are reported as `childrenTruncated`.
+const MAX_CHILDREN: usize = 100;
+
 /// Zotero export formats offered by `zotero_get_item`.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     Bibtex,
@@ -71,12 +75,16 @@ pub struct GetItemOutput {
     /// Attachments, notes and annotations, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<ChildSummary>>,
+    /// True when the item has more than 100 children and only the first 100 are in `children`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(default)]
+    pub children_truncated: bool,
     /// The export, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub export: Option<String>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    markdown: String,
+    /// The format of `export`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export_format: Option<ExportFormat>,
 }
 
 pub struct GetItem;
@@ -93,13 +101,24 @@ impl Tool for GetItem {
     );
 
     fn render(output: &GetItemOutput) -> String {
-        output.markdown.clone()
+        let children = output.children.as_deref().unwrap_or_default();
+        let mut markdown = item_detail_markdown(&output.item, children, output.children_truncated);
+        if let (Some(format), Some(text)) = (output.export_format, &output.export) {
+            markdown.push_str(&format!("\n\n## {}\n\n```\n{}\n```", format.as_str(), text.trim()));
+        }
+        markdown
     }
 
     async fn call(ctx: &RequestContext, input: GetItemInput) -> Result<GetItemOutput, ToolError> {
         let zotero = ctx.zotero()?;
         let item = zotero.item(&input.key).await?;
-        let children = if input.include_children { Some(zotero.children(&input.key, 100).await?.items) } else { None };
+        let (children, children_truncated) = if input.include_children {
+            let page = zotero.children(&input.key, MAX_CHILDREN).await?;
+            let truncated = Paging::first(MAX_CHILDREN).next_offset(page.items.len(), page.total_results).is_some();
+            (Some(page.items.iter().map(summarize_child).collect()), truncated)
+        } else {
+            (None, false)
+        };
         let export = match input.export_format {
             Some(format) => {
                 let text = zotero
@@ -114,15 +133,12 @@ impl Tool for GetItem {
             }
             None => None,
         };
-        let mut markdown = item_detail_markdown(&item, children.as_deref().unwrap_or_default());
-        if let (Some(format), Some(text)) = (input.export_format, &export) {
-            markdown.push_str(&format!("\n\n## {}\n\n```\n{}\n```", format.as_str(), text.trim()));
-        }
         Ok(GetItemOutput {
             item: detail(&item),
-            children: children.map(|c| c.iter().map(summarize_child).collect()),
+            children,
+            children_truncated,
+            export_format: export.as_ref().and(input.export_format),
             export,
-            markdown,
         })
     }
 }

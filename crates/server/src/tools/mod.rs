@@ -10,6 +10,7 @@ pub mod collections;
 pub mod fixtures;
 pub mod items;
 pub mod notes;
+pub mod paging;
 pub mod resources;
 pub mod search;
 

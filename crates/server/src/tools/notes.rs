@@ -11,6 +11,7 @@ use zotero_mcp_core::zotero::{ObjectKind, QMode, Query, ZoteroClient, ZoteroObje
 
 use super::args::Key;
 use super::items::TagIn;
+use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::note_html::{
     append_fragment, html_to_text, note_fragment, note_html, notes_markdown, summarize_note, NoteSummary,
@@ -119,9 +120,13 @@ pub struct NotesOutput {
     /// For create, update and delete: the item the note belongs to, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_item: Option<String>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    message: String,
+    /// For update: true when the text was added to the end of the note, false when it replaced the note's text
+    /// (or only the tags changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appended: Option<bool>,
+    /// For delete: true when the note was already in the trash, so nothing was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_trashed: Option<bool>,
 }
 
 impl NotesOutput {
@@ -133,11 +138,13 @@ impl NotesOutput {
             next_offset,
             note_key: None,
             parent_item: None,
-            message: String::new(),
+            appended: None,
+            already_trashed: None,
         }
     }
 
-    fn written(action: NoteAction, note_key: &str, parent_item: Option<String>, message: String) -> Self {
+    /// A written note; set `appended` or `already_trashed` on the result for update and delete.
+    fn written(action: NoteAction, note_key: &str, parent_item: Option<String>) -> Self {
         Self {
             action,
             notes: None,
@@ -145,7 +152,8 @@ impl NotesOutput {
             next_offset: None,
             note_key: Some(note_key.to_owned()),
             parent_item,
-            message,
+            appended: None,
+            already_trashed: None,
         }
     }
 }
@@ -172,7 +180,7 @@ impl Tool for Notes {
 
     fn render(output: &NotesOutput) -> String {
         let Some(notes) = &output.notes else {
-            return output.message.clone();
+            return written_markdown(output);
         };
         let mut text = notes_markdown(notes);
         if let Some(total) = output.total.filter(|t| *t as usize > notes.len()) {
@@ -191,6 +199,25 @@ impl Tool for Notes {
             NoteAction::Update => update(ctx, &input).await,
             NoteAction::Delete => delete(ctx, &input).await,
         }
+    }
+}
+
+/// The one-line report of a create, update or delete, from the output's fields.
+fn written_markdown(output: &NotesOutput) -> String {
+    let key = output.note_key.as_deref().unwrap_or("(unknown)");
+    match output.action {
+        NoteAction::Create => match &output.parent_item {
+            Some(parent) => format!("Created note {key} on item {parent}"),
+            None => format!("Created note {key} (standalone)"),
+        },
+        NoteAction::Update if output.appended == Some(true) => format!("Appended to note {key}"),
+        NoteAction::Update => format!("Updated note {key}"),
+        NoteAction::Delete if output.already_trashed == Some(true) => {
+            format!("Note {key} is already in the trash; nothing changed")
+        }
+        NoteAction::Delete => format!("Moved note {key} to the trash (restorable in Zotero)"),
+        // Listings always carry `notes`; this only covers an output built without them.
+        NoteAction::List | NoteAction::Search => "_No notes._".to_owned(),
     }
 }
 
@@ -215,8 +242,7 @@ async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, T
         return Err(invalid("`search` needs `query`, the text to look for"));
     }
     let zotero = ctx.zotero()?;
-    let limit = input.limit as usize;
-    let offset = input.offset as usize;
+    let paging = Paging::new(input.offset, input.limit);
     let summarize = |n: &ZoteroObject| summarize_note(n, input.raw);
     if let Some(parent) = &input.item_key {
         // One item's notes: read them all and page here (the children listing has no note filter).
@@ -228,20 +254,17 @@ async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, T
                 words.iter().all(|w| text.contains(w.as_str()))
             });
         }
-        let total = notes.len();
-        let page: Vec<NoteSummary> = notes.iter().skip(offset).take(limit).map(summarize).collect();
-        let next_offset = (offset + page.len() < total).then_some((offset + page.len()) as u64);
-        return Ok(NotesOutput::listing(input.action, page, Some(total as u64), next_offset));
+        let (page, next_offset) = paging.slice(&notes);
+        let page = page.iter().map(summarize).collect();
+        return Ok(NotesOutput::listing(input.action, page, Some(notes.len() as u64), next_offset));
     }
     let mut request = Query::new().item_type("note");
     request = match query {
         Some(text) => request.q(text, QMode::Everything),
         None => request.sort("dateModified", true),
     };
-    let page = zotero.items(&request.offset(offset), limit).await?;
-    let fetched = page.items.len();
-    let next_offset =
-        page.total_results.filter(|total| ((offset + fetched) as u64) < *total).map(|_| (offset + fetched) as u64);
+    let page = zotero.items(&request.offset(paging.offset), paging.limit).await?;
+    let next_offset = paging.next_offset(page.items.len(), page.total_results);
     let notes = page.items.iter().map(summarize).collect();
     Ok(NotesOutput::listing(input.action, notes, page.total_results, next_offset))
 }
@@ -264,10 +287,7 @@ async fn create(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput,
     let outcome = zotero.write_objects(ObjectKind::Items, &[payload]).await?;
     let parent = input.item_key.as_ref().map(|k| k.as_str().to_owned());
     match (outcome.success.get(&0), outcome.failed.get(&0)) {
-        (Some(key), _) => {
-            let place = parent.as_deref().map(|p| format!(" on item {p}")).unwrap_or_else(|| " (standalone)".into());
-            Ok(NotesOutput::written(NoteAction::Create, key, parent.clone(), format!("Created note {key}{place}")))
-        }
+        (Some(key), _) => Ok(NotesOutput::written(NoteAction::Create, key, parent)),
         (None, Some(failure)) => {
             Err(ToolError::Failed(format!("Zotero did not create the note: {} {}", failure.code, failure.message)))
         }
@@ -324,8 +344,9 @@ async fn update(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput,
         .await
         .map_err(|e| ToolError::Failed(format!("Note {key} was not updated: {e}")))?;
     let parent = current.field("parentItem").map(str::to_owned);
-    let how = if input.append && (body.is_some() || title.is_some()) { "Appended to" } else { "Updated" };
-    Ok(NotesOutput::written(NoteAction::Update, key.as_str(), parent, format!("{how} note {key}")))
+    let mut output = NotesOutput::written(NoteAction::Update, key.as_str(), parent);
+    output.appended = Some(input.append && (body.is_some() || title.is_some()));
+    Ok(output)
 }
 
 async fn delete(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
@@ -333,24 +354,17 @@ async fn delete(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput,
     let key = input.item_key.as_ref().ok_or_else(|| invalid("`delete` needs `itemKey` (the note's key)"))?;
     let current = read_note(zotero, key, NoteAction::Delete).await?;
     let parent = current.field("parentItem").map(str::to_owned);
-    if current.is_trashed() {
-        return Ok(NotesOutput::written(
-            NoteAction::Delete,
-            key.as_str(),
-            parent,
-            format!("Note {key} is already in the trash"),
-        ));
+    let mut output = NotesOutput::written(NoteAction::Delete, key.as_str(), parent);
+    // Trashing twice would only bump the note's version; say so instead, as a fact the caller can check.
+    let already_trashed = current.is_trashed();
+    output.already_trashed = Some(already_trashed);
+    if !already_trashed {
+        zotero
+            .patch_item(key, current.version, &json!({ "deleted": 1 }))
+            .await
+            .map_err(|e| ToolError::Failed(format!("Note {key} was not moved to the trash: {e}")))?;
     }
-    zotero
-        .patch_item(key, current.version, &json!({ "deleted": 1 }))
-        .await
-        .map_err(|e| ToolError::Failed(format!("Note {key} was not moved to the trash: {e}")))?;
-    Ok(NotesOutput::written(
-        NoteAction::Delete,
-        key.as_str(),
-        parent,
-        format!("Moved note {key} to the trash (restorable in Zotero)"),
-    ))
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -420,8 +434,28 @@ mod tests {
         assert!(text.contains("# Plan\n\n- a"), "{text}");
         assert!(text.ends_with("call again with offset 1._"), "{text}");
         assert_eq!(Notes::render(&NotesOutput::listing(NoteAction::Search, vec![], Some(0), None)), "_No notes._");
-        let written = NotesOutput::written(NoteAction::Create, "ABCD2345", None, "Created note ABCD2345".into());
-        assert_eq!(Notes::render(&written), "Created note ABCD2345");
+        let written = NotesOutput::written(NoteAction::Create, "ABCD2345", None);
+        assert_eq!(Notes::render(&written), "Created note ABCD2345 (standalone)");
         assert_eq!(serde_json::to_value(&written).unwrap(), json!({ "action": "create", "noteKey": "ABCD2345" }));
+    }
+
+    #[test]
+    fn renders_writes_from_their_fields_only() {
+        let mut deleted = NotesOutput::written(NoteAction::Delete, "ABCD2345", Some("WXYZ6789".into()));
+        deleted.already_trashed = Some(true);
+        assert_eq!(Notes::render(&deleted), "Note ABCD2345 is already in the trash; nothing changed");
+        assert_eq!(
+            serde_json::to_value(&deleted).unwrap(),
+            json!({ "action": "delete", "noteKey": "ABCD2345", "parentItem": "WXYZ6789", "alreadyTrashed": true })
+        );
+        deleted.already_trashed = Some(false);
+        assert_eq!(Notes::render(&deleted), "Moved note ABCD2345 to the trash (restorable in Zotero)");
+        let mut updated = NotesOutput::written(NoteAction::Update, "ABCD2345", None);
+        updated.appended = Some(true);
+        assert_eq!(Notes::render(&updated), "Appended to note ABCD2345");
+        updated.appended = Some(false);
+        assert_eq!(Notes::render(&updated), "Updated note ABCD2345");
+        let created = NotesOutput::written(NoteAction::Create, "ABCD2345", Some("WXYZ6789".into()));
+        assert_eq!(Notes::render(&created), "Created note ABCD2345 on item WXYZ6789");
     }
 }

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use zotero_mcp_core::zotero::{ObjectKey, Query};
 
+use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::collections::{tree, tree_markdown};
-use crate::format::items::{item_detail_markdown, summarize};
+use crate::format::items::{detail, item_detail_markdown, summarize, summarize_child};
 use crate::mcp::registry::{
     LookupError, Prompt, PromptArgument, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
 };
@@ -23,6 +24,9 @@ fn failed(error: impl std::fmt::Display) -> LookupError {
 }
 
 struct ItemResource;
+
+/// Children shown in an item resource, as in `zotero_get_item`.
+const MAX_CHILDREN: usize = 100;
 
 const ITEM: ResourceSpec = ResourceSpec {
     uri: "zotero://item/{key}",
@@ -53,11 +57,13 @@ impl Resource for ItemResource {
             Err(error) if error.status() == Some(404) => return Err(LookupError::ResourceNotFound(uri.to_owned())),
             Err(error) => return Err(failed(error)),
         };
-        let children = zotero.children(&key, 100).await.map_err(failed)?;
+        let children = zotero.children(&key, MAX_CHILDREN).await.map_err(failed)?;
+        let truncated = Paging::first(MAX_CHILDREN).next_offset(children.items.len(), children.total_results).is_some();
+        let children: Vec<_> = children.items.iter().map(summarize_child).collect();
         Ok(vec![ResourceContents {
             uri: uri.to_owned(),
             mime_type: "text/markdown".into(),
-            text: item_detail_markdown(&item, &children.items),
+            text: item_detail_markdown(&detail(&item), &children, truncated),
         }])
     }
 }
@@ -140,7 +146,8 @@ struct LiteratureReview;
 const LITERATURE_REVIEW: PromptSpec = PromptSpec {
     name: "literature-review",
     title: "Literature review from a collection",
-    description: "Draft a thematic review of one Zotero collection, grounded in its items, full texts and annotations.",
+    description:
+        "Draft a thematic review of one Zotero collection, grounded in its items, abstracts, notes and annotations.",
     arguments: &[
         PromptArgument { name: "collectionKey", description: "The collection's key, e.g. MT53KB66", required: true },
         PromptArgument { name: "focus", description: "An angle to emphasise (optional)", required: false },
@@ -164,7 +171,7 @@ impl Prompt for LiteratureReview {
             format!("Write a literature review of the Zotero collection {key}."),
             String::new(),
             format!("1. Call zotero_list_collections with collectionKey {key} to see its items (page with offset if there are more)."),
-            "2. For the items that matter, call zotero_get_item for the metadata and abstract, and read the full text where it is available.".to_owned(),
+            "2. For the items that matter, call zotero_get_item for the metadata and abstract, and zotero_notes with their itemKey for the notes on them.".to_owned(),
             "3. Call zotero_annotations on those items to pick up what the reader already highlighted and commented.".to_owned(),
         ];
         if let Some(focus) = arguments.get("focus").map(|f| f.trim()).filter(|f| !f.is_empty()) {

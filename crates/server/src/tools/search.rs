@@ -8,6 +8,7 @@ use validator::Validate;
 use zotero_mcp_core::zotero::{ObjectKey, Page, QMode, Query, ZoteroClient, ZoteroObject};
 
 use super::args::Key;
+use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
 use crate::format::text::year_of;
@@ -128,8 +129,8 @@ pub struct MatchedAttachment {
 pub struct SearchHit {
     #[serde(flatten)]
     pub item: ItemSummary,
-    /// Present when the item was found through the full text of this attachment (for example a phrase that only
-    /// appears in the PDF). Read it with zotero_read_attachment.
+    /// Present when the item was found through the indexed full text of this attachment (for example a phrase
+    /// that only appears in the PDF).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_attachment: Option<MatchedAttachment>,
 }
@@ -265,13 +266,14 @@ async fn list(
 }
 
 async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<SearchOutput, ToolError> {
-    let limit = input.limit as usize;
+    let paging = Paging::new(input.offset, input.limit);
+    let limit = paging.limit;
     let text = input.query.as_deref().unwrap_or("").trim().to_owned();
     let mut query = server_filters(input);
     if !text.is_empty() {
         query = query.q(&text, effective_qmode(input, &text));
     }
-    let offset = input.offset as usize;
+    let offset = paging.offset;
     query = query.offset(offset);
     let wanted = if has_year_filter(input) { (limit * FILTER_OVERSHOOT).min(100) } else { limit };
     let page = list(zotero, input, &query, false, wanted).await?;
@@ -288,9 +290,11 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
             hits.push(SearchHit { item: summarize(item), matched_attachment: None });
         }
     }
-    let more_fetched = consumed < page.items.len();
-    let more_in_zotero = page.total_results.is_some_and(|total| (offset + consumed) < total as usize);
-    let next_offset = (more_fetched || more_in_zotero).then_some((offset + consumed) as u64);
+    // At least what was fetched exists, even when Zotero gave no total: matches fetched but not looked at
+    // (because `limit` was reached first) are on the next page.
+    let fetched_end = offset.saturating_add(page.items.len()) as u64;
+    let available = page.total_results.map_or(fetched_end, |total| total.max(fetched_end));
+    let next_offset = paging.next_offset(consumed, Some(available));
 
     // A phrase inside a PDF matches the attachment, which the default filter leaves out. Find those attachments
     // and report their parents, so the caller does not need to know Zotero's full-text rules.

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::{json, Value};
+use zotero_mcp_server::app::App;
 use zotero_mcp_server::config::Config;
 use zotero_mcp_server::platform::{HttpRequest, HttpResponse};
-use zotero_mcp_server::app::App;
 use zotero_mcp_server::router::route;
 
 pub const MODERN: &str = "2026-07-28";
@@ -22,7 +22,7 @@ pub fn app_with(extra: &[(&str, &str)]) -> App {
     for (k, v) in extra {
         vars.insert(k.to_string(), v.to_string());
     }
-    let config = Config::from_lookup(|k| vars.get(k).cloned(), false);
+    let config = Config::from_lookup(|k| vars.get(k).cloned());
     let (platform, _clock, _http) = zotero_mcp_core::testing::memory_platform(1_800_000_000_000);
     seed_access_token(&platform);
     App::with_oauth(config, platform)

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::{json, Value};
+use zotero_mcp_core::testing::{ManualClock, MemoryKv, StubHttp};
+use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::crypto::pkce_s256;
 use zotero_mcp_server::config::Config;
 use zotero_mcp_server::platform::{HttpClient, HttpRequest, KvStore, Platform};
-use zotero_mcp_server::app::App;
 use zotero_mcp_server::router::route;
-use zotero_mcp_core::testing::{ManualClock, MemoryKv, StubHttp};
 
 pub const ORIGIN: &str = "https://zotero.example";
 pub const MCP_URL: &str = "https://zotero.example/mcp";
@@ -77,7 +77,7 @@ impl Harness {
         for (k, v) in vars {
             all.insert(k.to_string(), v.to_string());
         }
-        let config = Config::from_lookup(|k| all.get(k).cloned(), false);
+        let config = Config::from_lookup(|k| all.get(k).cloned());
         let clock = ManualClock::at(NOW_MS);
         let oauth_kv = MemoryKv::new(clock.clone());
         let cache_kv = MemoryKv::new(clock.clone());

@@ -1,0 +1,203 @@
+//! `zotero-mcp serve`: the server over stdio (for MCP clients that start it themselves) or over HTTP.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use zotero_mcp_server::app::{App, McpAccess};
+use zotero_mcp_server::auth::crypto::sha256_hex;
+use zotero_mcp_server::grant::Grant;
+
+use crate::http_server::{self, PublicBase};
+use crate::settings::Settings;
+
+const HELP: &str = "\
+zotero-mcp serve: run the MCP server natively.
+
+usage: zotero-mcp serve --stdio [--read-only] [--config FILE]
+       zotero-mcp serve --http [ADDR] [--read-only] [--config FILE] [--public-url URL]
+
+  --stdio             JSON-RPC on stdin/stdout, one message per line (logs go to stderr): what Claude Desktop,
+                      Claude Code and other local MCP clients start
+  --http [ADDR]       Streamable HTTP on ADDR (default 127.0.0.1:8787), endpoint /mcp
+  --read-only         grant zotero:read only (stdio, and HTTP without OAuth); default: read and write
+  --config FILE       a TOML file of settings (default: ZOTERO_MCP_CONFIG, or ~/.config/zotero-mcp/config.toml)
+  --public-url URL    the address clients use when a TLS proxy sits in front (only its scheme is used)
+  --exit-after SECS   stop after this many seconds (tests)
+
+Settings have the Worker's names, from the environment or the config file: ZOTERO_API_KEY (required),
+ZOTERO_LIBRARY_ID, ZOTERO_LIBRARY_TYPE, ZOTERO_API_BASE, AUTH_PASSWORD, AUTH_USERNAME, ALLOWED_ORIGINS,
+ALLOWED_HOSTS. Native only: ZOTERO_MCP_DATA_DIR (where the key/value database lives) and ZOTERO_MCP_TOKEN.
+
+Who may call the HTTP server:
+  AUTH_PASSWORD set      the OAuth 2.1 server of the Worker, with its login page (any address)
+  ZOTERO_MCP_TOKEN set   requests must carry `Authorization: Bearer <that token>` (any address)
+  neither                no token, on a loopback address only (the Host check stops DNS rebinding)";
+
+enum Mode {
+    Stdio,
+    Http(SocketAddr),
+}
+
+struct Args {
+    mode: Mode,
+    read_only: bool,
+    config: Option<PathBuf>,
+    public_url: Option<String>,
+    exit_after: Option<u64>,
+}
+
+fn parse(args: Vec<String>) -> Result<Args, String> {
+    let mut mode = None;
+    let mut parsed = Args { mode: Mode::Stdio, read_only: false, config: None, public_url: None, exit_after: None };
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => return Err(String::new()),
+            "--stdio" => mode = Some(Mode::Stdio),
+            "--http" => {
+                let addr = match args.peek() {
+                    Some(next) if !next.starts_with('-') => args.next().unwrap_or_default(),
+                    _ => "127.0.0.1:8787".to_owned(),
+                };
+                let addr = addr
+                    .parse::<SocketAddr>()
+                    .map_err(|_| format!("`{addr}` is not an address: use IP:PORT, e.g. 127.0.0.1:8787"))?;
+                mode = Some(Mode::Http(addr));
+            }
+            "--read-only" => parsed.read_only = true,
+            "--config" => parsed.config = Some(args.next().ok_or("--config needs a file")?.into()),
+            "--public-url" => parsed.public_url = Some(args.next().ok_or("--public-url needs a URL")?),
+            "--exit-after" => {
+                let secs = args.next().ok_or("--exit-after needs a number of seconds")?;
+                parsed.exit_after = Some(secs.parse().map_err(|_| format!("--exit-after: `{secs}` is not a number"))?);
+            }
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    parsed.mode = mode.ok_or("say how to serve: --stdio or --http [ADDR]")?;
+    Ok(parsed)
+}
+
+/// Runs the command with the arguments after `serve`.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let args = match parse(args) {
+        Ok(args) => args,
+        Err(problem) if problem.is_empty() => {
+            println!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Err(problem) => {
+            eprintln!("zotero-mcp serve: {problem}\n\n{HELP}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("zotero-mcp serve: could not start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // One thread, like a Worker: the server's futures are not Send, so they run on a LocalSet.
+    let local = tokio::task::LocalSet::new();
+    match local.block_on(&runtime, run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(problem) => {
+            eprintln!("zotero-mcp serve: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    crate::native::log::install();
+    let settings = Settings::load(args.config.as_deref())?;
+    let mut config = settings.config();
+    if config.zotero_api_key.is_none() {
+        eprintln!(
+            "zotero-mcp: ZOTERO_API_KEY is not set; tools will say so until it is (a key from zotero.org/settings/keys)"
+        );
+    }
+    let data_dir = settings.data_dir()?;
+    let kv_path = data_dir.join("kv.redb");
+    let platform = match args.mode {
+        Mode::Stdio => crate::native::stdio_platform(&kv_path)?,
+        Mode::Http(_) => crate::native::platform(&kv_path)?,
+    };
+    let grant =
+        if args.read_only { Grant::read_only(&config.auth_username) } else { Grant::read_write(&config.auth_username) };
+    let stop = stop_signal(args.exit_after);
+    match args.mode {
+        Mode::Stdio => {
+            let app = App { config: std::rc::Rc::new(config), platform, access: McpAccess::Trusted(grant) };
+            eprintln!("zotero-mcp: serving MCP on stdio ({})", scopes_of(&app));
+            tokio::select! {
+                served = crate::stdio::serve(app, tokio::io::stdin(), tokio::io::stdout()) => served.map_err(|e| e.to_string()),
+                () = stop => Ok(()),
+            }
+        }
+        Mode::Http(addr) => {
+            let access = if config.auth_password.is_some() {
+                McpAccess::OAuth
+            } else if let Some(token) = settings.get("ZOTERO_MCP_TOKEN") {
+                McpAccess::StaticToken { token_sha256: sha256_hex(&token), grant }
+            } else if http_server::is_loopback(&addr) {
+                // Without a token, only this machine may call, and only by a loopback name: a page that
+                // rebinds its own domain to 127.0.0.1 arrives with its own Host and is refused.
+                config.allowed_hosts.get_or_insert_with(|| {
+                    ["localhost", "127.0.0.1", "[::1]"].iter().map(|h| (*h).to_owned()).collect()
+                });
+                McpAccess::Trusted(grant)
+            } else {
+                return Err(format!(
+                    "{addr} is reachable from other machines, so the server needs credentials: set AUTH_PASSWORD \
+                     (the OAuth login page, as on Workers) or ZOTERO_MCP_TOKEN (one fixed bearer token)"
+                ));
+            };
+            let scheme = match args.public_url.as_deref() {
+                Some(url) => {
+                    url::Url::parse(url).map_err(|e| format!("--public-url `{url}`: {e}"))?.scheme().to_owned()
+                }
+                None => "http".to_owned(),
+            };
+            let listener =
+                tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("could not listen on {addr}: {e}"))?;
+            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            let app = App { config: std::rc::Rc::new(config), platform, access };
+            let who = match &app.access {
+                McpAccess::OAuth => "OAuth 2.1 (AUTH_PASSWORD)".to_owned(),
+                McpAccess::StaticToken { .. } => format!("bearer token ZOTERO_MCP_TOKEN, {}", scopes_of(&app)),
+                McpAccess::Trusted(_) => format!("no token, loopback only, {}", scopes_of(&app)),
+            };
+            eprintln!("zotero-mcp: listening on {scheme}://{bound}/mcp ({who}; data in {})", data_dir.display());
+            http_server::serve(listener, app, PublicBase { scheme }, stop).await.map_err(|e| e.to_string())
+        }
+    }
+}
+
+fn scopes_of(app: &App) -> &'static str {
+    let grant = match &app.access {
+        McpAccess::Trusted(grant) | McpAccess::StaticToken { grant, .. } => grant,
+        McpAccess::OAuth => return "scopes as granted",
+    };
+    if grant.allows(zotero_mcp_server::grant::Scope::Write) {
+        "read and write"
+    } else {
+        "read-only"
+    }
+}
+
+/// Resolves on Ctrl-C, or after `exit_after` seconds when given.
+async fn stop_signal(exit_after: Option<u64>) {
+    let timer = async {
+        match exit_after {
+            Some(secs) => tokio::time::sleep(std::time::Duration::from_secs(secs)).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = timer => {}
+    }
+}

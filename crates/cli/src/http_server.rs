@@ -1,0 +1,106 @@
+//! `zotero-mcp serve --http ADDR`: the server crate's router on hyper, one thread, one task per connection.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use zotero_mcp_server::app::App;
+use zotero_mcp_server::respond;
+
+/// The largest request body read; larger ones are refused with 413 before they are held in memory.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How the server is reached, for the absolute URLs the OAuth server derives from each request.
+#[derive(Clone, Debug)]
+pub struct PublicBase {
+    /// `http`, or `https` behind a TLS-terminating proxy.
+    pub scheme: String,
+}
+
+/// Serves on `listener` until `stop` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    app: App,
+    base: PublicBase,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let app = Rc::new(app);
+    let base = Rc::new(base);
+    tokio::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            () = &mut stop => return Ok(()),
+        };
+        let (app, base) = (app.clone(), base.clone());
+        tokio::task::spawn_local(async move {
+            let service = service_fn(move |request| {
+                let (app, base) = (app.clone(), base.clone());
+                async move { Ok::<_, Infallible>(answer(request, &app, &base).await) }
+            });
+            let connection = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(30))
+                .serve_connection(TokioIo::new(stream), service);
+            if let Err(e) = connection.await {
+                eprintln!("zotero-mcp: connection from {peer}: {e}");
+            }
+        });
+    }
+}
+
+async fn answer(request: hyper::Request<Incoming>, app: &App, base: &PublicBase) -> hyper::Response<Full<Bytes>> {
+    let response = match into_http_request(request, base).await {
+        Ok(request) => zotero_mcp_server::router::route(request, app).await,
+        Err(refusal) => refusal,
+    };
+    let (parts, body) = response.into_parts();
+    hyper::Response::from_parts(parts, Full::new(Bytes::from(body)))
+}
+
+/// The request as the router takes it: an absolute URL (as the Worker sees it) and the whole body.
+async fn into_http_request(
+    request: hyper::Request<Incoming>,
+    base: &PublicBase,
+) -> Result<zotero_mcp_core::platform::HttpRequest, zotero_mcp_core::platform::HttpResponse> {
+    let (mut parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes().to_vec(),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Err(too_large()),
+        Err(e) => return Err(respond::text(400, format!("The request body could not be read: {e}\n"))),
+    };
+    let host = parts.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
+    if host.is_empty() {
+        return Err(respond::text(400, "The request has no Host header.\n"));
+    }
+    let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    parts.uri = match format!("{}://{host}{path}", base.scheme).parse() {
+        Ok(uri) => uri,
+        Err(_) => return Err(respond::text(400, "The Host header is not a valid host name.\n")),
+    };
+    Ok(http::Request::from_parts(parts, body))
+}
+
+fn too_large() -> zotero_mcp_core::platform::HttpResponse {
+    respond::text(413, format!("The request body is larger than {MAX_BODY_BYTES} bytes.\n"))
+}
+
+/// Whether an address only this machine can reach.
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}

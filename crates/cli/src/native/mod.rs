@@ -1,0 +1,44 @@
+//! The platform seams of the core crate, implemented for a native process: outbound HTTP over reqwest, time
+//! over tokio's timers, and the two key/value stores in one embedded redb database.
+
+mod clock;
+mod http;
+mod kv;
+pub mod log;
+
+use std::path::Path;
+use std::rc::Rc;
+
+use zotero_mcp_core::platform::Platform;
+
+pub use self::clock::TokioClock;
+pub use self::http::ReqwestHttp;
+pub use self::kv::{KvFile, RedbKv};
+
+/// The services for a native server whose state lives in the database at `kv_path`.
+pub fn platform(kv_path: &Path) -> Result<Platform, String> {
+    platform_over(KvFile::open(kv_path)?)
+}
+
+/// The services for a stdio server. It issues no tokens, so nothing it stores must outlive it: when another
+/// server holds the database (Claude Desktop and Claude Code each start their own), it keeps its caches in
+/// memory instead of failing to start.
+pub fn stdio_platform(kv_path: &Path) -> Result<Platform, String> {
+    let file = match KvFile::open(kv_path) {
+        Ok(file) => file,
+        Err(busy) => {
+            eprintln!("zotero-mcp: {busy}; keeping this session's caches in memory");
+            KvFile::in_memory()?
+        }
+    };
+    platform_over(file)
+}
+
+fn platform_over(file: KvFile) -> Result<Platform, String> {
+    Ok(Platform {
+        http: Rc::new(ReqwestHttp::new()?),
+        oauth_kv: Rc::new(file.store("oauth_kv")),
+        cache_kv: Rc::new(file.store("cache_kv")),
+        clock: Rc::new(TokioClock),
+    })
+}

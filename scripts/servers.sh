@@ -1,0 +1,107 @@
+# Shared by scripts/e2e.sh and scripts/bench-runtimes.sh: start and stop the servers under test.
+# Sourced, not run. Expects ROOT, WORK_DIR, CONFIG, WRANGLER, SIM_URL and ZOTERO_MCP_BIN to be set by the caller;
+# start_* leave the new process's pid in SERVER_PID. Every server stops by itself after 30 minutes at the latest.
+
+# A free port on 127.0.0.1: bind port 0, read what the kernel picked, release it.
+free_port() {
+  node -e '
+    const s = require("node:net").createServer();
+    s.listen(0, "127.0.0.1", () => { process.stdout.write(String(s.address().port)); s.close(); });
+  '
+}
+
+# Stops a server: TERM, up to 10 s for it to go, then KILL.
+stop_pid() {
+  local pid="$1"
+  if kill -0 "$pid" 2>/dev/null; then
+    # wrangler forwards TERM to its CLI child, which stops workerd.
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "pid $pid ignored TERM for 10 s; sending KILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+# The release Worker (build/worker/shim.mjs) under `wrangler dev`, with throw-away local KV.
+start_worker() {
+  local port="$1" log="$2"
+  (
+    export WRANGLER_SEND_METRICS=false
+    export WRANGLER_SEND_ERROR_REPORTS=false
+    export CLOUDFLARE_CF_FETCH_ENABLED=false
+    export WRANGLER_HIDE_BANNER=true
+    # Keep wrangler's debug log with the run instead of ~/.config/.wrangler/logs.
+    export WRANGLER_LOG_PATH="$WORK_DIR/wrangler-debug"
+    # exec: the background job's pid is wrangler's own, so TERM reaches it directly.
+    exec "$WRANGLER" dev \
+      --config "$CONFIG" \
+      --ip 127.0.0.1 \
+      --port "$port" \
+      --persist-to "$WORK_DIR/state" \
+      --show-interactive-dev-session=false \
+      --var "ZOTERO_API_BASE:$SIM_URL" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 \
+      --log-level info
+  ) </dev/null >"$log" 2>&1 &
+  SERVER_PID=$!
+}
+
+# The native server gets the [vars] of the Worker's test config, as environment variables.
+start_native() {
+  local port="$1" log="$2"
+  (
+    while IFS='=' read -r name value; do
+      name="$(echo "$name" | tr -d ' ')"
+      value="$(echo "$value" | sed 's/^ *"//; s/" *$//')"
+      export "$name=$value"
+    done < <(sed -n '/^\[vars\]/,/^\[/p' "$CONFIG" | grep -E '^[A-Z_]+ *=')
+    export ZOTERO_API_BASE="$SIM_URL" ZOTERO_API_KEY=demo ZOTERO_LIBRARY_ID=1234567
+    export ZOTERO_MCP_DATA_DIR="$WORK_DIR/native-data"
+    exec "$ZOTERO_MCP_BIN" serve --http "127.0.0.1:$port" --exit-after 1800
+  ) </dev/null >"$log" 2>&1 &
+  SERVER_PID=$!
+}
+
+# Ready = POST /mcp gets any HTTP answer from the server (not a proxy 502/503/504).
+probe() {
+  node -e '
+    fetch(process.argv[1], {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
+      signal: AbortSignal.timeout(2000),
+    }).then(
+      (r) => process.exit([502, 503, 504].includes(r.status) ? 1 : 0),
+      () => process.exit(1),
+    );
+  ' "$1"
+}
+
+# Waits until the server at $2 (pid $1) answers, or fails after READY_TIMEOUT seconds (default 60).
+wait_ready() {
+  local pid="$1" url="$2" deadline=$((SECONDS + ${READY_TIMEOUT:-60}))
+  until probe "$url"; do
+    kill -0 "$pid" 2>/dev/null || { echo "the server at $url exited before it answered" >&2; return 1; }
+    [ "$SECONDS" -lt "$deadline" ] || { echo "the server at $url did not answer within ${READY_TIMEOUT:-60}s" >&2; return 1; }
+    sleep 0.5
+  done
+}
+
+# zotero-sim with the demo library on a free loopback port; sets SIM_URL and SIM_PID.
+start_sim() {
+  local log="$1" port
+  port="$(free_port)"
+  "$ROOT/target/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo --exit-after 1800 >"$log" 2>&1 &
+  SIM_PID=$!
+  for _ in $(seq 1 100); do
+    grep -q 'listening' "$log" 2>/dev/null && break
+    kill -0 "$SIM_PID" 2>/dev/null || { echo "zotero-sim exited: $(cat "$log")" >&2; return 1; }
+    sleep 0.1
+  done
+  SIM_URL="http://127.0.0.1:$port"
+}
