@@ -86,7 +86,7 @@ type Client = BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointS
 
 /// One server's OAuth endpoints, discovered from its MCP URL.
 pub struct Flow {
-    agent: ureq::Agent,
+    agent: reqwest::blocking::Client,
     pub mcp_url: Url,
     pub metadata: ServerMetadata,
 }
@@ -103,7 +103,11 @@ impl Flow {
         }
         // Redirects are never followed: the consent form's 303 carries the code, and token endpoints that
         // redirect are a known way to leak credentials.
-        let agent = ureq::AgentBuilder::new().redirects(0).timeout(Duration::from_secs(30)).build();
+        let agent = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| Error::Transport { url: mcp_url.to_string(), reason: e.to_string() })?;
         let origin = mcp_url.origin().ascii_serialization();
         let resource_metadata: Value = get_json(
             &agent,
@@ -142,11 +146,8 @@ impl Flow {
             "token_endpoint_auth_method": "none",
             "application_type": "native",
         });
-        let response = send(
-            self.agent.post(endpoint).set("content-type", "application/json"),
-            Some(body.to_string().as_bytes()),
-            endpoint,
-        )?;
+        let request = self.agent.post(endpoint).header("content-type", "application/json").body(body.to_string());
+        let response = send(request, endpoint)?;
         if response.status() != 201 {
             return Err(status_error("registration", response));
         }
@@ -200,8 +201,9 @@ impl Flow {
             form.append_pair("scope", scope);
         }
         let body = form.finish();
-        let request = self.agent.post(url.as_str()).set("content-type", "application/x-www-form-urlencoded");
-        let response = send(request, Some(body.as_bytes()), url.as_str())?;
+        let request =
+            self.agent.post(url.as_str()).header("content-type", "application/x-www-form-urlencoded").body(body);
+        let response = send(request, url.as_str())?;
         match response.status().as_u16() {
             302 | 303 => {}
             401 => return Err(Error::WrongPassword),
@@ -273,15 +275,16 @@ impl Flow {
         let request = self
             .agent
             .post(self.mcp_url.as_str())
-            .set("content-type", "application/json")
-            .set("accept", "application/json, text/event-stream")
-            .set("authorization", &format!("Bearer {access_token}"));
-        let response = send(request, Some(body.to_string().as_bytes()), self.mcp_url.as_str())?;
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {access_token}"))
+            .body(body.to_string());
+        let response = send(request, self.mcp_url.as_str())?;
         let json = serde_json::from_slice(response.body()).unwrap_or(Value::Null);
         Ok((response.status().as_u16(), json))
     }
 
-    /// The HTTP client oauth2 runs on: ureq without redirects, with error statuses returned as responses.
+    /// The HTTP client oauth2 runs on: reqwest without redirects, error statuses returned as responses.
     fn oauth_http(&self, request: oauth2::HttpRequest) -> std::result::Result<oauth2::HttpResponse, Error> {
         let mut url = request.uri().to_string();
         if let Ok(mut parsed) = Url::parse(&url) {
@@ -291,12 +294,12 @@ impl Flow {
                 url = parsed.to_string();
             }
         }
-        let mut call = self.agent.request(request.method().as_str(), &url);
-        for (name, value) in request.headers() {
-            call = call.set(name.as_str(), value.to_str().unwrap_or_default());
+        let (parts, body) = request.into_parts();
+        let mut call = self.agent.request(parts.method, &url).headers(parts.headers);
+        if !body.is_empty() {
+            call = call.body(body);
         }
-        let body = (!request.body().is_empty()).then(|| request.body().as_slice());
-        send(call, body, &url)
+        send(call, &url)
     }
 }
 
@@ -309,29 +312,20 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-fn send(request: ureq::Request, body: Option<&[u8]>, url: &str) -> Result<http::Response<Vec<u8>>> {
-    let result = match body {
-        Some(body) => request.send_bytes(body),
-        None => request.call(),
-    };
-    let response = match result {
-        Ok(response) | Err(ureq::Error::Status(_, response)) => response,
-        Err(error) => return Err(Error::Transport { url: url.to_owned(), reason: error.to_string() }),
-    };
+/// Sends a request; an error status is a response like any other (the caller decides what it means).
+fn send(request: reqwest::blocking::RequestBuilder, url: &str) -> Result<http::Response<Vec<u8>>> {
+    let transport = |e: reqwest::Error| Error::Transport { url: url.to_owned(), reason: e.to_string() };
+    let response = request.send().map_err(transport)?;
     let mut builder = http::Response::builder().status(response.status());
-    for name in response.headers_names() {
-        if let Some(value) = response.header(&name) {
-            builder = builder.header(name.as_str(), value);
-        }
+    for (name, value) in response.headers() {
+        builder = builder.header(name, value);
     }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut response.into_reader(), &mut bytes)
-        .map_err(|e| Error::Transport { url: url.to_owned(), reason: e.to_string() })?;
-    builder.body(bytes).map_err(|e| Error::Protocol { what: "HTTP", detail: e.to_string() })
+    let bytes = response.bytes().map_err(transport)?;
+    builder.body(bytes.to_vec()).map_err(|e| Error::Protocol { what: "HTTP", detail: e.to_string() })
 }
 
-fn get_json(agent: &ureq::Agent, url: &str, what: &'static str) -> Result<Value> {
-    let response = send(agent.get(url).set("accept", "application/json"), None, url)?;
+fn get_json(agent: &reqwest::blocking::Client, url: &str, what: &'static str) -> Result<Value> {
+    let response = send(agent.get(url).header("accept", "application/json"), url)?;
     if response.status() != 200 {
         return Err(status_error(what, response));
     }

@@ -88,3 +88,26 @@ async fn mcp_without_a_token_is_challenged_with_the_resource_metadata_url() {
     // A browser client must be able to read the challenge.
     assert!(reply.header("access-control-expose-headers").contains("WWW-Authenticate"));
 }
+
+/// An HTTP client that cannot promise public-only fetches (the native binary's reqwest).
+struct AnyAddress;
+
+#[async_trait::async_trait(?Send)]
+impl zotero_mcp_server::platform::HttpClient for AnyAddress {
+    async fn send(
+        &self,
+        request: zotero_mcp_server::platform::HttpRequest,
+    ) -> Result<zotero_mcp_server::platform::HttpResponse, zotero_mcp_server::platform::HttpError> {
+        Err(zotero_mcp_server::platform::HttpError::Transport {
+            url: request.uri().to_string(),
+            reason: "not in this test".into(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn metadata_documents_are_offered_only_over_public_only_http() {
+    let h = Harness::with(&[], std::rc::Rc::new(AnyAddress));
+    let reply = h.get("/.well-known/oauth-authorization-server").await;
+    assert_eq!(reply.json["client_id_metadata_document_supported"], false);
+}

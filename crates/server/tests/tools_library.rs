@@ -679,3 +679,43 @@ async fn year_filtered_pages_skip_no_matches() {
     }
     assert_eq!(paged, all, "paging with nextOffset returns every match once, in order");
 }
+
+// ---- resources and prompts (typed like tools) ----
+
+#[tokio::test]
+async fn the_item_resource_parses_its_key_before_any_request() {
+    let sim = demo_sim();
+    let app = app_with_sim(sim.clone());
+    let good = send(&app, modern("resources/read", json!({ "uri": "zotero://item/T6W7H8UE" }))).await;
+    assert!(good.result()["contents"][0]["text"].as_str().unwrap().contains("T6W7H8UE"), "{}", good.text);
+    let before = sim.requests().len();
+    let bad = send(&app, modern("resources/read", json!({ "uri": "zotero://item/NOT-A-KEY" }))).await;
+    assert_eq!(bad.error_code(), Some(-32602), "{}", bad.text);
+    assert!(bad.text.contains("`key`"), "names the variable: {}", bad.text);
+    assert_eq!(sim.requests().len(), before, "a malformed key reaches no request");
+}
+
+#[tokio::test]
+async fn prompt_arguments_come_from_their_type() {
+    let app = app_with_sim(demo_sim());
+    let listed = send(&app, modern("prompts/list", json!({}))).await;
+    let review =
+        listed.result()["prompts"].as_array().unwrap().iter().find(|p| p["name"] == "literature-review").cloned();
+    let arguments = review.expect("literature-review listed")["arguments"].clone();
+    assert_eq!(arguments[0]["name"], "collectionKey");
+    assert_eq!(arguments[0]["required"], true);
+    assert!(arguments[0]["description"].as_str().unwrap().contains("collection's key"));
+    assert_eq!(arguments[1]["name"], "focus");
+    assert_eq!(arguments[1]["required"], false);
+
+    let get = |arguments: Value| modern("prompts/get", json!({ "name": "literature-review", "arguments": arguments }));
+    let blank = send(&app, get(json!({ "collectionKey": "  " }))).await;
+    assert_eq!(blank.error_code(), Some(-32602));
+    assert!(blank.text.contains("needs the argument `collectionKey`"), "{}", blank.text);
+    let malformed = send(&app, get(json!({ "collectionKey": "../etc" }))).await;
+    assert_eq!(malformed.error_code(), Some(-32602));
+    assert!(malformed.text.contains("`collectionKey`"), "{}", malformed.text);
+    let fine = send(&app, get(json!({ "collectionKey": "9AV8V2XB", "focus": "methods" }))).await;
+    let text = fine.result()["messages"][0]["content"]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("9AV8V2XB") && text.contains("Focus on: methods."), "{text}");
+}

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use validator::Validate;
 
@@ -219,33 +219,54 @@ pub enum LookupError {
     Failed(String),
 }
 
-/// A readable resource. `variables` holds the template's values (empty for a fixed URI).
-#[async_trait(?Send)]
-pub trait Resource {
-    fn spec(&self) -> &ResourceSpec;
+/// A resource (or a template of them), declared once like a tool: its spec, the typed values of its URI
+/// template, and its handler.
+#[allow(async_fn_in_trait)] // Single-threaded by design, as for tools.
+pub trait Resource: 'static {
+    /// The values of the URI template's `{expressions}`, by name ([`NoVariables`] for a fixed URI). A value that
+    /// does not parse (a malformed item key) is an invalid-params error naming it, before the handler runs.
+    type Variables: DeserializeOwned;
+
+    const SPEC: ResourceSpec;
+
     async fn read(
-        &self,
         ctx: &RequestContext,
         uri: &str,
-        variables: &HashMap<String, String>,
+        variables: Self::Variables,
     ) -> Result<Vec<ResourceContents>, LookupError>;
 }
 
-/// A declared prompt argument.
-#[derive(Debug, Clone, Copy, Serialize)]
+/// The variables of a fixed-URI resource: none.
+#[derive(Debug, Deserialize)]
+pub struct NoVariables {}
+
+/// A prompt template the user can pick in their client, declared once like a tool.
+#[allow(async_fn_in_trait)]
+pub trait Prompt: 'static {
+    /// The arguments, a struct of strings or of types that parse from one. Its fields become `prompts/list`'s
+    /// arguments: the doc comment is the description, and a field that is not an `Option` is required.
+    type Arguments: DeserializeOwned + JsonSchema;
+
+    const SPEC: PromptSpec;
+
+    /// Renders the prompt. Required arguments are present and not blank by the time this runs.
+    async fn render(ctx: &RequestContext, arguments: Self::Arguments) -> Result<Vec<PromptMessage>, LookupError>;
+}
+
+/// A declared prompt argument, as `prompts/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptArgument {
-    pub name: &'static str,
-    pub description: &'static str,
+    pub name: String,
+    pub description: String,
     pub required: bool,
 }
 
-/// A prompt template the user can pick in their client.
+/// The fixed facts about a prompt (its arguments come from [`Prompt::Arguments`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PromptSpec {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
-    pub arguments: &'static [PromptArgument],
 }
 
 /// One message of a rendered prompt.
@@ -255,10 +276,50 @@ pub struct PromptMessage {
     pub text: String,
 }
 
+/// Turns string values into a typed value, naming the value that does not fit.
+fn parse_strings<T: DeserializeOwned>(values: &HashMap<String, String>, what: &str) -> Result<T, LookupError> {
+    let object: Map<String, Value> = values.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    serde_path_to_error::deserialize(Value::Object(object)).map_err(|e| {
+        let path = e.path().to_string();
+        let place = if path == "." { String::new() } else { format!(" `{path}`") };
+        LookupError::InvalidParams(format!("{what}{place}: {}", e.into_inner()))
+    })
+}
+
+/// The object-safe face of a [`Resource`].
 #[async_trait(?Send)]
-pub trait Prompt {
+trait DynResource {
+    fn spec(&self) -> &ResourceSpec;
+    async fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+        variables: &HashMap<String, String>,
+    ) -> Result<Vec<ResourceContents>, LookupError>;
+}
+
+#[async_trait(?Send)]
+impl<T: Resource> DynResource for Typed<T> {
+    fn spec(&self) -> &ResourceSpec {
+        &T::SPEC
+    }
+
+    async fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+        variables: &HashMap<String, String>,
+    ) -> Result<Vec<ResourceContents>, LookupError> {
+        let variables = parse_strings(variables, "in the resource URI, the value of")?;
+        T::read(ctx, uri, variables).await
+    }
+}
+
+/// The object-safe face of a [`Prompt`].
+#[async_trait(?Send)]
+trait DynPrompt {
     fn spec(&self) -> &PromptSpec;
-    /// Renders the prompt. Required arguments are checked by the registry before this is called.
+    fn arguments(&self) -> Vec<PromptArgument>;
     async fn render(
         &self,
         ctx: &RequestContext,
@@ -266,13 +327,60 @@ pub trait Prompt {
     ) -> Result<Vec<PromptMessage>, LookupError>;
 }
 
+#[async_trait(?Send)]
+impl<T: Prompt> DynPrompt for Typed<T> {
+    fn spec(&self) -> &PromptSpec {
+        &T::SPEC
+    }
+
+    fn arguments(&self) -> Vec<PromptArgument> {
+        let schema = schema_for::<T::Arguments>();
+        let required: Vec<&str> =
+            schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        schema["properties"]
+            .as_object()
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| PromptArgument {
+                        name: name.clone(),
+                        description: property["description"].as_str().unwrap_or_default().to_owned(),
+                        required: required.contains(&name.as_str()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    async fn render(
+        &self,
+        ctx: &RequestContext,
+        arguments: &HashMap<String, String>,
+    ) -> Result<Vec<PromptMessage>, LookupError> {
+        // A blank required argument counts as missing: clients often send the empty string for an untouched
+        // field, and "review the collection ``" helps nobody.
+        for argument in self.arguments().iter().filter(|a| a.required) {
+            if arguments.get(&argument.name).is_none_or(|v| v.trim().is_empty()) {
+                return Err(LookupError::InvalidParams(format!(
+                    "prompt `{}` needs the argument `{}` ({})",
+                    T::SPEC.name,
+                    argument.name,
+                    argument.description
+                )));
+            }
+        }
+        let typed = parse_strings(arguments, &format!("prompt `{}`, argument", T::SPEC.name))?;
+        T::render(ctx, typed).await
+    }
+}
+
 /// Everything this server offers, in a fixed order (clients may cache `tools/list`; it must not vary).
 #[derive(Default)]
 pub struct Registry {
     tools: Vec<Rc<dyn DynTool>>,
-    resources: Vec<Rc<dyn Resource>>,
-    templates: Vec<Rc<dyn Resource>>,
-    prompts: Vec<Rc<dyn Prompt>>,
+    resources: Vec<Rc<dyn DynResource>>,
+    templates: Vec<Rc<dyn DynResource>>,
+    prompts: Vec<Rc<dyn DynPrompt>>,
 }
 
 impl Registry {
@@ -287,17 +395,18 @@ impl Registry {
     }
 
     /// Adds a resource; a URI with `{…}` is a template.
-    pub fn resource(&mut self, resource: impl Resource + 'static) -> &mut Self {
-        if resource.spec().uri.contains('{') {
-            self.templates.push(Rc::new(resource));
+    pub fn resource<T: Resource>(&mut self) -> &mut Self {
+        let resource: Rc<dyn DynResource> = Rc::new(Typed::<T>(std::marker::PhantomData));
+        if T::SPEC.uri.contains('{') {
+            self.templates.push(resource);
         } else {
-            self.resources.push(Rc::new(resource));
+            self.resources.push(resource);
         }
         self
     }
 
-    pub fn prompt(&mut self, prompt: impl Prompt + 'static) -> &mut Self {
-        self.prompts.push(Rc::new(prompt));
+    pub fn prompt<T: Prompt>(&mut self) -> &mut Self {
+        self.prompts.push(Rc::new(Typed::<T>(std::marker::PhantomData)));
         self
     }
 
@@ -398,7 +507,7 @@ impl Registry {
             .iter()
             .map(|p| {
                 let s = p.spec();
-                json!({ "name": s.name, "title": s.title, "description": s.description, "arguments": s.arguments })
+                json!({ "name": s.name, "title": s.title, "description": s.description, "arguments": p.arguments() })
             })
             .collect()
     }
@@ -426,14 +535,6 @@ impl Registry {
             }
         }
         let spec = prompt.spec();
-        for argument in spec.arguments.iter().filter(|a| a.required) {
-            if values.get(argument.name).is_none_or(|v| v.trim().is_empty()) {
-                return Err(LookupError::InvalidParams(format!(
-                    "prompt `{}` needs the argument `{}` ({})",
-                    spec.name, argument.name, argument.description
-                )));
-            }
-        }
         let messages = prompt.render(ctx, &values).await?;
         let mut result = Map::new();
         result.insert("description".into(), Value::String(spec.description.into()));

@@ -1,21 +1,18 @@
 //! A tiny tool, resource and prompt set for the end-to-end tests, registered only with
 //! `ENABLE_TEST_FIXTURES=1` so real MCP clients can exercise every method before the Zotero tools exist.
 
-use std::collections::HashMap;
-
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::context::RequestContext;
 use crate::mcp::registry::{
-    LookupError, Prompt, PromptArgument, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
+    LookupError, NoVariables, Prompt, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
 };
 use crate::mcp::{CacheHint, Registry, Tool, ToolError, ToolSpec};
 
 pub fn register(registry: &mut Registry) {
-    registry.tool::<Echo>().tool::<WriteProbe>().resource(Hello).resource(EchoResource).prompt(TopicPrompt);
+    registry.tool::<Echo>().tool::<WriteProbe>().resource::<Hello>().resource::<EchoResource>().prompt::<TopicPrompt>();
 }
 
 /// Arguments of `fixture_echo`.
@@ -104,26 +101,19 @@ impl Tool for WriteProbe {
 
 struct Hello;
 
-const HELLO: ResourceSpec = ResourceSpec {
-    uri: "fixture://hello",
-    name: "hello",
-    title: "Hello (test fixture)",
-    description: "A fixed greeting, for end-to-end tests.",
-    mime_type: "text/plain",
-    cache: CacheHint::private(60_000),
-};
-
-#[async_trait(?Send)]
 impl Resource for Hello {
-    fn spec(&self) -> &ResourceSpec {
-        &HELLO
-    }
-    async fn read(
-        &self,
-        _ctx: &RequestContext,
-        uri: &str,
-        _vars: &HashMap<String, String>,
-    ) -> Result<Vec<ResourceContents>, LookupError> {
+    type Variables = NoVariables;
+
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "fixture://hello",
+        name: "hello",
+        title: "Hello (test fixture)",
+        description: "A fixed greeting, for end-to-end tests.",
+        mime_type: "text/plain",
+        cache: CacheHint::private(60_000),
+    };
+
+    async fn read(_ctx: &RequestContext, uri: &str, _: NoVariables) -> Result<Vec<ResourceContents>, LookupError> {
         Ok(vec![ResourceContents {
             uri: uri.to_owned(),
             mime_type: "text/plain".into(),
@@ -134,51 +124,49 @@ impl Resource for Hello {
 
 struct EchoResource;
 
-const ECHO_RESOURCE: ResourceSpec = ResourceSpec {
-    uri: "fixture://echo/{word}",
-    name: "echo",
-    title: "Echo a word (test fixture)",
-    description: "Returns the word in the URI, for end-to-end tests.",
-    mime_type: "text/plain",
-    cache: CacheHint::NONE,
-};
+/// The variable of `fixture://echo/{word}`.
+#[derive(Deserialize)]
+pub struct EchoUri {
+    word: String,
+}
 
-#[async_trait(?Send)]
 impl Resource for EchoResource {
-    fn spec(&self) -> &ResourceSpec {
-        &ECHO_RESOURCE
-    }
-    async fn read(
-        &self,
-        _ctx: &RequestContext,
-        uri: &str,
-        vars: &HashMap<String, String>,
-    ) -> Result<Vec<ResourceContents>, LookupError> {
-        let word = vars.get("word").cloned().unwrap_or_default();
-        Ok(vec![ResourceContents { uri: uri.to_owned(), mime_type: "text/plain".into(), text: word }])
+    type Variables = EchoUri;
+
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "fixture://echo/{word}",
+        name: "echo",
+        title: "Echo a word (test fixture)",
+        description: "Returns the word in the URI, for end-to-end tests.",
+        mime_type: "text/plain",
+        cache: CacheHint::NONE,
+    };
+
+    async fn read(_ctx: &RequestContext, uri: &str, vars: EchoUri) -> Result<Vec<ResourceContents>, LookupError> {
+        Ok(vec![ResourceContents { uri: uri.to_owned(), mime_type: "text/plain".into(), text: vars.word }])
     }
 }
 
 struct TopicPrompt;
 
-const TOPIC_PROMPT: PromptSpec = PromptSpec {
-    name: "fixture_prompt",
-    title: "Topic prompt (test fixture)",
-    description: "Asks for a summary of a topic, for end-to-end tests.",
-    arguments: &[PromptArgument { name: "topic", description: "What to summarise", required: true }],
-};
+/// Arguments of `fixture_prompt`.
+#[derive(Deserialize, JsonSchema)]
+pub struct TopicArguments {
+    /// What to summarise
+    topic: String,
+}
 
-#[async_trait(?Send)]
 impl Prompt for TopicPrompt {
-    fn spec(&self) -> &PromptSpec {
-        &TOPIC_PROMPT
-    }
-    async fn render(
-        &self,
-        _ctx: &RequestContext,
-        arguments: &HashMap<String, String>,
-    ) -> Result<Vec<PromptMessage>, LookupError> {
-        let topic = arguments.get("topic").map(String::as_str).unwrap_or_default();
+    type Arguments = TopicArguments;
+
+    const SPEC: PromptSpec = PromptSpec {
+        name: "fixture_prompt",
+        title: "Topic prompt (test fixture)",
+        description: "Asks for a summary of a topic, for end-to-end tests.",
+    };
+
+    async fn render(_ctx: &RequestContext, arguments: TopicArguments) -> Result<Vec<PromptMessage>, LookupError> {
+        let topic = arguments.topic;
         Ok(vec![PromptMessage { role: "user", text: format!("Summarise what my library says about {topic}.") }])
     }
 }

@@ -1,22 +1,26 @@
 //! Resources (`zotero://item/{key}`, `zotero://collections`, `zotero://recent`) and the `literature-review`
 //! prompt.
 
-use std::collections::HashMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use zotero_mcp_core::zotero::Query;
 
-use async_trait::async_trait;
-use zotero_mcp_core::zotero::{ObjectKey, Query};
-
+use super::args::Key;
 use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::collections::{tree, tree_markdown};
 use crate::format::items::{detail, item_detail_markdown, summarize, summarize_child};
 use crate::mcp::registry::{
-    LookupError, Prompt, PromptArgument, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
+    LookupError, NoVariables, Prompt, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
 };
 use crate::mcp::{CacheHint, Registry};
 
 pub fn register(registry: &mut Registry) {
-    registry.resource(ItemResource).resource(CollectionsResource).resource(RecentResource).prompt(LiteratureReview);
+    registry
+        .resource::<ItemResource>()
+        .resource::<CollectionsResource>()
+        .resource::<RecentResource>()
+        .prompt::<LiteratureReview>();
 }
 
 fn failed(error: impl std::fmt::Display) -> LookupError {
@@ -28,29 +32,26 @@ struct ItemResource;
 /// Children shown in an item resource, as in `zotero_get_item`.
 const MAX_CHILDREN: usize = 100;
 
-const ITEM: ResourceSpec = ResourceSpec {
-    uri: "zotero://item/{key}",
-    name: "zotero-item",
-    title: "Zotero item",
-    description: "One item's metadata, abstract and children, as Markdown.",
-    mime_type: "text/markdown",
-    cache: CacheHint::NONE,
-};
+/// The variable of `zotero://item/{key}`.
+#[derive(Deserialize)]
+struct ItemUri {
+    key: Key,
+}
 
-#[async_trait(?Send)]
 impl Resource for ItemResource {
-    fn spec(&self) -> &ResourceSpec {
-        &ITEM
-    }
+    type Variables = ItemUri;
 
-    async fn read(
-        &self,
-        ctx: &RequestContext,
-        uri: &str,
-        variables: &HashMap<String, String>,
-    ) -> Result<Vec<ResourceContents>, LookupError> {
-        let raw = variables.get("key").map(String::as_str).unwrap_or_default();
-        let key = ObjectKey::parse(raw).map_err(|e| LookupError::InvalidParams(e.to_string()))?;
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "zotero://item/{key}",
+        name: "zotero-item",
+        title: "Zotero item",
+        description: "One item's metadata, abstract and children, as Markdown.",
+        mime_type: "text/markdown",
+        cache: CacheHint::NONE,
+    };
+
+    async fn read(ctx: &RequestContext, uri: &str, variables: ItemUri) -> Result<Vec<ResourceContents>, LookupError> {
+        let key = variables.key;
         let zotero = ctx.zotero().map_err(failed)?;
         let item = match zotero.item(&key).await {
             Ok(item) => item,
@@ -70,27 +71,19 @@ impl Resource for ItemResource {
 
 struct CollectionsResource;
 
-const COLLECTIONS: ResourceSpec = ResourceSpec {
-    uri: "zotero://collections",
-    name: "zotero-collections",
-    title: "Zotero collections",
-    description: "The library's collection tree with keys and item counts, as Markdown.",
-    mime_type: "text/markdown",
-    cache: CacheHint::private(300_000),
-};
-
-#[async_trait(?Send)]
 impl Resource for CollectionsResource {
-    fn spec(&self) -> &ResourceSpec {
-        &COLLECTIONS
-    }
+    type Variables = NoVariables;
 
-    async fn read(
-        &self,
-        ctx: &RequestContext,
-        uri: &str,
-        _variables: &HashMap<String, String>,
-    ) -> Result<Vec<ResourceContents>, LookupError> {
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "zotero://collections",
+        name: "zotero-collections",
+        title: "Zotero collections",
+        description: "The library's collection tree with keys and item counts, as Markdown.",
+        mime_type: "text/markdown",
+        cache: CacheHint::private(300_000),
+    };
+
+    async fn read(ctx: &RequestContext, uri: &str, _: NoVariables) -> Result<Vec<ResourceContents>, LookupError> {
         let zotero = ctx.zotero().map_err(failed)?;
         let collections = zotero.collections(&Query::new(), 1000).await.map_err(failed)?;
         Ok(vec![ResourceContents {
@@ -103,27 +96,19 @@ impl Resource for CollectionsResource {
 
 struct RecentResource;
 
-const RECENT: ResourceSpec = ResourceSpec {
-    uri: "zotero://recent",
-    name: "zotero-recent",
-    title: "Recently added items",
-    description: "The 25 most recently added top-level items (no attachments or notes), as JSON.",
-    mime_type: "application/json",
-    cache: CacheHint::private(60_000),
-};
-
-#[async_trait(?Send)]
 impl Resource for RecentResource {
-    fn spec(&self) -> &ResourceSpec {
-        &RECENT
-    }
+    type Variables = NoVariables;
 
-    async fn read(
-        &self,
-        ctx: &RequestContext,
-        uri: &str,
-        _variables: &HashMap<String, String>,
-    ) -> Result<Vec<ResourceContents>, LookupError> {
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "zotero://recent",
+        name: "zotero-recent",
+        title: "Recently added items",
+        description: "The 25 most recently added top-level items (no attachments or notes), as JSON.",
+        mime_type: "application/json",
+        cache: CacheHint::private(60_000),
+    };
+
+    async fn read(ctx: &RequestContext, uri: &str, _: NoVariables) -> Result<Vec<ResourceContents>, LookupError> {
         let zotero = ctx.zotero().map_err(failed)?;
         // References only: the upstream listed attachments and notes here too, which crowded out the items a
         // reader wants to see. Standalone notes and files are top-level too, so they are filtered out here
@@ -143,30 +128,32 @@ impl Resource for RecentResource {
 
 struct LiteratureReview;
 
-const LITERATURE_REVIEW: PromptSpec = PromptSpec {
-    name: "literature-review",
-    title: "Literature review from a collection",
-    description:
-        "Draft a thematic review of one Zotero collection, grounded in its items, abstracts, notes and annotations.",
-    arguments: &[
-        PromptArgument { name: "collectionKey", description: "The collection's key, e.g. MT53KB66", required: true },
-        PromptArgument { name: "focus", description: "An angle to emphasise (optional)", required: false },
-    ],
-};
+/// Arguments of `literature-review`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct LiteratureReviewArguments {
+    /// The collection's key, e.g. MT53KB66
+    #[schemars(with = "String")]
+    collection_key: Key,
+    /// An angle to emphasise (optional)
+    focus: Option<String>,
+}
 
-#[async_trait(?Send)]
 impl Prompt for LiteratureReview {
-    fn spec(&self) -> &PromptSpec {
-        &LITERATURE_REVIEW
-    }
+    type Arguments = LiteratureReviewArguments;
+
+    const SPEC: PromptSpec = PromptSpec {
+        name: "literature-review",
+        title: "Literature review from a collection",
+        description: "Draft a thematic review of one Zotero collection, grounded in its items, abstracts, notes and \
+                      annotations.",
+    };
 
     async fn render(
-        &self,
         _ctx: &RequestContext,
-        arguments: &HashMap<String, String>,
+        arguments: LiteratureReviewArguments,
     ) -> Result<Vec<PromptMessage>, LookupError> {
-        let raw = arguments.get("collectionKey").map(|k| k.trim()).unwrap_or_default();
-        let key = ObjectKey::parse(raw).map_err(|e| LookupError::InvalidParams(format!("collectionKey: {e}")))?;
+        let key = arguments.collection_key;
         let mut lines = vec![
             format!("Write a literature review of the Zotero collection {key}."),
             String::new(),
@@ -174,7 +161,7 @@ impl Prompt for LiteratureReview {
             "2. For the items that matter, call zotero_get_item for the metadata and abstract, and zotero_notes with their itemKey for the notes on them.".to_owned(),
             "3. Call zotero_annotations on those items to pick up what the reader already highlighted and commented.".to_owned(),
         ];
-        if let Some(focus) = arguments.get("focus").map(|f| f.trim()).filter(|f| !f.is_empty()) {
+        if let Some(focus) = arguments.focus.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
             lines.push(String::new());
             lines.push(format!("Focus on: {focus}."));
         }
