@@ -21,7 +21,7 @@ trap cleanup EXIT
 cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim -p zotero-mcp-cli --bin zotero-mcp
 SIM_PROFILE=release start_sim "$WORK_DIR/sim.log"
 PIDS+=("$SIM_PID")
-ZOTERO_MCP_BIN="$ROOT/target/release/zotero-mcp"
+ZOTERO_MCP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/zotero-mcp"
 
 worker_port="$(free_port)"
 start_worker "$worker_port" "$WORK_DIR/worker.log"

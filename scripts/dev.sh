@@ -32,7 +32,7 @@ trap cleanup EXIT INT TERM
 
 if $demo; then
   cargo build --quiet --release -p zotero-sim --bin zotero-sim
-  target/release/zotero-sim --listen "127.0.0.1:${sim_port}" --demo --api-key demo &
+  "${CARGO_TARGET_DIR:-target}/release/zotero-sim" --listen "127.0.0.1:${sim_port}" --demo --api-key demo &
   sim_pid=$!
   # In demo mode the Worker must reach the simulator on loopback, which global_fetch_strictly_public forbids.
   sed -i 's/^compatibility_flags = \["global_fetch_strictly_public"\]/compatibility_flags = []/' "$config"

@@ -84,7 +84,7 @@ start_sim "$SIM_LOG" || die "zotero-sim did not start"
 PIDS+=("$SIM_PID")
 echo "e2e: zotero-sim (demo library) on $SIM_URL"
 export SIM_URL
-ZOTERO_MCP_BIN="$ROOT/target/debug/zotero-mcp"
+ZOTERO_MCP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/zotero-mcp"
 export ZOTERO_MCP_BIN
 
 if [ -n "${E2E_TEST_FILES:-}" ]; then

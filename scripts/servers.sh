@@ -96,7 +96,7 @@ wait_ready() {
 start_sim() {
   local log="$1" port
   port="$(free_port)"
-  "$ROOT/target/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo --exit-after 1800 >"$log" 2>&1 &
+  "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo --exit-after 1800 >"$log" 2>&1 &
   SIM_PID=$!
   for _ in $(seq 1 100); do
     grep -q 'listening' "$log" 2>/dev/null && break
