@@ -121,15 +121,12 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let data_dir = settings.data_dir()?;
     let kv_path = data_dir.join("kv.redb");
-    let platform = match args.mode {
-        Mode::Stdio => crate::native::stdio_platform(&kv_path)?,
-        Mode::Http(_) => crate::native::platform(&kv_path)?,
-    };
     let grant =
         if args.read_only { Grant::read_only(&config.auth_username) } else { Grant::read_write(&config.auth_username) };
     let stop = stop_signal(args.exit_after);
     match args.mode {
         Mode::Stdio => {
+            let platform = crate::native::stdio_platform(&kv_path)?;
             let app = App { config: std::rc::Rc::new(config), platform, access: McpAccess::Trusted(grant) };
             eprintln!("zotero-mcp: serving MCP on stdio ({})", scopes_of(&app));
             tokio::select! {
@@ -161,6 +158,7 @@ async fn run(args: Args) -> Result<(), String> {
                 }
                 None => "http".to_owned(),
             };
+            let platform = crate::native::platform(&kv_path)?;
             let listener =
                 tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("could not listen on {addr}: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;

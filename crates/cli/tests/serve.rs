@@ -1,0 +1,116 @@
+//! The `zotero-mcp serve` binary as a user starts it: who it lets in over HTTP, and the stdio loop.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
+
+fn data_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("zotero-mcp-serve-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Starts `serve --http 127.0.0.1:0` with these variables; returns the child and its /mcp URL.
+fn start_http(name: &str, vars: &[(&str, &str)]) -> (Child, String) {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--http", "127.0.0.1:0", "--exit-after", "60"])
+        .env_clear()
+        .env("ZOTERO_MCP_DATA_DIR", data_dir(name))
+        .env("ZOTERO_API_KEY", "unused")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    for (k, v) in vars {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("the binary starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines.next().expect("a line naming the address").expect("readable stderr");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().expect("a URL").to_owned();
+        }
+    };
+    (child, url)
+}
+
+fn ping(url: &str, token: Option<&str>) -> u16 {
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let mut request =
+        client.post(url).header("content-type", "application/json").body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().expect("an answer").status().as_u16()
+}
+
+#[test]
+fn a_server_beyond_loopback_refuses_to_start_without_credentials() {
+    let output = Command::new(BIN)
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .env_clear()
+        .env("ZOTERO_MCP_DATA_DIR", data_dir("refuse"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("AUTH_PASSWORD") && stderr.contains("ZOTERO_MCP_TOKEN"), "{stderr}");
+}
+
+#[test]
+fn a_token_server_answers_only_with_its_token() {
+    let (mut child, url) = start_http("token", &[("ZOTERO_MCP_TOKEN", "s3cret-token")]);
+    assert_eq!(ping(&url, None), 401);
+    assert_eq!(ping(&url, Some("wrong")), 401);
+    assert_eq!(ping(&url, Some("s3cret-token")), 200);
+    let _ = child.kill();
+}
+
+#[test]
+fn a_loopback_server_without_credentials_answers_loopback_names_only() {
+    let (mut child, url) = start_http("open", &[]);
+    assert_eq!(ping(&url, None), 200);
+    // A page that rebinds its own name to 127.0.0.1 arrives with its own Host.
+    let client = reqwest::blocking::Client::new();
+    let rebound = client
+        .post(&url)
+        .header("host", "evil.example")
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .unwrap();
+    assert_eq!(rebound.status().as_u16(), 403);
+    let _ = child.kill();
+}
+
+#[test]
+fn the_stdio_server_answers_each_line_and_exits_when_input_ends() {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--stdio", "--read-only"])
+        .env_clear()
+        .env("ZOTERO_MCP_DATA_DIR", data_dir("stdio"))
+        .env("ZOTERO_API_KEY", "unused")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    writeln!(stdin, "not json").unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#).unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let answers: Vec<serde_json::Value> =
+        String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), 3, "one answer per request, none for the notification: {answers:?}");
+    let by_id = |id: serde_json::Value| answers.iter().find(|a| a["id"] == id).cloned().unwrap();
+    assert_eq!(by_id(1.into())["result"]["serverInfo"]["name"], "zotero-mcp");
+    assert_eq!(by_id(serde_json::Value::Null)["error"]["code"], -32700);
+    assert_eq!(by_id(2.into())["error"]["code"], -32022, "an unsupported modern version is refused");
+}
