@@ -121,8 +121,18 @@ fn respond(request: tiny_http::Request, response: http::Response<Vec<u8>>) {
 pub fn run(opts: &Options) -> Result<(), ServerError> {
     let addr = loopback_addr(&opts.listen)?;
     let sim = simulator(opts);
-    let server = tiny_http::Server::http(addr)
-        .map_err(|e| ServerError::Bind { addr: addr.to_string(), reason: e.to_string() })?;
+    let bind = |reason: String| ServerError::Bind { addr: addr.to_string(), reason };
+    // TCP_NODELAY on the listener, which Linux hands down to every accepted connection: tiny_http writes a
+    // response's head and body separately, and with Nagle's algorithm the body then waits for the client's
+    // delayed ACK — 40 ms on every keep-alive request, which would swamp what the benchmarks measure.
+    let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)
+        .map_err(|e| bind(e.to_string()))?;
+    socket.set_reuse_address(true).map_err(|e| bind(e.to_string()))?;
+    socket.set_tcp_nodelay(true).map_err(|e| bind(e.to_string()))?;
+    socket.bind(&addr.into()).map_err(|e| bind(e.to_string()))?;
+    socket.listen(128).map_err(|e| bind(e.to_string()))?;
+    let server =
+        tiny_http::Server::from_listener(std::net::TcpListener::from(socket), None).map_err(|e| bind(e.to_string()))?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "zotero-sim listening on http://{bound}");
