@@ -247,3 +247,54 @@ async fn oversized_results_say_so_instead_of_being_cut_by_the_client() {
     assert_eq!(result["isError"], true);
     assert!(text_of(&result).contains("too large") && text_of(&result).contains("limit"));
 }
+
+// ---- the size guard follows the writer ----
+
+#[derive(Deserialize, JsonSchema, Validate)]
+struct BigInput {
+    /// Whether to take the writer before answering.
+    write: bool,
+}
+
+#[derive(serde::Serialize, JsonSchema)]
+struct BigOutput {
+    text: String,
+}
+
+/// A mixed tool whose answer is larger than any client takes.
+struct Big;
+
+impl Tool for Big {
+    type Input = BigInput;
+    type Output = BigOutput;
+    const SPEC: ToolSpec = ToolSpec::mixed("big", "Big", "Answers with 200 000 characters, writing first when asked.");
+
+    fn render(output: &BigOutput) -> String {
+        output.text.clone()
+    }
+
+    async fn call(ctx: &RequestContext, input: BigInput) -> Result<BigOutput, ToolError> {
+        if input.write {
+            ctx.writer()?;
+        }
+        Ok(BigOutput { text: "x".repeat(200_000) })
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_result_is_refused_unless_the_call_took_the_writer() {
+    let mut registry = Registry::new();
+    registry.tool::<Big>();
+    let read = registry.call_tool(&context(Grant::read_write("owner")), "big", json!({ "write": false })).await;
+    let read = read.expect("tool exists");
+    assert_eq!(read["isError"], true);
+    assert!(text_of(&read).contains("too large"), "{}", text_of(&read));
+    let wrote = registry.call_tool(&context(Grant::read_write("owner")), "big", json!({ "write": true })).await;
+    let wrote = wrote.expect("tool exists");
+    assert!(wrote.get("isError").is_none(), "a (possible) write's result is always sent");
+    assert_eq!(wrote["structuredContent"]["text"].as_str().map(str::len), Some(200_000));
+    let refused = registry.call_tool(&context(Grant::read_only("owner")), "big", json!({ "write": true })).await;
+    let refused = refused.expect("tool exists");
+    assert_eq!(refused["isError"], true);
+    assert!(text_of(&refused).contains("read-only"), "the writer is refused by scope: {}", text_of(&refused));
+}
