@@ -16,8 +16,10 @@ mod entry {
         console_error_panic_hook::set_once();
         crate::worker::install_logger();
         let app = crate::worker::app(&env)?;
-        let request = crate::worker::into_http_request(request).await?;
-        let response = zotero_mcp_server::router::route(request, &app).await;
+        let response = match crate::worker::into_http_request(request).await? {
+            Ok(request) => zotero_mcp_server::router::route(request, &app).await,
+            Err(refusal) => refusal,
+        };
         crate::worker::into_worker_response(response)
     }
 }

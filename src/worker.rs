@@ -25,17 +25,60 @@ pub fn app(env: &Env) -> worker::Result<App> {
     Ok(App::with_oauth(config, platform))
 }
 
-pub async fn into_http_request(mut request: worker::Request) -> worker::Result<HttpRequest> {
+/// The request as the router takes it, or the 413 that refuses a body over the route's limit
+/// (`router::body_limit`) before more of it is held than the limit.
+pub async fn into_http_request(mut request: worker::Request) -> worker::Result<Result<HttpRequest, HttpResponse>> {
     let method = request.method();
     let body = match method {
         Method::Get | Method::Head => Vec::new(),
-        _ => request.bytes().await?,
+        _ => match read_body(&mut request).await? {
+            Ok(body) => body,
+            Err(refusal) => return Ok(Err(refusal)),
+        },
     };
     let mut builder = http::Request::builder().method(method.as_ref()).uri(request.url()?.as_str());
     for (name, value) in request.headers().entries() {
         builder = builder.header(name, value);
     }
-    builder.body(body).map_err(|e| worker::Error::RustError(format!("unreadable request: {e}")))
+    builder.body(body).map(Ok).map_err(|e| worker::Error::RustError(format!("unreadable request: {e}")))
+}
+
+/// How much of an over-limit body is read and dropped before the Worker stops reading and answers anyway.
+const DRAIN_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Reads a body up to the route's limit: a declared length over it is refused unread, and a stream without
+/// one is cut off (and refused) as soon as it passes the limit.
+async fn read_body(request: &mut worker::Request) -> worker::Result<Result<Vec<u8>, HttpResponse>> {
+    use futures_util::StreamExt;
+
+    let limit = zotero_mcp_server::router::body_limit(&request.path());
+    let declared = request.headers().get("content-length")?.and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Ok(Err(zotero_mcp_server::router::body_too_large(limit)));
+    }
+    if request.inner().body().is_none() {
+        return Ok(Ok(Vec::new()));
+    }
+    let mut stream = request.stream()?;
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > limit {
+            // Nothing more is kept. The rest is read and dropped (up to a bound) rather than left in the pipe:
+            // a Worker that answers while its request body is still arriving leaves the runtime's connection
+            // in a state `wrangler dev` reports as a restart, failing the next request.
+            let mut drained = chunk.len();
+            while drained < DRAIN_LIMIT_BYTES {
+                match stream.next().await {
+                    Some(Ok(more)) => drained += more.len(),
+                    _ => break,
+                }
+            }
+            return Ok(Err(zotero_mcp_server::router::body_too_large(limit)));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Ok(body))
 }
 
 pub fn into_worker_response(response: HttpResponse) -> worker::Result<worker::Response> {

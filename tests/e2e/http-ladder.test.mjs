@@ -394,3 +394,62 @@ describe('HTTP: pages outside /mcp', () => {
     assert.equal(res.status, 404);
   });
 });
+
+describe('HTTP: bodies over the route limit are refused before they are read', () => {
+  test('a declared length over the registration limit (16 KiB) is 413', t, async () => {
+    const body = JSON.stringify({ client_name: 'x'.repeat(20_000), redirect_uris: ['http://127.0.0.1/cb'] });
+    const res = await fetchWithTimeout(workerUrl('/oauth/register'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    assert.equal(res.status, 413);
+    await res.arrayBuffer();
+  });
+
+  test('a body within the limit still reaches the route', t, async () => {
+    const res = await fetchWithTimeout(workerUrl('/oauth/register'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'small', redirect_uris: ['http://127.0.0.1/cb'] }),
+    });
+    assert.equal(res.status, 201, await res.text());
+  });
+
+  test('a streamed body without a length is cut off at the limit', t, async () => {
+    // 6 MiB to /mcp (limit 4 MiB) in 1 KiB chunks, sent chunked (no Content-Length). A server that held it all
+    // would answer 401 (no token) after reading everything; one that keeps its limit answers 413, or closes the
+    // connection while the client is still sending, which undici reports as EPIPE/ECONNRESET.
+    const chunk = new TextEncoder().encode('a'.repeat(1024));
+    const total = 6 * 1024;
+    let sent = 0;
+    const stream = new ReadableStream({
+      pull(controller) {
+        if (sent === total) return controller.close();
+        sent += 1;
+        controller.enqueue(chunk);
+      },
+    });
+    let status;
+    try {
+      const res = await fetchWithTimeout(mcpUrl(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      });
+      status = res.status;
+      await res.arrayBuffer();
+    } catch (error) {
+      assert.ok(['EPIPE', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(error.cause?.code), `unexpected failure: ${error.cause ?? error}`);
+      assert.ok(sent < total, `the server read all ${sent} KiB before closing`);
+      status = 'closed';
+    }
+    assert.ok(status === 413 || status === 'closed', `expected 413 or an early close, got ${status}`);
+    // The server still answers afterwards (a Worker that left the rest of the body unread broke the next
+    // request under wrangler dev; it now drains what it does not keep).
+    const after = await fetchWithTimeout(workerUrl('/health'));
+    await after.arrayBuffer();
+    assert.equal(after.status, 200);
+  });
+});

@@ -12,10 +12,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use zotero_mcp_server::app::App;
-use zotero_mcp_server::respond;
-
-/// The largest request body read; larger ones are refused with 413 before they are held in memory.
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+use zotero_mcp_server::{respond, router};
 
 /// How the server is reached, for the absolute URLs the OAuth server derives from each request.
 #[derive(Clone, Debug)]
@@ -43,7 +40,7 @@ pub async fn serve(
         tokio::task::spawn_local(async move {
             let service = service_fn(move |request| {
                 let (app, base) = (app.clone(), base.clone());
-                async move { Ok::<_, Infallible>(answer(request, &app, &base).await) }
+                async move { Ok::<_, Infallible>(answer(request, peer, &app, &base).await) }
             });
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -56,9 +53,14 @@ pub async fn serve(
     }
 }
 
-async fn answer(request: hyper::Request<Incoming>, app: &App, base: &PublicBase) -> hyper::Response<Full<Bytes>> {
-    let response = match into_http_request(request, base).await {
-        Ok(request) => zotero_mcp_server::router::route(request, app).await,
+async fn answer(
+    request: hyper::Request<Incoming>,
+    peer: SocketAddr,
+    app: &App,
+    base: &PublicBase,
+) -> hyper::Response<Full<Bytes>> {
+    let response = match into_http_request(request, peer, base).await {
+        Ok(request) => router::route(request, app).await,
         Err(refusal) => refusal,
     };
     let (parts, body) = response.into_parts();
@@ -68,20 +70,31 @@ async fn answer(request: hyper::Request<Incoming>, app: &App, base: &PublicBase)
 /// The request as the router takes it: an absolute URL (as the Worker sees it) and the whole body.
 async fn into_http_request(
     request: hyper::Request<Incoming>,
+    peer: SocketAddr,
     base: &PublicBase,
 ) -> Result<zotero_mcp_core::platform::HttpRequest, zotero_mcp_core::platform::HttpResponse> {
     let (mut parts, body) = request.into_parts();
+    // The client's address, as Cloudflare gives it to the Worker, for the login throttle: always the socket's
+    // peer, never what the client claims. Behind a proxy every client is the proxy, which only makes the
+    // throttle stricter.
+    if let Ok(value) = http::HeaderValue::from_str(&peer.ip().to_string()) {
+        parts.headers.insert(http::HeaderName::from_static("cf-connecting-ip"), value);
+    }
+    // The route's limit, checked before the body is held (a declared length) and while it is read (none).
+    let limit = router::body_limit(parts.uri.path());
     let declared = parts
         .headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
-        return Err(too_large());
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(router::body_too_large(limit));
     }
-    let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+    let body = match Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return Err(too_large()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            return Err(router::body_too_large(limit))
+        }
         Err(e) => return Err(respond::text(400, format!("The request body could not be read: {e}\n"))),
     };
     let host = parts.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_owned();
@@ -94,10 +107,6 @@ async fn into_http_request(
         Err(_) => return Err(respond::text(400, "The Host header is not a valid host name.\n")),
     };
     Ok(http::Request::from_parts(parts, body))
-}
-
-fn too_large() -> zotero_mcp_core::platform::HttpResponse {
-    respond::text(413, format!("The request body is larger than {MAX_BODY_BYTES} bytes.\n"))
 }
 
 /// Whether an address only this machine can reach.

@@ -7,6 +7,9 @@ use zotero_mcp_core::zotero::LibraryKind;
 /// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
 pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
 
+/// The IPv6 prefix length the login throttle counts as one client unless `LOGIN_IPV6_PREFIX` says otherwise.
+pub const DEFAULT_LOGIN_IPV6_PREFIX: u8 = 64;
+
 #[derive(Clone)]
 pub struct Config {
     pub zotero_api_key: Option<String>,
@@ -26,6 +29,9 @@ pub struct Config {
     pub allowed_hosts: Option<Vec<String>>,
     /// Registers the fixture tool, resource and prompt used by the end-to-end tests (`ENABLE_TEST_FIXTURES=1`).
     pub test_fixtures: bool,
+    /// How many leading bits of an IPv6 address the login throttle counts as one client (`LOGIN_IPV6_PREFIX`,
+    /// 32–128, default 64: the block one subscriber usually gets).
+    pub login_ipv6_prefix: u8,
 }
 
 impl std::fmt::Debug for Config {
@@ -68,6 +74,10 @@ impl Config {
                 .unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.iter().map(|s| (*s).to_owned()).collect()),
             allowed_hosts: list("ALLOWED_HOSTS"),
             test_fixtures: get("ENABLE_TEST_FIXTURES").as_deref() == Some("1"),
+            login_ipv6_prefix: get("LOGIN_IPV6_PREFIX")
+                .and_then(|v| v.parse::<u8>().ok())
+                .map(|bits| bits.clamp(32, 128))
+                .unwrap_or(DEFAULT_LOGIN_IPV6_PREFIX),
         }
     }
 }

@@ -41,7 +41,34 @@ async fn mcp(request: &HttpRequest, app: &App) -> HttpResponse {
             Err(refusal) => *refusal,
         },
     };
-    crate::mcp::transport::with_cors(response, request)
+    // CORS headers only for an origin the check let through: a refusal is not for the page to read.
+    if crate::mcp::origin::check(request, &app.config).is_ok() {
+        crate::mcp::transport::with_cors(response, request)
+    } else {
+        response
+    }
+}
+
+/// The largest request body a route reads. The shells check it before reading anything: a declared
+/// `Content-Length` above it is answered 413 at once, and a body without one is read only up to it. WebAssembly
+/// memory never shrinks once grown, so a body must be refused before it is held, not after.
+pub fn body_limit(path: &str) -> usize {
+    use crate::auth::metadata::{AUTHORIZE_PATH, REGISTER_PATH, TOKEN_PATH};
+    match path {
+        // The largest legitimate call: 250 new items, or a long note, in one tools/call.
+        "/mcp" => 4 * 1024 * 1024,
+        // A client's metadata; RFC 7591 records are a few hundred bytes.
+        REGISTER_PATH => 16 * 1024,
+        // A token request or the consent form: a handful of short fields.
+        TOKEN_PATH | AUTHORIZE_PATH => 64 * 1024,
+        // Everything else takes no body; a small one still gets its 404 or 405.
+        _ => 16 * 1024,
+    }
+}
+
+/// The answer to a body over [`body_limit`].
+pub fn body_too_large(limit: usize) -> HttpResponse {
+    respond::text(413, format!("The request body is larger than this endpoint accepts ({limit} bytes).\n"))
 }
 
 fn is_read(request: &HttpRequest) -> bool {

@@ -301,6 +301,35 @@ async fn origin_must_be_own_or_allowed() {
 }
 
 #[tokio::test]
+async fn loopback_origins_are_parsed_hosts_not_prefixes() {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    // DNS names that merely start like a loopback host belong to whoever registered them.
+    for origin in [
+        "http://127.attacker.example",
+        "http://localhost.attacker.example",
+        "http://127.0.0.1.nip.io",
+        "https://127.0.0.1.nip.io:8443",
+        "http://[::1].attacker.example",
+        "http://localhost:3000/path",
+        "ftp://127.0.0.1",
+    ] {
+        let reply = send(&app(), post(&body, &[("origin", origin)])).await;
+        assert_eq!(reply.status, 403, "{origin}");
+    }
+    for origin in [
+        "http://127.0.0.1:5173",
+        "http://localhost:3000",
+        "http://[::1]:8080",
+        "https://127.8.9.10",
+        "http://LOCALHOST",
+    ] {
+        let reply = send(&app(), post(&body, &[("origin", origin)])).await;
+        assert_eq!(reply.status, 200, "{origin}");
+        assert_eq!(reply.headers["access-control-allow-origin"], origin);
+    }
+}
+
+#[tokio::test]
 async fn host_outside_allowed_hosts_is_refused() {
     let app = app_with(&[("ALLOWED_HOSTS", "localhost,127.0.0.1")]);
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string().into_bytes();

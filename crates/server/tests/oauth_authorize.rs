@@ -103,6 +103,38 @@ async fn errors_after_the_redirect_is_trusted_go_back_with_state_and_iss() {
 }
 
 #[tokio::test]
+async fn every_client_needs_a_well_formed_s256_challenge() {
+    let h = Harness::new();
+    let public = h.public_client(REDIRECT).await;
+    let (confidential, _) = h.confidential_client(REDIRECT).await;
+    let cases: [&[(&str, &str)]; 5] = [
+        // No PKCE at all: refused for a client with a secret too (OAuth 2.1).
+        &[("code_challenge", ""), ("code_challenge_method", "")],
+        &[("code_challenge", "too-short")],
+        &[("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw+cM")],
+        &[("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM=")],
+        &[("code_challenge", "a-verifier-of-at-least-43-characters-0123456789abcdef")],
+    ];
+    for client in [&public, &confidential] {
+        for extra in cases {
+            let reply = h.get(&h.authorize_path(client, REDIRECT, extra)).await;
+            assert_eq!(reply.status, 303, "{extra:?}: {}", reply.text);
+            let params = reply.location_params();
+            assert_eq!(params["error"], "invalid_request", "{extra:?}");
+            assert!(params["error_description"].contains("S256"), "{extra:?}: {}", params["error_description"]);
+            assert!(!params.contains_key("code"));
+        }
+        // The form cannot be posted around the check either.
+        let path = h.authorize_path(client, REDIRECT, &[("code_challenge", ""), ("code_challenge_method", "")]);
+        let reply = h.approve(&path, &[("password", PASSWORD)]).await;
+        assert!(!reply.location_params().contains_key("code"));
+    }
+    assert!(h.grant_keys().await.is_empty());
+    // A confidential client with PKCE still completes the flow.
+    assert_eq!(h.get(&h.authorize_path(&confidential, REDIRECT, &[])).await.status, 200);
+}
+
+#[tokio::test]
 async fn the_consent_page_names_the_client_and_redirect_host_and_is_locked_down() {
     let h = Harness::new();
     let reply = h
@@ -123,6 +155,32 @@ async fn the_consent_page_names_the_client_and_redirect_host_and_is_locked_down(
     let csp = page.header("content-security-policy");
     assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"), "{csp}");
     assert!(!csp.contains("form-action"), "form-action would block the redirect after the POST");
+}
+
+#[tokio::test]
+async fn the_consent_page_says_when_access_ends_and_it_ends_then_however_often_it_is_used() {
+    let h = Harness::new();
+    let client = h.public_client(REDIRECT).await;
+    let path = h.authorize_path(&client, REDIRECT, &[]);
+    let page = h.get(&path).await;
+    assert!(
+        page.text
+            .contains("Access ends 30 days after you approve, however often it is used, or sooner if it is revoked"),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("unused"), "use does not extend access, so the page must not suggest it does");
+    // What the page says: refreshing every day keeps access for 30 days after approval, and not a day longer.
+    let code = h.code(&path, &["zotero:read"]).await;
+    let mut refresh = h.exchange(&client, &code).await.json["refresh_token"].as_str().unwrap().to_owned();
+    for day in 1..30 {
+        h.clock.advance_secs(24 * 3600);
+        let reply = h.refresh(&client, &refresh).await;
+        assert_eq!(reply.status, 200, "day {day}: {}", reply.text);
+        refresh = reply.json["refresh_token"].as_str().unwrap().to_owned();
+    }
+    h.clock.advance_secs(24 * 3600);
+    assert_eq!(h.refresh(&client, &refresh).await.error(), "invalid_grant", "day 30");
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@ mod oauth_support;
 
 use oauth_support::*;
 use serde_json::json;
-use zotero_mcp_core::platform::KvStore;
+use zotero_mcp_core::platform::{KvStore, KvWrite};
 
 #[tokio::test]
 async fn public_clients_get_no_secret_and_confidential_ones_a_hashed_one() {
@@ -81,4 +81,81 @@ async fn registration_limits_size_method_and_syntax() {
     let reply = h.send(bad_json).await;
     assert_eq!((reply.status, reply.error()), (400, "invalid_request"));
     assert_eq!(h.get("/oauth/register").await.status, 405);
+}
+
+#[tokio::test]
+async fn the_redirect_uris_real_clients_use_are_accepted() {
+    let h = Harness::new();
+    let accepted = [
+        "https://claude.ai/api/mcp/auth_callback",
+        "https://claude.com/api/mcp/auth_callback",
+        "https://chatgpt.com/connector_platform_oauth_redirect",
+        "https://vscode.dev/redirect",
+        // Claude Code, `zotero-mcp get-token`, the e2e and SDK tests, VS Code: loopback http, any port.
+        "http://localhost/callback",
+        "http://localhost:53682/callback",
+        "http://127.0.0.1/get-token-callback",
+        "http://127.0.0.1:33418/",
+        "http://[::1]:8080/callback",
+        // Private-use schemes: reverse-domain (RFC 8252 §7.1) and the named ones of Cursor and VS Code extensions.
+        "com.example.app:/oauth2redirect",
+        "cursor://anysphere.cursor-mcp/oauth/callback",
+        "vscode://saoudrizwan.claude-dev/mcp-auth",
+    ];
+    for uri in accepted {
+        let reply = h.register(json!({ "redirect_uris": [uri], "token_endpoint_auth_method": "none" })).await;
+        assert_eq!(reply.status, 201, "{uri}: {}", reply.text);
+    }
+}
+
+#[tokio::test]
+async fn redirect_uris_outside_the_allow_list_are_refused_with_what_to_use() {
+    let h = Harness::new();
+    let refused = [
+        ("http://client.example/callback", "use https:"),
+        ("http://192.168.1.20:8080/callback", "not loopback"),
+        ("myapp://callback", "reverse-domain form such as com.example.app:/callback"),
+        ("ftp://client.example/cb", "scheme ftp:"),
+        ("data:text/html,<script>alert(1)</script>", "scheme data:"),
+        ("file:///etc/passwd", "scheme file:"),
+        ("vbscript:msgbox", "scheme vbscript:"),
+        ("https://client.example/callback#frag", "fragment"),
+        ("https://client.example/callback#", "fragment"),
+        ("https://client.example/call back", "whitespace"),
+        ("callback", "absolute URI"),
+    ];
+    for (uri, says) in refused {
+        let reply = h.register(json!({ "redirect_uris": [REDIRECT, uri], "token_endpoint_auth_method": "none" })).await;
+        assert_eq!((reply.status, reply.error()), (400, "invalid_client_metadata"), "{uri}: {}", reply.text);
+        let description = reply.json["error_description"].as_str().unwrap();
+        assert!(description.contains("Invalid redirect URI") && description.contains(says), "{uri}: {description}");
+    }
+    assert!(h.oauth_kv.keys().is_empty(), "nothing was stored");
+}
+
+#[tokio::test]
+async fn a_client_stored_under_the_old_rules_cannot_send_approval_to_a_refused_uri() {
+    let h = Harness::new();
+    // Registered before the allow-list (the TypeScript provider and earlier versions accepted any non-dangerous
+    // scheme): plain http to another host.
+    let record = |id: &str, redirect: &str| {
+        json!({
+            "clientId": id,
+            "redirectUris": [redirect],
+            "clientName": "Old",
+            "tokenEndpointAuthMethod": "none",
+            "grantTypes": ["authorization_code"],
+            "responseTypes": ["code"],
+        })
+        .to_string()
+    };
+    let plain_http = "http://client.example/callback";
+    h.oauth_kv.put("client:OldClient0000000", &record("OldClient0000000", plain_http), KvWrite::Forever).await.unwrap();
+    let reply = h.get(&h.authorize_path("OldClient0000000", plain_http, &[])).await;
+    assert_eq!(reply.status, 400, "{}", reply.text);
+    assert_eq!(reply.header("location"), "", "the refusal is a page, never a redirect");
+    // The same record with an https callback is served: only the redirect URI was the problem.
+    h.oauth_kv.put("client:OldClient0000001", &record("OldClient0000001", REDIRECT), KvWrite::Forever).await.unwrap();
+    let reply = h.get(&h.authorize_path("OldClient0000001", REDIRECT, &[])).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
 }

@@ -48,6 +48,54 @@ async fn a_missing_or_wrong_pkce_verifier_is_refused() {
 }
 
 #[tokio::test]
+async fn a_verifier_outside_rfc_7636_grammar_is_a_malformed_request() {
+    let h = Harness::new();
+    let client = h.public_client(REDIRECT).await;
+    let code = h.code(&h.authorize_path(&client, REDIRECT, &[]), &["zotero:read"]).await;
+    let short = "abc".to_owned();
+    let long = "a".repeat(129);
+    let bad_chars = format!("{VERIFIER}+/=");
+    for verifier in [short.as_str(), long.as_str(), bad_chars.as_str()] {
+        let reply = h
+            .token(&[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("client_id", &client),
+                ("code_verifier", verifier),
+            ])
+            .await;
+        assert_eq!((reply.status, reply.error()), (400, "invalid_request"), "{verifier}");
+        assert!(reply.json["error_description"].as_str().unwrap().contains("43 to 128"), "{}", reply.text);
+    }
+    assert_eq!(h.exchange(&client, &code).await.status, 200, "the refused attempts did not burn the code");
+}
+
+#[tokio::test]
+async fn a_pending_code_without_a_challenge_is_not_redeemed_even_by_a_confidential_client() {
+    use zotero_mcp_core::platform::{KvStore, KvWrite};
+    let h = Harness::new();
+    let (id, secret) = h.confidential_client(REDIRECT).await;
+    let code = h.code(&h.authorize_path(&id, REDIRECT, &[]), &["zotero:read"]).await;
+    // A pending grant as one issued before PKCE was required (or by workers-oauth-provider to a client with a
+    // secret, which it let skip PKCE) is stored: without the challenge.
+    let key = h.grant_keys().await.pop().unwrap();
+    let mut grant: serde_json::Value = serde_json::from_str(&h.oauth_kv.get(&key).await.unwrap().unwrap()).unwrap();
+    let record = grant.as_object_mut().unwrap();
+    record.remove("codeChallenge");
+    record.remove("codeChallengeMethod");
+    h.oauth_kv.put(&key, &grant.to_string(), KvWrite::ExpiresIn(600)).await.unwrap();
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}")));
+    for form in [
+        vec![("grant_type", "authorization_code"), ("code", code.as_str()), ("redirect_uri", REDIRECT)],
+        vec![("grant_type", "authorization_code"), ("code", code.as_str()), ("code_verifier", VERIFIER)],
+    ] {
+        let reply = h.token_with(&form, &[("authorization", &basic)]).await;
+        assert_eq!((reply.status, reply.error()), (400, "invalid_grant"), "{form:?}: {}", reply.text);
+        assert!(reply.json["error_description"].as_str().unwrap().contains("Start the authorization again"));
+    }
+}
+
+#[tokio::test]
 async fn a_replayed_code_revokes_everything_issued_from_it() {
     let h = Harness::new();
     let client = h.public_client(REDIRECT).await;

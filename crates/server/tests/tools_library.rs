@@ -273,6 +273,61 @@ async fn create_items_refuses_a_creator_without_a_name() {
     assert_eq!(writes(&sim), 0);
 }
 
+/// Whether stored note HTML carries markup a renderer would act on (as opposed to showing it as text).
+fn has_live_markup(html: &str) -> bool {
+    html.to_ascii_lowercase().split('<').skip(1).any(|rest| {
+        let tag = rest.split('>').next().unwrap_or(rest);
+        tag.starts_with("script") || tag.starts_with("img") || tag.contains(" on")
+    })
+}
+
+#[tokio::test]
+async fn a_note_field_is_sanitized_when_items_are_created() {
+    let sim = demo_sim();
+    let hostile = "Hello <img src=x onerror=alert(1)> and <script>alert(2)</script> **bold**";
+    let result = write(
+        &sim,
+        "zotero_create_items",
+        json!({ "items": [
+            { "itemType": "note", "fields": { "note": hostile } },
+            { "itemType": "note", "parentItem": "KPDKK5UT", "fields": { "note": "<p onclick=\"x()\">hi</p>" } },
+        ] }),
+    )
+    .await;
+    let created = ok(&result)["created"].as_array().unwrap().clone();
+    assert_eq!(created.len(), 2, "{result}");
+    let stored = sim.item(LIB, created[0].as_str().unwrap()).unwrap()["data"]["note"].as_str().unwrap().to_owned();
+    assert!(!has_live_markup(&stored), "{stored}");
+    assert!(stored.contains("&lt;script&gt;") && stored.contains("<strong>bold</strong>"), "{stored}");
+    let child = sim.item(LIB, created[1].as_str().unwrap()).unwrap()["data"]["note"].as_str().unwrap().to_owned();
+    assert!(!child.contains("<p onclick"), "{child}");
+}
+
+#[tokio::test]
+async fn a_note_field_is_sanitized_when_items_are_updated() {
+    let sim = demo_sim();
+    let created = write(
+        &sim,
+        "zotero_create_items",
+        json!({ "items": [{ "itemType": "note", "parentItem": "KPDKK5UT", "fields": { "note": "plain" } }] }),
+    )
+    .await;
+    let key = ok(&created)["created"][0].as_str().unwrap().to_owned();
+    let hostile = "<img src=x onerror=alert(1)><script>alert(2)</script>";
+    let result = write(&sim, "zotero_update_item", json!({ "keys": [key], "fields": { "note": hostile } })).await;
+    assert_eq!(ok(&result)["updated"], json!([key]));
+    let stored = sim.item(LIB, &key).unwrap()["data"]["note"].as_str().unwrap().to_owned();
+    assert!(!has_live_markup(&stored), "{stored}");
+    assert!(stored.contains("&lt;img"), "the markup shows as text: {stored}");
+    // The same Markdown again renders to the same HTML, so nothing is written.
+    let again = write(&sim, "zotero_update_item", json!({ "keys": [key], "fields": { "note": hostile } })).await;
+    assert_eq!(ok(&again)["skipped"], json!([key]));
+    // And an empty note still clears it.
+    let cleared = write(&sim, "zotero_update_item", json!({ "keys": [key], "fields": { "note": "" } })).await;
+    assert_eq!(ok(&cleared)["updated"], json!([key]));
+    assert_eq!(sim.item(LIB, &key).unwrap()["data"]["note"], "");
+}
+
 // ---- zotero_update_item ----
 
 #[tokio::test]

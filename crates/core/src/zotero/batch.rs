@@ -72,23 +72,79 @@ pub(crate) struct BatchFailure {
 }
 
 /// Adds one batch's answer, whose indexes count from 0 within the batch, at `offset`.
+///
+/// The answer is checked before anything is merged, because callers look positions up in what they sent: an
+/// index that is not a number, lies beyond the batch, or is reported twice (written *and* failed) makes the
+/// whole answer an error instead of a panic or a position that belongs to another object. Zotero reports every
+/// object of a batch exactly once, so the indexes named must be 0, 1, … without a gap; as the caller does not
+/// pass the batch's length here, no more than [`BATCH_SIZE`] of them. The writer uses [`merge_batch_of`], which
+/// knows the length; this form is kept for the tests of the checks that do not need it.
+#[cfg(test)]
 pub(crate) fn merge_batch(outcome: &mut WriteOutcome, offset: usize, batch: BatchResponse) -> Result<(), String> {
-    let position = |index: &str| -> Result<usize, String> {
-        index.parse::<usize>().map(|i| i + offset).map_err(|_| format!("`{index}` is not a batch index"))
+    merge_batch_of(outcome, offset, None, batch)
+}
+
+/// [`merge_batch`] for a batch of `sent` objects, when the caller knows it: then the answer must name exactly
+/// the indexes `0..sent`.
+pub(crate) fn merge_batch_of(
+    outcome: &mut WriteOutcome,
+    offset: usize,
+    sent: Option<usize>,
+    batch: BatchResponse,
+) -> Result<(), String> {
+    let limit = sent.unwrap_or(BATCH_SIZE);
+    let batch_size = match sent {
+        Some(sent) => format!("the {sent} objects sent"),
+        None => format!("the {BATCH_SIZE} objects a batch can hold"),
     };
-    for (index, key) in batch.success {
-        outcome.success.insert(position(&index)?, key);
+    // Whatever Zotero answered, the write may have happened: say so, so that nobody repeats it blindly.
+    let unreadable = |problem: String| {
+        format!("{problem}; some objects may have been written, so read them back before writing again")
+    };
+    if offset.checked_add(limit).is_none() {
+        return Err(unreadable(format!("a batch at position {offset} is out of range")));
     }
-    for (index, object) in batch.successful {
-        outcome.successful.insert(position(&index)?, object);
+    let index = |key: &str| -> Result<usize, String> {
+        match key.parse::<usize>() {
+            Ok(index) if index < limit => Ok(index),
+            Ok(index) => Err(unreadable(format!("it reports index {index}, beyond {batch_size}"))),
+            Err(_) => Err(unreadable(format!("`{key}` is not a batch index"))),
+        }
+    };
+    // Every object is written, unchanged or failed: exactly one of the three, and none is left out.
+    let mut reported = vec![false; limit];
+    for key in batch.success.keys().chain(batch.unchanged.keys()).chain(batch.failed.keys()) {
+        let i = index(key)?;
+        if std::mem::replace(&mut reported[i], true) {
+            return Err(unreadable(format!("it reports index {i} more than once")));
+        }
     }
-    for (index, key) in batch.unchanged {
-        outcome.unchanged.insert(position(&index)?, key);
+    let count = reported.iter().take_while(|r| **r).count();
+    if reported[count..].iter().any(|r| *r) {
+        return Err(unreadable(format!("it leaves out index {count}")));
     }
-    for (index, failure) in batch.failed {
+    if sent.is_some_and(|sent| count != sent) {
+        return Err(unreadable(format!("it reports {count} of {batch_size}")));
+    }
+    // `successful` repeats written objects in full; it may not name anything else.
+    if let Some(key) = batch.successful.keys().find(|k| !batch.success.contains_key(*k)) {
+        return Err(unreadable(format!("its `successful` names index {key}, which it does not report written")));
+    }
+    // Checked above: every index parses, is below `limit`, and `offset + limit` does not overflow.
+    let position = |key: &str| index(key).map(|i| i + offset);
+    for (key, written) in batch.success {
+        outcome.success.insert(position(&key)?, written);
+    }
+    for (key, object) in batch.successful {
+        outcome.successful.insert(position(&key)?, object);
+    }
+    for (key, same) in batch.unchanged {
+        outcome.unchanged.insert(position(&key)?, same);
+    }
+    for (key, failure) in batch.failed {
         outcome
             .failed
-            .insert(position(&index)?, WriteFailure { key: failure.key, code: failure.code, message: failure.message });
+            .insert(position(&key)?, WriteFailure { key: failure.key, code: failure.code, message: failure.message });
     }
     Ok(())
 }
@@ -118,6 +174,43 @@ mod tests {
         assert_eq!(outcome.success[&100], "AAAAAAAA");
         assert_eq!(outcome.unchanged[&101], "BBBBBBBB");
         assert_eq!(outcome.failed[&102].code, 400);
+    }
+
+    fn reply(value: serde_json::Value) -> BatchResponse {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn an_answer_naming_objects_outside_the_batch_is_refused_whole() {
+        let bad = [
+            json!({ "success": { "0": "AAAAAAAA", "50": "BBBBBBBB" } }),
+            json!({ "failed": { "18446744073709551615": { "code": 400, "message": "x" } } }),
+            json!({ "success": { "0": "AAAAAAAA" }, "failed": { "0": { "code": 400, "message": "x" } } }),
+            json!({ "success": { "0": "AAAAAAAA", "2": "CCCCCCCC" } }),
+            json!({ "success": { "x": "AAAAAAAA" } }),
+            json!({ "success": { "0": "AAAAAAAA" }, "successful": { "1": {} } }),
+        ];
+        for answer in bad {
+            let mut outcome = WriteOutcome::default();
+            let error = merge_batch(&mut outcome, 50, reply(answer.clone())).unwrap_err();
+            assert!(error.contains("read them back"), "{answer}: {error}");
+            assert_eq!(outcome, WriteOutcome::default(), "{answer}: nothing is merged");
+        }
+        let mut outcome = WriteOutcome::default();
+        assert!(merge_batch(&mut outcome, usize::MAX - 10, reply(json!({ "success": { "0": "A" } }))).is_err());
+    }
+
+    #[test]
+    fn with_the_batch_length_every_object_must_be_reported() {
+        let three = json!({ "success": { "0": "A", "1": "B" }, "unchanged": { "2": "C" } });
+        let mut outcome = WriteOutcome::default();
+        merge_batch_of(&mut outcome, 0, Some(3), reply(three.clone())).unwrap();
+        assert_eq!(outcome.unchanged[&2], "C");
+        let error = merge_batch_of(&mut WriteOutcome::default(), 0, Some(2), reply(three)).unwrap_err();
+        assert!(error.contains("index 2, beyond the 2 objects sent"), "{error}");
+        let short = reply(json!({ "success": { "0": "A" } }));
+        let error = merge_batch_of(&mut WriteOutcome::default(), 0, Some(2), short).unwrap_err();
+        assert!(error.contains("reports 1 of the 2 objects sent"), "{error}");
     }
 
     #[test]

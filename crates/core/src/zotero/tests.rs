@@ -155,6 +155,32 @@ async fn a_later_batch_failing_reports_what_was_and_was_not_written() {
 }
 
 #[tokio::test]
+async fn a_batch_answer_naming_an_index_outside_the_batch_is_a_decode_error() {
+    let failure = json!({ "code": 400, "message": "bad" });
+    let answers = [
+        // Beyond any batch.
+        json!({ "success": { "0": "AAAAAAAA", "1": "BBBBBBBB", "2": "CCCCCCCC" }, "failed": { "60": failure } }),
+        // Beyond this one (3 sent), with a gap where object 1 should be.
+        json!({ "success": { "0": "AAAAAAAA", "2": "CCCCCCCC" }, "failed": { "7": failure } }),
+        // An index that would overflow when moved to the caller's positions.
+        json!({ "unchanged": { "18446744073709551615": "AAAAAAAA" } }),
+    ];
+    for answer in answers {
+        let http = StubHttp::new({
+            let answer = answer.clone();
+            move |_| Ok(respond(200, &[("last-modified-version", "5")], answer.clone()))
+        });
+        let (client, _) = client_with(http.clone());
+        let objects: Vec<Value> = (0..3).map(|n| json!({ "itemType": "book", "n": n })).collect();
+        match client.write_objects(ObjectKind::Items, &objects).await {
+            Err(ZoteroError::Decode { reason, .. }) => assert!(reason.contains("read them back"), "{reason}"),
+            other => panic!("{answer}: expected a decode error, got {other:?}"),
+        }
+        assert_eq!(http.requests().len(), 1, "sent once, not retried");
+    }
+}
+
+#[tokio::test]
 async fn a_412_is_a_conflict_and_is_sent_once() {
     let http = StubHttp::new(|_| Ok(respond(412, &[], json!("Item has been modified since specified version"))));
     let (client, clock) = client_with(http.clone());

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use http::Method;
 use serde_json::Value;
 
-use super::batch::{merge_batch, write_token, BatchResponse, WriteOutcome, BATCH_SIZE};
+use super::batch::{merge_batch_of, write_token, BatchResponse, WriteOutcome, BATCH_SIZE};
 use super::client::{ZoteroClient, ZoteroSettings};
 use super::error::ZoteroError;
 use super::key::ObjectKey;
@@ -70,7 +70,8 @@ impl ZoteroWriter {
             match self.client.transport.execute(&call).await {
                 Ok(reply) => {
                     let batch: BatchResponse = reply.json()?;
-                    merge_batch(&mut outcome, offset, batch).map_err(|reason| reply.decode_error(reason))?;
+                    merge_batch_of(&mut outcome, offset, Some(chunk.len()), batch)
+                        .map_err(|reason| reply.decode_error(reason))?;
                     outcome.library_version = reply.last_modified_version();
                 }
                 Err(error) if batch_index == 0 => return Err(error),

@@ -7,7 +7,7 @@
 
 use super::client::RESPONSE_TYPES;
 use super::consent::{error_page, html_response, ConsentPage};
-use super::crypto::{random_string, secrets_equal, sha256_hex, PropsKey};
+use super::crypto::{is_s256_challenge, random_string, secrets_equal, sha256_hex, PropsKey};
 use super::error::{AuthError, ErrorCode};
 use super::form::Params;
 use super::http_util::{header, request_origin};
@@ -133,6 +133,13 @@ pub async fn parse_request(request: &HttpRequest, app: &App) -> Result<(AuthRequ
     let code_challenge = query.non_empty("code_challenge").map(str::to_owned);
     let code_challenge_method = query.non_empty("code_challenge_method").map(str::to_owned);
     match (&code_challenge, code_challenge_method.as_deref()) {
+        // RFC 7636 §4.4.1: a challenge that cannot be S256 output is refused now, not when the code is redeemed.
+        (Some(challenge), Some("S256")) if !is_s256_challenge(challenge) => {
+            return Err(back(
+                ErrorCode::InvalidRequest,
+                "code_challenge must be the S256 challenge: the base64url SHA-256 of the code_verifier, 43 characters without padding.",
+            ))
+        }
         (Some(_), Some("S256")) => {}
         // RFC 7636 makes `plain` the default method; it protects nothing against a code thief, so it is refused.
         (Some(_), None | Some("plain")) => {
@@ -147,13 +154,14 @@ pub async fn parse_request(request: &HttpRequest, app: &App) -> Result<(AuthRequ
                 "PKCE code_challenge is required when code_challenge_method is provided.",
             ))
         }
-        (None, None) if client.is_public() => {
+        // OAuth 2.1 requires PKCE of every client: a client secret does not stop a stolen code from being
+        // redeemed by the client it was issued to (authorization code injection).
+        (None, None) => {
             return Err(back(
                 ErrorCode::InvalidRequest,
-                "Public clients must use PKCE (S256) with the authorization code flow.",
+                "PKCE is required: send code_challenge (the S256 of a code_verifier) and code_challenge_method=S256.",
             ))
         }
-        (None, None) => {}
     }
     let scope = query.get("scope").unwrap_or("").split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect();
     Ok((AuthRequest { redirect_uri, scope, state, code_challenge, code_challenge_method, resource, issuer }, client))
@@ -212,8 +220,9 @@ fn consent_page(
     let redirect_host = redirect::display_host(&auth.redirect_uri).unwrap_or_else(|| auth.redirect_uri.clone());
     let action = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/authorize");
     let server_host = auth.issuer.split("://").nth(1).unwrap_or(&auth.issuer);
+    let client_name = client.display_name();
     ConsentPage {
-        client_name: client.display_name(),
+        client_name: &client_name,
         client_id: &client.client_id,
         redirect_uri: &auth.redirect_uri,
         redirect_host: &redirect_host,
@@ -254,25 +263,30 @@ async fn submit(
     if media_type.as_deref() != Some("application/x-www-form-urlencoded") {
         return Err(Refusal::page("The form must be submitted as application/x-www-form-urlencoded."));
     }
-    let form = Params::parse(request.body());
-    let throttle = Throttle::for_request(request, app.platform.cache_kv.as_ref());
-    let failures = throttle.failures().await.map_err(Refusal::Internal)?;
-    if Throttle::is_locked(failures) {
-        let mut response = html_response(429, error_page("Too many failed sign-in attempts. Try again in 15 minutes."));
-        response.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("900"));
-        return Ok(response);
-    }
+    let form = Params::parse_bounded(request.body()).map_err(|e| Refusal::page(e.to_string()))?;
+    let throttle = Throttle::for_request(request, app.platform.cache_kv.as_ref(), app.config.login_ipv6_prefix);
+    // The attempt is counted before the password is looked at; one that cannot be counted is not checked.
+    let attempt = match throttle.begin().await {
+        Ok(attempt) => attempt,
+        Err(locked) => {
+            let mut response = html_response(429, error_page(locked.message()));
+            if let Ok(value) = http::HeaderValue::from_str(&locked.retry_after_secs().to_string()) {
+                response.headers_mut().insert(http::header::RETRY_AFTER, value);
+            }
+            return Ok(response);
+        }
+    };
     // Both comparisons always run, so the time taken says nothing about which one failed.
     let password_ok = secrets_equal(form.get("password").unwrap_or(""), password);
     let username_ok = !app.config.auth_username_required || secrets_equal(form.get("username").unwrap_or(""), user_id);
     if !(password_ok && username_ok) {
-        throttle.record_failure(failures).await.map_err(Refusal::Internal)?;
-        app.platform.clock.sleep(failure_delay_ms(failures)).await;
+        throttle.failed(attempt).await;
+        app.platform.clock.sleep(failure_delay_ms(attempt.previous_failures)).await;
         let message =
             if app.config.auth_username_required { "Incorrect user name or password." } else { "Incorrect password." };
         return Ok(html_response(401, consent_page(request, app, auth, client, Some(message))));
     }
-    throttle.reset().await.map_err(Refusal::Internal)?;
+    throttle.succeeded().await;
 
     let granted = granted_scopes(&auth.scope, &form.all("scope"));
     let location = complete(app, auth, client, user_id, &granted).await.map_err(Refusal::Internal)?;

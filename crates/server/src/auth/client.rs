@@ -1,7 +1,13 @@
 //! OAuth clients: the metadata rules shared by Dynamic Client Registration and Client ID Metadata Documents,
 //! and looking a client up by id (KV for registered clients, the document itself for URL client ids).
 
+use super::client_name::sanitize_client_name;
+#[cfg(test)]
+use super::client_name::MAX_CLIENT_NAME_CHARS;
 use serde_json::{Map, Value};
+
+/// Most redirect URIs a client may register.
+pub const MAX_REDIRECT_URIS: usize = 10;
 
 use super::redirect;
 use super::storage::StoredClient;
@@ -12,6 +18,15 @@ pub const RESPONSE_TYPES: &[&str] = &["code"];
 pub const AUTH_METHODS: &[&str] = &["client_secret_basic", "client_secret_post", "none"];
 /// Methods built on a shared secret; a metadata document is public, so its client cannot hold one.
 const SHARED_SECRET_METHODS: &[&str] = &["client_secret_basic", "client_secret_post", "client_secret_jwt"];
+
+// Registration is open to anyone (RFC 7591 §3 without an initial access token) and a record lives 90 days, so
+// every field is bounded. The bounds are far above what real clients send: a handful of redirect URIs at most,
+// names like "Claude Code", callback URLs under 100 bytes. The 16 KiB body limit (`register`) bounds the total.
+
+/// Longest URI or other free-text value (`client_uri`, `logo_uri`, `contacts` entries, `software_id`, …), in bytes.
+pub const MAX_TEXT_BYTES: usize = 2048;
+/// Most `contacts` entries.
+pub const MAX_CONTACTS: usize = 5;
 
 /// Client metadata as sent (RFC 7591 §2), after type checks. Each error names the field and the rule.
 #[derive(Debug, Default)]
@@ -65,12 +80,65 @@ fn opt_strings(raw: &Map<String, Value>, field: &str) -> Result<Option<Vec<Strin
     }
 }
 
+/// An error if `value` of `field` is over [`MAX_TEXT_BYTES`].
+fn check_text_length(field: &str, value: &str) -> Result<(), MetadataError> {
+    if value.len() > MAX_TEXT_BYTES {
+        return Err(err(format!(
+            "Invalid {field}: at most {MAX_TEXT_BYTES} bytes are accepted, got {}; send a shorter value",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
 fn opt_http_uri(raw: &Map<String, Value>, field: &str) -> Result<Option<String>, MetadataError> {
     let Some(uri) = opt_string(raw, field)? else { return Ok(None) };
+    check_text_length(field, &uri)?;
     match url::Url::parse(&uri) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(Some(uri)),
         _ => Err(err(format!("Invalid {field}: must be an absolute http: or https: URL"))),
     }
+}
+
+/// `contacts`: at most [`MAX_CONTACTS`] strings of at most [`MAX_TEXT_BYTES`] each.
+fn opt_contacts(raw: &Map<String, Value>) -> Result<Option<Vec<String>>, MetadataError> {
+    let Some(contacts) = opt_strings(raw, "contacts")? else { return Ok(None) };
+    if contacts.len() > MAX_CONTACTS {
+        return Err(err(format!(
+            "Invalid contacts: at most {MAX_CONTACTS} are accepted, got {}; list only the people responsible for this client",
+            contacts.len()
+        )));
+    }
+    for contact in &contacts {
+        check_text_length("contacts", contact)?;
+    }
+    Ok(Some(contacts))
+}
+
+/// `software_id` and `software_version` (RFC 7591 §2) are neither stored nor shown; a string over
+/// [`MAX_TEXT_BYTES`] is still refused, like every other free-text field. Other types are left alone, as before.
+fn check_software_fields(raw: &Map<String, Value>) -> Result<(), MetadataError> {
+    for field in ["software_id", "software_version"] {
+        if let Some(Value::String(value)) = raw.get(field) {
+            check_text_length(field, value)?;
+        }
+    }
+    Ok(())
+}
+
+fn opt_client_name(raw: &Map<String, Value>, field: &str) -> Result<Option<String>, MetadataError> {
+    Ok(opt_string(raw, field)?.map(|name| sanitize_client_name(&name)))
+}
+
+/// A redirect URI for a message: long ones are cut, so the refusal does not echo kilobytes back.
+fn shown(uri: &str) -> String {
+    const SHOWN_CHARS: usize = 100;
+    if uri.chars().count() <= SHOWN_CHARS {
+        return uri.to_owned();
+    }
+    let mut cut: String = uri.chars().take(SHOWN_CHARS).collect();
+    cut.push('…');
+    cut
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -93,7 +161,7 @@ fn i18n(raw: &Map<String, Value>) -> Result<Option<Map<String, Value>>, Metadata
             continue;
         }
         let value = match base {
-            "client_name" => opt_string(raw, key)?,
+            "client_name" => opt_client_name(raw, key)?,
             "client_uri" | "logo_uri" | "tos_uri" | "policy_uri" => opt_http_uri(raw, key)?,
             _ => continue,
         };
@@ -109,19 +177,20 @@ impl ClientMetadata {
         let metadata = Self {
             client_id: opt_string(raw, "client_id")?,
             redirect_uris: opt_strings(raw, "redirect_uris")?,
-            client_name: opt_string(raw, "client_name")?,
+            client_name: opt_client_name(raw, "client_name")?,
             client_uri: opt_http_uri(raw, "client_uri")?,
             logo_uri: opt_http_uri(raw, "logo_uri")?,
             policy_uri: opt_http_uri(raw, "policy_uri")?,
             tos_uri: opt_http_uri(raw, "tos_uri")?,
             jwks_uri: opt_http_uri(raw, "jwks_uri")?,
             i18n: i18n(raw)?,
-            contacts: opt_strings(raw, "contacts")?,
+            contacts: opt_contacts(raw)?,
             grant_types: opt_strings(raw, "grant_types")?,
             response_types: opt_strings(raw, "response_types")?,
             auth_method: opt_string(raw, "token_endpoint_auth_method")?,
             auth_methods_supported: opt_strings(raw, "token_endpoint_auth_methods_supported")?,
         };
+        check_software_fields(raw)?;
         opt_string(raw, "token_endpoint_auth_signing_alg")?;
         opt_strings(raw, "token_endpoint_auth_signing_alg_values_supported")?;
         if let (Some(method), Some(methods)) = (&metadata.auth_method, &metadata.auth_methods_supported) {
@@ -139,8 +208,16 @@ impl ClientMetadata {
         if uris.is_empty() {
             return Err(err("redirect_uris is required and must not be empty"));
         }
-        if let Some(bad) = uris.iter().find(|u| !redirect::is_acceptable(u)) {
-            return Err(err(format!("Invalid redirect URI `{bad}`: it needs a scheme, and javascript:, data:, vbscript:, file:, mailto: and blob: are refused")));
+        if uris.len() > MAX_REDIRECT_URIS {
+            return Err(err(format!(
+                "redirect_uris: at most {MAX_REDIRECT_URIS} are accepted, got {}; register the ones this client uses",
+                uris.len()
+            )));
+        }
+        for uri in &uris {
+            if let Some(problem) = redirect::problem(uri) {
+                return Err(err(format!("Invalid redirect URI `{}`: it {problem}", shown(uri))));
+            }
         }
         Ok(uris)
     }
@@ -281,4 +358,74 @@ fn contains_private_jwk(jwks: Option<&Value>) -> Result<bool, MetadataError> {
         let key = key.as_object().ok_or_else(|| err("Invalid jwks: every key must be an object"))?;
         Ok(found || key.keys().any(|m| PRIVATE.contains(&m.as_str())))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn metadata(value: Value) -> Result<ClientMetadata, MetadataError> {
+        let Value::Object(raw) = value else { panic!("an object") };
+        ClientMetadata::parse(&raw)
+    }
+
+    #[test]
+    fn client_names_lose_control_and_bidi_characters_and_are_cut_to_100_characters() {
+        assert_eq!(sanitize_client_name("Claude"), "Claude");
+        assert_eq!(sanitize_client_name("Evil\u{202E}edualC\u{202C}"), "EviledualC");
+        let every_bidi =
+            "\u{202A}\u{202B}\u{202C}\u{202D}\u{202E}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}";
+        assert_eq!(sanitize_client_name(&format!("a{every_bidi}b")), "ab");
+        assert_eq!(sanitize_client_name("two\nlines\tand\u{7}bell\u{0}"), "two lines andbell");
+        assert_eq!(sanitize_client_name("  \u{202E} "), "");
+        let hundred = "é".repeat(100);
+        assert_eq!(sanitize_client_name(&hundred), hundred, "100 characters (200 bytes) are kept whole");
+        let cut = sanitize_client_name(&"x".repeat(100_000));
+        assert_eq!(cut.chars().count(), MAX_CLIENT_NAME_CHARS);
+        assert!(cut.ends_with("x…"));
+        // Characters removed do not count towards the limit.
+        let padded = format!("{}{}", "\u{202E}".repeat(500), "n".repeat(100));
+        assert_eq!(sanitize_client_name(&padded), "n".repeat(100));
+    }
+
+    #[test]
+    fn names_are_cleaned_in_every_language() {
+        let parsed = metadata(json!({ "client_name": "A\u{202E}B", "client_name#fr": "C\u{2066}D" })).unwrap();
+        assert_eq!(parsed.client_name.as_deref(), Some("AB"));
+        assert_eq!(parsed.i18n.unwrap()["client_name#fr"], "CD");
+    }
+
+    #[test]
+    fn free_text_fields_are_bounded() {
+        let long = format!("https://app.example/{}", "a".repeat(MAX_TEXT_BYTES));
+        for field in ["client_uri", "logo_uri", "policy_uri", "tos_uri", "jwks_uri", "logo_uri#ja"] {
+            let refused = metadata(json!({ field: long })).unwrap_err().0;
+            assert!(refused.contains(field) && refused.contains("at most 2048 bytes"), "{refused}");
+        }
+        for field in ["software_id", "software_version"] {
+            let refused = metadata(json!({ field: "v".repeat(MAX_TEXT_BYTES + 1) })).unwrap_err().0;
+            assert!(refused.contains(field), "{refused}");
+            assert!(metadata(json!({ field: "1.0" })).is_ok());
+        }
+        let six = metadata(json!({ "contacts": ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x"] })).unwrap_err().0;
+        assert!(six.contains("at most 5"), "{six}");
+        assert!(metadata(json!({ "contacts": ["a@x", "b@x", "c@x", "d@x", "e@x"] })).is_ok());
+        let long_contact = metadata(json!({ "contacts": ["x".repeat(MAX_TEXT_BYTES + 1)] })).unwrap_err().0;
+        assert!(long_contact.contains("contacts"), "{long_contact}");
+    }
+
+    #[test]
+    fn redirect_uris_are_counted_and_checked_one_by_one() {
+        let uris = |n: usize| (0..n).map(|i| format!("https://app.example/cb{i}")).collect::<Vec<_>>();
+        let ten = metadata(json!({ "redirect_uris": uris(MAX_REDIRECT_URIS) })).unwrap();
+        assert_eq!(ten.into_registered_client().unwrap().redirect_uris.len(), MAX_REDIRECT_URIS);
+        let eleven = metadata(json!({ "redirect_uris": uris(MAX_REDIRECT_URIS + 1) })).unwrap();
+        let refused = eleven.into_registered_client().unwrap_err().0;
+        assert!(refused.contains("at most 10") && refused.contains("register the ones this client uses"), "{refused}");
+        let long = format!("https://app.example/{}", "a".repeat(10_000));
+        let refused = metadata(json!({ "redirect_uris": [long] })).unwrap().into_registered_client().unwrap_err().0;
+        assert!(refused.contains("at most 2048") && refused.chars().count() < 400, "the URI is not echoed whole");
+    }
 }

@@ -4,6 +4,7 @@
 //! and id), where the approval will be sent (the redirect host, and a warning when that is a program on their
 //! own machine), and exactly which access they grant: one pre-ticked checkbox per scope on offer.
 
+use super::storage::REFRESH_TOKEN_TTL_SECS;
 use super::Scope;
 use crate::platform::HttpResponse;
 
@@ -92,13 +93,16 @@ impl ConsentPage<'_> {
                 write = Scope::Write.as_str()
             ));
         }
-        body.push_str(
+        // The grant's refresh lifetime starts at the code exchange (minutes after approval) and is never
+        // extended by use (token.rs), so the page states an end date, not an idle timeout.
+        body.push_str(&format!(
             r#"<p class="note">Nothing ticked grants read access only.</p>
 <button type="submit">Approve</button>
 </form>
-<p class="fine">Only approve clients you are connecting yourself. Access lasts until it is revoked or unused for 30 days.</p>
+<p class="fine">Only approve clients you are connecting yourself. Access ends {days} days after you approve, however often it is used, or sooner if it is revoked; then the client has to ask again.</p>
 "#,
-        );
+            days = REFRESH_TOKEN_TTL_SECS / (24 * 3600)
+        ));
         page("Authorize access to your Zotero library", &body)
     }
 }

@@ -74,6 +74,21 @@ pub fn pkce_s256(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
+/// Whether `challenge` can be an S256 code challenge (RFC 7636 §4.2): the unpadded base64url of a SHA-256
+/// digest, so exactly 43 characters of `A–Z a–z 0–9 - _` that decode to 32 bytes. Anything else can never
+/// match a verifier, and is refused when the code is asked for rather than when it is redeemed.
+pub fn is_s256_challenge(challenge: &str) -> bool {
+    challenge.len() == 43
+        && base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(challenge).is_ok_and(|digest| digest.len() == 32)
+}
+
+/// Whether `verifier` is a code verifier as RFC 7636 §4.1 defines it: 43 to 128 characters of
+/// `A–Z a–z 0–9 - . _ ~`. Shorter ones are guessable; the rest of the grammar keeps them URL-safe.
+pub fn is_code_verifier(verifier: &str) -> bool {
+    (43..=128).contains(&verifier.len())
+        && verifier.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
 /// A grant's AES-256 props key. Deliberately not `Debug`.
 #[derive(Clone)]
 pub struct PropsKey([u8; 32]);
@@ -173,6 +188,29 @@ mod tests {
             pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
+    }
+
+    #[test]
+    fn pkce_values_follow_rfc_7636_grammar() {
+        assert!(is_s256_challenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
+        assert!(is_s256_challenge(&pkce_s256("anything")));
+        for bad in [
+            "",
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c",   // 42
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cMA", // 44
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw+cM",  // standard base64
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c=",  // padded
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN",  // trailing bits set: not a digest's encoding
+        ] {
+            assert!(!is_s256_challenge(bad), "{bad}");
+        }
+        assert!(is_code_verifier("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"));
+        assert!(is_code_verifier(&"a.b_c~d-9".repeat(15)[..128]));
+        assert!(!is_code_verifier(&"a".repeat(42)));
+        assert!(!is_code_verifier(&"a".repeat(129)));
+        assert!(!is_code_verifier(&format!("{}+", "a".repeat(43))));
+        assert!(!is_code_verifier(&format!("{} ", "a".repeat(43))));
+        assert!(!is_code_verifier(&format!("{}é", "a".repeat(42))));
     }
 
     #[test]

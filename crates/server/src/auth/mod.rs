@@ -18,7 +18,7 @@
 //! | `revoke` | token revocation (RFC 7009) |
 //! | [`bearer`] | the bearer check on `/mcp` |
 //! | `resource` | resource indicators and audience matching (RFC 8707) |
-//! | `redirect` | redirect URI rules (exact, loopback any port, no dangerous schemes) |
+//! | `redirect` | redirect URI rules (exact, loopback any port, allow-listed schemes, no fragments) |
 //! | [`crypto`] | hashing, AES-GCM props, AES-KW key wrapping, PKCE |
 //! | [`storage`] | the KV records and keys |
 //! | `cors`, `error`, `form`, `http_util`, `log` | plumbing |
@@ -29,6 +29,7 @@ mod authorize;
 pub mod bearer;
 mod cimd;
 mod client;
+mod client_name;
 mod consent;
 mod cors;
 pub mod crypto;

@@ -4,23 +4,66 @@ use std::net::IpAddr;
 
 use url::{Host, Url};
 
-/// Schemes that would run code or read local data in the browser instead of reaching a client.
-const DANGEROUS_SCHEMES: &[&str] = &["javascript:", "data:", "vbscript:", "file:", "mailto:", "blob:"];
+/// Longest redirect URI accepted, in bytes. Real callbacks are well under 200; the bound keeps a registration
+/// (and the consent page that shows where approval goes) small.
+pub const MAX_URI_BYTES: usize = 2048;
 
-/// Whether a redirect URI may be used at all: it has a scheme, the scheme is not one of the dangerous
-/// pseudo-schemes, and it contains no control characters.
+/// Private-use schemes without a period that known MCP clients register, accepted by name. RFC 8252 §7.1 asks
+/// for reverse-domain schemes (`com.example.app:`) so that apps do not collide, but these clients predate that:
+/// Cursor registers `cursor://anysphere.cursor-mcp/oauth/callback`, and VS Code extensions (Cline among them)
+/// `vscode://publisher.extension/…`. Another app claiming the scheme gets a code it cannot redeem: a public
+/// client must use PKCE S256 (RFC 9700 §2.1.1), so redeeming needs its verifier, and a confidential one its
+/// secret. Add to this list only for a real client, never a scheme a browser would execute.
+const KNOWN_CLIENT_SCHEMES: &[&str] = &["cursor", "vscode", "vscode-insiders"];
+
+/// Why a redirect URI is not acceptable, phrased as what to register instead; `None` when it is acceptable.
+///
+/// This is an allow-list (RFC 9700 §2.1, RFC 8252 §7): `https:`; `http:` only on a loopback host
+/// (`127.0.0.1`, `[::1]`, `localhost`), where the code never leaves the machine; a private-use scheme in
+/// reverse-domain form (containing a period, RFC 8252 §7.1) or one of [`KNOWN_CLIENT_SCHEMES`]. Everything else,
+/// including `javascript:`, `data:`, `file:` and plain `http:` to another host, is refused. A fragment is
+/// refused too (RFC 6749 §3.1.2): the answer is appended as a query, and a fragment would swallow it.
+pub fn problem(uri: &str) -> Option<String> {
+    if uri.len() > MAX_URI_BYTES {
+        return Some(format!(
+            "is {} bytes; at most {MAX_URI_BYTES} are accepted: register a shorter callback URL",
+            uri.len()
+        ));
+    }
+    // The URL parser would silently drop tabs and newlines and trim spaces, so the URI matched later would not
+    // be the one checked here.
+    if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("contains whitespace or control characters: percent-encode them or remove them".to_owned());
+    }
+    let Ok(url) = Url::parse(uri) else {
+        return Some(
+            "is not an absolute URI: give the full callback URL, such as https://app.example/callback".to_owned(),
+        );
+    };
+    if url.fragment().is_some() {
+        return Some("has a fragment (#…): register it without one (RFC 6749 §3.1.2)".to_owned());
+    }
+    // `Url` lowercases the scheme, so `JavaScript:` is caught as `javascript`.
+    match url.scheme() {
+        "https" => None,
+        "http" if host_is_loopback(&url) => None,
+        "http" => Some(
+            "uses plain http: on a host that is not loopback: use https:, or http://127.0.0.1, http://[::1] or \
+             http://localhost for an app on the user's machine (RFC 8252 §7.3)"
+                .to_owned(),
+        ),
+        scheme if scheme.contains('.') || KNOWN_CLIENT_SCHEMES.contains(&scheme) => None,
+        scheme => Some(format!(
+            "uses the scheme {scheme}:, which is not accepted: use https:, loopback http:, or a private-use scheme \
+             in reverse-domain form such as com.example.app:/callback (RFC 8252 §7.1)"
+        )),
+    }
+}
+
+/// Whether a redirect URI may be used at all (see [`problem`]). Checked at registration, for metadata
+/// documents, and again at authorization, so a client stored under older rules cannot be sent elsewhere.
 pub fn is_acceptable(uri: &str) -> bool {
-    let trimmed = uri.trim();
-    if trimmed.chars().any(|c| c.is_control()) {
-        return false;
-    }
-    match trimmed.find(':') {
-        Some(colon) => {
-            let scheme = trimmed[..=colon].to_ascii_lowercase();
-            !DANGEROUS_SCHEMES.contains(&scheme.as_str())
-        }
-        None => false,
-    }
+    problem(uri).is_none()
 }
 
 /// Whether `uri` names a loopback host (`localhost`, `127.0.0.0/8`, `::1`).
@@ -95,17 +138,57 @@ mod tests {
             "javascript:alert(1)",
             "JavaScript:alert(1)",
             " data:text/html,x",
+            "data:text/html,x",
             "vbscript:x",
             "file:///etc",
+            "blob:https://x/1",
+            "about:blank",
             "no-scheme",
             "https://x/\ncb",
+            "https://x/cb ",
         ] {
             assert!(!is_acceptable(bad), "{bad:?}");
         }
-        for good in ["https://claude.ai/api/mcp/auth_callback", "http://localhost:1234/callback", "com.example.app:/cb"]
-        {
-            assert!(is_acceptable(good), "{good}");
+    }
+
+    #[test]
+    fn only_https_loopback_http_and_private_use_schemes_are_allowed() {
+        for good in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "https://chatgpt.com/connector_platform_oauth_redirect",
+            "http://localhost:1234/callback",
+            "http://localhost/callback",
+            "http://127.0.0.1/get-token-callback",
+            "http://127.0.0.1:33418/",
+            "http://[::1]:8080/cb",
+            "com.example.app:/cb",
+            "com.example.app://callback?x=1",
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "vscode://saoudrizwan.claude-dev/mcp-auth",
+        ] {
+            assert_eq!(problem(good), None, "{good}");
         }
+        let refused = [
+            ("http://client.example/callback", "https:"),
+            ("http://192.168.1.10/cb", "not loopback"),
+            ("http://localhost.evil.example/cb", "not loopback"),
+            ("ftp://files.example/cb", "scheme ftp:"),
+            ("myapp://callback", "reverse-domain"),
+            ("mailto:someone@example.com", "scheme mailto:"),
+            ("https://claude.ai/cb#", "fragment"),
+            ("https://claude.ai/cb#frag", "fragment"),
+            ("com.example.app:/cb#x", "fragment"),
+            ("/relative/callback", "absolute URI"),
+        ];
+        for (uri, says) in refused {
+            let problem = problem(uri).unwrap_or_else(|| panic!("{uri} was accepted"));
+            assert!(problem.contains(says), "{uri}: {problem}");
+        }
+        let long = format!("https://app.example/{}", "a".repeat(MAX_URI_BYTES));
+        assert!(problem(&long).is_some_and(|p| p.contains("at most 2048")));
+        let just_fits = format!("https://app.example/{}", "a".repeat(MAX_URI_BYTES - 20));
+        assert_eq!(just_fits.len(), MAX_URI_BYTES);
+        assert_eq!(problem(&just_fits), None);
     }
 
     #[test]

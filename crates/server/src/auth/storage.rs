@@ -104,8 +104,15 @@ impl StoredClient {
         self.token_endpoint_auth_method == "none"
     }
     /// The name to show a person: the registered name, else the id.
-    pub fn display_name(&self) -> &str {
-        self.client_name.as_deref().filter(|n| !n.trim().is_empty()).unwrap_or(&self.client_id)
+    /// The name shown on the consent page: the registered name cleaned again (records stored before names
+    /// were cleaned at registration may still hold control or bidi characters), or the client id.
+    pub fn display_name(&self) -> String {
+        let name = self.client_name.as_deref().map(super::client_name::sanitize_client_name).unwrap_or_default();
+        if name.trim().is_empty() {
+            self.client_id.clone()
+        } else {
+            name
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::crypto::{matches_hash, pkce_s256, random_string, secrets_equal, sha256_hex, PropsKey};
+use super::crypto::{is_code_verifier, matches_hash, pkce_s256, random_string, secrets_equal, sha256_hex, PropsKey};
 use super::error::{AuthError, ErrorCode};
 use super::form::Params;
 use super::http_util::{header, json_response, no_store};
@@ -31,7 +31,7 @@ pub async fn handle(request: &HttpRequest, platform: &Platform) -> Result<HttpRe
     if media_type.as_deref() != Some("application/x-www-form-urlencoded") {
         return Err(AuthError::invalid_request("Content-Type must be application/x-www-form-urlencoded"));
     }
-    let params = Params::parse(request.body());
+    let params = Params::parse_bounded(request.body())?;
     if let Some(name) = params.first_repeated(&["resource"]) {
         return Err(AuthError::invalid_request(format!("Request parameter \"{name}\" must not be repeated")));
     }
@@ -203,33 +203,36 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
     if now > grant.created_at + AUTH_CODE_TTL_SECS {
         return Err(AuthError::invalid_grant("Authorization code expired"));
     }
-    let uses_pkce = grant.code_challenge.is_some();
-    if uses_pkce && grant.code_challenge_method.as_deref() != Some("S256") {
+    // The authorization endpoint requires PKCE of every client; a pending code without a challenge can only come
+    // from before that (or from the TypeScript provider, which let confidential clients skip it). It lives ten
+    // minutes, so the client is told to start again rather than let through without the proof.
+    let Some(challenge) = grant.code_challenge.clone() else {
+        return Err(AuthError::invalid_grant(
+            "This authorization code was issued without PKCE, which this server now requires. Start the authorization again with code_challenge_method=S256.",
+        ));
+    };
+    if grant.code_challenge_method.as_deref() != Some("S256") {
         return Err(AuthError::invalid_grant("The plain PKCE method is not allowed. Use S256 instead."));
     }
-    let redirect_uri = params.non_empty("redirect_uri");
-    match redirect_uri {
-        None if !uses_pkce => return Err(AuthError::invalid_request("redirect_uri is required when not using PKCE")),
-        Some(uri) => {
-            let registered = redirect::matches_registered(uri, &client.redirect_uris);
-            let as_authorized =
-                grant.redirect_uri.as_ref().is_none_or(|g| redirect::matches_registered(uri, std::slice::from_ref(g)));
-            if !registered || !as_authorized {
-                return Err(AuthError::invalid_grant("Invalid redirect URI"));
-            }
+    if let Some(uri) = params.non_empty("redirect_uri") {
+        let registered = redirect::matches_registered(uri, &client.redirect_uris);
+        let as_authorized =
+            grant.redirect_uri.as_ref().is_none_or(|g| redirect::matches_registered(uri, std::slice::from_ref(g)));
+        if !registered || !as_authorized {
+            return Err(AuthError::invalid_grant("Invalid redirect URI"));
         }
-        None => {}
     }
-    let verifier = params.non_empty("code_verifier");
-    match (&grant.code_challenge, verifier) {
-        (None, Some(_)) => {
-            return Err(AuthError::invalid_request("code_verifier provided for a flow that did not use PKCE"))
-        }
-        (Some(_), None) => return Err(AuthError::invalid_request("code_verifier is required for PKCE")),
-        (Some(challenge), Some(verifier)) if !secrets_equal(challenge, &pkce_s256(verifier)) => {
-            return Err(AuthError::invalid_grant("Invalid PKCE code_verifier"));
-        }
-        _ => {}
+    let Some(verifier) = params.non_empty("code_verifier") else {
+        return Err(AuthError::invalid_request("code_verifier is required for PKCE"));
+    };
+    // RFC 7636 §4.1: a verifier outside the grammar is a malformed request, whatever its hash.
+    if !is_code_verifier(verifier) {
+        return Err(AuthError::invalid_request(
+            "code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 section 4.1)",
+        ));
+    }
+    if !secrets_equal(&challenge, &pkce_s256(verifier)) {
+        return Err(AuthError::invalid_grant("Invalid PKCE code_verifier"));
     }
     let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref())?;
     let key = PropsKey::unwrap_with(code, &code_wrapped_key)?;

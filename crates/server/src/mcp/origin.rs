@@ -3,6 +3,8 @@
 //! MCP requires servers to check `Origin`: a web page the user visits must not be able to drive their tools.
 //! Server-side clients (claude.ai's backend, ChatGPT, Claude Code) send no `Origin`, so absence is allowed.
 
+use url::{Host, Url};
+
 use crate::config::Config;
 use crate::platform::HttpRequest;
 
@@ -43,10 +45,7 @@ fn origin_allowed(origin: &str, host: &str, request: &HttpRequest, config: &Conf
         return true;
     }
     // Local tools (the MCP Inspector, a dev page) on any loopback port.
-    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
-        return false;
-    };
-    is_loopback(host_name(rest))
+    is_loopback_origin(origin)
 }
 
 /// The request's host (with port), from the URI or the `Host` header.
@@ -67,6 +66,24 @@ fn host_name(authority: &str) -> &str {
     authority.split(':').next().unwrap_or(authority)
 }
 
-fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost") || host == "[::1]" || host.starts_with("127.")
+/// Whether `origin` is http(s) on a loopback host, any port. The host is parsed, never prefix-matched:
+/// `http://127.attacker.example` or `http://localhost.attacker.example` are DNS names whoever owns them can
+/// serve a page from, and this answer is echoed in `Access-Control-Allow-Origin`.
+fn is_loopback_origin(origin: &str) -> bool {
+    let Ok(url) = Url::parse(origin) else { return false };
+    // A browser's Origin is scheme, host and port; anything more is not one, so it is not trusted either.
+    let bare = url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none();
+    if !bare || !matches!(url.scheme(), "http" | "https") {
+        return false;
+    }
+    match url.host() {
+        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
 }

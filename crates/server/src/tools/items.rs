@@ -12,6 +12,7 @@ use super::args::Key;
 use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::items::{detail, item_detail_markdown, summarize_child, ChildSummary, ItemDetail};
+use crate::format::note_html::note_html;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -226,6 +227,18 @@ fn field_text(value: &Value) -> Option<String> {
     }
 }
 
+/// A field's value as it is sent to Zotero. Zotero (Desktop, iOS, the web library) renders a `note` field as
+/// HTML, so it never goes through as the caller wrote it: it is Markdown, rendered through the same whitelist
+/// as `zotero_notes`, and any HTML in it (`<script>`, `<img onerror=…>`) arrives as visible text. Every item
+/// type's `note` is treated so (notes, and attachments' notes). An empty value still clears the field.
+fn stored_field(name: &str, value: &Value) -> Option<String> {
+    let text = field_text(value)?;
+    if name == "note" && !text.trim().is_empty() {
+        return Some(note_html(None, &text, false));
+    }
+    Some(text)
+}
+
 fn invalid(tool: &str, problem: impl Into<String>) -> ToolError {
     ToolError::InvalidArguments { tool: tool.into(), problem: problem.into() }
 }
@@ -281,7 +294,8 @@ pub struct NewItem {
     /// For a note or attachment: the item it belongs to.
     pub parent_item: Option<Key>,
     /// Any other fields of the item type by their Zotero names (date, DOI, publicationTitle, volume, pages,
-    /// abstractNote, url, extra, …). Applied last, so they win over the named arguments.
+    /// abstractNote, url, extra, …). Applied last, so they win over the named arguments. A `note` (of a note or
+    /// an attachment) is Markdown, stored as note HTML the way zotero_notes stores it.
     #[schemars(with = "Option<BTreeMap<String, FieldValue>>")]
     pub fields: Option<Map<String, Value>>,
 }
@@ -377,7 +391,12 @@ impl Tool for CreateItems {
             let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
             created.extend(outcome.success.values().cloned());
             unchanged.extend(outcome.unchanged.values().cloned());
-            failed.extend(failures_from(&outcome, |i| label(positions[i], &input.items[positions[i]])));
+            // `i` comes from Zotero's answer: one that names no object sent is labelled by its number rather than
+            // looked up (which would panic). `positions` holds indexes of `input.items`, so those are safe.
+            failed.extend(failures_from(&outcome, |i| match positions.get(i) {
+                Some(&position) => label(position, &input.items[position]),
+                None => format!("#{i}"),
+            }));
         }
         Ok(CreateItemsOutput { created, unchanged, failed })
     }
@@ -402,7 +421,8 @@ fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value
         payload.insert("parentItem".into(), json!(parent.as_str()));
     }
     for (name, value) in item.fields.iter().flatten() {
-        let text = field_text(value).ok_or_else(|| format!("`fields.{name}` must be text, a number or a boolean"))?;
+        let text =
+            stored_field(name, value).ok_or_else(|| format!("`fields.{name}` must be text, a number or a boolean"))?;
         payload.insert(name.clone(), Value::String(text));
     }
     Ok(Value::Object(payload))
@@ -418,7 +438,8 @@ pub struct UpdateItemInput {
     /// The items to change, 1 to 50. Every change below is applied to each.
     #[validate(length(min = 1, max = 50))]
     pub keys: Vec<Key>,
-    /// Fields to set by their Zotero names; null or "" clears a field.
+    /// Fields to set by their Zotero names; null or "" clears a field. A `note` is Markdown, stored as note HTML
+    /// the way zotero_notes stores it.
     #[schemars(with = "Option<BTreeMap<String, Option<FieldValue>>>")]
     pub fields: Option<Map<String, Value>>,
     /// Replaces the whole list of creators.
@@ -541,7 +562,7 @@ impl Tool for UpdateItem {
 fn item_patch(data: &Map<String, Value>, input: &UpdateItemInput) -> Map<String, Value> {
     let mut patch = Map::new();
     for (name, value) in input.fields.iter().flatten() {
-        let wanted = field_text(value).unwrap_or_default();
+        let wanted = stored_field(name, value).unwrap_or_default();
         let current = data.get(name).and_then(field_text).unwrap_or_default();
         if wanted != current {
             patch.insert(name.clone(), Value::String(wanted));
@@ -700,7 +721,7 @@ impl Tool for DeleteItems {
             output
                 .deleted
                 .extend(order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()));
-            output.failed.extend(failures_from(&outcome, |i| order[i].clone()));
+            output.failed.extend(failures_from(&outcome, |i| order.get(i).cloned().unwrap_or_else(|| format!("#{i}"))));
         }
         Ok(output)
     }

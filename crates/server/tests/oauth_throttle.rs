@@ -1,0 +1,101 @@
+//! The login throttle against what an attacker actually has: a whole IPv6 /64, many addresses, and a KV store
+//! that has run out of writes.
+
+mod oauth_support;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use oauth_support::*;
+use zotero_mcp_core::platform::{KvError, KvListPage, KvStore, KvWrite};
+
+async fn consent_path(h: &Harness) -> String {
+    let client = h.public_client(REDIRECT).await;
+    h.authorize_path(&client, REDIRECT, &[])
+}
+
+#[tokio::test]
+async fn rotating_addresses_inside_one_ipv6_64_buys_no_more_guesses() {
+    let h = Harness::new();
+    let path = consent_path(&h).await;
+    for i in 0..8 {
+        let address = format!("2001:db8:aa:bb:{i:x}::{i:x}");
+        assert_eq!(h.approve_from(&path, &[("password", "guess")], &address).await.status, 401);
+    }
+    let locked = h.approve_from(&path, &[("password", PASSWORD)], "2001:db8:aa:bb:ffff::1").await;
+    assert_eq!(locked.status, 429, "the ninth address of the same /64 is the same client");
+    assert_eq!(locked.header("retry-after"), "900");
+    assert!(h.grant_keys().await.is_empty());
+    let neighbour = h.approve_from(&path, &[("password", PASSWORD)], "2001:db8:aa:bc::1").await;
+    assert_eq!(neighbour.status, 303, "another /64 is another client");
+}
+
+#[tokio::test]
+async fn the_ipv6_prefix_is_configurable() {
+    let h = Harness::with_vars(&[("LOGIN_IPV6_PREFIX", "48")]);
+    let path = consent_path(&h).await;
+    for i in 0..8 {
+        let address = format!("2001:db8:aa:{i:x}::1");
+        assert_eq!(h.approve_from(&path, &[("password", "guess")], &address).await.status, 401);
+    }
+    assert_eq!(h.approve_from(&path, &[("password", PASSWORD)], "2001:db8:aa:ff::1").await.status, 429);
+}
+
+#[tokio::test]
+async fn many_addresses_together_have_one_budget_of_failures() {
+    let h = Harness::new();
+    let path = consent_path(&h).await;
+    for i in 0..64 {
+        let address = format!("198.51.{}.{}", i / 7, i % 7 + 1);
+        assert_eq!(h.approve_from(&path, &[("password", "guess")], &address).await.status, 401, "failure {i}");
+    }
+    let fresh = h.approve_from(&path, &[("password", PASSWORD)], "192.0.2.200").await;
+    assert_eq!(fresh.status, 429, "a fresh address is refused once the server's budget is spent");
+    assert!(fresh.text.contains("on this server"), "{}", fresh.text);
+    assert!(h.grant_keys().await.is_empty());
+    h.clock.advance_secs(15 * 60);
+    assert_eq!(h.approve_from(&path, &[("password", PASSWORD)], "192.0.2.200").await.status, 303);
+}
+
+/// `CACHE_KV` that refuses writes when told to, as Workers KV does once the day's writes are used up.
+struct OutOfWrites {
+    inner: Rc<dyn KvStore>,
+    refusing: Cell<bool>,
+}
+
+#[async_trait(?Send)]
+impl KvStore for OutOfWrites {
+    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
+        if self.refusing.get() {
+            return Err(KvError::RateLimited { key: key.to_owned() });
+        }
+        self.inner.put(key, value, lifetime).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
+        self.inner.list(prefix, cursor, limit).await
+    }
+}
+
+#[tokio::test]
+async fn an_attempt_that_cannot_be_counted_is_not_checked() {
+    let mut h = Harness::new();
+    let kv = Rc::new(OutOfWrites { inner: h.cache_kv.clone(), refusing: Cell::new(false) });
+    h.app.platform.cache_kv = kv.clone();
+    let path = consent_path(&h).await;
+    kv.refusing.set(true);
+    for password in ["guess", PASSWORD] {
+        let refused = h.approve(&path, &[("password", password)]).await;
+        assert_eq!(refused.status, 429, "{password}: refused, not 500 and not checked");
+        assert_eq!(refused.header("retry-after"), "60");
+    }
+    assert!(h.grant_keys().await.is_empty(), "the right password was not even looked at");
+    kv.refusing.set(false);
+    assert_eq!(h.approve(&path, &[("password", PASSWORD)]).await.status, 303);
+}
