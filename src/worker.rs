@@ -100,30 +100,11 @@ struct WorkerFetch;
 #[async_trait(?Send)]
 impl HttpClient for WorkerFetch {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let url = request.uri().to_string();
-        let invalid = |reason: String| HttpError::InvalidRequest { url: url.clone(), reason };
-        let (parts, body) = request.into_parts();
-        let headers = Headers::new();
-        for (name, value) in &parts.headers {
-            let value = value.to_str().map_err(|e| invalid(e.to_string()))?;
-            headers.append(name.as_str(), value).map_err(|e| invalid(e.to_string()))?;
-        }
-        let mut init = RequestInit::new();
-        init.with_method(Method::from(parts.method.as_str().to_owned()))
-            .with_headers(headers)
-            .with_redirect(RequestRedirect::Manual);
-        if !body.is_empty() {
-            init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
-        }
-        let outbound = worker::Request::new_with_init(&url, &init).map_err(|e| invalid(e.to_string()))?;
-        let transport = |e: worker::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
-        let mut response = Fetch::Request(outbound).send().await.map_err(transport)?;
-        let mut builder = http::Response::builder().status(response.status_code());
-        for (name, value) in response.headers().entries() {
-            builder = builder.header(name, value);
-        }
-        let body = response.bytes().await.map_err(transport)?;
-        builder.body(body).map_err(|e| invalid(e.to_string()))
+        fetch(request, None).await
+    }
+
+    async fn send_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        fetch(request, Some(limit)).await
     }
 
     /// Reads `Cloudflare.compatibilityFlags.global_fetch_strictly_public` from the Worker's global scope: with
@@ -136,6 +117,56 @@ impl HttpClient for WorkerFetch {
             .and_then(|flag| flag.as_bool())
             .unwrap_or(false)
     }
+}
+
+/// One `fetch`, its whole body read, or at most `limit` bytes of it.
+async fn fetch(request: HttpRequest, limit: Option<usize>) -> Result<HttpResponse, HttpError> {
+    let url = request.uri().to_string();
+    let invalid = |reason: String| HttpError::InvalidRequest { url: url.clone(), reason };
+    let (parts, body) = request.into_parts();
+    let headers = Headers::new();
+    for (name, value) in &parts.headers {
+        let value = value.to_str().map_err(|e| invalid(e.to_string()))?;
+        headers.append(name.as_str(), value).map_err(|e| invalid(e.to_string()))?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::from(parts.method.as_str().to_owned()))
+        .with_headers(headers)
+        .with_redirect(RequestRedirect::Manual);
+    if !body.is_empty() {
+        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    }
+    let outbound = worker::Request::new_with_init(&url, &init).map_err(|e| invalid(e.to_string()))?;
+    let transport = |e: worker::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
+    let mut response = Fetch::Request(outbound).send().await.map_err(transport)?;
+    let mut builder = http::Response::builder().status(response.status_code());
+    for (name, value) in response.headers().entries() {
+        builder = builder.header(name, value);
+    }
+    let body = match limit {
+        None => response.bytes().await.map_err(transport)?,
+        Some(limit) => {
+            use futures_util::StreamExt;
+            let too_large = || HttpError::TooLarge { url: url.clone(), limit };
+            let declared = response.headers().get("content-length").ok().flatten();
+            if declared.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > limit as u64) {
+                return Err(too_large());
+            }
+            // Chunk by chunk, stopping past the limit (the rest is never read).
+            let mut body = Vec::new();
+            if let Ok(mut stream) = response.stream() {
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk.map_err(transport)?;
+                    if body.len() + chunk.len() > limit {
+                        return Err(too_large());
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+            }
+            body
+        }
+    };
+    builder.body(body).map_err(|e| invalid(e.to_string()))
 }
 
 /// The server's operator diagnostics (the `log` facade) on `console.warn`/`console.error`, which

@@ -4,7 +4,7 @@ mod oauth_support;
 
 use oauth_support::*;
 use serde_json::json;
-use zotero_mcp_core::platform::KvStore;
+use zotero_mcp_core::platform::{KvStore, KvWrite};
 
 #[tokio::test]
 async fn a_redirect_uri_that_was_not_registered_gets_an_error_page_and_no_redirect() {
@@ -79,27 +79,58 @@ async fn unknown_or_missing_clients_get_a_page() {
 }
 
 #[tokio::test]
-async fn errors_after_the_redirect_is_trusted_go_back_with_state_and_iss() {
+async fn errors_in_a_request_with_a_registered_redirect_are_pages_too() {
     let h = Harness::new();
     let client = h.public_client(REDIRECT).await;
-    let cases: [(&[(&str, &str)], &str); 6] = [
+    let cases: [(&[(&str, &str)], &str); 7] = [
         (&[("code_challenge", ""), ("code_challenge_method", "")], "invalid_request"),
         (&[("code_challenge_method", "plain")], "invalid_request"),
         (&[("code_challenge_method", "")], "invalid_request"),
+        (&[("code_challenge", "")], "invalid_request"),
         (&[("response_type", "token")], "unsupported_response_type"),
         (&[("response_type", "")], "invalid_request"),
         (&[("resource", "https://zotero.example/mcp#frag")], "invalid_target"),
     ];
     for (extra, error) in cases {
         let reply = h.get(&h.authorize_path(&client, REDIRECT, extra)).await;
-        assert_eq!(reply.status, 303, "{extra:?}: {}", reply.text);
-        assert!(reply.header("location").starts_with(REDIRECT), "{extra:?}");
-        let params = reply.location_params();
-        assert_eq!(params["error"], error, "{extra:?}");
-        assert_eq!(params["state"], "xyz-state");
-        assert_eq!(params["iss"], ORIGIN, "RFC 9207: errors carry iss too");
-        assert!(!params.contains_key("code"));
+        assert_eq!(reply.status, 400, "{extra:?}: {}", reply.text);
+        assert_eq!(reply.header("location"), "", "{extra:?} must not be redirected");
+        assert!(reply.text.contains(&format!("OAuth error: {error}")), "{extra:?}: {}", reply.text);
+        assert!(reply.text.contains("Start the connection again"), "the page says what to do");
+        assert_eq!(reply.header("cache-control"), "no-store");
     }
+    // A client registered for another response type (stored by an older version) gets a page as well.
+    let record = json!({ "clientId": "NoCodeClient0000", "redirectUris": [REDIRECT], "tokenEndpointAuthMethod": "none",
+        "grantTypes": ["refresh_token"], "responseTypes": [] });
+    h.oauth_kv.put("client:NoCodeClient0000", &record.to_string(), KvWrite::Forever).await.unwrap();
+    let reply = h.get(&h.authorize_path("NoCodeClient0000", REDIRECT, &[])).await;
+    assert_eq!((reply.status, reply.header("location")), (400, ""));
+    assert!(reply.text.contains("OAuth error: unauthorized_client"), "{}", reply.text);
+}
+
+#[tokio::test]
+async fn a_client_registered_by_an_attacker_cannot_turn_errors_into_redirects_to_their_site() {
+    // RFC 9700 §4.11.2: registration is open, so anyone can register a client whose redirect URI is their own
+    // page and send a victim to /authorize with a broken request. Were errors redirected, this server's origin
+    // would bounce the victim to that page: an open redirector.
+    let h = Harness::new();
+    let landing = "https://attacker.example/landing";
+    let attacker = h.public_client(landing).await;
+    for extra in [
+        &[("response_type", "token")][..],
+        &[("code_challenge", "")][..],
+        &[("resource", "not a uri")][..],
+        &[("response_type", "code id_token"), ("code_challenge_method", "plain")][..],
+    ] {
+        let reply = h.get(&h.authorize_path(&attacker, landing, extra)).await;
+        assert_eq!(reply.status, 400, "{extra:?}");
+        assert_eq!(reply.header("location"), "", "{extra:?}: nothing sends the browser to {landing}");
+        assert!(!reply.text.contains(landing), "{extra:?}: the page does not even link to it");
+        // Posting the form changes nothing.
+        let posted = h.approve(&h.authorize_path(&attacker, landing, extra), &[("password", PASSWORD)]).await;
+        assert_eq!((posted.status, posted.header("location")), (400, ""), "{extra:?}");
+    }
+    assert!(h.grant_keys().await.is_empty());
 }
 
 #[tokio::test]
@@ -118,16 +149,15 @@ async fn every_client_needs_a_well_formed_s256_challenge() {
     for client in [&public, &confidential] {
         for extra in cases {
             let reply = h.get(&h.authorize_path(client, REDIRECT, extra)).await;
-            assert_eq!(reply.status, 303, "{extra:?}: {}", reply.text);
-            let params = reply.location_params();
-            assert_eq!(params["error"], "invalid_request", "{extra:?}");
-            assert!(params["error_description"].contains("S256"), "{extra:?}: {}", params["error_description"]);
-            assert!(!params.contains_key("code"));
+            assert_eq!(reply.status, 400, "{extra:?}: {}", reply.text);
+            assert_eq!(reply.header("location"), "", "{extra:?}");
+            assert!(reply.text.contains("OAuth error: invalid_request"), "{extra:?}: {}", reply.text);
+            assert!(reply.text.contains("S256"), "{extra:?}: {}", reply.text);
         }
         // The form cannot be posted around the check either.
         let path = h.authorize_path(client, REDIRECT, &[("code_challenge", ""), ("code_challenge_method", "")]);
         let reply = h.approve(&path, &[("password", PASSWORD)]).await;
-        assert!(!reply.location_params().contains_key("code"));
+        assert_eq!((reply.status, reply.header("location")), (400, ""));
     }
     assert!(h.grant_keys().await.is_empty());
     // A confidential client with PKCE still completes the flow.

@@ -21,7 +21,11 @@ async fn public_clients_get_no_secret_and_confidential_ones_a_hashed_one() {
     let confidential = h.register(json!({ "redirect_uris": [REDIRECT] })).await;
     assert_eq!(confidential.status, 201);
     assert_eq!(confidential.json["token_endpoint_auth_method"], "client_secret_basic", "RFC 7591 default");
-    assert_eq!(confidential.json["grant_types"], json!(["authorization_code"]));
+    assert_eq!(
+        confidential.json["grant_types"],
+        json!(["authorization_code", "refresh_token"]),
+        "a client that names no grant types gets both, and is told so"
+    );
     let secret = confidential.json["client_secret"].as_str().unwrap();
     assert_eq!(secret.len(), 32);
     let id = confidential.json["client_id"].as_str().unwrap();
@@ -30,14 +34,135 @@ async fn public_clients_get_no_secret_and_confidential_ones_a_hashed_one() {
     assert!(stored.contains(&zotero_mcp_server::auth::crypto::sha256_hex(secret)));
 }
 
+/// The KV expiration of `client:{id}`.
+async fn client_expiration(h: &Harness, id: &str) -> Option<u64> {
+    let listed = h.oauth_kv.list(&format!("client:{id}"), None, 10).await.unwrap();
+    assert_eq!(listed.keys.len(), 1, "client:{id} is stored");
+    listed.keys[0].expiration
+}
+
 #[tokio::test]
-async fn registered_clients_expire_after_ninety_days() {
+async fn a_registration_lives_a_day_until_approved_then_ninety_days_from_registration() {
     let h = Harness::new();
-    let id = h.public_client(REDIRECT).await;
-    let listed = h.oauth_kv.list("client:", None, 10).await.unwrap();
     let now = NOW_MS / 1000;
-    assert_eq!(listed.keys[0].name, format!("client:{id}"));
-    assert_eq!(listed.keys[0].expiration, Some(now + 90 * 24 * 3600));
+    let id = h.public_client(REDIRECT).await;
+    assert_eq!(client_expiration(&h, &id).await, Some(now + 24 * 3600), "unused, it is gone after a day");
+    // Showing the consent page or failing the password is not an approval.
+    h.clock.advance_secs(3 * 3600);
+    let path = h.authorize_path(&id, REDIRECT, &[]);
+    assert_eq!(h.get(&path).await.status, 200);
+    assert_eq!(h.approve(&path, &[("password", "wrong")]).await.status, 401);
+    assert_eq!(client_expiration(&h, &id).await, Some(now + 24 * 3600));
+    // The first approval keeps it for the usual 90 days, counted from its registration.
+    let tokens = h.flow_for(&id, &["zotero:read"]).await;
+    assert_eq!(client_expiration(&h, &id).await, Some(now + 90 * 24 * 3600));
+    h.clock.advance_secs(2 * 24 * 3600);
+    assert_eq!(h.refresh(&id, &tokens.refresh).await.status, 200, "days later the client is still there");
+    // A later approval leaves the record alone (it is not written again).
+    let stored = h.oauth_kv.get(&format!("client:{id}")).await.unwrap();
+    h.flow_for(&id, &["zotero:read"]).await;
+    assert_eq!(client_expiration(&h, &id).await, Some(now + 90 * 24 * 3600));
+    assert_eq!(h.oauth_kv.get(&format!("client:{id}")).await.unwrap(), stored);
+}
+
+#[tokio::test]
+async fn a_registration_nobody_approves_is_gone_after_a_day() {
+    let h = Harness::new();
+    let (id, secret) = h.confidential_client(REDIRECT).await;
+    h.clock.advance_secs(24 * 3600);
+    let reply = h.get(&h.authorize_path(&id, REDIRECT, &[])).await;
+    assert_eq!(reply.status, 400);
+    assert!(reply.text.contains("Unknown OAuth client") && reply.text.contains("Connect again"), "{}", reply.text);
+    let token = h
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", "a:b:c"),
+            ("client_id", &id),
+            ("client_secret", &secret),
+        ])
+        .await;
+    assert_eq!((token.status, token.error()), (401, "invalid_client"));
+}
+
+#[tokio::test]
+async fn registrations_are_limited_to_ten_an_hour_per_address() {
+    let h = Harness::new();
+    let metadata = json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" });
+    for n in 1..=10 {
+        let reply = h.register_from(metadata.clone(), "203.0.113.7").await;
+        assert_eq!(reply.status, 201, "registration {n}: {}", reply.text);
+    }
+    let refused = h.register_from(metadata.clone(), "203.0.113.7").await;
+    assert_eq!((refused.status, refused.error()), (429, "temporarily_unavailable"), "{}", refused.text);
+    assert_eq!(refused.header("retry-after"), "3600");
+    assert_eq!(refused.header("cache-control"), "no-store");
+    let description = refused.json["error_description"].as_str().unwrap();
+    assert!(description.contains("at most 10 an hour") && description.contains("60 minutes"), "{description}");
+    assert!(description.contains("Use the client_id you already registered"), "{description}");
+    assert_eq!(h.oauth_kv.keys().iter().filter(|k| k.starts_with("client:")).count(), 10, "the 11th is not stored");
+    // The count is the address's own; invalid metadata is refused for what it is, and not counted anyway.
+    assert_eq!(h.register_from(metadata.clone(), "198.51.100.9").await.status, 201);
+    let bad = h.register_from(json!({ "redirect_uris": [] }), "198.51.100.20").await;
+    assert_eq!(bad.error(), "invalid_client_metadata");
+    assert_eq!(h.cache_kv.get("register-attempts:198.51.100.20").await.unwrap(), None);
+    // The window is fixed from the address's first registration: half an hour on, half an hour is left.
+    h.clock.advance_secs(30 * 60);
+    let later = h.register_from(metadata.clone(), "203.0.113.7").await;
+    assert_eq!((later.status, later.header("retry-after")), (429, "1800"));
+    assert!(later.json["error_description"].as_str().unwrap().contains("30 minutes"));
+    h.clock.advance_secs(30 * 60);
+    assert_eq!(h.register_from(metadata.clone(), "203.0.113.7").await.status, 201, "a new window");
+}
+
+#[tokio::test]
+async fn an_ipv6_network_is_counted_by_its_prefix() {
+    let h = Harness::new();
+    let metadata = json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" });
+    // Ten addresses of one /64: one subscriber, one count.
+    for n in 1..=10 {
+        let address = format!("2001:db8:1:2::{n:x}");
+        assert_eq!(h.register_from(metadata.clone(), &address).await.status, 201, "{address}");
+    }
+    assert_eq!(h.register_from(metadata.clone(), "2001:db8:1:2:ffff::1").await.status, 429);
+    assert!(h.cache_kv.get("register-attempts:2001:db8:1:2::/64").await.unwrap().is_some());
+    assert_eq!(h.register_from(metadata.clone(), "2001:db8:1:3::1").await.status, 201, "the next /64");
+    // LOGIN_IPV6_PREFIX sets the length for registrations too.
+    let h = Harness::with_vars(&[("LOGIN_IPV6_PREFIX", "48")]);
+    for n in 1..=10 {
+        assert_eq!(h.register_from(metadata.clone(), &format!("2001:db8:1:{n:x}::1")).await.status, 201);
+    }
+    assert_eq!(h.register_from(metadata.clone(), "2001:db8:1:ff::1").await.status, 429);
+}
+
+#[tokio::test]
+async fn registrations_without_an_address_share_one_count_and_loopback_is_not_counted() {
+    let h = Harness::new();
+    let metadata = json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" });
+    for _ in 0..10 {
+        assert_eq!(h.register_from(metadata.clone(), "").await.status, 201);
+    }
+    assert_eq!(h.register_from(metadata.clone(), "not an address").await.status, 429, "counted as `unknown`");
+    // A program on the server's own machine (the e2e tests, get-token against a local server) is not counted.
+    for address in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+        for _ in 0..12 {
+            assert_eq!(h.register_from(metadata.clone(), address).await.status, 201, "{address}");
+        }
+    }
+    assert!(h.cache_kv.keys().iter().all(|k| !k.contains("127.0.0.1") && !k.contains("::1")));
+}
+
+#[tokio::test]
+async fn a_registration_that_cannot_be_counted_is_not_stored() {
+    let mut h = Harness::new();
+    let kv = RefusingKv::around_cache(&mut h);
+    kv.refusing.set(true);
+    let metadata = json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" });
+    let reply = h.register_from(metadata.clone(), "203.0.113.7").await;
+    assert_eq!((reply.status, reply.error()), (429, "temporarily_unavailable"), "{}", reply.text);
+    assert!(reply.header("retry-after").parse::<u64>().is_ok());
+    assert!(h.oauth_kv.keys().is_empty(), "nothing was stored uncounted");
+    kv.refusing.set(false);
+    assert_eq!(h.register_from(metadata, "203.0.113.7").await.status, 201);
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ mod oauth_support;
 use base64::Engine as _;
 use oauth_support::*;
 use serde_json::json;
+use zotero_mcp_core::platform::{KvStore, KvWrite};
 
 #[tokio::test]
 async fn the_code_exchange_returns_bearer_tokens_bound_to_the_resource() {
@@ -388,4 +389,77 @@ async fn unknown_clients_are_invalid_client_with_401() {
     assert_eq!((reply.status, reply.error()), (401, "invalid_client"));
     let none = h.token(&[("grant_type", "refresh_token"), ("refresh_token", "a:b:c")]).await;
     assert_eq!((none.status, none.error()), (401, "invalid_client"));
+}
+
+/// Registers a public client with these `grant_types` (and `response_types`, when given).
+async fn client_with_grants(h: &Harness, grant_types: &[&str], response_types: Option<&[&str]>) -> String {
+    let mut metadata =
+        json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", "grant_types": grant_types });
+    if let Some(response_types) = response_types {
+        metadata["response_types"] = json!(response_types);
+    }
+    let reply = h.register(metadata).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    reply.json["client_id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_client_registered_for_codes_only_gets_no_refresh_token_and_cannot_refresh() {
+    let h = Harness::new();
+    let id = client_with_grants(&h, &["authorization_code"], None).await;
+    let stored = h.oauth_kv.get(&format!("client:{id}")).await.unwrap().unwrap();
+    assert!(stored.contains(r#""grantTypesExplicit":true"#), "{stored}");
+    let code = h.code(&h.authorize_path(&id, REDIRECT, &[]), &["zotero:read"]).await;
+    let tokens = h.exchange(&id, &code).await;
+    assert_eq!(tokens.status, 200, "{}", tokens.text);
+    assert!(tokens.json.get("refresh_token").is_none(), "no refresh token it may not use: {}", tokens.text);
+    assert!(h.token_works(tokens.json["access_token"].as_str().unwrap()).await);
+    // Its grant lives as long as its access token, not 30 days.
+    let grant = h.grant_keys().await.remove(0);
+    let listed = h.oauth_kv.list(&grant, None, 1).await.unwrap();
+    assert_eq!(listed.keys[0].expiration, Some(NOW_MS / 1000 + 3600));
+    // The grant type is checked before the token, so any refresh request says why.
+    let refused = h.refresh(&id, "owner:whatever:token").await;
+    assert_eq!((refused.status, refused.error()), (400, "unauthorized_client"), "{}", refused.text);
+    let description = refused.json["error_description"].as_str().unwrap();
+    assert!(description.contains("not registered for the refresh_token grant"), "{description}");
+    assert!(description.contains("Authorize again"), "{description}");
+    assert_eq!(refused.header("cache-control"), "no-store");
+}
+
+#[tokio::test]
+async fn a_client_registered_for_refresh_only_cannot_exchange_a_code() {
+    let h = Harness::new();
+    let id = client_with_grants(&h, &["refresh_token"], Some(&[])).await;
+    let refused = h
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", "owner:some-grant:some-code"),
+            ("client_id", &id),
+            ("code_verifier", VERIFIER),
+        ])
+        .await;
+    assert_eq!((refused.status, refused.error()), (400, "unauthorized_client"), "{}", refused.text);
+    assert!(refused.json["error_description"].as_str().unwrap().contains("authorization_code grant"));
+}
+
+#[tokio::test]
+async fn clients_that_name_no_grant_types_and_old_records_keep_refreshing() {
+    let h = Harness::new();
+    // A registration that names none gets both, stored as such.
+    let reply = h.register(json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" })).await;
+    let id = reply.json["client_id"].as_str().unwrap().to_owned();
+    let tokens = h.flow_for(&id, &["zotero:read"]).await;
+    assert_eq!(h.refresh(&id, &tokens.refresh).await.status, 200);
+    // A record stored before grant types were enforced (by this server or the TypeScript provider): a client
+    // that named none got `["authorization_code"]` and has refreshed ever since. It still may.
+    let old = json!({ "clientId": "OldDefault000000", "redirectUris": [REDIRECT], "clientName": "Old",
+        "tokenEndpointAuthMethod": "none", "grantTypes": ["authorization_code"], "responseTypes": ["code"],
+        "registrationDate": NOW_MS / 1000 - 40 * 24 * 3600 });
+    h.oauth_kv.put("client:OldDefault000000", &old.to_string(), KvWrite::Forever).await.unwrap();
+    let tokens = h.flow_for("OldDefault000000", &["zotero:read"]).await;
+    let refreshed = h.refresh("OldDefault000000", &tokens.refresh).await;
+    assert_eq!(refreshed.status, 200, "{}", refreshed.text);
+    let stored = h.oauth_kv.get("client:OldDefault000000").await.unwrap().unwrap();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&stored).unwrap(), old, "the old record is not rewritten");
 }

@@ -18,6 +18,9 @@ pub enum HttpError {
     /// No response within the caller's time limit.
     #[error("the request to {url} timed out after {after_ms} ms")]
     Timeout { url: String, after_ms: u64 },
+    /// The response body is longer than the caller accepts ([`HttpClient::send_limited`]); the rest was not read.
+    #[error("the response from {url} is larger than {limit} bytes")]
+    TooLarge { url: String, limit: usize },
 }
 
 /// Sends one HTTP request and reads the whole response.
@@ -27,6 +30,19 @@ pub enum HttpError {
 #[async_trait(?Send)]
 pub trait HttpClient {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError>;
+
+    /// Sends a request whose response body may be at most `limit` bytes: a declared longer one is refused
+    /// before it is read, and an undeclared one is read only up to the limit ([`HttpError::TooLarge`]). For URLs
+    /// someone else chose, whose server may send without end. This default reads first and checks after, which
+    /// only in-memory stand-ins may rely on; the runtimes' clients stream.
+    async fn send_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        let url = request.uri().to_string();
+        let response = self.send(request).await?;
+        if response.body().len() > limit {
+            return Err(HttpError::TooLarge { url, limit });
+        }
+        Ok(response)
+    }
 
     /// Whether every request goes to the public Internet only: never to loopback, private or link-local
     /// addresses, whatever a host name resolves to. Features that fetch a URL someone else chose (Client ID

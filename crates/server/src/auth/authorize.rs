@@ -1,9 +1,12 @@
 //! The authorization endpoint: validate the request, show the login and consent page, and on a correct
 //! password issue a code and send the browser back to the client (303, with `code`, `state` and `iss`).
 //!
-//! Until the redirect URI has been checked against the client's registration, nothing is redirected: an
-//! unchecked redirect URI would make this server an open redirector, so those errors are pages. Errors after
-//! that point go back to the client, as RFC 6749 §4.1.2.1 and RFC 9207 (`iss`) prescribe.
+//! A request that fails validation is answered with an error page, never redirected, whatever the error and
+//! however well its redirect URI matches. Registration is open, so a matching redirect URI proves only that
+//! *someone* registered it: an attacker can register a client with their own URI and use error redirects to
+//! bounce a victim's browser from this server's origin to theirs (an open redirector, RFC 9700 §4.11.2, which
+//! prefers an error page). Only a consent page that was shown leads back to the client, and it has no deny
+//! button, so the only redirect is the approval with its code.
 
 use super::client::RESPONSE_TYPES;
 use super::consent::{error_page, html_response, ConsentPage};
@@ -30,13 +33,12 @@ pub struct AuthRequest {
     pub issuer: String,
 }
 
-/// Why an authorization request stops.
+/// Why an authorization request stops. Every refusal is a page (see the module comment for why none is
+/// redirected).
 #[derive(Debug)]
 pub enum Refusal {
-    /// Shown as a page, never redirected.
+    /// Shown as a page.
     Page { status: u16, message: String },
-    /// Sent back to the (validated) redirect URI.
-    Redirect { code: ErrorCode, description: String, redirect_uri: String, state: String, issuer: String },
     /// A failure of this server, not of the request.
     Internal(AuthError),
 }
@@ -46,21 +48,15 @@ impl Refusal {
         Self::Page { status: 400, message: message.into() }
     }
 
+    /// A malformed authorization request: a page that names the OAuth error code too, since the person who
+    /// sees it may be the client's developer.
+    fn invalid(code: ErrorCode, description: &str) -> Self {
+        Self::page(format!("{description} (OAuth error: {}).", code.as_str()))
+    }
+
     pub fn into_response(self) -> HttpResponse {
         match self {
             Self::Page { status, message } => html_response(status, error_page(&message)),
-            Self::Redirect { code, description, redirect_uri, state, issuer } => {
-                let params = [
-                    ("error", code.as_str()),
-                    ("error_description", description.as_str()),
-                    ("state", state.as_str()),
-                    ("iss", issuer.as_str()),
-                ];
-                match redirect::with_params(&redirect_uri, &params) {
-                    Some(location) => see_other(&location),
-                    None => html_response(400, error_page(&description)),
-                }
-            }
             Self::Internal(error) => {
                 log::warn(&error.to_string());
                 html_response(
@@ -103,64 +99,58 @@ pub async fn parse_request(request: &HttpRequest, app: &App) -> Result<(AuthRequ
         ));
     }
     let state = query.get("state").unwrap_or("").to_owned();
-    let back = |code: ErrorCode, description: &str| Refusal::Redirect {
-        code,
-        description: description.to_owned(),
-        redirect_uri: redirect_uri.clone(),
-        state: state.clone(),
-        issuer: issuer.clone(),
-    };
     let resource = resource::parse_param(&query.all("resource")).map_err(|_| {
-        back(ErrorCode::InvalidTarget, "The resource parameter must be a valid absolute URI without a fragment")
+        Refusal::invalid(
+            ErrorCode::InvalidTarget,
+            "The resource parameter must be a valid absolute URI without a fragment, such as this server's /mcp URL",
+        )
     })?;
     let response_type = query.get("response_type").unwrap_or("").to_owned();
     if response_type.is_empty() {
-        return Err(back(ErrorCode::InvalidRequest, "response_type is required"));
+        return Err(Refusal::invalid(ErrorCode::InvalidRequest, "response_type is required: send response_type=code"));
     }
     if !RESPONSE_TYPES.contains(&response_type.as_str()) {
-        return Err(back(
+        return Err(Refusal::invalid(
             ErrorCode::UnsupportedResponseType,
-            &format!("The authorization server does not support response_type {response_type}"),
+            &format!(
+                "The authorization server does not support response_type {response_type}; send response_type=code"
+            ),
         ));
     }
     let client_response_types = client.response_types.clone().unwrap_or_else(|| vec!["code".to_owned()]);
     if !client_response_types.contains(&response_type) {
-        return Err(back(
+        return Err(Refusal::invalid(
             ErrorCode::UnauthorizedClient,
-            &format!("The client is not registered for response_type {response_type}"),
+            &format!("The client is not registered for response_type {response_type}; register it with response_types [\"code\"]"),
         ));
     }
     let code_challenge = query.non_empty("code_challenge").map(str::to_owned);
     let code_challenge_method = query.non_empty("code_challenge_method").map(str::to_owned);
+    let pkce_refused = |description: &str| Err(Refusal::invalid(ErrorCode::InvalidRequest, description));
     match (&code_challenge, code_challenge_method.as_deref()) {
         // RFC 7636 §4.4.1: a challenge that cannot be S256 output is refused now, not when the code is redeemed.
         (Some(challenge), Some("S256")) if !is_s256_challenge(challenge) => {
-            return Err(back(
-                ErrorCode::InvalidRequest,
-                "code_challenge must be the S256 challenge: the base64url SHA-256 of the code_verifier, 43 characters without padding.",
-            ))
+            return pkce_refused(
+                "code_challenge must be the S256 challenge: the base64url SHA-256 of the code_verifier, 43 characters without padding",
+            )
         }
         (Some(_), Some("S256")) => {}
         // RFC 7636 makes `plain` the default method; it protects nothing against a code thief, so it is refused.
         (Some(_), None | Some("plain")) => {
-            return Err(back(ErrorCode::InvalidRequest, "The plain PKCE method is not allowed. Use S256 instead."))
+            return pkce_refused("The plain PKCE method is not allowed: use code_challenge_method=S256 instead")
         }
         (Some(_), Some(other)) => {
-            return Err(back(ErrorCode::InvalidRequest, &format!("Unsupported PKCE code_challenge_method: {other}")))
+            return pkce_refused(&format!("Unsupported PKCE code_challenge_method {other}: use S256"))
         }
         (None, Some(_)) => {
-            return Err(back(
-                ErrorCode::InvalidRequest,
-                "PKCE code_challenge is required when code_challenge_method is provided.",
-            ))
+            return pkce_refused("PKCE code_challenge is required when code_challenge_method is provided")
         }
         // OAuth 2.1 requires PKCE of every client: a client secret does not stop a stolen code from being
         // redeemed by the client it was issued to (authorization code injection).
         (None, None) => {
-            return Err(back(
-                ErrorCode::InvalidRequest,
-                "PKCE is required: send code_challenge (the S256 of a code_verifier) and code_challenge_method=S256.",
-            ))
+            return pkce_refused(
+                "PKCE is required: send code_challenge (the S256 of a code_verifier) and code_challenge_method=S256",
+            )
         }
     }
     let scope = query.get("scope").unwrap_or("").split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect();
@@ -305,6 +295,11 @@ pub async fn complete(
 ) -> Result<String, AuthError> {
     let store = Store::new(app.platform.oauth_kv.as_ref());
     let is_document_client = cimd::is_document_url(&client.client_id);
+    // A registration lives a day until someone approves it (`register`); this is that approval. It comes
+    // before the grant, so a client cannot end up with a 30-day grant and a registration that expires tonight.
+    if !is_document_client {
+        store.keep_approved_client(client, app.platform.clock.now_secs()).await?;
+    }
     let earlier: Vec<String> = store
         .user_grants(user_id)
         .await?

@@ -91,7 +91,10 @@ pub async fn resolve(platform: &Platform, url: &str) -> Result<StoredClient, Cim
         .header(http::header::CACHE_CONTROL, "no-store")
         .body(Vec::new())
         .map_err(|_| CimdError::BadUrl { url: url.to_owned(), reason: "it cannot be requested" })?;
-    let response = match within(platform.clock.as_ref(), FETCH_TIMEOUT_MS, platform.http.send(request)).await {
+    // At most 5 KB is read: the URL is the registrant's choice, and so is how much its server sends.
+    let fetch = platform.http.send_limited(request, MAX_DOCUMENT_BYTES);
+    let response = match within(platform.clock.as_ref(), FETCH_TIMEOUT_MS, fetch).await {
+        Some(Err(HttpError::TooLarge { .. })) => return Err(CimdError::TooLarge { url: url.to_owned() }),
         Some(result) => result?,
         None => return Err(CimdError::Timeout { url: url.to_owned() }),
     };

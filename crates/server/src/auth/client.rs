@@ -19,7 +19,7 @@ pub const AUTH_METHODS: &[&str] = &["client_secret_basic", "client_secret_post",
 /// Methods built on a shared secret; a metadata document is public, so its client cannot hold one.
 const SHARED_SECRET_METHODS: &[&str] = &["client_secret_basic", "client_secret_post", "client_secret_jwt"];
 
-// Registration is open to anyone (RFC 7591 §3 without an initial access token) and a record lives 90 days, so
+// Registration is open to anyone (RFC 7591 §3 without an initial access token) and a record lives up to 90 days, so
 // every field is bounded. The bounds are far above what real clients send: a handful of redirect URIs at most,
 // names like "Claude Code", callback URLs under 100 bytes. The 16 KiB body limit (`register`) bounds the total.
 
@@ -231,12 +231,21 @@ impl ClientMetadata {
             self.auth_methods_supported.as_deref(),
             "Client",
         )?;
-        let grant_types = self.grant_types.clone().unwrap_or_else(|| vec!["authorization_code".to_owned()]);
+        // Grant types are enforced at the token endpoint. A client that names none gets both this server offers
+        // rather than RFC 7591's `authorization_code` alone (§3.2.1 lets the server substitute, and the answer
+        // says what was stored): every code exchange issues a refresh token, and clients that name nothing
+        // have always refreshed with it.
+        let grant_types_explicit = self.grant_types.is_some();
+        let grant_types =
+            self.grant_types.clone().unwrap_or_else(|| GRANT_TYPES.iter().map(|g| (*g).to_owned()).collect());
         let response_types = self.response_types.clone().unwrap_or_else(|| vec!["code".to_owned()]);
         check_grant_and_response_types(&grant_types, &response_types)?;
         let redirect_uris = self.redirect_uris_checked()?;
         let explicit = self.auth_method.is_some() || self.auth_methods_supported.is_some();
-        Ok(self.into_client(String::new(), redirect_uris, grant_types, response_types, auth_method, explicit))
+        let mut client =
+            self.into_client(String::new(), redirect_uris, grant_types, response_types, auth_method, explicit);
+        client.grant_types_explicit = grant_types_explicit.then_some(true);
+        Ok(client)
     }
 
     /// The client a metadata document describes, fetched from `url`.
@@ -269,16 +278,17 @@ impl ClientMetadata {
             "The metadata-document client",
         )?;
         // Unlike a registration, a published document is written for many servers: grant types this server
-        // does not offer (claude.ai lists jwt-bearer) are dropped rather than refused.
-        let keep = |list: &Option<Vec<String>>, default: &str, supported: &[&str]| -> Vec<String> {
+        // does not offer (claude.ai lists jwt-bearer) are dropped rather than refused. A document that names no
+        // grant types gets both this server offers, as a registration does (grant types are enforced).
+        let keep = |list: &Option<Vec<String>>, default: &[&str], supported: &[&str]| -> Vec<String> {
             list.clone()
-                .unwrap_or_else(|| vec![default.to_owned()])
+                .unwrap_or_else(|| default.iter().map(|d| (*d).to_owned()).collect())
                 .into_iter()
                 .filter(|t| supported.contains(&t.as_str()))
                 .collect()
         };
-        let grant_types = keep(&self.grant_types, "authorization_code", GRANT_TYPES);
-        let response_types = keep(&self.response_types, "code", RESPONSE_TYPES);
+        let grant_types = keep(&self.grant_types, GRANT_TYPES, GRANT_TYPES);
+        let response_types = keep(&self.response_types, &["code"], RESPONSE_TYPES);
         check_grant_and_response_types(&grant_types, &response_types)?;
         Ok(self.into_client(url.to_owned(), redirect_uris, grant_types, response_types, auth_method, false))
     }
@@ -308,6 +318,7 @@ impl ClientMetadata {
             registration_date: None,
             token_endpoint_auth_method,
             auth_method_explicit: explicit.then_some(true),
+            grant_types_explicit: None,
             client_secret: None,
             extra: Map::new(),
         }
@@ -388,6 +399,32 @@ mod tests {
         // Characters removed do not count towards the limit.
         let padded = format!("{}{}", "\u{202E}".repeat(500), "n".repeat(100));
         assert_eq!(sanitize_client_name(&padded), "n".repeat(100));
+    }
+
+    #[test]
+    fn grant_types_default_to_both_and_named_ones_are_marked_explicit() {
+        let named =
+            metadata(json!({ "redirect_uris": ["https://app.example/cb"], "grant_types": ["authorization_code"] }));
+        let named = named.unwrap().into_registered_client().unwrap();
+        assert_eq!(named.grant_types.as_deref(), Some(&["authorization_code".to_owned()][..]));
+        assert_eq!(named.grant_types_explicit, Some(true));
+        let unnamed = metadata(json!({ "redirect_uris": ["https://app.example/cb"] })).unwrap();
+        let unnamed = unnamed.into_registered_client().unwrap();
+        assert_eq!(unnamed.grant_types, Some(vec!["authorization_code".to_owned(), "refresh_token".to_owned()]));
+        assert_eq!(unnamed.grant_types_explicit, None);
+        // A metadata document that names none gets both as well; one that names grant types gets those.
+        let url = "https://app.example/client.json";
+        let document = |extra: Value| {
+            let mut raw = json!({ "client_id": url, "client_name": "App", "redirect_uris": ["https://app.example/cb"],
+                "token_endpoint_auth_method": "none" });
+            raw.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let Value::Object(raw) = raw else { unreachable!() };
+            ClientMetadata::parse(&raw).unwrap().into_document_client(url, &raw).unwrap()
+        };
+        assert_eq!(document(json!({})).grant_types, unnamed.grant_types);
+        let codes_only = document(json!({ "grant_types": ["authorization_code"] }));
+        assert_eq!(codes_only.grant_types.as_deref(), Some(&["authorization_code".to_owned()][..]));
+        assert!(!codes_only.allows_grant_type("refresh_token", true));
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub async fn route(request: &HttpRequest, app: &App) -> Option<HttpResponse> {
             token::handle(request, &app.platform).await.unwrap_or_else(error::AuthError::into_response)
         }
         metadata::REGISTER_PATH => {
-            register::register(request, &app.platform).await.unwrap_or_else(error::AuthError::into_response)
+            register::register(request, app).await.unwrap_or_else(error::AuthError::into_response)
         }
         metadata::AUTHORIZE_PATH => return Some(authorize::handle(request, app).await),
         _ => return None,

@@ -1,22 +1,42 @@
 //! Dynamic Client Registration (RFC 7591). Deprecated by MCP in favour of metadata documents, but Claude Code,
 //! older Claude and ChatGPT builds and most other clients still register this way.
+//!
+//! Registration is open (no initial access token), so what one caller can make the server store is bounded:
+//! each request by size and per field (`client`), the number per client address by [`MAX_PER_WINDOW`] an hour
+//! (counted in `CACHE_KV`), and the time a record stays by [`UNUSED_CLIENT_TTL_SECS`] until someone approves
+//! the client. Without the count, about a thousand registrations would use up the Workers free plan's daily
+//! KV writes and every sign-in with them.
+
+use std::net::IpAddr;
 
 use serde_json::{json, Map, Value};
-use zotero_mcp_core::platform::KvWrite;
+use zotero_mcp_core::platform::{KvStore, KvWrite};
 
 use super::client::ClientMetadata;
 use super::crypto::{random_string, sha256_hex};
 use super::error::{AuthError, ErrorCode};
 use super::http_util::{header, json_response, no_store};
-use super::storage::{Store, CLIENT_REGISTRATION_TTL_SECS};
-use crate::platform::{HttpRequest, HttpResponse, Platform};
+use super::storage::{Store, CLIENT_REGISTRATION_TTL_SECS, KV_MIN_TTL_SECS, UNUSED_CLIENT_TTL_SECS};
+use super::throttle::{client_key, CLIENT_ADDRESS_HEADER};
+use crate::app::App;
+use crate::platform::{HttpRequest, HttpResponse};
+
+/// Registrations accepted per client address (an IPv6 client by its prefix, as the login throttle counts it)
+/// per [`WINDOW_SECS`]. A client registers once per installation; ten an hour is far above what one network
+/// needs, and caps what one address can make the server store at 240 records a day.
+pub const MAX_PER_WINDOW: u32 = 10;
+/// The counting window: it starts at an address's first registration and does not move until it ends.
+pub const WINDOW_SECS: u64 = 3600;
+/// `CACHE_KV` key prefix of the per-address counts.
+const COUNT_PREFIX: &str = "register-attempts:";
 
 /// Largest registration request accepted, in bytes. Real registrations are a few hundred bytes. The record is
-/// stored for 90 days at an unauthenticated request, so a megabyte each (the old limit) let anyone fill the
-/// store; `client` bounds each field as well.
+/// stored (a day, or 90 days once approved) at an unauthenticated request, so a megabyte each (the old limit)
+/// let anyone fill the store; `client` bounds each field as well.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-pub async fn register(request: &HttpRequest, platform: &Platform) -> Result<HttpResponse, AuthError> {
+pub async fn register(request: &HttpRequest, app: &App) -> Result<HttpResponse, AuthError> {
+    let platform = &app.platform;
     if request.method() != http::Method::POST {
         return Err(AuthError::invalid_request("Method not allowed").with_status(405).with_header("allow", "POST"));
     }
@@ -43,13 +63,20 @@ pub async fn register(request: &HttpRequest, platform: &Platform) -> Result<Http
         .map_err(|e| AuthError::new(ErrorCode::InvalidClientMetadata, e.0))?;
 
     let now = platform.clock.now_secs();
+    // Counted only now, once the metadata is known to be storable: a refused registration stores nothing and
+    // costs no write. The count is written before the client, so a registration that cannot be counted is
+    // not stored either.
+    let raw_address = header(request, CLIENT_ADDRESS_HEADER).unwrap_or("");
+    if !is_loopback(raw_address) {
+        let key = format!("{COUNT_PREFIX}{}", client_key(raw_address, app.config.login_ipv6_prefix));
+        count_registration(platform.cache_kv.as_ref(), &key, now).await?;
+    }
     client.client_id = random_string(16)?;
     client.registration_date = Some(now);
     let secret = if client.is_public() { None } else { Some(random_string(32)?) };
     client.client_secret = secret.as_deref().map(sha256_hex);
-    Store::new(platform.oauth_kv.as_ref())
-        .put_client(&client, KvWrite::ExpiresIn(CLIENT_REGISTRATION_TTL_SECS))
-        .await?;
+    // The short first lifetime; the first approval extends it to 90 days from registration (`authorize::complete`).
+    Store::new(platform.oauth_kv.as_ref()).put_client(&client, KvWrite::ExpiresIn(UNUSED_CLIENT_TTL_SECS)).await?;
 
     let mut body = Map::new();
     let mut put = |name: &str, value: Value| {
@@ -80,4 +107,84 @@ pub async fn register(request: &HttpRequest, platform: &Platform) -> Result<Http
         put("client_secret_issued_at", json!(now));
     }
     Ok(no_store(json_response(201, &Value::Object(body))))
+}
+
+/// Whether the client address is this machine. Cloudflare sets `CF-Connecting-IP` to the visitor's public
+/// address, and the native server to the socket's peer, so only a program on the server's own machine (the
+/// e2e tests, `zotero-mcp get-token` against a local server, a reverse proxy on the same host) is loopback.
+/// It is not counted: a deployed Worker never sees such an address, and the e2e tests, which register a client
+/// per test file on both servers, register far more than ten an hour.
+fn is_loopback(raw: &str) -> bool {
+    match raw.trim().parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.is_loopback(),
+        Ok(IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        Err(_) => false,
+    }
+}
+
+/// One address's count in its current window, stored as `{"count": n, "resetAt": secs}`.
+fn parse_count(stored: Option<&str>, now: u64) -> (u32, u64) {
+    let fresh = (0, now + WINDOW_SECS);
+    let Some(value) = stored.and_then(|s| serde_json::from_str::<Value>(s).ok()) else { return fresh };
+    let count = value["count"].as_u64().and_then(|c| u32::try_from(c).ok());
+    let reset_at = value["resetAt"].as_u64();
+    match (count, reset_at) {
+        // KV deletes an expired count eventually; the stored end of the window decides.
+        (Some(count), Some(reset_at)) if reset_at > now && reset_at <= now + WINDOW_SECS => (count, reset_at),
+        _ => fresh,
+    }
+}
+
+/// Counts a registration from the address behind `key`, or refuses it (429) when the address has used its
+/// window. Storage failures are errors: a registration that cannot be counted is not stored.
+async fn count_registration(kv: &dyn KvStore, key: &str, now: u64) -> Result<(), AuthError> {
+    let (count, reset_at) = parse_count(kv.get(key).await?.as_deref(), now);
+    if count >= MAX_PER_WINDOW {
+        let wait = reset_at.saturating_sub(now).max(1);
+        let minutes = wait.div_ceil(60);
+        return Err(AuthError::new(
+            ErrorCode::TemporarilyUnavailable,
+            format!(
+                "Too many client registrations from your network: at most {MAX_PER_WINDOW} an hour. Use the \
+                 client_id you already registered, or register again in {minutes} minute{}.",
+                if minutes == 1 { "" } else { "s" }
+            ),
+        )
+        .with_status(429)
+        .with_header("retry-after", wait.to_string()));
+    }
+    let value = json!({ "count": count + 1, "resetAt": reset_at }).to_string();
+    // KV refuses expirations under a minute away; the stored `resetAt` still ends the window on time.
+    let ttl = reset_at.saturating_sub(now).max(KV_MIN_TTL_SECS);
+    kv.put(key, &value, KvWrite::ExpiresIn(ttl)).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_addresses_are_recognised_and_nothing_else() {
+        for raw in ["127.0.0.1", "127.8.9.10", "::1", " ::1 ", "::ffff:127.0.0.1"] {
+            assert!(is_loopback(raw), "{raw}");
+        }
+        for raw in ["", "unknown", "203.0.113.7", "2001:db8::1", "::ffff:203.0.113.7", "0.0.0.0", "::"] {
+            assert!(!is_loopback(raw), "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_count_outside_its_window_or_unreadable_starts_a_new_one() {
+        let now = 1_000_000;
+        assert_eq!(parse_count(None, now), (0, now + WINDOW_SECS));
+        assert_eq!(parse_count(Some("garbage"), now), (0, now + WINDOW_SECS));
+        assert_eq!(parse_count(Some(r#"{"count":4,"resetAt":1000100}"#), now), (4, 1_000_100));
+        assert_eq!(parse_count(Some(r#"{"count":4,"resetAt":1000000}"#), now), (0, now + WINDOW_SECS), "ended");
+        assert_eq!(
+            parse_count(Some(r#"{"count":4,"resetAt":9000000}"#), now),
+            (0, now + WINDOW_SECS),
+            "a window cannot be longer than an hour"
+        );
+    }
 }

@@ -2,8 +2,8 @@
 //!
 //! | key | value | lifetime |
 //! |---|---|---|
-//! | `client:{clientId}` | [`StoredClient`] | 90 days for registered clients |
-//! | `grant:{userId}:{grantId}` | [`StoredGrant`] | 10 min while the code is pending, then the refresh lifetime |
+//! | `client:{clientId}` | [`StoredClient`] | 24 hours for a registered client until it is first approved, then 90 days from its registration |
+//! | `grant:{userId}:{grantId}` | [`StoredGrant`] | 10 min while the code is pending, then the refresh lifetime (the access token's for a client not registered for `refresh_token`) |
 //! | `token:{userId}:{grantId}:{sha256(token)}` | [`StoredToken`] | the access token's lifetime |
 //!
 //! JSON is camelCase with absent fields omitted, as `JSON.stringify` writes it. Fields this version does not
@@ -21,8 +21,15 @@ pub const AUTH_CODE_TTL_SECS: u64 = 600;
 pub const ACCESS_TOKEN_TTL_SECS: u64 = 3600;
 /// Refresh token (and so grant) lifetime.
 pub const REFRESH_TOKEN_TTL_SECS: u64 = 30 * 24 * 3600;
-/// Lifetime of a dynamically registered client.
+/// Lifetime of a dynamically registered client that has been approved once, from its registration.
 pub const CLIENT_REGISTRATION_TTL_SECS: u64 = 90 * 24 * 3600;
+/// Lifetime of a dynamically registered client until someone approves it. Registration is open to anyone, and
+/// real clients register right before they send the person to the consent page; a registration nobody approves
+/// within a day is abandoned or abuse, and need not occupy the store for 90 days.
+pub const UNUSED_CLIENT_TTL_SECS: u64 = 24 * 3600;
+/// How long after [`UNUSED_CLIENT_TTL_SECS`] an approval still extends a client: KV may serve a record for a
+/// little while after it expired, and a client approved then must not vanish right after.
+const UNUSED_CLIENT_GRACE_SECS: u64 = 3600;
 /// Workers KV refuses expirations closer than this.
 pub const KV_MIN_TTL_SECS: u64 = 60;
 /// Headroom over the KV minimum for absolute expirations, which KV checks against its own clock.
@@ -89,6 +96,12 @@ pub struct StoredClient {
     /// secret methods at the token endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_method_explicit: Option<bool>,
+    /// Set when the client named its `grant_types` at registration; then they are enforced exactly as written.
+    /// Records without it that list `authorization_code` may hold the old default (this server and the
+    /// TypeScript provider stored `["authorization_code"]` for a registration that named none, and such clients
+    /// have been refreshing), so they keep `refresh_token` too. The TypeScript provider ignores the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_types_explicit: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
     #[serde(flatten)]
@@ -102,6 +115,23 @@ fn default_auth_method() -> String {
 impl StoredClient {
     pub fn is_public(&self) -> bool {
         self.token_endpoint_auth_method == "none"
+    }
+
+    /// Whether the client may use `grant_type` at the token endpoint: one of its registered grant types (RFC
+    /// 7591 §2: `authorization_code` when the record names none), or `refresh_token` for a registered client
+    /// whose record may hold the old default (see [`Self::grant_types_explicit`]). Metadata-document clients
+    /// are parsed afresh on every lookup, so they get exactly what their document says.
+    pub fn allows_grant_type(&self, grant_type: &str, is_document_client: bool) -> bool {
+        let default = ["authorization_code".to_owned()];
+        let registered = self.grant_types.as_deref().unwrap_or(&default);
+        let listed = |g: &str| registered.iter().any(|r| r == g);
+        if listed(grant_type) {
+            return true;
+        }
+        grant_type == "refresh_token"
+            && !is_document_client
+            && self.grant_types_explicit.is_none()
+            && listed("authorization_code")
     }
     /// The name to show a person: the registered name, else the id.
     /// The name shown on the consent page: the registered name cleaned again (records stored before names
@@ -247,6 +277,21 @@ impl<'a> Store<'a> {
         self.write(&client_key(&client.client_id), client, lifetime).await
     }
 
+    /// Gives a registered client that may still be on its short first lifetime ([`UNUSED_CLIENT_TTL_SECS`]) the
+    /// full one, 90 days from its registration, because someone approved it. Only a client registered within
+    /// the last day (plus the grace) can be on the short lifetime, so older ones, including every record written
+    /// by the TypeScript provider or before this rule, are left exactly as they are. Returns whether it wrote.
+    pub async fn keep_approved_client(&self, client: &StoredClient, now: u64) -> Result<bool, AuthError> {
+        let Some(registered) = client.registration_date else { return Ok(false) };
+        if now >= registered.saturating_add(UNUSED_CLIENT_TTL_SECS + UNUSED_CLIENT_GRACE_SECS) {
+            return Ok(false);
+        }
+        let until = registered.saturating_add(CLIENT_REGISTRATION_TTL_SECS);
+        let lifetime = KvWrite::ExpiresAt(until.max(now + KV_MIN_TTL_SECS + KV_EXPIRATION_MARGIN_SECS));
+        self.put_client(client, lifetime).await?;
+        Ok(true)
+    }
+
     pub async fn grant(&self, user_id: &str, grant_id: &str) -> Result<Option<StoredGrant>, AuthError> {
         self.read(&grant_key(user_id, grant_id)).await
     }
@@ -328,6 +373,36 @@ mod tests {
         assert_eq!(split_token("owner:g1:secret"), Some(("owner", "g1")));
         assert_eq!(split_token("owner:g1"), None);
         assert_eq!(split_token("a:b:c:d"), None);
+    }
+
+    #[test]
+    fn grant_types_are_enforced_except_where_a_record_may_hold_the_old_default() {
+        let client = |grant_types: Option<&[&str]>, explicit: bool| {
+            let mut record = serde_json::json!({ "clientId": "c", "redirectUris": [] });
+            if let Some(g) = grant_types {
+                record["grantTypes"] = serde_json::json!(g);
+            }
+            if explicit {
+                record["grantTypesExplicit"] = serde_json::json!(true);
+            }
+            serde_json::from_value::<StoredClient>(record).unwrap()
+        };
+        let both = client(Some(&["authorization_code", "refresh_token"]), true);
+        assert!(both.allows_grant_type("authorization_code", false) && both.allows_grant_type("refresh_token", false));
+        let codes_only = client(Some(&["authorization_code"]), true);
+        assert!(codes_only.allows_grant_type("authorization_code", false));
+        assert!(!codes_only.allows_grant_type("refresh_token", false), "named explicitly, so enforced");
+        let refresh_only = client(Some(&["refresh_token"]), true);
+        assert!(!refresh_only.allows_grant_type("authorization_code", false));
+        // No marker: the record may hold the old default of a registration that named none.
+        let old_default = client(Some(&["authorization_code"]), false);
+        assert!(old_default.allows_grant_type("refresh_token", false));
+        assert!(!old_default.allows_grant_type("refresh_token", true), "a metadata document means what it says");
+        assert!(!old_default.allows_grant_type("urn:ietf:params:oauth:grant-type:jwt-bearer", false));
+        let no_field = client(None, false);
+        assert!(no_field.allows_grant_type("authorization_code", false), "RFC 7591's default");
+        assert!(!no_field.allows_grant_type("refresh_token", true));
+        assert!(!client(Some(&["refresh_token"]), false).allows_grant_type("authorization_code", false));
     }
 
     #[test]

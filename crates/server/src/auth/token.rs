@@ -40,11 +40,35 @@ pub async fn handle(request: &HttpRequest, platform: &Platform) -> Result<HttpRe
     if grant_type.is_none() && params.non_empty("token").is_some() {
         return revoke::revoke(&params, &client, platform).await;
     }
-    match grant_type {
-        Some("authorization_code") => exchange_code(&params, &client, platform).await,
-        Some("refresh_token") => refresh(&params, &client, platform).await,
-        _ => Err(AuthError::new(ErrorCode::UnsupportedGrantType, "Grant type not supported")),
+    let grant_type = match grant_type {
+        Some(g @ ("authorization_code" | "refresh_token")) => g,
+        _ => {
+            return Err(AuthError::new(
+                ErrorCode::UnsupportedGrantType,
+                "Grant type not supported: use authorization_code or refresh_token",
+            ))
+        }
+    };
+    // A client uses only the grant types it registered (or its metadata document lists); any other is
+    // `unauthorized_client`, RFC 6749 §5.2.
+    if !client.allows_grant_type(grant_type, cimd::is_document_url(&client.client_id)) {
+        return Err(AuthError::new(ErrorCode::UnauthorizedClient, not_registered_for(grant_type, &client)));
     }
+    match grant_type {
+        "authorization_code" => exchange_code(&params, &client, platform).await,
+        _ => refresh(&params, &client, platform).await,
+    }
+}
+
+/// What to tell a client that used a grant type it did not register.
+fn not_registered_for(grant_type: &str, client: &StoredClient) -> String {
+    let registered = client.grant_types.as_deref().map(|g| g.join(", ")).unwrap_or_else(|| "authorization_code".into());
+    let next = if grant_type == "refresh_token" {
+        "Authorize again to get a new access token, or register the client again with grant_types [\"authorization_code\", \"refresh_token\"]"
+    } else {
+        "Register the client again with grant_types including authorization_code"
+    };
+    format!("This client is not registered for the {grant_type} grant (its grant types: {registered}). {next}.")
 }
 
 enum Basic {
@@ -241,12 +265,22 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
     grant.code_challenge = None;
     grant.code_challenge_method = None;
     grant.auth_code_wrapped_key = None;
-    let refresh_token = format!("{user_id}:{grant_id}:{}", random_string(32)?);
-    grant.refresh_token_id = Some(sha256_hex(&refresh_token));
-    grant.refresh_token_wrapped_key = Some(key.wrap_for(&refresh_token)?);
     grant.previous_refresh_token_id = None;
     grant.previous_refresh_token_wrapped_key = None;
-    grant.expires_at = Some(now + REFRESH_TOKEN_TTL_SECS);
+    // A client that may not refresh gets no refresh token (RFC 6749 §1.5: issuing one is the server's choice),
+    // rather than one it would be refused with; its grant then lives as long as the access token.
+    let refresh_token = if client.allows_grant_type("refresh_token", cimd::is_document_url(&client.client_id)) {
+        let token = format!("{user_id}:{grant_id}:{}", random_string(32)?);
+        grant.refresh_token_id = Some(sha256_hex(&token));
+        grant.refresh_token_wrapped_key = Some(key.wrap_for(&token)?);
+        grant.expires_at = Some(now + REFRESH_TOKEN_TTL_SECS);
+        Some(token)
+    } else {
+        grant.refresh_token_id = None;
+        grant.refresh_token_wrapped_key = None;
+        grant.expires_at = Some(now + ACCESS_TOKEN_TTL_SECS);
+        None
+    };
     store.save_grant(&grant, now).await?;
 
     // As the TypeScript provider does for a first token, the denormalised grant scope is the token's.
@@ -266,7 +300,9 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
     body.insert("token_type".into(), json!("bearer"));
     body.insert("expires_in".into(), json!(ACCESS_TOKEN_TTL_SECS));
     body.insert("scope".into(), json!(scopes.join(" ")));
-    body.insert("refresh_token".into(), json!(refresh_token));
+    if let Some(refresh_token) = refresh_token {
+        body.insert("refresh_token".into(), json!(refresh_token));
+    }
     if let Some(audience) = audience {
         body.insert("resource".into(), json!(audience));
     }

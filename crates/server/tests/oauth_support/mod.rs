@@ -2,10 +2,13 @@
 //! reachable, and the steps of the authorization code flow as a client performs them.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use async_trait::async_trait;
 use serde_json::{json, Value};
+use zotero_mcp_core::platform::{KvError, KvListPage, KvWrite};
 use zotero_mcp_core::testing::{ManualClock, MemoryKv, StubHttp};
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::crypto::pkce_s256;
@@ -57,6 +60,8 @@ pub struct Harness {
     pub clock: Rc<ManualClock>,
     pub oauth_kv: Rc<MemoryKv>,
     pub cache_kv: Rc<MemoryKv>,
+    /// Registrations sent by [`Harness::register`], which gives each its own address.
+    registrations: Cell<u32>,
 }
 
 impl Harness {
@@ -82,7 +87,7 @@ impl Harness {
         let oauth_kv = MemoryKv::new(clock.clone());
         let cache_kv = MemoryKv::new(clock.clone());
         let platform = Platform { http, oauth_kv: oauth_kv.clone(), cache_kv: cache_kv.clone(), clock: clock.clone() };
-        Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv }
+        Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv, registrations: Cell::new(0) }
     }
 
     pub async fn send(&self, request: HttpRequest) -> Reply {
@@ -98,12 +103,22 @@ impl Harness {
         self.send(http::Request::get(format!("{ORIGIN}{path_and_query}")).body(Vec::new()).unwrap()).await
     }
 
+    /// Registers from an address of its own (192.0.2.0/24, one per call), so that tests registering many
+    /// clients stay under the per-address registration limit; [`Harness::register_from`] picks the address.
     pub async fn register(&self, metadata: Value) -> Reply {
-        let request = http::Request::post(format!("{ORIGIN}/oauth/register"))
-            .header("content-type", "application/json")
-            .body(metadata.to_string().into_bytes())
-            .unwrap();
-        self.send(request).await
+        let n = self.registrations.get();
+        self.registrations.set(n + 1);
+        self.register_from(metadata, &format!("192.0.2.{}", n % 250 + 1)).await
+    }
+
+    /// Registers with `cf-connecting-ip: ip` (`""` sends no address).
+    pub async fn register_from(&self, metadata: Value, ip: &str) -> Reply {
+        let mut request =
+            http::Request::post(format!("{ORIGIN}/oauth/register")).header("content-type", "application/json");
+        if !ip.is_empty() {
+            request = request.header("cf-connecting-ip", ip);
+        }
+        self.send(request.body(metadata.to_string().into_bytes()).unwrap()).await
     }
 
     /// Registers a public client (PKCE, no secret) with one redirect URI.
@@ -254,4 +269,38 @@ pub async fn dump(kv: &MemoryKv) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// A KV store that refuses writes while `refusing` is set, as Workers KV does once the day's writes are used up.
+pub struct RefusingKv {
+    pub inner: Rc<dyn KvStore>,
+    pub refusing: Cell<bool>,
+}
+
+impl RefusingKv {
+    /// Puts a refusing wrapper around the harness's `CACHE_KV`.
+    pub fn around_cache(h: &mut Harness) -> Rc<Self> {
+        let kv = Rc::new(Self { inner: h.cache_kv.clone(), refusing: Cell::new(false) });
+        h.app.platform.cache_kv = kv.clone();
+        kv
+    }
+}
+
+#[async_trait(?Send)]
+impl KvStore for RefusingKv {
+    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
+        if self.refusing.get() {
+            return Err(KvError::RateLimited { key: key.to_owned() });
+        }
+        self.inner.put(key, value, lifetime).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
+        self.inner.list(prefix, cursor, limit).await
+    }
 }

@@ -1,0 +1,121 @@
+// Hostile input at the edge, one probe per finding of the security review (issue 9), against whichever server
+// scripts/e2e.sh started (the Worker under wrangler dev, then the native server). Each asserts the fixed
+// behaviour; the native ring (crates/server/tests) has the finer-grained tests.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import {
+  TEST_TIMEOUT_MS,
+  WRITE_SCOPES,
+  authHeaders,
+  fetchWithTimeout,
+  mcpUrl,
+  pkcePair,
+  postForm,
+  registerClient,
+  authorizeUrl,
+  workerUrl,
+} from './helpers.mjs';
+
+const t = { timeout: TEST_TIMEOUT_MS };
+
+async function register(metadata) {
+  const res = await fetchWithTimeout(workerUrl('/oauth/register'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token_endpoint_auth_method: 'none', ...metadata }),
+  });
+  return { status: res.status, json: await res.json().catch(() => undefined) };
+}
+
+describe('hostile input is refused at the edge', () => {
+  test('a token request with hundreds of parameters is invalid_request, not minutes of work', t, async () => {
+    const form = { grant_type: 'authorization_code', client_id: 'x' };
+    for (let i = 0; i < 2000; i += 1) form[`p${i}`] = '1';
+    const res = await postForm(workerUrl('/oauth/token'), form);
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    assert.equal(body.error, 'invalid_request');
+    assert.match(body.error_description, /at most/);
+  });
+
+  test('registration refuses dangerous, non-loopback http and fragment redirect URIs', t, async () => {
+    for (const uri of ['javascript:alert(1)', 'http://attacker.example/cb', 'https://app.example/cb#x', 'intent://x']) {
+      const reply = await register({ redirect_uris: [uri] });
+      assert.equal(reply.status, 400, `${uri}: ${JSON.stringify(reply.json)}`);
+      assert.ok(['invalid_redirect_uri', 'invalid_client_metadata'].includes(reply.json.error), uri);
+    }
+  });
+
+  test('registration takes at most ten redirect URIs', t, async () => {
+    const uris = Array.from({ length: 11 }, (_, i) => `http://127.0.0.1/cb${i}`);
+    const reply = await register({ redirect_uris: uris });
+    assert.equal(reply.status, 400);
+    assert.match(reply.json.error_description, /at most 10/);
+  });
+
+  test('a client name loses bidi and control characters and is cut to 100 characters', t, async () => {
+    const name = `Claude\u202Eetirw\u202C ${'x'.repeat(300)}`;
+    const reply = await register({ redirect_uris: ['http://127.0.0.1/cb'], client_name: name });
+    assert.equal(reply.status, 201, JSON.stringify(reply.json));
+    assert.ok(!/[\u202A-\u202E\u2066-\u2069]/.test(reply.json.client_name), 'no bidi controls');
+    assert.ok([...reply.json.client_name].length <= 100, `cut: ${reply.json.client_name.length}`);
+  });
+
+  test('a look-alike loopback Origin is refused and not echoed', t, async () => {
+    for (const origin of ['http://127.attacker.example', 'http://localhost.attacker.example']) {
+      const res = await fetchWithTimeout(mcpUrl(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin, ...(await authHeaders()) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+      await res.arrayBuffer();
+      assert.equal(res.status, 403, origin);
+      assert.equal(res.headers.get('access-control-allow-origin'), null, `${origin} is not echoed`);
+    }
+  });
+
+  test('errors before consent are pages, never redirects to a registered URI', t, async () => {
+    const client = await registerClient();
+    const { challenge } = await pkcePair();
+    const cases = [
+      { code_challenge: null, code_challenge_method: null },
+      { code_challenge: 'short' },
+      { response_type: 'token' },
+    ];
+    for (const extra of cases) {
+      const res = await fetchWithTimeout(authorizeUrl(client.client_id, challenge, extra), { redirect: 'manual' });
+      const text = await res.text();
+      assert.equal(res.status, 400, `${JSON.stringify(extra)}: ${res.status} ${text.slice(0, 200)}`);
+      assert.equal(res.headers.get('location'), null, 'no redirect');
+      assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+    }
+  });
+
+  test('a note field given to zotero_create_items cannot carry script into Zotero', t, async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...(await authHeaders(WRITE_SCOPES)) };
+    const call = async (name, args) => {
+      const res = await fetchWithTimeout(mcpUrl(), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      return (await res.json()).result;
+    };
+    const created = await call('zotero_create_items', {
+      items: [{ itemType: 'note', fields: { note: 'hi <script>alert(1)</script><img src=x onerror=alert(2)>' } }],
+    });
+    assert.notEqual(created.isError, true, JSON.stringify(created));
+    const key = created.structuredContent.created?.[0];
+    assert.ok(key, JSON.stringify(created.structuredContent));
+    // What Zotero stored: the note's HTML, read from the simulator itself (SIM_URL, set by scripts/e2e.sh).
+    const res = await fetchWithTimeout(`${process.env.SIM_URL}/users/1234567/items/${key}`, {
+      headers: { 'zotero-api-key': 'demo' },
+    });
+    const html = (await res.json()).data.note;
+    assert.ok(!/<script/i.test(html), html);
+    assert.ok(!/<img[^>]*onerror/i.test(html), html);
+    assert.match(html, /&lt;script&gt;/, 'the markup arrives as visible text');
+  });
+});
