@@ -381,3 +381,49 @@ async fn unknown_resource_is_invalid_params_with_the_uri() {
     assert_eq!((reply.status, reply.error_code()), (200, Some(-32602)));
     assert_eq!(reply.body["error"]["data"]["uri"], "fixture://nothing");
 }
+
+#[tokio::test]
+async fn a_host_with_user_info_is_not_an_allowed_host() {
+    // Found by fuzz/origin_host: `localhost:8787@evil.example` split at `:` read as the allowed `localhost`.
+    let guarded = app_with(&[("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")]);
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    for host in ["localhost:8787@evil.example", "[::1]@evil.example", "127.0.0.1@evil.example:8787"] {
+        let request = http::Request::post("/mcp")
+            .header("host", host)
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {TEST_TOKEN}"))
+            .body(body.to_string().into_bytes())
+            .unwrap();
+        assert_eq!(send(&guarded, request).await.status, 403, "{host}");
+    }
+    let fine = http::Request::post("/mcp")
+        .header("host", "localhost:8787")
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {TEST_TOKEN}"))
+        .body(body.to_string().into_bytes())
+        .unwrap();
+    assert_ne!(send(&guarded, fine).await.status, 403);
+}
+
+#[tokio::test]
+async fn a_numeric_id_beyond_64_bits_is_refused_rather_than_echoed_as_another_number() {
+    // Found by fuzz/jsonrpc_stdio: 133333330333333333333333 came back as 1.3333333033333333e23.
+    let reply = send(
+        &app(),
+        post_raw(
+            br#"{"jsonrpc":"2.0","id":133333330333333333333333,"method":"ping"}"#.to_vec(),
+            "application/json",
+            &[],
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.text);
+    assert_eq!(reply.error_code(), Some(-32600));
+    assert!(reply.body["id"].is_null());
+    let fits = send(
+        &app(),
+        post_raw(br#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#.to_vec(), "application/json", &[]),
+    )
+    .await;
+    assert_eq!(fits.body["id"], serde_json::json!(9007199254740993u64));
+}

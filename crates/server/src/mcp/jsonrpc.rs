@@ -74,6 +74,19 @@ impl Incoming {
             if !matches!(id, Value::String(_) | Value::Number(_)) {
                 return Err(invalid("`id` must be a string or a number"));
             }
+            // MCP ids are strings or integers. An integer beyond 64 bits is read as a float and would be echoed
+            // as another number, so the client could not match the answer (found by fuzz/jsonrpc_stdio).
+            if let Value::Number(n) = id {
+                if n.as_i64().is_none() && n.as_u64().is_none() {
+                    return Err(Box::new((
+                        RpcError::new(
+                            code::INVALID_REQUEST,
+                            "Invalid Request: a numeric `id` must be an integer that fits in 64 bits; use a string id",
+                        ),
+                        Value::Null,
+                    )));
+                }
+            }
         }
         let method = match object.remove("method") {
             Some(Value::String(m)) => Some(m),
