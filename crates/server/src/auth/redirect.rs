@@ -40,6 +40,11 @@ pub fn problem(uri: &str) -> Option<String> {
             "is not an absolute URI: give the full callback URL, such as https://app.example/callback".to_owned(),
         );
     };
+    // User info names no callback; it only lets two URIs that look different match as "the same loopback
+    // URI on another port" (found by fuzz/redirect_uri).
+    if !url.username().is_empty() || url.password().is_some() {
+        return Some("contains user info (user@host): register the callback URL without it".to_owned());
+    }
     if url.fragment().is_some() {
         return Some("has a fragment (#…): register it without one (RFC 6749 §3.1.2)".to_owned());
     }
@@ -179,6 +184,8 @@ mod tests {
             ("https://claude.ai/cb#frag", "fragment"),
             ("com.example.app:/cb#x", "fragment"),
             ("/relative/callback", "absolute URI"),
+            ("http://evil@127.0.0.1:4000/cb", "user info"),
+            ("https://user:pass@app.example/cb", "user info"),
         ];
         for (uri, says) in refused {
             let problem = problem(uri).unwrap_or_else(|| panic!("{uri} was accepted"));
