@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8787
 
-.PHONY: setup build dev test fmt lint unit e2e size bench clean
+.PHONY: setup build dev test fmt lint unit e2e size bench fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -39,6 +39,11 @@ bench: build
 	cargo bench -p zotero-sim --bench client_page
 	cargo bench -p zotero-mcp-server --bench tools_call
 	@bash scripts/bench-runtimes.sh
+
+## Fuzzing (cargo +nightly fuzz; not part of `make test`): each target in turn for FUZZ_RUNS executions (default
+## 1,000,000), printing its figures, then every input in fuzz/regressions once. See fuzz/README.md.
+fuzz:
+	@bash fuzz/run.sh
 
 clean:
 	cargo clean
