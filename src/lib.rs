@@ -3,6 +3,8 @@
 //! (crates/core); natively this crate compiles to nothing.
 
 #[cfg(target_arch = "wasm32")]
+mod counters;
+#[cfg(target_arch = "wasm32")]
 mod worker;
 
 /// The Worker's entry points: translate the runtime's request and bindings into ours, route, translate back.

@@ -16,11 +16,14 @@ pub fn app(env: &Env) -> worker::Result<App> {
     let lookup =
         |name: &str| env.secret(name).map(|s| s.to_string()).ok().or_else(|| env.var(name).map(|v| v.to_string()).ok());
     let config = Config::from_lookup(lookup);
+    let cache_kv: Rc<dyn KvStore> = Rc::new(WorkerKv { store: env.kv("CACHE_KV")? });
+    let clock: Rc<dyn Clock> = Rc::new(WorkerClock);
     let platform = Platform {
         http: Rc::new(WorkerFetch),
         oauth_kv: Rc::new(WorkerKv { store: env.kv("OAUTH_KV")? }),
-        cache_kv: Rc::new(WorkerKv { store: env.kv("CACHE_KV")? }),
-        clock: Rc::new(WorkerClock),
+        counters: crate::counters::bind(env, cache_kv.clone(), clock.clone()),
+        cache_kv,
+        clock,
     };
     Ok(App::with_oauth(config, platform))
 }

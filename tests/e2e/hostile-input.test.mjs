@@ -15,7 +15,10 @@ import {
   postForm,
   registerClient,
   authorizeUrl,
+  oauthFlow,
+  tokenRequest,
   workerUrl,
+  READ_SCOPES,
 } from './helpers.mjs';
 
 const t = { timeout: TEST_TIMEOUT_MS };
@@ -117,5 +120,60 @@ describe('hostile input is refused at the edge', () => {
     assert.ok(!/<script/i.test(html), html);
     assert.ok(!/<img[^>]*onerror/i.test(html), html);
     assert.match(html, /&lt;script&gt;/, 'the markup arrives as visible text');
+  });
+
+  test('a resource that is not this server is refused before consent', t, async () => {
+    const client = await registerClient();
+    const { challenge } = await pkcePair();
+    const res = await fetchWithTimeout(authorizeUrl(client.client_id, challenge, { resource: 'https://attacker.example/mcp' }), {
+      redirect: 'manual',
+    });
+    const text = await res.text();
+    assert.equal(res.status, 400, text.slice(0, 200));
+    assert.equal(res.headers.get('location'), null);
+    assert.ok(text.includes(mcpUrl()), 'the page names the expected resource');
+    assert.ok(!text.includes('attacker.example'), 'the foreign value is not echoed');
+  });
+
+  test('a refresh token replayed after two rotations revokes the whole grant', t, async () => {
+    const first = await oauthFlow(READ_SCOPES);
+    const refresh = (token) =>
+      tokenRequest({ grant_type: 'refresh_token', refresh_token: token, client_id: first.clientId, resource: mcpUrl() });
+    const second = await refresh(first.refresh_token);
+    assert.equal(second.status, 200, second.text);
+    const third = await refresh(second.json.refresh_token);
+    assert.equal(third.status, 200, third.text);
+    const replay = await refresh(first.refresh_token);
+    assert.equal(replay.status, 400, replay.text);
+    assert.equal(replay.json.error, 'invalid_grant');
+    assert.match(replay.json.error_description, /revoked/);
+    const after = await refresh(third.json.refresh_token);
+    assert.equal(after.status, 400, `the newest refresh token went with the grant: ${after.text}`);
+    const res = await fetchWithTimeout(mcpUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${third.json.access_token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    assert.equal(res.status, 401, 'the newest access token went with the grant');
+  });
+
+  // The Worker takes the client's address from CF-Connecting-IP, which `wrangler dev` passes through, so the
+  // probe can stand for one remote address; the native server reads it from the socket (every test here is
+  // 127.0.0.1, and a lock-out would stop the other tests' sign-ins), so it runs there in `make bench` only.
+  test('simultaneous wrong passwords from one address: exactly eight are checked', { ...t, skip: process.env.E2E_TARGET === 'native' }, async () => {
+    const client = await registerClient();
+    const { challenge } = await pkcePair();
+    const consent = authorizeUrl(client.client_id, challenge);
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        postForm(consent, { password: `wrong-${i}` }, { 'cf-connecting-ip': '203.0.113.77' }).then(async (res) => {
+          await res.text();
+          return res.status;
+        }),
+      ),
+    );
+    const checked = statuses.filter((s) => s === 401).length;
+    const refused = statuses.filter((s) => s === 429).length;
+    assert.deepEqual({ checked, refused }, { checked: 8, refused: 12 }, JSON.stringify(statuses));
   });
 });

@@ -200,6 +200,7 @@ pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualCloc
         http: http.clone(),
         oauth_kv: MemoryKv::new(clock.clone()),
         cache_kv: MemoryKv::new(clock.clone()),
+        counters: crate::platform::MemoryCounters::new(clock.clone()),
         clock: clock.clone(),
     };
     (platform, clock, http)

@@ -426,4 +426,16 @@ async fn a_numeric_id_beyond_64_bits_is_refused_rather_than_echoed_as_another_nu
     )
     .await;
     assert_eq!(fits.body["id"], serde_json::json!(9007199254740993u64));
+    // Whatever else is wrong with the message, such an id is never echoed (fuzz finding 4: the version check
+    // came first and echoed it).
+    for body in [
+        &br#"{"jsonrpc":"1.0","id":133333330333333333333333,"method":"ping"}"#[..],
+        br#"{"jsonrpc":"2.0","id":1e30,"method":7}"#,
+        br#"{"jsonrpc":"2.0","id":1.5,"method":"ping","params":[]}"#,
+    ] {
+        let reply = send(&app(), post_raw(body.to_vec(), "application/json", &[])).await;
+        assert_eq!(reply.status, 400, "{}", reply.text);
+        assert!(reply.body["id"].is_null(), "{}", reply.text);
+        assert!(!reply.text.contains("e+") && !reply.text.contains("e23"), "{}", reply.text);
+    }
 }

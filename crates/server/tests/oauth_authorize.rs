@@ -306,9 +306,26 @@ async fn the_throttle_locks_out_after_eight_failures_even_for_the_right_password
     assert_eq!(ok.status, 303);
     // A success clears the count.
     assert_eq!(h.approve(&path, &[("password", "guess")]).await.status, 401);
-    assert_eq!(h.cache_kv.get("login-attempts:203.0.113.7").await.unwrap().as_deref(), Some("1"));
+    assert_eq!(h.count("login-attempts:203.0.113.7").await, 1);
     assert_eq!(h.approve(&path, &[("password", PASSWORD)]).await.status, 303);
-    assert_eq!(h.cache_kv.get("login-attempts:203.0.113.7").await.unwrap(), None);
+    assert_eq!(h.count("login-attempts:203.0.113.7").await, 0);
+}
+
+#[tokio::test]
+async fn without_exact_counters_the_throttle_counts_in_kv_under_the_typescript_keys() {
+    let h = Harness::new().counting_in_kv();
+    let client = h.public_client(REDIRECT).await;
+    let path = h.authorize_path(&client, REDIRECT, &[]);
+    for _ in 0..8 {
+        assert_eq!(h.approve(&path, &[("password", "guess")]).await.status, 401);
+    }
+    assert_eq!(h.cache_kv.get("login-attempts:203.0.113.7").await.unwrap().as_deref(), Some("8"));
+    assert_eq!(h.cache_kv.get("login-attempts:*").await.unwrap().as_deref(), Some("8"));
+    let locked = h.approve(&path, &[("password", PASSWORD)]).await;
+    assert_eq!((locked.status, locked.header("retry-after")), (429, "900"));
+    h.clock.advance_secs(15 * 60);
+    assert_eq!(h.approve(&path, &[("password", PASSWORD)]).await.status, 303);
+    assert_eq!(h.cache_kv.get("login-attempts:203.0.113.7").await.unwrap(), None, "a success clears the count");
 }
 
 #[tokio::test]

@@ -158,6 +158,14 @@ async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
     let first = h.flow(&["zotero:read", "zotero:write"]).await;
     let second = h.refresh(&first.client_id, &first.refresh).await;
     assert_eq!(second.status, 200);
+    // A second rotation retires the first refresh token, so the grant carries `retiredRefreshTokenIds`, which
+    // the TypeScript provider does not know.
+    let third = h.refresh(&first.client_id, second.json["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(third.status, 200);
+    let grant_key = h.grant_keys().await.remove(0);
+    let grant: Value = serde_json::from_str(&h.oauth_kv.get(&grant_key).await.unwrap().unwrap()).unwrap();
+    let retired = grant["retiredRefreshTokenIds"].clone();
+    assert_eq!(retired.as_array().map(Vec::len), Some(1), "{grant}");
     let (conf_id, conf_secret) = h.confidential_client(REDIRECT).await;
     let conf_code = h.code(&h.authorize_path(&conf_id, REDIRECT, &[]), &["zotero:read"]).await;
     let conf = h
@@ -181,9 +189,9 @@ async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
         "kv": export(&h).await,
         "public": {
             "clientId": first.client_id,
-            "accessToken": second.json["access_token"],
-            "refreshToken": second.json["refresh_token"],
-            "previousRefreshToken": first.refresh,
+            "accessToken": third.json["access_token"],
+            "refreshToken": third.json["refresh_token"],
+            "previousRefreshToken": second.json["refresh_token"],
         },
         "confidential": { "clientId": conf_id, "clientSecret": conf_secret, "accessToken": conf.json["access_token"], "refreshToken": conf.json["refresh_token"] },
         "pending": { "clientId": pending_client, "code": pending_code, "verifier": VERIFIER },
@@ -200,6 +208,7 @@ async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
     assert_eq!(results["wrongAudience"]["status"], 401);
     assert_eq!(results["refresh"]["status"], 200, "{results}");
     assert_eq!(results["refreshedMcp"]["status"], 200, "{results}");
+    assert_eq!(results["grantAfterRefresh"]["retiredRefreshTokenIds"], retired, "it keeps the field it does not know");
     assert_eq!(results["previousRefresh"]["status"], 200, "{results}");
     assert_eq!(results["confidentialRefresh"]["status"], 200, "{results}");
     assert_eq!(results["confidentialMcp"]["status"], 200, "{results}");

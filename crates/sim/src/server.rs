@@ -130,7 +130,9 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
     socket.set_reuse_address(true).map_err(|e| bind(e.to_string()))?;
     socket.set_tcp_nodelay(true).map_err(|e| bind(e.to_string()))?;
     socket.bind(&addr.into()).map_err(|e| bind(e.to_string()))?;
-    socket.listen(128).map_err(|e| bind(e.to_string()))?;
+    // A deep backlog: the load benchmark opens a few hundred connections at once, and a full queue drops SYNs
+    // that the client then retries only after seconds.
+    socket.listen(1024).map_err(|e| bind(e.to_string()))?;
     let server =
         tiny_http::Server::from_listener(std::net::TcpListener::from(socket), None).map_err(|e| bind(e.to_string()))?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);

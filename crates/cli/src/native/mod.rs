@@ -9,7 +9,7 @@ pub mod log;
 use std::path::Path;
 use std::rc::Rc;
 
-use zotero_mcp_core::platform::Platform;
+use zotero_mcp_core::platform::{MemoryCounters, Platform};
 
 pub use self::clock::TokioClock;
 pub use self::http::ReqwestHttp;
@@ -35,10 +35,14 @@ pub fn stdio_platform(kv_path: &Path) -> Result<Platform, String> {
 }
 
 fn platform_over(file: KvFile) -> Result<Platform, String> {
+    let clock = Rc::new(TokioClock);
     Ok(Platform {
         http: Rc::new(ReqwestHttp::new()?),
         oauth_kv: Rc::new(file.store("oauth_kv")),
         cache_kv: Rc::new(file.store("cache_kv")),
-        clock: Rc::new(TokioClock),
+        // One process serves every request, so counts kept in its memory are exact; they start over when the
+        // server restarts, which only its operator can cause.
+        counters: MemoryCounters::new(clock.clone()),
+        clock,
     })
 }

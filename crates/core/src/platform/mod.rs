@@ -4,10 +4,14 @@
 //! objects behind the real implementations cannot cross threads anyway.
 
 mod clock;
+mod counters;
 mod http;
 mod kv;
 
 pub use self::clock::{within, Clock};
+pub use self::counters::{
+    apply_steps, CountRow, CounterReport, CounterRows, CounterStep, Counters, CountersError, KvCounters, MemoryCounters,
+};
 pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
 pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite};
 
@@ -20,8 +24,11 @@ pub struct Platform {
     pub http: Rc<dyn HttpClient>,
     /// OAuth clients, grants and tokens (`OAUTH_KV`).
     pub oauth_kv: Rc<dyn KvStore>,
-    /// Caches, the index sync cursor and the login throttle (`CACHE_KV`).
+    /// Caches and the index sync cursor (`CACHE_KV`).
     pub cache_kv: Rc<dyn KvStore>,
+    /// Attempt counts of the login throttle and the registration limit: exact where the runtime allows it
+    /// (a Durable Object, one process), else in `CACHE_KV`.
+    pub counters: Rc<dyn Counters>,
     /// Wall-clock time.
     pub clock: Rc<dyn Clock>,
 }

@@ -105,6 +105,12 @@ pub async fn parse_request(request: &HttpRequest, app: &App) -> Result<(AuthRequ
             "The resource parameter must be a valid absolute URI without a fragment, such as this server's /mcp URL",
         )
     })?;
+    // Tokens are bound to the requested resource, so one for another server would be refused at our /mcp while
+    // the person believes they connected this one. Refused here, before anyone is asked to consent; the foreign
+    // value is not echoed, so the page cannot be made to show someone else's text.
+    if resource.as_ref().is_some_and(|r| !r.values().iter().all(|v| resource::is_own_resource(v, &issuer))) {
+        return Err(Refusal::invalid(ErrorCode::InvalidTarget, &resource::not_own_description(&issuer)));
+    }
     let response_type = query.get("response_type").unwrap_or("").to_owned();
     if response_type.is_empty() {
         return Err(Refusal::invalid(ErrorCode::InvalidRequest, "response_type is required: send response_type=code"));
@@ -254,12 +260,13 @@ async fn submit(
         return Err(Refusal::page("The form must be submitted as application/x-www-form-urlencoded."));
     }
     let form = Params::parse_bounded(request.body()).map_err(|e| Refusal::page(e.to_string()))?;
-    let throttle = Throttle::for_request(request, app.platform.cache_kv.as_ref(), app.config.login_ipv6_prefix);
+    let now_ms = app.platform.clock.now_ms();
+    let throttle = Throttle::for_request(request, app.platform.counters.as_ref(), now_ms, app.config.login_ipv6_prefix);
     // The attempt is counted before the password is looked at; one that cannot be counted is not checked.
     let attempt = match throttle.begin().await {
         Ok(attempt) => attempt,
         Err(locked) => {
-            let mut response = html_response(429, error_page(locked.message()));
+            let mut response = html_response(429, error_page(&locked.message()));
             if let Ok(value) = http::HeaderValue::from_str(&locked.retry_after_secs().to_string()) {
                 response.headers_mut().insert(http::header::RETRY_AFTER, value);
             }
@@ -270,7 +277,6 @@ async fn submit(
     let password_ok = secrets_equal(form.get("password").unwrap_or(""), password);
     let username_ok = !app.config.auth_username_required || secrets_equal(form.get("username").unwrap_or(""), user_id);
     if !(password_ok && username_ok) {
-        throttle.failed(attempt).await;
         app.platform.clock.sleep(failure_delay_ms(attempt.previous_failures)).await;
         let message =
             if app.config.auth_username_required { "Incorrect user name or password." } else { "Incorrect password." };

@@ -3,20 +3,21 @@
 //!
 //! Registration is open (no initial access token), so what one caller can make the server store is bounded:
 //! each request by size and per field (`client`), the number per client address by [`MAX_PER_WINDOW`] an hour
-//! (counted in `CACHE_KV`), and the time a record stays by [`UNUSED_CLIENT_TTL_SECS`] until someone approves
+//! (in the platform's attempt counters, exact in the Durable Object and natively), and the time a record stays by [`UNUSED_CLIENT_TTL_SECS`] until someone approves
 //! the client. Without the count, about a thousand registrations would use up the Workers free plan's daily
 //! KV writes and every sign-in with them.
 
 use std::net::IpAddr;
 
 use serde_json::{json, Map, Value};
-use zotero_mcp_core::platform::{KvStore, KvWrite};
+use zotero_mcp_core::platform::{CounterStep, Counters, CountersError, KvWrite};
 
 use super::client::ClientMetadata;
 use super::crypto::{random_string, sha256_hex};
 use super::error::{AuthError, ErrorCode};
 use super::http_util::{header, json_response, no_store};
-use super::storage::{Store, CLIENT_REGISTRATION_TTL_SECS, KV_MIN_TTL_SECS, UNUSED_CLIENT_TTL_SECS};
+use super::log;
+use super::storage::{Store, CLIENT_REGISTRATION_TTL_SECS, UNUSED_CLIENT_TTL_SECS};
 use super::throttle::{client_key, CLIENT_ADDRESS_HEADER};
 use crate::app::App;
 use crate::platform::{HttpRequest, HttpResponse};
@@ -27,7 +28,7 @@ use crate::platform::{HttpRequest, HttpResponse};
 pub const MAX_PER_WINDOW: u32 = 10;
 /// The counting window: it starts at an address's first registration and does not move until it ends.
 pub const WINDOW_SECS: u64 = 3600;
-/// `CACHE_KV` key prefix of the per-address counts.
+/// Key prefix of the per-address counts (also their `CACHE_KV` keys when counts fall back to KV).
 const COUNT_PREFIX: &str = "register-attempts:";
 
 /// Largest registration request accepted, in bytes. Real registrations are a few hundred bytes. The record is
@@ -69,7 +70,7 @@ pub async fn register(request: &HttpRequest, app: &App) -> Result<HttpResponse, 
     let raw_address = header(request, CLIENT_ADDRESS_HEADER).unwrap_or("");
     if !is_loopback(raw_address) {
         let key = format!("{COUNT_PREFIX}{}", client_key(raw_address, app.config.login_ipv6_prefix));
-        count_registration(platform.cache_kv.as_ref(), &key, now).await?;
+        count_registration(platform.counters.as_ref(), &key, platform.clock.now_ms()).await?;
     }
     client.client_id = random_string(16)?;
     client.registration_date = Some(now);
@@ -122,42 +123,39 @@ fn is_loopback(raw: &str) -> bool {
     }
 }
 
-/// One address's count in its current window, stored as `{"count": n, "resetAt": secs}`.
-fn parse_count(stored: Option<&str>, now: u64) -> (u32, u64) {
-    let fresh = (0, now + WINDOW_SECS);
-    let Some(value) = stored.and_then(|s| serde_json::from_str::<Value>(s).ok()) else { return fresh };
-    let count = value["count"].as_u64().and_then(|c| u32::try_from(c).ok());
-    let reset_at = value["resetAt"].as_u64();
-    match (count, reset_at) {
-        // KV deletes an expired count eventually; the stored end of the window decides.
-        (Some(count), Some(reset_at)) if reset_at > now && reset_at <= now + WINDOW_SECS => (count, reset_at),
-        _ => fresh,
-    }
-}
-
 /// Counts a registration from the address behind `key`, or refuses it (429) when the address has used its
-/// window. Storage failures are errors: a registration that cannot be counted is not stored.
-async fn count_registration(kv: &dyn KvStore, key: &str, now: u64) -> Result<(), AuthError> {
-    let (count, reset_at) = parse_count(kv.get(key).await?.as_deref(), now);
-    if count >= MAX_PER_WINDOW {
-        let wait = reset_at.saturating_sub(now).max(1);
-        let minutes = wait.div_ceil(60);
-        return Err(AuthError::new(
-            ErrorCode::TemporarilyUnavailable,
-            format!(
-                "Too many client registrations from your network: at most {MAX_PER_WINDOW} an hour. Use the \
-                 client_id you already registered, or register again in {minutes} minute{}.",
-                if minutes == 1 { "" } else { "s" }
-            ),
-        )
-        .with_status(429)
-        .with_header("retry-after", wait.to_string()));
+/// window. A registration that cannot be counted is not stored.
+async fn count_registration(counters: &dyn Counters, key: &str, now_ms: u64) -> Result<(), AuthError> {
+    let steps = [
+        CounterStep::Below { key: key.to_owned(), limit: MAX_PER_WINDOW },
+        CounterStep::Add { key: key.to_owned(), window_secs: WINDOW_SECS, rolling: false },
+    ];
+    match counters.update(&steps).await {
+        Ok(_) => Ok(()),
+        Err(CountersError::Refused { until_ms, .. }) => {
+            let wait = until_ms.saturating_sub(now_ms).div_ceil(1000).max(1);
+            let minutes = wait.div_ceil(60);
+            Err(AuthError::new(
+                ErrorCode::TemporarilyUnavailable,
+                format!(
+                    "Too many client registrations from your network: at most {MAX_PER_WINDOW} an hour. Use the \
+                     client_id you already registered, or register again in {minutes} minute{}.",
+                    if minutes == 1 { "" } else { "s" }
+                ),
+            )
+            .with_status(429)
+            .with_header("retry-after", wait.to_string()))
+        }
+        Err(e @ CountersError::Unavailable(_)) => {
+            log::warn(&format!("a registration was refused because it could not be counted: {e}"));
+            Err(AuthError::new(
+                ErrorCode::TemporarilyUnavailable,
+                "Registrations cannot be counted right now, so none is accepted. Try again in a minute.",
+            )
+            .with_status(429)
+            .with_header("retry-after", "60"))
+        }
     }
-    let value = json!({ "count": count + 1, "resetAt": reset_at }).to_string();
-    // KV refuses expirations under a minute away; the stored `resetAt` still ends the window on time.
-    let ttl = reset_at.saturating_sub(now).max(KV_MIN_TTL_SECS);
-    kv.put(key, &value, KvWrite::ExpiresIn(ttl)).await?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -172,19 +170,5 @@ mod tests {
         for raw in ["", "unknown", "203.0.113.7", "2001:db8::1", "::ffff:203.0.113.7", "0.0.0.0", "::"] {
             assert!(!is_loopback(raw), "{raw}");
         }
-    }
-
-    #[test]
-    fn a_count_outside_its_window_or_unreadable_starts_a_new_one() {
-        let now = 1_000_000;
-        assert_eq!(parse_count(None, now), (0, now + WINDOW_SECS));
-        assert_eq!(parse_count(Some("garbage"), now), (0, now + WINDOW_SECS));
-        assert_eq!(parse_count(Some(r#"{"count":4,"resetAt":1000100}"#), now), (4, 1_000_100));
-        assert_eq!(parse_count(Some(r#"{"count":4,"resetAt":1000000}"#), now), (0, now + WINDOW_SECS), "ended");
-        assert_eq!(
-            parse_count(Some(r#"{"count":4,"resetAt":9000000}"#), now),
-            (0, now + WINDOW_SECS),
-            "a window cannot be longer than an hour"
-        );
     }
 }

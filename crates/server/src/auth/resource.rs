@@ -28,10 +28,47 @@ fn is_valid_resource(value: &str) -> bool {
     }
 }
 
-/// The audience of tokens issued from a grant: the requested resource (each one must have been granted,
-/// compared exactly), else the grant's own. `None` only for legacy grants bound to nothing.
-pub fn resolve_for_token(requested: &[&str], granted: Option<&Resource>) -> Result<Option<Resource>, AuthError> {
+/// The path of the MCP endpoint, the one resource this server protects.
+pub const MCP_PATH: &str = "/mcp";
+
+/// This server's protected resource for the issuer `origin`: its `/mcp` URL.
+pub fn own_resource(origin: &str) -> String {
+    format!("{origin}{MCP_PATH}")
+}
+
+/// Whether a token bound to `value` can work at this server: exactly the resources the audience check of a
+/// request to `/mcp` at `origin` accepts (same origin; the bare origin or the `/mcp` path). A resource with a
+/// query binds the token to `/mcp` with that query, which is still this server, so it is compared with such a
+/// request.
+pub fn is_own_resource(value: &str, origin: &str) -> bool {
+    let Ok(url) = Url::parse(value) else { return false };
+    let request = match url.query() {
+        Some(query) => format!("{}?{query}", own_resource(origin)),
+        None => own_resource(origin),
+    };
+    audience_matches(&request, value)
+}
+
+/// Why a requested resource is refused when it is not this server's: a token for it would be useless at `/mcp`,
+/// and issuing one would tell the person they connected something they did not.
+pub fn not_own_description(origin: &str) -> String {
+    let expected = own_resource(origin);
+    format!("The resource parameter must be this server's MCP endpoint, {expected}: tokens from this server work only there. Configure the client with {expected}")
+}
+
+/// The audience of tokens issued from a grant at the token endpoint of `origin`: the requested resource (each
+/// one must be this server's and have been granted, compared exactly), else the grant's own. `None` only for
+/// legacy grants bound to nothing.
+pub fn resolve_for_token(
+    requested: &[&str],
+    granted: Option<&Resource>,
+    origin: &str,
+) -> Result<Option<Resource>, AuthError> {
     let requested = parse_param(requested)?;
+    // A grant bound to nothing allows any resource below; this keeps its tokens to this server too.
+    if requested.as_ref().is_some_and(|r| !r.values().iter().all(|v| is_own_resource(v, origin))) {
+        return Err(AuthError::new(ErrorCode::InvalidTarget, not_own_description(origin)));
+    }
     if let Some(granted) = granted {
         if !granted.values().iter().all(|v| is_valid_resource(v)) {
             return Err(AuthError::new(
@@ -104,10 +141,47 @@ mod tests {
 
     #[test]
     fn token_resources_must_have_been_granted() {
+        let origin = "https://z.example";
         let granted = Resource::One("https://z.example/mcp".into());
-        assert_eq!(resolve_for_token(&[], Some(&granted)).unwrap(), Some(granted.clone()));
-        assert!(resolve_for_token(&["https://z.example/mcp"], Some(&granted)).is_ok());
-        assert!(resolve_for_token(&["https://evil.example/mcp"], Some(&granted)).is_err());
-        assert_eq!(resolve_for_token(&[], None).unwrap(), None);
+        assert_eq!(resolve_for_token(&[], Some(&granted), origin).unwrap(), Some(granted.clone()));
+        assert!(resolve_for_token(&["https://z.example/mcp"], Some(&granted), origin).is_ok());
+        assert!(resolve_for_token(&["https://evil.example/mcp"], Some(&granted), origin).is_err());
+        assert!(resolve_for_token(&["https://z.example"], Some(&granted), origin).is_err(), "not granted");
+        assert_eq!(resolve_for_token(&[], None, origin).unwrap(), None);
+    }
+
+    #[test]
+    fn a_grant_bound_to_nothing_still_yields_tokens_only_for_this_server() {
+        let origin = "https://z.example";
+        let own = resolve_for_token(&["https://z.example/mcp"], None, origin).unwrap();
+        assert_eq!(own, Some(Resource::One("https://z.example/mcp".into())));
+        assert!(resolve_for_token(&["https://evil.example/mcp"], None, origin).is_err());
+        assert!(resolve_for_token(&["https://z.example/mcp", "https://evil.example/mcp"], None, origin).is_err());
+    }
+
+    #[test]
+    fn own_resources_are_what_the_mcp_audience_check_accepts() {
+        let origin = "https://z.example";
+        for own in [
+            "https://z.example/mcp",
+            "https://z.example",
+            "https://z.example/",
+            "https://Z.EXAMPLE:443/mcp",
+            "https://z.example/mcp?tenant=a",
+        ] {
+            assert!(is_own_resource(own, origin), "{own}");
+        }
+        for foreign in [
+            "https://evil.example/mcp",
+            "http://z.example/mcp",
+            "https://z.example:8443/mcp",
+            "https://z.example/mcp/",
+            "https://z.example/mcpx",
+            "https://z.example/sse",
+            "https://z.example.evil.example/mcp",
+            "not a url",
+        ] {
+            assert!(!is_own_resource(foreign, origin), "{foreign}");
+        }
     }
 }

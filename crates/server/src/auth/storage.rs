@@ -36,6 +36,11 @@ pub const KV_MIN_TTL_SECS: u64 = 60;
 const KV_EXPIRATION_MARGIN_SECS: u64 = 5;
 /// Grants per KV listing page when scanning a user's grants.
 const LIST_PAGE: u32 = 50;
+/// How many retired refresh tokens a grant remembers (see [`StoredGrant::retire_refresh_token_id`]). A client
+/// refreshes at most about hourly, so twenty cover most of a day of rotations; each costs 64 bytes of the record.
+pub const RETIRED_REFRESH_TOKENS_KEPT: usize = 20;
+/// The grant field (in `extra`) holding the hashes of its retired refresh tokens, oldest first.
+const RETIRED_REFRESH_TOKEN_IDS: &str = "retiredRefreshTokenIds";
 
 /// One resource indicator or several (RFC 8707 allows repeating `resource`); stored as a string or an array.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +191,38 @@ pub struct StoredGrant {
     pub redirect_uri: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Retired refresh tokens: rotation replaces a grant's refresh token on every use and the one before it stays
+/// valid once more (a client whose answer was lost retries with it), so a token older than those two can only
+/// come from a copy someone kept, which RFC 9700 §4.14.2 treats as theft. Their hashes are kept under
+/// `retiredRefreshTokenIds`, left out while there are none. The field lives in `extra` rather than as a struct
+/// field: workers-oauth-provider does not know it and keeps it when it rewrites the grant (it updates the record
+/// in place), and a record without it (any it wrote) simply has no retired tokens.
+impl StoredGrant {
+    /// Whether `presented` is one of this grant's retired refresh tokens (compared as hashes, in constant time).
+    pub fn is_retired_refresh_token(&self, presented: &str) -> bool {
+        self.retired_refresh_token_ids().any(|id| super::crypto::matches_hash(presented, id))
+    }
+
+    /// Remembers the hash of a refresh token that no longer works, forgetting the oldest beyond
+    /// [`RETIRED_REFRESH_TOKENS_KEPT`]. A malformed stored list (not written by this server) is replaced.
+    pub fn retire_refresh_token_id(&mut self, hash: String) {
+        let mut ids: Vec<Value> = self.retired_refresh_token_ids().map(|id| Value::String(id.to_owned())).collect();
+        ids.push(Value::String(hash));
+        let excess = ids.len().saturating_sub(RETIRED_REFRESH_TOKENS_KEPT);
+        ids.drain(..excess);
+        self.extra.insert(RETIRED_REFRESH_TOKEN_IDS.to_owned(), Value::Array(ids));
+    }
+
+    fn retired_refresh_token_ids(&self) -> impl Iterator<Item = &str> {
+        self.extra
+            .get(RETIRED_REFRESH_TOKEN_IDS)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
 }
 
 /// An access token (`token:{userId}:{grantId}:{sha256(token)}`), with the grant fields a request needs
@@ -403,6 +440,27 @@ mod tests {
         assert!(no_field.allows_grant_type("authorization_code", false), "RFC 7591's default");
         assert!(!no_field.allows_grant_type("refresh_token", true));
         assert!(!client(Some(&["refresh_token"]), false).allows_grant_type("authorization_code", false));
+    }
+
+    #[test]
+    fn retired_refresh_tokens_are_bounded_and_matched_by_hash() {
+        let mut grant: StoredGrant = serde_json::from_value(serde_json::json!({ "id": "g", "clientId": "c",
+            "userId": "owner", "encryptedProps": "AAAA", "createdAt": 1 }))
+        .unwrap();
+        assert!(serde_json::to_value(&grant).unwrap().get("retiredRefreshTokenIds").is_none());
+        for n in 0..25 {
+            grant.retire_refresh_token_id(super::super::crypto::sha256_hex(&format!("owner:g:{n}")));
+        }
+        assert!(!grant.is_retired_refresh_token("owner:g:4"), "the oldest are forgotten");
+        assert!(grant.is_retired_refresh_token("owner:g:5") && grant.is_retired_refresh_token("owner:g:24"));
+        assert!(!grant.is_retired_refresh_token("owner:g:25"));
+        let back = serde_json::to_value(&grant).unwrap();
+        assert_eq!(back["retiredRefreshTokenIds"].as_array().map(Vec::len), Some(RETIRED_REFRESH_TOKENS_KEPT));
+        // A list this server did not write is ignored rather than fatal, and replaced on the next retirement.
+        grant.extra.insert("retiredRefreshTokenIds".into(), serde_json::json!("not a list"));
+        assert!(!grant.is_retired_refresh_token("owner:g:24"));
+        grant.retire_refresh_token_id("h".into());
+        assert_eq!(serde_json::to_value(&grant).unwrap()["retiredRefreshTokenIds"], serde_json::json!(["h"]));
     }
 
     #[test]

@@ -1,6 +1,5 @@
-//! The login throttle: sign-in attempts counted per client address in `CACHE_KV`, under the TypeScript
-//! project's key (`login-attempts:<address>`), so a lock-out survives the switch, plus one budget of failures
-//! for the whole server.
+//! The login throttle: sign-in attempts counted per client address, plus one budget of failures for the whole
+//! server, in the platform's attempt counters ([`Counters`]).
 //!
 //! - **Per address.** After [`MAX_FAILURES`] failures in a rolling [`WINDOW_SECS`] window (every attempt restarts
 //!   it) sign-in is refused with 429 even for the right password: otherwise the lock-out would tell an attacker
@@ -10,16 +9,21 @@
 //!   sign-in is refused until the window passes, so rotating addresses buys no more than that many guesses per
 //!   window. The price: someone failing on purpose can keep the owner from *authorizing a new client* for a
 //!   while; connected clients keep working (their tokens do not pass through here).
-//! - **Counted before checked.** An attempt is written to KV before the password is looked at; if that write is
-//!   refused (KV's daily write budget, a rate limit), the attempt is refused with 429 instead of being checked
-//!   uncounted. A success clears the address's count.
+//! - **Counted before checked.** An attempt is counted, for its address and for the server, in the same
+//!   indivisible update that checks both limits, before the password is looked at; if it cannot be counted (the
+//!   store is unreachable, KV's daily writes are used up) it is refused with 429 instead of being checked
+//!   uncounted. A success then clears the address's count and gives the server's one back, so both count
+//!   failures, and attempts that arrive together cannot all pass a check that none has counted yet.
 //!
-//! KV is eventually consistent and has no atomic increment, so parallel guesses can overshoot a limit by the few
-//! that race; SECURITY.md gives the numbers. Each failure also waits a little longer before answering.
+//! In the Worker the counts live in a Durable Object and natively in the process, where an update is one step:
+//! the limits are exact however many guesses arrive at once. Without the Durable Object binding they fall back
+//! to `CACHE_KV` under the TypeScript project's keys (`login-attempts:<address>`), where parallel guesses can
+//! overshoot by the few that race; SECURITY.md gives the numbers. Each failure also waits a little longer
+//! before answering.
 
 use std::net::IpAddr;
 
-use zotero_mcp_core::platform::{KvStore, KvWrite};
+use zotero_mcp_core::platform::{CounterStep, Counters, CountersError};
 
 use super::log;
 use crate::platform::HttpRequest;
@@ -28,13 +32,16 @@ use crate::platform::HttpRequest;
 pub const MAX_FAILURES: u32 = 8;
 /// Failures allowed from all addresses together per window.
 pub const GLOBAL_MAX_FAILURES: u32 = 64;
-/// The window, restarted by every attempt (per address) and every failure (for the server).
+/// The window, restarted by every attempt (per address and for the server).
 pub const WINDOW_SECS: u64 = 15 * 60;
 /// The header that carries the client's address: Cloudflare sets and overwrites `CF-Connecting-IP` on every
 /// request; the native HTTP server sets it from the socket (replacing any the client sent).
 pub const CLIENT_ADDRESS_HEADER: &str = "cf-connecting-ip";
 
-const GLOBAL_KEY: &str = "login-attempts:*";
+/// The counter of the server's failures.
+pub const GLOBAL_KEY: &str = "login-attempts:*";
+/// What to wait before trying again when the counters cannot be reached.
+const UNCOUNTED_RETRY_SECS: u64 = 60;
 
 /// How long to wait before answering a failure, given the failures before it: 400 ms, then 300 ms more each time.
 pub fn failure_delay_ms(previous_failures: u32) -> u64 {
@@ -45,9 +52,9 @@ pub fn failure_delay_ms(previous_failures: u32) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Locked {
     /// This address (or IPv6 prefix) used its failures.
-    Address,
+    Address { retry_after_secs: u64 },
     /// All addresses together used the server's failures.
-    Server,
+    Server { retry_after_secs: u64 },
     /// The attempt could not be counted, so it is not checked either.
     Uncounted,
 }
@@ -56,21 +63,25 @@ impl Locked {
     /// Seconds until trying again can help.
     pub fn retry_after_secs(self) -> u64 {
         match self {
-            Locked::Address | Locked::Server => WINDOW_SECS,
-            Locked::Uncounted => 60,
+            Locked::Address { retry_after_secs } | Locked::Server { retry_after_secs } => retry_after_secs.max(1),
+            Locked::Uncounted => UNCOUNTED_RETRY_SECS,
         }
     }
 
     /// What the sign-in page says.
-    pub fn message(self) -> &'static str {
+    pub fn message(self) -> String {
+        let minutes = self.retry_after_secs().div_ceil(60);
+        let wait = format!("{minutes} minute{}", if minutes == 1 { "" } else { "s" });
         match self {
-            Locked::Address => "Too many failed sign-in attempts from your network. Try again in 15 minutes.",
-            Locked::Server => {
-                "Too many failed sign-in attempts on this server recently. Try again in 15 minutes; clients that \
-                 are already connected keep working."
+            Locked::Address { .. } => {
+                format!("Too many failed sign-in attempts from your network. Try again in {wait}.")
             }
+            Locked::Server { .. } => format!(
+                "Too many failed sign-in attempts on this server recently. Try again in {wait}; clients that are \
+                 already connected keep working."
+            ),
             Locked::Uncounted => {
-                "Sign-in is paused because attempts cannot be counted right now. Try again in a minute."
+                "Sign-in is paused because attempts cannot be counted right now. Try again in a minute.".to_owned()
             }
         }
     }
@@ -81,65 +92,51 @@ impl Locked {
 pub struct Attempt {
     /// Failures from this address before this attempt, for the answer's delay.
     pub previous_failures: u32,
-    global_failures: u32,
 }
 
 /// The throttle of one client address.
 pub struct Throttle<'a> {
-    kv: &'a dyn KvStore,
+    counters: &'a dyn Counters,
+    now_ms: u64,
     key: String,
 }
 
 impl<'a> Throttle<'a> {
     /// The throttle of the request's client, counting IPv6 clients by their `/ipv6_prefix`.
-    pub fn for_request(request: &HttpRequest, kv: &'a dyn KvStore, ipv6_prefix: u8) -> Self {
+    pub fn for_request(request: &HttpRequest, counters: &'a dyn Counters, now_ms: u64, ipv6_prefix: u8) -> Self {
         let raw = request.headers().get(CLIENT_ADDRESS_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("");
-        Self { kv, key: format!("login-attempts:{}", client_key(raw, ipv6_prefix)) }
+        Self { counters, now_ms, key: format!("login-attempts:{}", client_key(raw, ipv6_prefix)) }
     }
 
-    /// Counts an attempt before its password is checked, or says why it must not be checked.
+    /// Counts an attempt before its password is checked, or says why it must not be checked: one update that
+    /// checks the address's and the server's counts and adds the attempt to both.
     pub async fn begin(&self) -> Result<Attempt, Locked> {
-        let address = self.count(&self.key).await?;
-        if address >= MAX_FAILURES {
-            return Err(Locked::Address);
-        }
-        let global = self.count(GLOBAL_KEY).await?;
-        if global >= GLOBAL_MAX_FAILURES {
-            return Err(Locked::Server);
-        }
-        let written = self.kv.put(&self.key, &(address + 1).to_string(), KvWrite::ExpiresIn(WINDOW_SECS)).await;
-        if let Err(e) = written {
-            log::warn(&format!("the login throttle could not count an attempt, so it was refused: {e}"));
-            return Err(Locked::Uncounted);
-        }
-        Ok(Attempt { previous_failures: address, global_failures: global })
-    }
-
-    /// Records that the attempt failed: the address's count stays (it was counted in [`Self::begin`]), the
-    /// server's goes up.
-    pub async fn failed(&self, attempt: Attempt) {
-        let global = attempt.global_failures.saturating_add(1).to_string();
-        if let Err(e) = self.kv.put(GLOBAL_KEY, &global, KvWrite::ExpiresIn(WINDOW_SECS)).await {
-            // The address's count, which did get written, still limits this client.
-            log::warn(&format!("the login throttle could not count a failure for the server: {e}"));
-        }
-    }
-
-    /// Clears the address's count after the right password.
-    pub async fn succeeded(&self) {
-        if let Err(e) = self.kv.delete(&self.key).await {
-            log::warn(&format!("the login throttle could not clear a count after a sign-in: {e}"));
-        }
-    }
-
-    /// A stored count; a store that cannot be read is treated as unable to count.
-    async fn count(&self, key: &str) -> Result<u32, Locked> {
-        match self.kv.get(key).await {
-            Ok(value) => Ok(value.and_then(|v| v.trim().parse().ok()).unwrap_or(0)),
-            Err(e) => {
-                log::warn(&format!("the login throttle could not read `{key}`, so sign-in was refused: {e}"));
+        let steps = [
+            CounterStep::Below { key: self.key.clone(), limit: MAX_FAILURES },
+            CounterStep::Below { key: GLOBAL_KEY.to_owned(), limit: GLOBAL_MAX_FAILURES },
+            CounterStep::Add { key: self.key.clone(), window_secs: WINDOW_SECS, rolling: true },
+            CounterStep::Add { key: GLOBAL_KEY.to_owned(), window_secs: WINDOW_SECS, rolling: true },
+        ];
+        match self.counters.update(&steps).await {
+            Ok(report) => Ok(Attempt { previous_failures: report.before.first().copied().unwrap_or(0) }),
+            Err(CountersError::Refused { step, until_ms }) => {
+                let retry_after_secs = until_ms.saturating_sub(self.now_ms).div_ceil(1000);
+                Err(if step == 0 { Locked::Address { retry_after_secs } } else { Locked::Server { retry_after_secs } })
+            }
+            Err(e @ CountersError::Unavailable(_)) => {
+                log::warn(&format!("the login throttle could not count an attempt, so it was refused: {e}"));
                 Err(Locked::Uncounted)
             }
+        }
+    }
+
+    /// After the right password: clears the address's count and takes the attempt back from the server's, which
+    /// counts failures only. (A failure needs nothing more: [`Self::begin`] counted it already.)
+    pub async fn succeeded(&self) {
+        let steps =
+            [CounterStep::Clear { key: self.key.clone() }, CounterStep::Subtract { key: GLOBAL_KEY.to_owned() }];
+        if let Err(e) = self.counters.update(&steps).await {
+            log::warn(&format!("the login throttle could not clear a count after a sign-in: {e}"));
         }
     }
 }

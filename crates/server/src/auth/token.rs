@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use super::crypto::{is_code_verifier, matches_hash, pkce_s256, random_string, secrets_equal, sha256_hex, PropsKey};
 use super::error::{AuthError, ErrorCode};
 use super::form::Params;
-use super::http_util::{header, json_response, no_store};
+use super::http_util::{header, json_response, no_store, request_origin};
 use super::lookup::{self, LookupError};
 use super::storage::{
     split_token, Resource, Store, StoredClient, StoredGrant, StoredToken, TokenGrant, ACCESS_TOKEN_TTL_SECS,
@@ -54,9 +54,11 @@ pub async fn handle(request: &HttpRequest, platform: &Platform) -> Result<HttpRe
     if !client.allows_grant_type(grant_type, cimd::is_document_url(&client.client_id)) {
         return Err(AuthError::new(ErrorCode::UnauthorizedClient, not_registered_for(grant_type, &client)));
     }
+    // The issuer, from which this server's resource derives, as at /authorize and on /mcp.
+    let origin = request_origin(request);
     match grant_type {
-        "authorization_code" => exchange_code(&params, &client, platform).await,
-        _ => refresh(&params, &client, platform).await,
+        "authorization_code" => exchange_code(&params, &client, platform, &origin).await,
+        _ => refresh(&params, &client, platform, &origin).await,
     }
 }
 
@@ -196,7 +198,12 @@ fn matches_stored(presented: &str, stored: Option<&str>) -> bool {
     stored.is_some_and(|hash| matches_hash(presented, hash))
 }
 
-async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platform) -> Result<HttpResponse, AuthError> {
+async fn exchange_code(
+    params: &Params,
+    client: &StoredClient,
+    platform: &Platform,
+    origin: &str,
+) -> Result<HttpResponse, AuthError> {
     let Some(code) = params.non_empty("code") else {
         return Err(AuthError::invalid_request("Authorization code is required"));
     };
@@ -258,7 +265,7 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
     if !secrets_equal(&challenge, &pkce_s256(verifier)) {
         return Err(AuthError::invalid_grant("Invalid PKCE code_verifier"));
     }
-    let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref())?;
+    let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref(), origin)?;
     let key = PropsKey::unwrap_with(code, &code_wrapped_key)?;
     let scopes = downscope(params.get("scope"), &grant.scope);
 
@@ -309,7 +316,12 @@ async fn exchange_code(params: &Params, client: &StoredClient, platform: &Platfo
     Ok(no_store(json_response(200, &Value::Object(body))))
 }
 
-async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) -> Result<HttpResponse, AuthError> {
+async fn refresh(
+    params: &Params,
+    client: &StoredClient,
+    platform: &Platform,
+    origin: &str,
+) -> Result<HttpResponse, AuthError> {
     let Some(presented) = params.non_empty("refresh_token") else {
         return Err(AuthError::invalid_request("Refresh token is required"));
     };
@@ -323,11 +335,15 @@ async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) ->
     let hash = sha256_hex(presented);
     // The current token, or the one before it: a client whose last refresh answer was lost can retry with the
     // token it still has. Using the new one retires the old for good.
-    let wrapped = if matches_stored(presented, grant.refresh_token_id.as_deref()) {
+    let is_current = matches_stored(presented, grant.refresh_token_id.as_deref());
+    let wrapped = if is_current {
         grant.refresh_token_wrapped_key.clone()
     } else if matches_stored(presented, grant.previous_refresh_token_id.as_deref()) {
         grant.previous_refresh_token_wrapped_key.clone()
+    } else if grant.is_retired_refresh_token(presented) {
+        return Err(refresh_token_replayed(&store, &grant).await);
     } else {
+        // Matching nothing proves nothing: anyone who knows a grant id can send this, so nothing is revoked.
         return Err(AuthError::invalid_grant("Invalid refresh token"));
     };
     if grant.client_id != client.client_id {
@@ -338,7 +354,7 @@ async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) ->
     if grant.expires_at.is_some_and(|at| at.saturating_sub(now) < KV_MIN_TTL_SECS) {
         return Err(AuthError::invalid_grant("Refresh token has expired"));
     }
-    let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref())?;
+    let audience = resource::resolve_for_token(&params.all("resource"), grant.resource.as_ref(), origin)?;
     let Some(wrapped) = wrapped else {
         return Err(AuthError::Corrupt {
             key: super::storage::grant_key(user_id, grant_id),
@@ -351,6 +367,12 @@ async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) ->
     let ttl = grant.expires_at.map_or(ACCESS_TOKEN_TTL_SECS, |at| ACCESS_TOKEN_TTL_SECS.min(at.saturating_sub(now)));
 
     let new_refresh = format!("{user_id}:{grant_id}:{}", random_string(32)?);
+    // The token this rotation puts out of use is remembered: the one before the presented current token, or,
+    // on a retry with the previous token, the current one whose answer the client says it never got.
+    let superseded = if is_current { grant.previous_refresh_token_id.take() } else { grant.refresh_token_id.take() };
+    if let Some(superseded) = superseded {
+        grant.retire_refresh_token_id(superseded);
+    }
     grant.previous_refresh_token_id = Some(hash);
     grant.previous_refresh_token_wrapped_key = Some(wrapped);
     grant.refresh_token_id = Some(sha256_hex(&new_refresh));
@@ -370,6 +392,28 @@ async fn refresh(params: &Params, client: &StoredClient, platform: &Platform) ->
         body.insert("resource".into(), json!(audience));
     }
     Ok(no_store(json_response(200, &Value::Object(body))))
+}
+
+/// A retired refresh token came back. Its rightful holder moved on to a newer one, so two parties hold tokens
+/// of this grant and the server cannot tell which is the thief (RFC 9700 §4.14.2): the whole grant goes, with
+/// every access token issued from it, and the person connects the client again. Deliberately done whatever
+/// client presents it: the token is proof of a leaked secret, which is what matters.
+async fn refresh_token_replayed(store: &Store<'_>, grant: &StoredGrant) -> AuthError {
+    if let Err(e) = store.revoke_grant(&grant.user_id, &grant.id).await {
+        log::warn(&format!(
+            "a retired refresh token of grant {} (client {}) was presented, but revoking the grant failed: {e}",
+            grant.id, grant.client_id
+        ));
+        // Not claimed as revoked: the client is told to retry, and the next attempt revokes it.
+        return e;
+    }
+    log::warn(&format!(
+        "a retired refresh token of grant {} (client {}) was presented again: possible token theft, grant revoked",
+        grant.id, grant.client_id
+    ));
+    AuthError::invalid_grant(
+        "This refresh token was already used, so it may have been copied: the authorization has been revoked. Connect the client to this server again.",
+    )
 }
 
 #[allow(clippy::too_many_arguments)]

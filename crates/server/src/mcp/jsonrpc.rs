@@ -60,8 +60,12 @@ impl Incoming {
             )));
         };
         let id = object.remove("id");
+        // Only an id the client can recognise is echoed: a number beyond 64 bits (or a fraction) reads back as
+        // another number, so any refusal of such a message, whatever its other faults, carries a null id
+        // (found by fuzz/jsonrpc_stdio).
         let echo_id = match &id {
-            Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+            Some(v @ Value::String(_)) => v.clone(),
+            Some(Value::Number(n)) if n.as_i64().is_some() || n.as_u64().is_some() => Value::Number(n.clone()),
             _ => Value::Null,
         };
         let invalid = |why: &str| {

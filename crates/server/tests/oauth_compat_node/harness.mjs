@@ -226,6 +226,9 @@ async function accept() {
   const refreshed = await token(env, { grant_type: 'refresh_token', refresh_token: input.public.refreshToken, client_id: input.public.clientId });
   results.refresh = { status: refreshed.status, error: refreshed.json?.error, text: refreshed.status === 200 ? undefined : refreshed.text };
   if (refreshed.status === 200) results.refreshedMcp = await useMcp(env, refreshed.json.access_token);
+  // The grant as the provider rewrote it: fields it does not know (retiredRefreshTokenIds) must survive.
+  const [userId, grantId] = input.public.refreshToken.split(':');
+  results.grantAfterRefresh = await env.OAUTH_KV.get(`grant:${userId}:${grantId}`, { type: 'json' });
 
   env = fresh();
   const previous = await token(env, { grant_type: 'refresh_token', refresh_token: input.public.previousRefreshToken, client_id: input.public.clientId });

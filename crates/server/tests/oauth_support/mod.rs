@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use zotero_mcp_core::platform::{KvError, KvListPage, KvWrite};
+use zotero_mcp_core::platform::{CounterStep, KvCounters, KvError, KvListPage, KvWrite, MemoryCounters};
 use zotero_mcp_core::testing::{ManualClock, MemoryKv, StubHttp};
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::crypto::pkce_s256;
@@ -86,8 +86,27 @@ impl Harness {
         let clock = ManualClock::at(NOW_MS);
         let oauth_kv = MemoryKv::new(clock.clone());
         let cache_kv = MemoryKv::new(clock.clone());
-        let platform = Platform { http, oauth_kv: oauth_kv.clone(), cache_kv: cache_kv.clone(), clock: clock.clone() };
+        let platform = Platform {
+            http,
+            oauth_kv: oauth_kv.clone(),
+            cache_kv: cache_kv.clone(),
+            counters: MemoryCounters::new(clock.clone()),
+            clock: clock.clone(),
+        };
         Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv, registrations: Cell::new(0) }
+    }
+
+    /// Counts attempts in `CACHE_KV`, the Worker's fallback when its Durable Object is not bound.
+    pub fn counting_in_kv(mut self) -> Self {
+        self.app.platform.counters = KvCounters::new(self.app.platform.cache_kv.clone(), self.clock.clone());
+        self
+    }
+
+    /// The live count of `key` in the attempt counters (0 when there is none).
+    pub async fn count(&self, key: &str) -> u32 {
+        let step = CounterStep::Below { key: key.to_owned(), limit: u32::MAX };
+        let report = self.app.platform.counters.update(&[step]).await.expect("counters available");
+        report.before[0]
     }
 
     pub async fn send(&self, request: HttpRequest) -> Reply {
@@ -278,10 +297,12 @@ pub struct RefusingKv {
 }
 
 impl RefusingKv {
-    /// Puts a refusing wrapper around the harness's `CACHE_KV`.
+    /// Puts a refusing wrapper around the harness's `CACHE_KV`, and counts attempts in it (the Worker's
+    /// fallback without its Durable Object), so that counting fails as Workers KV does when its writes run out.
     pub fn around_cache(h: &mut Harness) -> Rc<Self> {
         let kv = Rc::new(Self { inner: h.cache_kv.clone(), refusing: Cell::new(false) });
         h.app.platform.cache_kv = kv.clone();
+        h.app.platform.counters = KvCounters::new(kv.clone(), h.clock.clone());
         kv
     }
 }
