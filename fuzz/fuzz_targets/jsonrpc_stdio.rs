@@ -44,8 +44,9 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// JSON-RPC 2.0 validity as MCP narrows it, stated without the server's code: an object, `"jsonrpc": "2.0"`, an
-/// `id` that is a string or an integer fitting in 64 bits when present, a string `method` (or none in a
-/// response: `result` or `error` present), and `params`, when present, an object.
+/// `id`, when present, that is a string or a number representable as `i64` or `u64` (`valid_id`: `1e30` or
+/// `123456789012345678901234567890` make the message invalid, -32600 with a null id), a string `method` (or none
+/// in a response: `result` or `error` present), and `params`, when present, an object.
 fn expected_valid(value: &Value) -> Result<(), i64> {
     let Some(object) = value.as_object() else { return Err(code::INVALID_REQUEST) };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {

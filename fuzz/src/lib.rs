@@ -209,28 +209,28 @@ pub fn check_rpc_response(message: &Value) -> Option<i64> {
     }
 }
 
-/// Whether `echo` is an acceptable echo of the request id `id` in an answer. A string or an integer that fits
-/// in 64 bits must come back exactly. Any other number is refused as an id (-32600, answered with a null id:
-/// serde_json reads it as an f64 and would echo another number, `133333330333333333333333` as
-/// `1.3333333033333333e+23`); but when the message is refused for an earlier reason (`jsonrpc` not "2.0") the
-/// server echoes it as it read it, and serde_json's default float parsing is not exactly rounded, so reading
-/// that echo back may differ in the last bit: then null or the number within a relative 1e-15 is accepted.
+/// Whether `echo` is an acceptable echo of the request id `id` in an answer. The rule, stated independently of the
+/// server: an id is a string or a number representable as an `i64` or a `u64` ([`valid_id`]; MCP ids are strings
+/// or integers). Such an id must come back exactly. Any other number is no id the server can echo: serde_json
+/// reads it as an f64 and would write another number back (`133333330333333333333333` as
+/// `1.3333333033333333e+23`), so the answer must carry a null id. Anything else (absent, null, bool, array,
+/// object) is answered with a null id too, whatever else is wrong with the message (finding 4, fixed).
 pub fn echo_ok(echo: &Value, id: &Value) -> bool {
     match id {
-        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
-            let r = n.as_f64().unwrap_or(f64::NAN);
-            echo.is_null() || echo.as_f64().is_some_and(|a| a == r || (a - r).abs() <= 1e-15 * a.abs().max(r.abs()))
-        }
+        Value::Number(_) if !valid_id(id) => echo.is_null(),
         Value::String(_) | Value::Number(_) => echo == id,
         _ => echo.is_null(),
     }
 }
 
-/// Whether `id` is one a request may carry: a string or an integer that fits in 64 bits (MCP: string or integer).
+/// Whether `id` is one a request may carry: a string, or a number representable as an `i64` or a `u64` (MCP:
+/// string or integer; serde_json keeps such a number as an integer, so it is echoed exactly). A number beyond
+/// 64 bits (`1e30`, `123456789012345678901234567890`) or with a fraction or exponent (`1.5`, `1e2`, `-0`, which
+/// serde_json reads as floats) is not: such a message is an invalid request (-32600), answered with a null id.
 pub fn valid_id(id: &Value) -> bool {
     match id {
         Value::String(_) => true,
-        Value::Number(n) => n.as_i64().is_some() || n.as_u64().is_some(),
+        Value::Number(n) => n.is_i64() || n.is_u64(),
         _ => false,
     }
 }
