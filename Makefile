@@ -40,6 +40,7 @@ bench: build
 	cargo bench -p zotero-mcp-server --bench tools_call
 	@bash scripts/bench-runtimes.sh
 	@bash scripts/bench-load.sh
+	@bash scripts/bench-sidebyside.sh
 
 ## Fuzzing (cargo +nightly fuzz; not part of `make test`): each target in turn for FUZZ_RUNS executions (default
 ## 1,000,000), printing its figures, then every input in fuzz/regressions once. See fuzz/README.md.

@@ -40,6 +40,7 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
     let cases = [
         ("zotero_search", json!({ "query": "protein structure", "limit": 20 })),
+        ("zotero_search (no text, 25)", json!({ "limit": 25 })),
         ("zotero_search (citation key)", json!({ "citationKey": "whitfield2021geometric" })),
         ("zotero_get_item", json!({ "key": "T6W7H8UE", "includeChildren": true })),
     ];

@@ -68,7 +68,10 @@ pub async fn authenticate(request: &HttpRequest, platform: &Platform) -> Result<
     };
     let store = Store::new(platform.oauth_kv.as_ref());
     let hash = sha256_hex(token);
-    let record = match store.token(user_id, grant_id, &hash).await {
+    // The token and its grant are named by the token itself, so both are read at once: one KV round trip.
+    let (record, grant) =
+        futures_util::future::join(store.token(user_id, grant_id, &hash), store.grant_exists(user_id, grant_id)).await;
+    let record = match record {
         Ok(Some(record)) => record,
         Ok(None) => return Err(refuse("Invalid access token", None)),
         Err(e) => return Err(Box::new(e.into_response())),
@@ -82,9 +85,10 @@ pub async fn authenticate(request: &HttpRequest, platform: &Platform) -> Result<
             return Err(refuse("Token audience does not match resource server", Some("Invalid audience")));
         }
     }
-    match store.grant(user_id, grant_id).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return Err(refuse("Invalid access token", None)),
+    // A revoked grant closes every token of it, even where a token's deletion has not arrived yet.
+    match grant {
+        Ok(true) => {}
+        Ok(false) => return Err(refuse("Invalid access token", None)),
         Err(e) => return Err(Box::new(e.into_response())),
     }
     let props = PropsKey::unwrap_with(token, &record.wrapped_encryption_key)

@@ -333,6 +333,11 @@ impl<'a> Store<'a> {
         self.read(&grant_key(user_id, grant_id)).await
     }
 
+    /// Whether the grant exists, without parsing it (the bearer check on every `/mcp` request needs no more).
+    pub async fn grant_exists(&self, user_id: &str, grant_id: &str) -> Result<bool, AuthError> {
+        Ok(self.kv.get(&grant_key(user_id, grant_id)).await?.is_some())
+    }
+
     /// Stores a grant whose code is still pending: it disappears with the code.
     pub async fn put_pending_grant(&self, grant: &StoredGrant) -> Result<(), AuthError> {
         self.write(&grant_key(&grant.user_id, &grant.id), grant, KvWrite::ExpiresIn(AUTH_CODE_TTL_SECS)).await

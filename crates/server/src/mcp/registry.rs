@@ -378,6 +378,8 @@ impl<T: Prompt> DynPrompt for Typed<T> {
 #[derive(Default)]
 pub struct Registry {
     tools: Vec<Rc<dyn DynTool>>,
+    /// `tools/list`'s entries, rendered (schemas and all) on first use and kept with the registry.
+    described_tools: std::cell::OnceCell<Vec<Value>>,
     resources: Vec<Rc<dyn DynResource>>,
     templates: Vec<Rc<dyn DynResource>>,
     prompts: Vec<Rc<dyn DynPrompt>>,
@@ -420,7 +422,7 @@ impl Registry {
     }
 
     pub fn list_tools(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| t.describe()).collect()
+        self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe()).collect()).clone()
     }
 
     /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).

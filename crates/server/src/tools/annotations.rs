@@ -1,5 +1,6 @@
 //! `zotero_annotations`: the highlights, underlines, notes and image selections made on an item's PDFs.
 
+use futures_util::future::{join, join_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -118,29 +119,31 @@ impl Tool for Annotations {
 
     async fn call(ctx: &RequestContext, input: AnnotationsInput) -> Result<AnnotationsOutput, ToolError> {
         let zotero = ctx.zotero()?;
-        let item = zotero.item(&input.item_key).await?;
-        let attachments: Vec<ObjectKey> = if item.item_type() == Some("attachment") {
-            vec![input.item_key.0.clone()]
+        // The item and its children together: for an attachment its children are the annotations themselves,
+        // so one round trip answers; for a regular item they are its attachments, whose children all go out
+        // together in a second.
+        let (item, children) =
+            join(zotero.item(&input.item_key), zotero.children(&input.item_key, MAX_ATTACHMENT_CHILDREN)).await;
+        let item = item?;
+        let children = children?;
+        let paging = Paging::first(input.limit as usize);
+        let pages = if item.item_type() == Some("attachment") {
+            vec![children]
         } else {
-            zotero
-                .children(&input.item_key, MAX_ATTACHMENTS)
-                .await?
+            let attachments: Vec<ObjectKey> = children
                 .items
                 .iter()
                 .filter(|c| c.item_type() == Some("attachment"))
                 .filter_map(|c| ObjectKey::parse(&c.key).ok())
-                .collect()
+                .take(MAX_ATTACHMENTS)
+                .collect();
+            let read = join_all(attachments.iter().map(|a| zotero.children(a, MAX_ATTACHMENT_CHILDREN))).await;
+            read.into_iter().collect::<Result<Vec<_>, _>>()?
         };
-        let paging = Paging::first(input.limit as usize);
         let mut found: Vec<ZoteroObject> = Vec::new();
         // An attachment with more children than one read returns: annotations were left out even below `limit`.
         let mut cut_short = false;
-        for attachment in &attachments {
-            // One annotation past `limit` is enough to know that there are more; the rest need not be read.
-            if found.len() > paging.limit {
-                break;
-            }
-            let children = zotero.children(attachment, MAX_ATTACHMENT_CHILDREN).await?;
+        for children in pages {
             cut_short |= Paging::first(MAX_ATTACHMENT_CHILDREN)
                 .next_offset(children.items.len(), children.total_results)
                 .is_some();

@@ -1,10 +1,11 @@
 //! Collections and tags: listing them, and filing items.
 
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use validator::Validate;
-use zotero_mcp_core::zotero::{ObjectKind, Query};
+use zotero_mcp_core::zotero::{ObjectKind, Page, Query};
 
 use super::args::Key;
 use super::items::Failure;
@@ -92,17 +93,27 @@ impl Tool for ListCollections {
 
     async fn call(ctx: &RequestContext, input: ListCollectionsInput) -> Result<ListCollectionsOutput, ToolError> {
         let zotero = ctx.zotero()?;
-        let all = zotero.collections(&Query::new(), MAX_COLLECTIONS).await?;
-        let summaries = tree(&all.items);
+        let paging = Paging::new(input.offset, input.limit);
+        // The tree and the collection's items are independent: one round trip for both.
+        let items = async {
+            match &input.collection_key {
+                Some(key) => zotero
+                    .collection_items(key, input.top_only, &Query::new().offset(paging.offset), paging.limit)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        };
+        let (all, items) = join(zotero.collections(&Query::new(), MAX_COLLECTIONS), items).await;
+        let summaries = tree(&all?.items);
         if let Some(key) = &input.collection_key {
             let collection = summaries.iter().find(|c| c.key == key.as_str()).cloned().ok_or_else(|| {
                 ToolError::Failed(format!(
                     "There is no collection {key} in this library. Call zotero_list_collections without arguments to see the keys."
                 ))
             })?;
-            let paging = Paging::new(input.offset, input.limit);
-            let page =
-                zotero.collection_items(key, input.top_only, &Query::new().offset(paging.offset), paging.limit).await?;
+            // Asked for above whenever there is a collection key.
+            let page = items?.unwrap_or(Page { items: Vec::new(), total_results: Some(0), library_version: 0 });
             let items: Vec<ItemSummary> = page.items.iter().map(summarize).collect();
             let next_offset = paging.next_offset(items.len(), page.total_results);
             return Ok(ListCollectionsOutput {
@@ -295,43 +306,41 @@ impl Tool for ManageCollections {
                     .item_keys
                     .as_ref()
                     .ok_or_else(|| needs("this action needs `collectionKey` and `itemKeys`"))?;
-                if input.action == CollectionAction::AddItems {
-                    // Fail clearly on a wrong collection key instead of filing items into nothing.
-                    zotero.collection(key).await?;
-                }
                 let adding = input.action == CollectionAction::AddItems;
+                // The collection check (when adding: fail clearly on a wrong key instead of filing items into
+                // nothing) and one read of every item go out together.
+                let check = async {
+                    match adding {
+                        true => zotero.collection(key).await.map(|_| ()),
+                        false => Ok(()),
+                    }
+                };
+                let (checked, read) = join(check, super::items::read_items(zotero, item_keys)).await;
+                checked?;
+                let (found, missing) = read?;
                 let mut output = done(key.to_string());
+                output.failed.extend(missing);
                 let mut payloads = Vec::new();
                 let mut order = Vec::new();
-                for item_key in item_keys {
-                    match zotero.item(item_key).await {
-                        Ok(item) => {
-                            let mut collections: Vec<String> = item
-                                .data
-                                .get("collections")
-                                .and_then(Value::as_array)
-                                .map(|c| c.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-                                .unwrap_or_default();
-                            let present = collections.iter().any(|c| c == key.as_str());
-                            if present == adding {
-                                output.unchanged.push(item.key.clone());
-                                continue;
-                            }
-                            if adding {
-                                collections.push(key.to_string());
-                            } else {
-                                collections.retain(|c| c != key.as_str());
-                            }
-                            payloads
-                                .push(json!({ "key": item.key, "version": item.version, "collections": collections }));
-                            order.push(item.key.clone());
-                        }
-                        Err(error) => output.failed.push(Failure {
-                            what: item_key.to_string(),
-                            code: error.status().unwrap_or(0),
-                            message: error.to_string(),
-                        }),
+                for (_, item) in found {
+                    let mut collections: Vec<String> = item
+                        .data
+                        .get("collections")
+                        .and_then(Value::as_array)
+                        .map(|c| c.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                        .unwrap_or_default();
+                    let present = collections.iter().any(|c| c == key.as_str());
+                    if present == adding {
+                        output.unchanged.push(item.key.clone());
+                        continue;
                     }
+                    if adding {
+                        collections.push(key.to_string());
+                    } else {
+                        collections.retain(|c| c != key.as_str());
+                    }
+                    payloads.push(json!({ "key": item.key, "version": item.version, "collections": collections }));
+                    order.push(item.key.clone());
                 }
                 if !payloads.is_empty() {
                     let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;

@@ -2,11 +2,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use futures_util::future::{join3, join_all};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use validator::{Validate, ValidationError};
-use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, WriteOutcome, ZoteroError};
+use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject};
 
 use super::args::Key;
 use super::paging::Paging;
@@ -112,28 +114,37 @@ impl Tool for GetItem {
 
     async fn call(ctx: &RequestContext, input: GetItemInput) -> Result<GetItemOutput, ToolError> {
         let zotero = ctx.zotero()?;
-        let item = zotero.item(&input.key).await?;
-        let (children, children_truncated) = if input.include_children {
-            let page = zotero.children(&input.key, MAX_CHILDREN).await?;
-            let truncated = Paging::first(MAX_CHILDREN).next_offset(page.items.len(), page.total_results).is_some();
-            (Some(page.items.iter().map(summarize_child).collect()), truncated)
-        } else {
-            (None, false)
+        // The item, its children and the export are independent: one round trip for all three.
+        let children = async {
+            match input.include_children {
+                true => zotero.children(&input.key, MAX_CHILDREN).await.map(Some),
+                false => Ok(None),
+            }
         };
-        let export = match input.export_format {
-            Some(format) => {
-                let text = zotero
+        let export = async {
+            match input.export_format {
+                Some(format) => zotero
                     .export(
                         std::slice::from_ref(&input.key.0),
                         format.as_str(),
                         input.style.as_deref(),
                         input.locale.as_deref(),
                     )
-                    .await?;
-                Some(text).filter(|t| !t.trim().is_empty())
+                    .await
+                    .map(|text| Some(text).filter(|t| !t.trim().is_empty())),
+                None => Ok(None),
             }
-            None => None,
         };
+        let (item, children, export) = join3(zotero.item(&input.key), children, export).await;
+        let item = item?;
+        let (children, children_truncated) = match children? {
+            Some(page) => {
+                let truncated = Paging::first(MAX_CHILDREN).next_offset(page.items.len(), page.total_results).is_some();
+                (Some(page.items.iter().map(summarize_child).collect()), truncated)
+            }
+            None => (None, false),
+        };
+        let export = export?;
         Ok(GetItemOutput {
             item: detail(&item),
             children,
@@ -142,6 +153,39 @@ impl Tool for GetItem {
             export,
         })
     }
+}
+
+/// Reads `keys` in as few requests as Zotero allows (50 keys each), in the order given. Keys Zotero does not
+/// know come back as failures (404), so the caller reports them beside the others instead of failing the call.
+pub(super) async fn read_items(
+    zotero: &ZoteroClient,
+    keys: &[Key],
+) -> Result<(Vec<(ObjectKey, ZoteroObject)>, Vec<Failure>), ToolError> {
+    let mut unique: Vec<ObjectKey> = Vec::with_capacity(keys.len());
+    for key in keys {
+        if !unique.contains(&key.0) {
+            unique.push(key.0.clone());
+        }
+    }
+    let mut items = zotero.items_by_keys(&unique).await?;
+    let mut found = Vec::with_capacity(unique.len());
+    let mut missing = Vec::new();
+    for key in unique {
+        match items.iter().position(|item| item.key == key.as_str()) {
+            Some(index) => found.push((key, items.swap_remove(index))),
+            None => missing.push(Failure {
+                what: key.as_str().to_owned(),
+                code: 404,
+                message: format!("There is no item {key} in this library. Check the key with zotero_search."),
+            }),
+        }
+    }
+    Ok((found, missing))
+}
+
+/// A failed request about one object, for a tool's `failed` list.
+fn failure(key: &ObjectKey, error: &ZoteroError) -> Failure {
+    Failure { what: key.as_str().to_owned(), code: error.status().unwrap_or(0), message: error.to_string() }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -355,22 +399,24 @@ impl Tool for CreateItems {
 
     async fn call(ctx: &RequestContext, input: CreateItemsInput) -> Result<CreateItemsOutput, ToolError> {
         let zotero = ctx.writer()?;
-        let mut templates: HashMap<String, Result<Map<String, Value>, String>> = HashMap::new();
+        // One template per distinct type, all requested together.
+        let mut types: Vec<&str> = Vec::new();
         for item in &input.items {
-            if !templates.contains_key(&item.item_type) {
-                // Zotero answers 400 for an unknown type: that fails the items of that type only. Any other
-                // failure means no template can be read, so nothing is written.
-                let template = match zotero.template(&item.item_type, None).await {
-                    Ok(template) => Ok(template),
-                    Err(ZoteroError::Api { status: 400, .. }) => {
-                        Err(format!("`{}` is not a Zotero item type", item.item_type))
-                    }
-                    Err(other) => {
-                        return Err(ToolError::Failed(format!("Could not read Zotero's item template: {other}")))
-                    }
-                };
-                templates.insert(item.item_type.clone(), template);
+            if !types.contains(&item.item_type.as_str()) {
+                types.push(&item.item_type);
             }
+        }
+        let fetched = join_all(types.iter().map(|t| zotero.template(t, None))).await;
+        let mut templates: HashMap<String, Result<Map<String, Value>, String>> = HashMap::new();
+        for (item_type, result) in types.iter().zip(fetched) {
+            // Zotero answers 400 for an unknown type: that fails the items of that type only. Any other failure
+            // means no template can be read, so nothing is written.
+            let template = match result {
+                Ok(template) => Ok(template),
+                Err(ZoteroError::Api { status: 400, .. }) => Err(format!("`{item_type}` is not a Zotero item type")),
+                Err(other) => return Err(ToolError::Failed(format!("Could not read Zotero's item template: {other}"))),
+            };
+            templates.insert((*item_type).to_owned(), template);
         }
         let mut payloads = Vec::new();
         let mut positions = Vec::new();
@@ -533,25 +579,24 @@ impl Tool for UpdateItem {
         }
         let zotero = ctx.writer()?;
         let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
-        for key in &input.keys {
-            let result = async {
-                let item = zotero.item(key).await?;
-                let patch = item_patch(&item.data, &input);
-                if patch.is_empty() {
-                    return Ok::<bool, ZoteroError>(false);
-                }
-                zotero.patch_item(key, item.version, &Value::Object(patch)).await?;
-                Ok(true)
+        // One read for every item, then the patches together (each with its own item's version).
+        let (found, missing) = read_items(zotero, &input.keys).await?;
+        output.failed.extend(missing);
+        let mut patches = Vec::new();
+        for (key, item) in &found {
+            let patch = item_patch(&item.data, &input);
+            if patch.is_empty() {
+                output.skipped.push(key.as_str().to_owned());
+            } else {
+                patches.push((key, item.version, Value::Object(patch)));
             }
-            .await;
+        }
+        let results =
+            join_all(patches.iter().map(|(key, version, patch)| zotero.patch_item(key, *version, patch))).await;
+        for ((key, _, _), result) in patches.iter().zip(results) {
             match result {
-                Ok(true) => output.updated.push(key.as_str().to_owned()),
-                Ok(false) => output.skipped.push(key.as_str().to_owned()),
-                Err(error) => output.failed.push(Failure {
-                    what: key.as_str().to_owned(),
-                    code: error.status().unwrap_or(0),
-                    message: error.to_string(),
-                }),
+                Ok(_) => output.updated.push(key.as_str().to_owned()),
+                Err(error) => output.failed.push(failure(key, &error)),
             }
         }
         Ok(output)
@@ -684,38 +729,24 @@ impl Tool for DeleteItems {
     async fn call(ctx: &RequestContext, input: DeleteItemsInput) -> Result<DeleteItemsOutput, ToolError> {
         let zotero = ctx.writer()?;
         let mut output = DeleteItemsOutput { deleted: Vec::new(), permanent: input.permanent, failed: Vec::new() };
-        let fail = |key: &ObjectKey, error: ZoteroError| Failure {
-            what: key.as_str().to_owned(),
-            code: error.status().unwrap_or(0),
-            message: error.to_string(),
-        };
+        // One read for every item: each write below names its own item's version.
+        let (found, missing) = read_items(zotero, &input.keys).await?;
+        output.failed.extend(missing);
         if input.permanent {
-            // One request per item with that item's own version: one stale item cannot block, or wrongly
-            // delete, the others (the multi-key DELETE only checks the library version).
-            for key in &input.keys {
-                let result = async {
-                    let item = zotero.item(key).await?;
-                    zotero.delete_item(key, item.version).await
-                }
-                .await;
+            // One request per item with that item's own version, all together: one stale item cannot block, or
+            // wrongly delete, the others (the multi-key DELETE only checks the library version).
+            let results = join_all(found.iter().map(|(key, item)| zotero.delete_item(key, item.version))).await;
+            for ((key, _), result) in found.iter().zip(results) {
                 match result {
                     Ok(_) => output.deleted.push(key.as_str().to_owned()),
-                    Err(error) => output.failed.push(fail(key, error)),
+                    Err(error) => output.failed.push(failure(key, &error)),
                 }
             }
             return Ok(output);
         }
-        let mut payloads = Vec::new();
-        let mut order = Vec::new();
-        for key in &input.keys {
-            match zotero.item(key).await {
-                Ok(item) => {
-                    payloads.push(json!({ "key": item.key, "version": item.version, "deleted": 1 }));
-                    order.push(key.as_str().to_owned());
-                }
-                Err(error) => output.failed.push(fail(key, error)),
-            }
-        }
+        let payloads: Vec<Value> =
+            found.iter().map(|(_, item)| json!({ "key": item.key, "version": item.version, "deleted": 1 })).collect();
+        let order: Vec<String> = found.iter().map(|(key, _)| key.as_str().to_owned()).collect();
         if !payloads.is_empty() {
             let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
             output

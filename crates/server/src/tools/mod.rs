@@ -14,12 +14,34 @@ pub mod paging;
 pub mod resources;
 pub mod search;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::config::Config;
 use crate::mcp::Registry;
 
-/// The catalogue for this deployment. Built per request; registration is cheap (no schema is generated until
-/// a client lists the tools).
-pub fn registry(config: &Config) -> Registry {
+thread_local! {
+    /// The catalogues built so far in this isolate (or process), by whether test fixtures are on. A catalogue is
+    /// the same for every request of a deployment (it is not user state), and it keeps what it has rendered
+    /// (`tools/list` with its schemas), so only an isolate's first request pays for that.
+    static BUILT: RefCell<Vec<(bool, Rc<Registry>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The catalogue for this deployment, built once per isolate. Keyed by the only setting registration reads;
+/// a registration that comes to depend on another setting must add it to the key.
+pub fn registry(config: &Config) -> Rc<Registry> {
+    let fixtures = config.test_fixtures;
+    BUILT.with(|built| {
+        if let Some((_, registry)) = built.borrow().iter().find(|(f, _)| *f == fixtures) {
+            return registry.clone();
+        }
+        let registry = Rc::new(build(fixtures));
+        built.borrow_mut().push((fixtures, registry.clone()));
+        registry
+    })
+}
+
+fn build(test_fixtures: bool) -> Registry {
     let mut registry = Registry::new();
     registry
         .tool::<search::ZoteroSearch>()
@@ -33,7 +55,7 @@ pub fn registry(config: &Config) -> Registry {
     registry.tool::<notes::Notes>();
     registry.tool::<annotations::Annotations>();
     resources::register(&mut registry);
-    if config.test_fixtures {
+    if test_fixtures {
         fixtures::register(&mut registry);
     }
     registry

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -276,7 +277,19 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
     let offset = paging.offset;
     query = query.offset(offset);
     let wanted = if has_year_filter(input) { (limit * FILTER_OVERSHOOT).min(100) } else { limit };
-    let page = list(zotero, input, &query, false, wanted).await?;
+    // A phrase inside a PDF matches the attachment, which the default filter leaves out: those attachments are
+    // looked for in the same round trip as the main query (not after it), and their parents reported.
+    let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
+    let look_in_bodies = !text.is_empty() && !wants_attachments && offset == 0;
+    let bodies = async {
+        match look_in_bodies {
+            true => full_text_attachments(zotero, input, &text, limit).await.map(Some),
+            false => Ok(None),
+        }
+    };
+    let (page, attachments) = join(list(zotero, input, &query, false, wanted), bodies).await;
+    let page = page?;
+    let attachments = attachments?;
     // Keep matches up to `limit`, and remember how far into the fetched page that went: the next page must
     // start right after the last item looked at, or matches fetched but not returned would be skipped.
     let mut hits = Vec::new();
@@ -296,11 +309,8 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
     let available = page.total_results.map_or(fetched_end, |total| total.max(fetched_end));
     let next_offset = paging.next_offset(consumed, Some(available));
 
-    // A phrase inside a PDF matches the attachment, which the default filter leaves out. Find those attachments
-    // and report their parents, so the caller does not need to know Zotero's full-text rules.
-    let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
-    if !text.is_empty() && !wants_attachments && offset == 0 && hits.len() < limit {
-        add_full_text_parents(zotero, input, &text, &mut hits, limit).await?;
+    if let Some(attachments) = attachments.filter(|_| hits.len() < limit) {
+        add_full_text_parents(zotero, input, &attachments, &mut hits, limit).await?;
     }
     Ok(SearchOutput {
         total: hits.len(),
@@ -312,16 +322,26 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
     })
 }
 
-async fn add_full_text_parents(
+/// Attachments whose indexed text (or title) matches `text`.
+async fn full_text_attachments(
     zotero: &ZoteroClient,
     input: &SearchInput,
     text: &str,
+    limit: usize,
+) -> Result<Page<ZoteroObject>, ToolError> {
+    let query = Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed);
+    Ok(zotero.items(&query, limit).await?)
+}
+
+/// Reports the parents of matching attachments that the main query did not return (the only second round
+/// trip a search makes, and only when such parents exist).
+async fn add_full_text_parents(
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+    attachments: &Page<ZoteroObject>,
     hits: &mut Vec<SearchHit>,
     limit: usize,
 ) -> Result<(), ToolError> {
-    let mut attachment_query = Query::new().item_type("attachment").q(text, QMode::Everything);
-    attachment_query = attachment_query.include_trashed(input.include_trashed);
-    let attachments = zotero.items(&attachment_query, limit).await?;
     let known: HashSet<String> = hits.iter().map(|h| h.item.key.clone()).collect();
     let mut parents: Vec<(ObjectKey, &ZoteroObject)> = Vec::new();
     for attachment in &attachments.items {

@@ -1,0 +1,298 @@
+// Side-by-side latency and Zotero request count of the same MCP calls on one or more MCP servers (issue 10).
+// Run by scripts/bench-sidebyside.sh (`make bench`), which starts the Worker, a counting proxy in front of
+// zotero-sim, and an empty "floor" Worker, and sets TARGETS and FLOOR_URL.
+//
+//   TARGETS="name=mcpUrl[=proxyUrl[=token]] ..."   space-separated; proxyUrl is a tests/bench/counting-proxy.mjs
+//                                                   between that server and its Zotero API (empty or absent: no
+//                                                   upstream figures); token is a bearer token (absent: one is
+//                                                   obtained through the OAuth flow of tests/e2e/helpers.mjs)
+//   FLOOR_URL=http://127.0.0.1:PORT/               the empty Worker
+//   BENCH_ROUNDS=60                                 measured rounds after 10 warm-up rounds
+//
+// Every round runs every call on every target (the targets' order alternating), each call right after a POST
+// of the same request to the floor Worker, so machine noise hits all of them alike. Per call and target:
+//   latency      median wall time of the HTTP exchange, body read
+//   requests     Zotero API requests the server made for the call (counted by its proxy)
+//   steps        how many of those ran one after another: sorted by start, a request that starts after every
+//                earlier request of the call has ended opens a new step; overlapping requests share one
+//   upstream     median length of the union of those requests' intervals (time the server was waiting on Zotero)
+//   own          median(latency - upstream) - median(floor): what the server itself adds
+// The floor is one median over every floor POST of the run (the calls' rounds are spread over the same time, so
+// a per-call floor would only be noisier). It is the cost of local workerd: for a target not served by
+// `wrangler dev` (the native server, say) own comes out too low, even negative.
+// A call that fails (HTTP status other than 200, a JSON-RPC error, or isError) stops the bench with its text.
+
+import { decodeResponse, legacyRequest, modernRequest, oauthFlow, READ_SCOPES } from '../e2e/helpers.mjs';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
+const WARMUP = 10;
+// A proxied request still open when the call's answer arrived must finish within this, or the bench fails.
+const SETTLE_MS = 1000;
+
+const tool = (name, args) => ({ era: 'modern', method: 'tools/call', params: { name, arguments: args } });
+const CALLS = [
+  { label: 'server/discover', era: 'modern', method: 'server/discover', params: {} },
+  { label: 'tools/list', era: 'modern', method: 'tools/list', params: {} },
+  {
+    label: 'initialize (2025-06-18)',
+    era: 'legacy',
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'zotero-mcp-bench', version: '1.0.0' } },
+  },
+  { label: 'search "urban" 5', ...tool('zotero_search', { query: 'urban', limit: 5 }) },
+  { label: 'search "city" 5', ...tool('zotero_search', { query: 'city', limit: 5 }) },
+  { label: 'search 25', ...tool('zotero_search', { limit: 25 }) },
+  // T6W7H8UE has a PDF attachment with annotations and a note in the demo library (crates/sim/demo).
+  { label: 'get_item +children', ...tool('zotero_get_item', { key: 'T6W7H8UE', includeChildren: true }) },
+  { label: 'list_collections', ...tool('zotero_list_collections', {}) },
+];
+
+// ---------------------------------------------------------------------------------------------------------
+// Targets
+
+function parseTargets(spec) {
+  const targets = (spec ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const [name, url, proxy, ...token] = entry.split('=');
+      if (!name || !url) throw new Error(`TARGETS entry "${entry}" is not name=mcpUrl[=proxyUrl[=token]]`);
+      // A token may end in base64 padding: everything after the third '=' belongs to it.
+      return { name, url, proxy: proxy || undefined, token: token.length ? token.join('=') : undefined };
+    });
+  if (targets.length === 0) throw new Error('TARGETS is not set: run scripts/bench-sidebyside.sh');
+  // Samples are kept by name.
+  if (new Set(targets.map((t) => t.name)).size !== targets.length) throw new Error('TARGETS names must differ');
+  return targets;
+}
+
+async function authorize(target) {
+  if (!target.token) {
+    // helpers.mjs finds the server through MCP_URL.
+    process.env.MCP_URL = target.url;
+    target.token = (await oauthFlow(READ_SCOPES)).access_token;
+  }
+  target.auth = `Bearer ${target.token}`;
+  target.seen = 0;
+  target.strays = 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Upstream figures from the counting proxy
+
+async function proxyLog(target, since) {
+  const response = await fetch(new URL(`/__counts?since=${since}`, target.proxy));
+  if (response.status !== 200) throw new Error(`${target.name}: proxy answered ${response.status}`);
+  return response.json();
+}
+
+// The id after which this call's requests will appear. Requests logged since the last look came between two
+// calls (a background request of the previous call would): they are tallied, not attributed to the next call.
+async function markBefore(target) {
+  const { last, entries } = await proxyLog(target, target.seen);
+  target.strays += entries.length;
+  target.seen = last;
+  return last;
+}
+
+async function entriesAfter(target, mark) {
+  const deadline = performance.now() + SETTLE_MS;
+  for (;;) {
+    const { last, entries } = await proxyLog(target, mark);
+    if (entries.every((e) => e.end !== null)) {
+      target.seen = last;
+      return entries;
+    }
+    if (performance.now() > deadline) throw new Error(`${target.name}: an upstream request did not finish`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const byStart = (entries) => [...entries].sort((a, b) => a.start - b.start);
+
+function sequentialSteps(entries) {
+  let steps = 0;
+  let frontier = -Infinity; // latest end among the requests started so far
+  for (const e of byStart(entries)) {
+    if (e.start >= frontier) steps += 1;
+    frontier = Math.max(frontier, e.end);
+  }
+  return steps;
+}
+
+function unionMs(entries) {
+  let total = 0;
+  let open; // the interval being merged: { from, to }
+  for (const e of byStart(entries)) {
+    if (open && e.start <= open.to) {
+      open.to = Math.max(open.to, e.end);
+    } else {
+      if (open) total += open.to - open.from;
+      open = { from: e.start, to: e.end };
+    }
+  }
+  return open ? total + open.to - open.from : 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// One exchange
+
+function requestFor(call, auth) {
+  const headers = auth ? { authorization: auth } : {};
+  return call.era === 'legacy'
+    ? legacyRequest(call.method, call.params, { headers })
+    : modernRequest(call.method, call.params, { headers });
+}
+
+async function timedPost(url, { headers, body }) {
+  const started = performance.now();
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  const decoded = await decodeResponse(response);
+  return { ms: performance.now() - started, ...decoded };
+}
+
+function failure(res) {
+  if (res.status !== 200) return `HTTP ${res.status}`;
+  if (!res.json) return 'no JSON-RPC answer';
+  if (res.json.error) return 'JSON-RPC error';
+  if (res.json.result?.isError) return 'isError';
+  return undefined;
+}
+
+async function callOnce(target, call) {
+  const mark = target.proxy ? await markBefore(target) : 0;
+  const res = await timedPost(target.url, requestFor(call, target.auth));
+  const why = failure(res);
+  if (why) throw new Error(`${target.name} ${call.label}: ${why}: ${res.text.slice(0, 500)}`);
+  if (!target.proxy) return { ms: res.ms };
+  const entries = await entriesAfter(target, mark);
+  return { ms: res.ms, requests: entries.length, steps: sequentialSteps(entries), upstreamMs: unionMs(entries), entries };
+}
+
+// The same request, headers and body, to the empty Worker: only the plumbing is timed.
+async function floorOnce(floorUrl, call) {
+  const res = await timedPost(floorUrl, requestFor(call, 'Bearer floor'));
+  if (res.status !== 200) throw new Error(`floor: HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+  return res.ms;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Rounds and figures
+
+function newSamples(targets) {
+  return { floor: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
+}
+
+async function round(targets, floorUrl, samples, index) {
+  const order = index % 2 === 0 ? targets : [...targets].reverse();
+  for (const [i, call] of CALLS.entries()) {
+    for (const target of order) {
+      const floorMs = await floorOnce(floorUrl, call);
+      const sample = await callOnce(target, call);
+      if (index >= WARMUP) {
+        samples.floor.push(floorMs);
+        samples.calls[i][target.name].push(sample);
+      }
+    }
+  }
+}
+
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+// Counts should not vary between rounds; when they do, the range says so.
+function countOf(values) {
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  return lo === hi ? String(lo) : `${lo}-${hi}`;
+}
+
+function figures(runs, floorMs) {
+  const proxied = runs[0].requests !== undefined;
+  const upstream = (r) => (proxied ? r.upstreamMs : 0);
+  return {
+    latency: median(runs.map((r) => r.ms)),
+    requests: proxied ? countOf(runs.map((r) => r.requests)) : '-',
+    steps: proxied ? countOf(runs.map((r) => r.steps)) : '-',
+    upstream: proxied ? median(runs.map(upstream)) : undefined,
+    own: median(runs.map((r) => r.ms - upstream(r))) - floorMs,
+  };
+}
+
+// What one call's upstream requests were (its last measured run), with their durations.
+function requestsOf(runs) {
+  const last = byStart(runs.at(-1).entries ?? []);
+  const origin = last[0]?.start ?? 0;
+  return last.map(
+    (e) => `+${(e.start - origin).toFixed(1)} ms ${e.method} ${e.path} (${(e.end - e.start).toFixed(1)} ms)`,
+  );
+}
+
+const COLUMNS = [
+  ['call', 24, 'left'],
+  ['target', 8, 'left'],
+  ['latency ms', 10],
+  ['requests', 8],
+  ['steps', 5],
+  ['upstream ms', 11],
+  ['own ms', 7],
+];
+
+function row(cells, ratioCell) {
+  const parts = cells.map((cell, i) => {
+    const [, width, align] = COLUMNS[i];
+    return align === 'left' ? String(cell).padEnd(width) : String(cell).padStart(width);
+  });
+  return `${parts.join('  ')}${ratioCell === undefined ? '' : `  ${ratioCell.padStart(9)}`}`;
+}
+
+function report(targets, samples) {
+  const first = targets[0].name;
+  const ratioHeader = targets.length > 1 ? `own/${first}` : undefined;
+  console.log(
+    `Side by side: median of ${ROUNDS} rounds after ${WARMUP} warm-up, targets interleaved (${targets.map((t) => t.name).join(', ')}).`,
+  );
+  const floorMs = median(samples.floor);
+  console.log(
+    `floor = ${floorMs.toFixed(2)} ms, median of ${samples.floor.length} POSTs of the same requests to an empty Worker ` +
+      'under wrangler dev; own = median(latency - upstream) - floor.',
+  );
+  console.log(row(COLUMNS.map(([title]) => title), ratioHeader));
+  const details = [];
+  for (const [i, call] of CALLS.entries()) {
+    const firstOwn = figures(samples.calls[i][first], floorMs).own;
+    for (const target of targets) {
+      const runs = samples.calls[i][target.name];
+      const f = figures(runs, floorMs);
+      let ratio;
+      if (ratioHeader) ratio = target.name === first ? '' : (f.own / firstOwn).toFixed(2);
+      console.log(
+        row(
+          [call.label, target.name, f.latency.toFixed(2), f.requests, f.steps, f.upstream?.toFixed(2) ?? '-', f.own.toFixed(2)],
+          ratio,
+        ),
+      );
+      if (target.proxy) details.push(`  ${call.label} / ${target.name}:`, ...requestsOf(runs).map((r) => `    ${r}`));
+    }
+  }
+  console.log('Upstream requests of the last round, in start order:');
+  for (const line of details) console.log(line);
+  for (const target of targets) {
+    if (target.strays) console.log(`${target.name}: ${target.strays} upstream requests came between calls (not counted above)`);
+  }
+}
+
+async function main() {
+  const targets = parseTargets(process.env.TARGETS);
+  const floorUrl = process.env.FLOOR_URL;
+  if (!floorUrl) throw new Error('FLOOR_URL is not set: run scripts/bench-sidebyside.sh');
+  for (const target of targets) await authorize(target);
+  const samples = newSamples(targets);
+  for (let index = 0; index < WARMUP + ROUNDS; index += 1) await round(targets, floorUrl, samples, index);
+  report(targets, samples);
+}
+
+await main();
