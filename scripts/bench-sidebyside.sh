@@ -111,4 +111,5 @@ PIDS+=("$SERVER_PID")
 FLOOR_URL="http://127.0.0.1:$floor_port/"
 ready_or_log "$SERVER_PID" "$FLOOR_URL" "$WORK_DIR/floor.log"
 
-TARGETS="rust=$WORKER_URL=$PROXY_URL ${BENCH_COMPARE:-}" FLOOR_URL="$FLOOR_URL" node tests/bench/sidebyside.mjs
+TARGETS="rust=$WORKER_URL=$PROXY_URL ${BENCH_COMPARE:-}" FLOOR_URL="$FLOOR_URL" \
+  PONG_URL="$PROXY_URL/__pong" PONG_DELAY_MS="${BENCH_UPSTREAM_DELAY_MS:-20}" node tests/bench/sidebyside.mjs

@@ -18,6 +18,8 @@
 // Control endpoints on the same port (never forwarded):
 //   GET  /__counts?since=<id>  the entries with a larger id, and `last`, the newest id (the next call's `since`)
 //   POST /__reset              forget every entry
+//   GET  /__pong               `{}` after --delay-ms, not logged: what the floor Worker fetches to time one
+//                              subrequest of local workerd with nothing behind it
 // Exits by itself after --exit-after seconds (default 1800), like the other servers of the bench.
 
 import http from 'node:http';
@@ -90,6 +92,8 @@ function control(request, response, url) {
   if (request.method === 'GET' && url.pathname === '/__counts') {
     const since = Number(url.searchParams.get('since') ?? 0);
     answerJson(response, { last: lastId, entries: log.filter((e) => e.id > since) });
+  } else if (request.method === 'GET' && url.pathname === '/__pong') {
+    setTimeout(() => answerJson(response, {}), delayMs);
   } else if (request.method === 'POST' && url.pathname === '/__reset') {
     log.length = 0;
     answerJson(response, { last: lastId });

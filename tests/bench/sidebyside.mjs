@@ -16,7 +16,10 @@
 //   steps        how many of those ran one after another: sorted by start, a request that starts after every
 //                earlier request of the call has ended opens a new step; overlapping requests share one
 //   upstream     median length of the union of those requests' intervals (time the server was waiting on Zotero)
-//   own          median(latency - upstream) - median(floor): what the server itself adds
+//   own          median(latency - upstream) - median(floor): what the server itself adds, local workerd's cost
+//                of each outbound fetch included
+//   net          own less one subrequest of local workerd (the empty Worker fetching the proxy's /__pong) per
+//                sequential step: the server's own work
 // The floor is one median over every floor POST of the run (the calls' rounds are spread over the same time, so
 // a per-call floor would only be noisier). It is the cost of local workerd: for a target not served by
 // `wrangler dev` (the native server, say) own comes out too low, even negative.
@@ -25,6 +28,10 @@
 import { decodeResponse, legacyRequest, modernRequest, oauthFlow, READ_SCOPES } from '../e2e/helpers.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
+// The proxy's /__pong and its delay (scripts/bench-sidebyside.sh): the floor Worker fetches it to time one
+// subrequest of local workerd.
+const PONG_URL = process.env.PONG_URL;
+const PONG_DELAY_MS = Number(process.env.PONG_DELAY_MS ?? 0);
 const WARMUP = 10;
 // A proxied request still open when the call's answer arrived must finish within this, or the bench fails.
 const SETTLE_MS = 1000;
@@ -169,9 +176,12 @@ async function callOnce(target, call) {
   return { ms: res.ms, requests: entries.length, steps: sequentialSteps(entries), upstreamMs: unionMs(entries), entries };
 }
 
-// The same request, headers and body, to the empty Worker: only the plumbing is timed.
-async function floorOnce(floorUrl, call) {
-  const res = await timedPost(floorUrl, requestFor(call, 'Bearer floor'));
+// The same request, headers and body, to the empty Worker: only the plumbing is timed. With `pong`, the floor
+// Worker also makes one subrequest to the proxy's /__pong (answered after the proxy's delay, nothing behind it).
+async function floorOnce(floorUrl, call, pong) {
+  const request = requestFor(call, 'Bearer floor');
+  if (pong) request.headers = { ...request.headers, 'x-floor-fetch': pong };
+  const res = await timedPost(floorUrl, request);
   if (res.status !== 200) throw new Error(`floor: HTTP ${res.status}: ${res.text.slice(0, 200)}`);
   return res.ms;
 }
@@ -180,7 +190,7 @@ async function floorOnce(floorUrl, call) {
 // Rounds and figures
 
 function newSamples(targets) {
-  return { floor: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
+  return { floor: [], floorFetch: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
 }
 
 async function round(targets, floorUrl, samples, index) {
@@ -188,9 +198,11 @@ async function round(targets, floorUrl, samples, index) {
   for (const [i, call] of CALLS.entries()) {
     for (const target of order) {
       const floorMs = await floorOnce(floorUrl, call);
+      const floorFetchMs = PONG_URL ? await floorOnce(floorUrl, call, PONG_URL) : undefined;
       const sample = await callOnce(target, call);
       if (index >= WARMUP) {
         samples.floor.push(floorMs);
+        if (floorFetchMs !== undefined) samples.floorFetch.push(floorFetchMs);
         samples.calls[i][target.name].push(sample);
       }
     }
@@ -210,7 +222,7 @@ function countOf(values) {
   return lo === hi ? String(lo) : `${lo}-${hi}`;
 }
 
-function figures(runs, floorMs) {
+function figures(runs, floorMs, perStepMs) {
   const proxied = runs[0].requests !== undefined;
   const upstream = (r) => (proxied ? r.upstreamMs : 0);
   return {
@@ -219,6 +231,11 @@ function figures(runs, floorMs) {
     steps: proxied ? countOf(runs.map((r) => r.steps)) : '-',
     upstream: proxied ? median(runs.map(upstream)) : undefined,
     own: median(runs.map((r) => r.ms - upstream(r))) - floorMs,
+    // What is left once local workerd's cost per outbound fetch is taken off each sequential step as well.
+    net:
+      perStepMs === undefined || !proxied
+        ? undefined
+        : median(runs.map((r) => r.ms - upstream(r) - r.steps * perStepMs)) - floorMs,
   };
 }
 
@@ -239,6 +256,7 @@ const COLUMNS = [
   ['steps', 5],
   ['upstream ms', 11],
   ['own ms', 7],
+  ['net ms', 7],
 ];
 
 function row(cells, ratioCell) {
@@ -246,12 +264,12 @@ function row(cells, ratioCell) {
     const [, width, align] = COLUMNS[i];
     return align === 'left' ? String(cell).padEnd(width) : String(cell).padStart(width);
   });
-  return `${parts.join('  ')}${ratioCell === undefined ? '' : `  ${ratioCell.padStart(9)}`}`;
+  return `${parts.join('  ')}${ratioCell === undefined ? '' : `  ${ratioCell}`}`;
 }
 
 function report(targets, samples) {
   const first = targets[0].name;
-  const ratioHeader = targets.length > 1 ? `own/${first}` : undefined;
+  const ratioHeader = targets.length > 1 ? `${`own/${first}`.padStart(9)}  ${`net/${first}`.padStart(9)}` : undefined;
   console.log(
     `Side by side: median of ${ROUNDS} rounds after ${WARMUP} warm-up, targets interleaved (${targets.map((t) => t.name).join(', ')}).`,
   );
@@ -260,18 +278,31 @@ function report(targets, samples) {
     `floor = ${floorMs.toFixed(2)} ms, median of ${samples.floor.length} POSTs of the same requests to an empty Worker ` +
       'under wrangler dev; own = median(latency - upstream) - floor.',
   );
+  let perStepMs;
+  if (samples.floorFetch.length) {
+    perStepMs = Math.max(0, median(samples.floorFetch) - floorMs - PONG_DELAY_MS);
+    console.log(
+      `one subrequest of local workerd = ${perStepMs.toFixed(2)} ms (the empty Worker fetching the proxy's /__pong, ` +
+        'less the floor and the delay); net = own less that per sequential step: the server\'s own work.',
+    );
+  }
   console.log(row(COLUMNS.map(([title]) => title), ratioHeader));
   const details = [];
+  const fmt = (x) => (x === undefined ? '-' : x.toFixed(2));
   for (const [i, call] of CALLS.entries()) {
-    const firstOwn = figures(samples.calls[i][first], floorMs).own;
+    const base = figures(samples.calls[i][first], floorMs, perStepMs);
     for (const target of targets) {
       const runs = samples.calls[i][target.name];
-      const f = figures(runs, floorMs);
+      const f = figures(runs, floorMs, perStepMs);
       let ratio;
-      if (ratioHeader) ratio = target.name === first ? '' : (f.own / firstOwn).toFixed(2);
+      if (ratioHeader) {
+        const own = target.name === first ? '' : (f.own / base.own).toFixed(2);
+        const net = target.name === first || f.net === undefined ? '' : (f.net / base.net).toFixed(2);
+        ratio = `${own.padStart(9)}  ${net.padStart(9)}`;
+      }
       console.log(
         row(
-          [call.label, target.name, f.latency.toFixed(2), f.requests, f.steps, f.upstream?.toFixed(2) ?? '-', f.own.toFixed(2)],
+          [call.label, target.name, f.latency.toFixed(2), f.requests, f.steps, fmt(f.upstream), fmt(f.own), fmt(f.net)],
           ratio,
         ),
       );
