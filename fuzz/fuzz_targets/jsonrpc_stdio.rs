@@ -27,7 +27,7 @@ use zotero_mcp_server::mcp::{origin, stdio};
 
 thread_local! {
     /// The stdio server builds its registry once; so does this target.
-    static REGISTRY: Registry = zotero_mcp_server::tools::registry(&config(&[]));
+    static REGISTRY: Rc<Registry> = zotero_mcp_server::tools::registry(&config(&[]));
     static STDIO_CONFIG: Rc<zotero_mcp_server::config::Config> = Rc::new(config(&[]));
 }
 
