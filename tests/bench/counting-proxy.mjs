@@ -18,8 +18,9 @@
 // Control endpoints on the same port (never forwarded):
 //   GET  /__counts?since=<id>  the entries with a larger id, and `last`, the newest id (the next call's `since`)
 //   POST /__reset              forget every entry
-//   GET  /__pong               `{}` after --delay-ms, not logged: what the floor Worker fetches to time one
-//                              subrequest of local workerd with nothing behind it
+//   GET  /__pong[?bytes=N]     after --delay-ms, `{}` or a JSON string of N bytes, not logged: what the floor
+//                              Worker fetches to time one subrequest of local workerd (and its cost per byte)
+//                              with nothing behind it
 // Exits by itself after --exit-after seconds (default 1800), like the other servers of the bench.
 
 import http from 'node:http';
@@ -49,7 +50,14 @@ let lastId = 0;
 // An entry is logged when the request arrives, so a call's requests that are still in flight when the bench
 // reads the log show up with `end: null` instead of being missed.
 function record(request) {
-  const entry = { id: ++lastId, method: request.method, path: request.url, start: performance.now(), end: null };
+  const entry = {
+    id: ++lastId,
+    method: request.method,
+    path: request.url,
+    start: performance.now(),
+    end: null,
+    bytes: 0,
+  };
   log.push(entry);
   // Bounded memory over a long run: the bench only ever reads the last few entries.
   if (log.length > LOG_LIMIT) log.splice(0, log.length - LOG_LIMIT);
@@ -70,6 +78,12 @@ function forward(request, response) {
     (answer) => {
       const send = () => {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
+        // The answer's size: what the server's runtime had to take in (the bench charges the runtime's cost
+        // per byte, measured with /__pong, to neither server). Counted only once piping starts: a 'data'
+        // listener attached earlier would start the flow during the delay and lose the bytes.
+        answer.on('data', (chunk) => {
+          entry.bytes += chunk.length;
+        });
         answer.pipe(response);
       };
       if (delayMs > 0) setTimeout(send, delayMs);
@@ -93,7 +107,8 @@ function control(request, response, url) {
     const since = Number(url.searchParams.get('since') ?? 0);
     answerJson(response, { last: lastId, entries: log.filter((e) => e.id > since) });
   } else if (request.method === 'GET' && url.pathname === '/__pong') {
-    setTimeout(() => answerJson(response, {}), delayMs);
+    const bytes = Math.min(Number(url.searchParams.get('bytes') ?? 0) || 0, 10_000_000);
+    setTimeout(() => answerJson(response, bytes > 2 ? 'x'.repeat(bytes - 2) : {}), delayMs);
   } else if (request.method === 'POST' && url.pathname === '/__reset') {
     log.length = 0;
     answerJson(response, { last: lastId });

@@ -18,8 +18,9 @@
 //   upstream     median length of the union of those requests' intervals (time the server was waiting on Zotero)
 //   own          median(latency - upstream) - median(floor): what the server itself adds, local workerd's cost
 //                of each outbound fetch included
-//   net          own less one subrequest of local workerd (the empty Worker fetching the proxy's /__pong) per
-//                sequential step: the server's own work
+//   net          own less what local workerd costs per outbound fetch (per sequential step) and per byte of
+//                upstream answer, both measured with the empty Worker fetching the proxy's /__pong: the
+//                server's own work
 // The floor is one median over every floor POST of the run (the calls' rounds are spread over the same time, so
 // a per-call floor would only be noisier). It is the cost of local workerd: for a target not served by
 // `wrangler dev` (the native server, say) own comes out too low, even negative.
@@ -32,6 +33,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
 // subrequest of local workerd.
 const PONG_URL = process.env.PONG_URL;
 const PONG_DELAY_MS = Number(process.env.PONG_DELAY_MS ?? 0);
+// The size of the large /__pong answer that prices a byte of upstream answer in local workerd.
+const PONG_BIG_BYTES = 200_000;
 const WARMUP = 10;
 // A proxied request still open when the call's answer arrived must finish within this, or the bench fails.
 const SETTLE_MS = 1000;
@@ -173,7 +176,8 @@ async function callOnce(target, call) {
   if (why) throw new Error(`${target.name} ${call.label}: ${why}: ${res.text.slice(0, 500)}`);
   if (!target.proxy) return { ms: res.ms };
   const entries = await entriesAfter(target, mark);
-  return { ms: res.ms, requests: entries.length, steps: sequentialSteps(entries), upstreamMs: unionMs(entries), entries };
+  const bytes = entries.reduce((sum, e) => sum + (e.bytes ?? 0), 0);
+  return { ms: res.ms, requests: entries.length, steps: sequentialSteps(entries), upstreamMs: unionMs(entries), bytes, entries };
 }
 
 // The same request, headers and body, to the empty Worker: only the plumbing is timed. With `pong`, the floor
@@ -190,11 +194,21 @@ async function floorOnce(floorUrl, call, pong) {
 // Rounds and figures
 
 function newSamples(targets) {
-  return { floor: [], floorFetch: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
+  return { floor: [], floorFetch: [], pongSmall: [], pongBig: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
 }
 
 async function round(targets, floorUrl, samples, index) {
   const order = index % 2 === 0 ? targets : [...targets].reverse();
+  if (PONG_URL) {
+    // One small and one large subrequest answer, same request otherwise: the difference is workerd's cost of
+    // taking in the bytes, which both servers pay for every upstream answer.
+    const small = await floorOnce(floorUrl, CALLS[0], PONG_URL);
+    const big = await floorOnce(floorUrl, CALLS[0], `${PONG_URL}?bytes=${PONG_BIG_BYTES}`);
+    if (index >= WARMUP) {
+      samples.pongSmall.push(small);
+      samples.pongBig.push(big);
+    }
+  }
   for (const [i, call] of CALLS.entries()) {
     for (const target of order) {
       const floorMs = await floorOnce(floorUrl, call);
@@ -222,7 +236,7 @@ function countOf(values) {
   return lo === hi ? String(lo) : `${lo}-${hi}`;
 }
 
-function figures(runs, floorMs, perStepMs) {
+function figures(runs, floorMs, perStepMs, perByteMs = 0) {
   const proxied = runs[0].requests !== undefined;
   const upstream = (r) => (proxied ? r.upstreamMs : 0);
   return {
@@ -235,7 +249,7 @@ function figures(runs, floorMs, perStepMs) {
     net:
       perStepMs === undefined || !proxied
         ? undefined
-        : median(runs.map((r) => r.ms - upstream(r) - r.steps * perStepMs)) - floorMs,
+        : median(runs.map((r) => r.ms - upstream(r) - r.steps * perStepMs - r.bytes * perByteMs)) - floorMs,
   };
 }
 
@@ -279,21 +293,24 @@ function report(targets, samples) {
       'under wrangler dev; own = median(latency - upstream) - floor.',
   );
   let perStepMs;
+  let perByteMs = 0;
   if (samples.floorFetch.length) {
     perStepMs = Math.max(0, median(samples.floorFetch) - floorMs - PONG_DELAY_MS);
+    perByteMs = Math.max(0, (median(samples.pongBig) - median(samples.pongSmall)) / PONG_BIG_BYTES);
     console.log(
-      `one subrequest of local workerd = ${perStepMs.toFixed(2)} ms (the empty Worker fetching the proxy's /__pong, ` +
-        'less the floor and the delay); net = own less that per sequential step: the server\'s own work.',
+      `one subrequest of local workerd = ${perStepMs.toFixed(2)} ms, plus ${(perByteMs * 100_000).toFixed(2)} ms per ` +
+        "100 KB of answer (the empty Worker fetching the proxy's /__pong, less the floor and the delay); net = own " +
+        'less those for each sequential step and upstream byte: the server\'s own work.',
     );
   }
   console.log(row(COLUMNS.map(([title]) => title), ratioHeader));
   const details = [];
   const fmt = (x) => (x === undefined ? '-' : x.toFixed(2));
   for (const [i, call] of CALLS.entries()) {
-    const base = figures(samples.calls[i][first], floorMs, perStepMs);
+    const base = figures(samples.calls[i][first], floorMs, perStepMs, perByteMs);
     for (const target of targets) {
       const runs = samples.calls[i][target.name];
-      const f = figures(runs, floorMs, perStepMs);
+      const f = figures(runs, floorMs, perStepMs, perByteMs);
       let ratio;
       if (ratioHeader) {
         const own = target.name === first ? '' : (f.own / base.own).toFixed(2);
