@@ -6,6 +6,7 @@
 //! with a plain `cargo test` on the host.
 
 pub mod html_text;
+pub mod pdf;
 pub mod platform;
 pub mod zotero;
 

@@ -1,0 +1,104 @@
+//! PDF reading in the core crate: open a document within limits, and read what describes it (info, outline,
+//! page labels). Runtime-free: it works on bytes, so the Worker, the native server and the tests share it.
+//!
+//! Built on lopdf 0.47 (its parser, decryption, object streams and decompression limit). Text extraction, page
+//! ranges and quote location build on [`PdfDocument`] next (issue 11); docs/pdf.md records the engine
+//! decision and its measurements.
+
+mod error;
+mod info;
+mod limits;
+mod outline;
+
+pub use self::error::{PdfError, TOO_LARGE_ADVICE};
+pub use self::info::{PageLabelStyle, PdfInfo};
+pub use self::limits::PdfLimits;
+pub use self::outline::OutlineEntry;
+
+use lopdf::{Document, LoadOptions};
+
+/// How far into a file the `%PDF-` header may start (some producers put junk before it; readers allow 1 KB).
+const HEADER_WINDOW: usize = 1024;
+
+/// An opened PDF.
+pub struct PdfDocument {
+    doc: Document,
+    /// Page object ids in page order (1-based page `n` is `pages[n - 1]`).
+    pages: Vec<lopdf::ObjectId>,
+    encrypted: bool,
+}
+
+impl std::fmt::Debug for PdfDocument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PdfDocument").field("pages", &self.pages.len()).field("encrypted", &self.encrypted).finish()
+    }
+}
+
+impl PdfDocument {
+    /// Opens `bytes` as a PDF within `limits`. Encrypted files open when their user password is empty (the
+    /// usual "protected against editing" files); any other password is [`PdfError::PasswordRequired`].
+    pub fn open(bytes: &[u8], limits: &PdfLimits) -> Result<Self, PdfError> {
+        let window = &bytes[..bytes.len().min(HEADER_WINDOW)];
+        if !window.windows(5).any(|w| w == b"%PDF-") {
+            return Err(PdfError::NotPdf);
+        }
+        limits.check_file(bytes.len())?;
+        let options = LoadOptions { max_decompressed_size: Some(limits.max_stream_bytes), ..LoadOptions::default() };
+        let doc = Document::load_mem_with_options(bytes, options).map_err(|e| load_error(e, limits))?;
+        let encrypted = doc.was_encrypted() || doc.is_encrypted();
+        if doc.is_encrypted() && !doc.was_encrypted() {
+            // Declares encryption but no key was set up: the empty password did not open it.
+            return Err(PdfError::PasswordRequired);
+        }
+        // A page tree that lists a node twice (or contains itself) yields the same page more than once; each
+        // page counts once, in the order it first appears.
+        let mut seen = std::collections::HashSet::new();
+        let pages: Vec<lopdf::ObjectId> = doc.get_pages().into_values().filter(|id| seen.insert(*id)).collect();
+        if pages.is_empty() {
+            return Err(PdfError::Damaged { reason: "no pages could be found".into() });
+        }
+        Ok(Self { doc, pages, encrypted })
+    }
+
+    /// How many pages the document has.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Whether the file was encrypted (and opened with the empty password).
+    pub fn was_encrypted(&self) -> bool {
+        self.encrypted
+    }
+
+    /// What the document says about itself.
+    pub fn info(&self) -> PdfInfo {
+        info::read(&self.doc, self.pages.len(), self.encrypted)
+    }
+
+    /// The outline (bookmarks), in document order, with the page each entry opens.
+    pub fn outline(&self) -> Vec<OutlineEntry> {
+        outline::read(&self.doc)
+    }
+
+    /// The label of 1-based page `page` as the document numbers it ("iv", "A-3"), when it has page labels.
+    pub fn page_label(&self, page: usize) -> Option<String> {
+        info::page_label(&self.doc, page)
+    }
+}
+
+/// Maps a load failure to what the caller can act on.
+fn load_error(error: lopdf::Error, limits: &PdfLimits) -> PdfError {
+    use lopdf::{DecompressError, Error};
+    match error {
+        Error::InvalidPassword | Error::Decryption(_) => PdfError::PasswordRequired,
+        Error::Decompress(DecompressError::MemoryLimitExceeded { .. }) => PdfError::OverBudget {
+            limit: "decompressed stream size",
+            detail: format!("a stream inflates to more than {} MB", limits.max_stream_bytes / (1024 * 1024)),
+            advice: TOO_LARGE_ADVICE,
+        },
+        other => PdfError::Damaged { reason: other.to_string() },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! PDFs made here, one per case, with lopdf's writer: what a document says about itself, and each way a file
+//! can be refused.
+
+use lopdf::{dictionary, Document, Object, Stream, StringFormat};
+
+use super::*;
+
+/// A document with `pages` pages (each with a line of text), and whatever `extra` adds before it is saved.
+fn pdf(pages: usize, extra: impl FnOnce(&mut Document, &[lopdf::ObjectId])) -> Vec<u8> {
+    let mut doc = Document::with_version("1.7");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+    let mut kids = Vec::new();
+    for n in 1..=pages {
+        let content = format!("BT /F1 12 Tf 72 720 Td (Page {n}) Tj ET");
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content.into_bytes()));
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages_id,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            "Contents" => content_id,
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+        });
+        kids.push(page);
+    }
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages",
+            "Kids" => kids.iter().map(|&k| Object::Reference(k)).collect::<Vec<_>>(),
+            "Count" => pages as i64,
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    extra(&mut doc, &kids);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("a document made here saves");
+    bytes
+}
+
+fn text(s: &str) -> Object {
+    Object::String(s.as_bytes().to_vec(), StringFormat::Literal)
+}
+
+fn open(bytes: &[u8]) -> Result<PdfDocument, PdfError> {
+    PdfDocument::open(bytes, &PdfLimits::default())
+}
+
+#[test]
+fn info_reports_pages_version_fields_and_dates() {
+    let bytes = pdf(3, |doc, _| {
+        let info = doc.add_object(dictionary! {
+            "Title" => text("  Geometric deep learning\r\n"),
+            "Author" => Object::String(
+                [&[0xFE, 0xFF][..], &"Zoë Wu".encode_utf16().flat_map(u16::to_be_bytes).collect::<Vec<_>>()].concat(),
+                StringFormat::Hexadecimal,
+            ),
+            "Producer" => text("pdfTeX-1.40.25"),
+            "CreationDate" => text("D:20240305143000+01'00'"),
+            "Keywords" => text(""),
+        });
+        doc.trailer.set("Info", info);
+    });
+    let doc = open(&bytes).unwrap();
+    let info = doc.info();
+    assert_eq!(info.page_count, 3);
+    assert_eq!(info.version, "1.7");
+    assert!(!info.encrypted);
+    assert_eq!(info.title.as_deref(), Some("Geometric deep learning"));
+    assert_eq!(info.author.as_deref(), Some("Zoë Wu"), "UTF-16 with its byte order mark");
+    assert_eq!(info.producer.as_deref(), Some("pdfTeX-1.40.25"));
+    assert_eq!(info.created.as_deref(), Some("2024-03-05T14:30:00+01:00"));
+    assert_eq!(info.keywords, None, "empty values are left out");
+    assert_eq!(info.modified, None);
+    assert!(!info.has_page_labels);
+}
+
+#[test]
+fn the_outline_has_titles_depths_and_pages() {
+    let bytes = pdf(4, |doc, pages| {
+        let outlines = doc.new_object_id();
+        let chapter = doc.new_object_id();
+        let section = doc.new_object_id();
+        let appendix = doc.new_object_id();
+        let dest = |page: lopdf::ObjectId| vec![Object::Reference(page), "Fit".into()];
+        doc.objects.insert(
+            section,
+            Object::Dictionary(
+                dictionary! { "Title" => text("1.1 Setting"), "Parent" => chapter, "Dest" => dest(pages[1]) },
+            ),
+        );
+        doc.objects.insert(
+            chapter,
+            Object::Dictionary(dictionary! {
+                "Title" => text("1 Introduction"), "Parent" => outlines, "Dest" => dest(pages[0]),
+                "First" => section, "Last" => section, "Count" => 1, "Next" => appendix,
+            }),
+        );
+        doc.objects.insert(
+            appendix,
+            Object::Dictionary(dictionary! {
+                "Title" => text("A Proofs"), "Parent" => outlines, "Dest" => dest(pages[3]), "Prev" => chapter,
+            }),
+        );
+        doc.objects.insert(
+            outlines,
+            Object::Dictionary(
+                dictionary! { "Type" => "Outlines", "First" => chapter, "Last" => appendix, "Count" => 3 },
+            ),
+        );
+        let root = doc.trailer.get(b"Root").unwrap().as_reference().unwrap();
+        doc.get_dictionary_mut(root).unwrap().set("Outlines", outlines);
+    });
+    let outline = open(&bytes).unwrap().outline();
+    let flat: Vec<(&str, usize, usize)> = outline.iter().map(|e| (e.title.as_str(), e.depth, e.page)).collect();
+    assert_eq!(flat, [("1 Introduction", 1, 1), ("1.1 Setting", 2, 2), ("A Proofs", 1, 4)]);
+}
+
+#[test]
+fn a_document_without_an_outline_has_an_empty_one() {
+    assert!(open(&pdf(1, |_, _| {})).unwrap().outline().is_empty());
+}
+
+#[test]
+fn page_labels_number_front_matter_and_body() {
+    let bytes = pdf(6, |doc, _| {
+        let labels = dictionary! {
+            "Nums" => vec![
+                0.into(), Object::Dictionary(dictionary! { "S" => "r" }),
+                2.into(), Object::Dictionary(dictionary! { "S" => "D", "St" => 1 }),
+                5.into(), Object::Dictionary(dictionary! { "S" => "A", "P" => text("App-") }),
+            ],
+        };
+        let root = doc.trailer.get(b"Root").unwrap().as_reference().unwrap();
+        doc.get_dictionary_mut(root).unwrap().set("PageLabels", labels);
+    });
+    let doc = open(&bytes).unwrap();
+    assert!(doc.info().has_page_labels);
+    let labels: Vec<String> = (1..=6).map(|p| doc.page_label(p).unwrap()).collect();
+    assert_eq!(labels, ["i", "ii", "1", "2", "3", "App-A"]);
+    assert_eq!(doc.page_label(0), None);
+}
+
+#[test]
+fn bytes_that_are_not_a_pdf_are_refused_as_such() {
+    for bytes in [&b"<!DOCTYPE html><html>Not found</html>"[..], b"", b"PK\x03\x04zipfile"] {
+        assert_eq!(open(bytes).unwrap_err(), PdfError::NotPdf);
+    }
+    let message = PdfError::NotPdf.to_string();
+    assert!(message.contains("HTML error page"), "{message}");
+}
+
+#[test]
+fn a_pdf_header_followed_by_garbage_is_damaged_not_a_crash() {
+    let refused = open(b"%PDF-1.7\n%%garbage that is no PDF at all\n%%EOF").unwrap_err();
+    assert!(matches!(refused, PdfError::Damaged { .. }), "{refused}");
+}
+
+#[test]
+fn a_page_tree_that_contains_itself_still_opens_with_finite_pages() {
+    let bytes = pdf(2, |doc, pages| {
+        // The second page's parent lists the Pages node itself among its kids.
+        let pages_id = doc.get_dictionary(pages[0]).unwrap().get(b"Parent").unwrap().as_reference().unwrap();
+        let node = doc.get_dictionary_mut(pages_id).unwrap();
+        let mut kids = node.get(b"Kids").unwrap().as_array().unwrap().clone();
+        kids.push(Object::Reference(pages_id));
+        node.set("Kids", kids);
+    });
+    assert_eq!(open(&bytes).unwrap().page_count(), 2, "each page once");
+}
+
+#[test]
+fn a_flate_bomb_in_an_object_stream_is_cut_off_and_the_document_still_opens() {
+    use std::io::Write;
+    // 64 MiB of zeros compress to about 64 KB: inside an object stream, lopdf inflates it while loading.
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1024 * 1024];
+    for _ in 0..64 {
+        encoder.write_all(&zeros).unwrap();
+    }
+    let bomb = encoder.finish().unwrap();
+    let bytes = pdf(1, |doc, _| {
+        let stream = Stream::new(
+            dictionary! { "Type" => "ObjStm", "N" => 1, "First" => 4, "Filter" => "FlateDecode" },
+            bomb.clone(),
+        )
+        .with_compression(false);
+        doc.add_object(stream);
+    });
+    let limits = PdfLimits { max_stream_bytes: 8 * 1024 * 1024, ..PdfLimits::default() };
+    // lopdf stops inflating at the limit (8 MiB, not 64) and, loading leniently, drops the broken object
+    // stream: the pages, which do not depend on it, still open.
+    let doc = PdfDocument::open(&bytes, &limits).expect("the rest of the document opens");
+    assert_eq!(doc.page_count(), 1);
+}
+
+#[test]
+fn an_empty_user_password_opens_and_any_other_is_refused() {
+    let encrypted = |user: &str| {
+        pdf(2, |doc, _| {
+            doc.trailer.set("ID", vec![text("0123456789abcdef"), text("0123456789abcdef")]);
+            let version = lopdf::EncryptionVersion::V2 {
+                document: doc,
+                owner_password: "owner",
+                user_password: user,
+                key_length: 128,
+                permissions: lopdf::Permissions::all(),
+            };
+            let state = lopdf::EncryptionState::try_from(version).expect("RC4 key");
+            doc.encrypt(&state).expect("encrypts");
+        })
+    };
+    let opened = open(&encrypted("")).expect("the empty password opens it");
+    assert_eq!(opened.page_count(), 2);
+    assert!(opened.info().encrypted);
+    assert_eq!(open(&encrypted("secret")).unwrap_err(), PdfError::PasswordRequired);
+}
+
+#[test]
+fn a_file_too_large_to_parse_here_is_refused_before_parsing() {
+    let mut bytes = pdf(1, |_, _| {});
+    // Padding after %%EOF: the size alone decides.
+    bytes.resize(6_000_000, b' ');
+    let refused = open(&bytes).unwrap_err();
+    assert!(matches!(refused, PdfError::OverBudget { limit: "memory estimate", .. }), "{refused}");
+    assert!(refused.to_string().contains("full-text index"), "{refused}");
+}
