@@ -21,6 +21,12 @@ pub enum PdfError {
          new PDF) or use Zotero's own full-text index of it"
     )]
     PasswordRequired,
+    /// The pages asked for have no text, only images: a scan.
+    #[error(
+        "these pages have no text layer, only images (a scan); run OCR on the PDF (Zotero can show it, and most \
+         PDF tools can add a text layer), or read Zotero's own full-text index if it has one"
+    )]
+    NoTextLayer,
     /// A limit that keeps one document from taking the whole isolate.
     #[error("this PDF is over this server's {limit} limit ({detail}); {advice}")]
     OverBudget {

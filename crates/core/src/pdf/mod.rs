@@ -9,11 +9,13 @@ mod error;
 mod info;
 mod limits;
 mod outline;
+mod text;
 
 pub use self::error::{PdfError, TOO_LARGE_ADVICE};
 pub use self::info::{PageLabelStyle, PdfInfo};
 pub use self::limits::PdfLimits;
 pub use self::outline::OutlineEntry;
+pub use self::text::TextBudget;
 
 use lopdf::{Document, LoadOptions};
 
@@ -26,6 +28,7 @@ pub struct PdfDocument {
     /// Page object ids in page order (1-based page `n` is `pages[n - 1]`).
     pages: Vec<lopdf::ObjectId>,
     encrypted: bool,
+    limits: PdfLimits,
 }
 
 impl std::fmt::Debug for PdfDocument {
@@ -57,7 +60,7 @@ impl PdfDocument {
         if pages.is_empty() {
             return Err(PdfError::Damaged { reason: "no pages could be found".into() });
         }
-        Ok(Self { doc, pages, encrypted })
+        Ok(Self { doc, pages, encrypted, limits: *limits })
     }
 
     /// How many pages the document has.
@@ -78,6 +81,22 @@ impl PdfDocument {
     /// The outline (bookmarks), in document order, with the page each entry opens.
     pub fn outline(&self) -> Vec<OutlineEntry> {
         outline::read(&self.doc)
+    }
+
+    /// The text of pages `from..=to` (1-based, clamped to the document), one string per page, in the order the
+    /// content draws it. [`PdfError::NoTextLayer`] when none of them has any text but the document has images:
+    /// a scan, which needs OCR.
+    pub fn text(&self, from: usize, to: usize, budget: &TextBudget) -> Result<Vec<String>, PdfError> {
+        let first = from.max(1) - 1;
+        let end = to.min(self.pages.len());
+        if first >= end {
+            return Ok(Vec::new());
+        }
+        let pages = text::extract(&self.doc, &self.pages, first..end, &self.limits, budget)?;
+        if pages.iter().all(|p| p.trim().is_empty()) && text::has_images(&self.doc, &self.pages[first..end]) {
+            return Err(PdfError::NoTextLayer);
+        }
+        Ok(pages)
     }
 
     /// The label of 1-based page `page` as the document numbers it ("iv", "A-3"), when it has page labels.

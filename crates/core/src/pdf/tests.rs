@@ -226,3 +226,143 @@ fn a_file_too_large_to_parse_here_is_refused_before_parsing() {
     assert!(matches!(refused, PdfError::OverBudget { limit: "memory estimate", .. }), "{refused}");
     assert!(refused.to_string().contains("full-text index"), "{refused}");
 }
+
+// ---- text ----
+
+/// A one-page document drawing `content`, with `/F1` (Helvetica, no widths), `/F2` (a Type0 font whose
+/// ToUnicode maps <0001> to H, <0002> to i, <0003> to ﬁ) and whatever XObjects `xobjects` adds.
+fn drawing(content: &str, xobjects: impl FnOnce(&mut Document) -> lopdf::Dictionary) -> Vec<u8> {
+    let mut doc = Document::with_version("1.7");
+    let pages_id = doc.new_object_id();
+    let f1 = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+    let cmap = "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /T def \
+                1 begincodespacerange <0000> <FFFF> endcodespacerange \
+                3 beginbfchar <0001> <0048> <0002> <0069> <0003> <FB01> endbfchar \
+                endcmap CMapName currentdict /CMap defineresource pop end end";
+    let to_unicode = doc.add_object(Stream::new(dictionary! {}, cmap.as_bytes().to_vec()));
+    let cid_font = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "CIDFontType2", "BaseFont" => "Test",
+        "CIDSystemInfo" => dictionary! { "Registry" => text("Adobe"), "Ordering" => text("Identity"), "Supplement" => 0 },
+        "DW" => 600,
+    });
+    let f2 = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type0", "BaseFont" => "Test", "Encoding" => "Identity-H",
+        "DescendantFonts" => vec![Object::Reference(cid_font)], "ToUnicode" => to_unicode,
+    });
+    let xobject_dict = xobjects(&mut doc);
+    let content_id = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+    let page = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        "Contents" => content_id,
+        "Resources" => dictionary! { "Font" => dictionary! { "F1" => f1, "F2" => f2 }, "XObject" => xobject_dict },
+    });
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![Object::Reference(page)], "Count" => 1 }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    bytes
+}
+
+fn page_text(bytes: &[u8]) -> Result<String, PdfError> {
+    let doc = open(bytes)?;
+    Ok(doc.text(1, 1, &TextBudget::default())?.remove(0))
+}
+
+fn no_xobjects(_: &mut Document) -> lopdf::Dictionary {
+    dictionary! {}
+}
+
+#[test]
+fn text_comes_page_by_page_and_a_range_reads_only_its_pages() {
+    let doc = open(&pdf(4, |_, _| {})).unwrap();
+    assert_eq!(doc.text(1, 4, &TextBudget::default()).unwrap(), ["Page 1", "Page 2", "Page 3", "Page 4"]);
+    assert_eq!(doc.text(2, 3, &TextBudget::default()).unwrap(), ["Page 2", "Page 3"]);
+    assert_eq!(doc.text(3, 99, &TextBudget::default()).unwrap(), ["Page 3", "Page 4"], "clamped to the document");
+    assert!(doc.text(3, 2, &TextBudget::default()).unwrap().is_empty());
+}
+
+#[test]
+fn lines_follow_baselines_and_positioned_words_get_their_spaces() {
+    let text = page_text(&drawing(
+        "BT /F1 10 Tf 72 720 Td (First) Tj 0 -14 Td [(macros)-600(provided)-20(as)] TJ 0 -14 Td (Third line) Tj ET",
+        no_xobjects,
+    ))
+    .unwrap();
+    assert_eq!(text, "First\nmacros provided as\nThird line".replace("provided as", "providedas"));
+}
+
+#[test]
+fn composite_fonts_read_through_their_to_unicode_map_with_ligatures_spelled_out() {
+    assert_eq!(page_text(&drawing("BT /F2 12 Tf 72 700 Td <000100020003> Tj ET", no_xobjects)).unwrap(), "Hifi");
+}
+
+#[test]
+fn a_form_that_draws_itself_is_drawn_once_and_images_are_never_read_as_content() {
+    let bytes = drawing("BT /F1 10 Tf 72 700 Td (Before) Tj ET /Self Do /Img Do", |doc| {
+        let form_id = doc.new_object_id();
+        let form = Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Form", "BBox" => vec![0.into(), 0.into(), 100.into(), 100.into()],
+                "Resources" => dictionary! {
+                    "XObject" => dictionary! { "Self" => form_id },
+                    "Font" => dictionary! { "F1" => dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier" } },
+                },
+            },
+            b"BT /F1 10 Tf 72 600 Td (Inside) Tj ET /Self Do".to_vec(),
+        );
+        doc.objects.insert(form_id, Object::Stream(form));
+        // An "image" whose bytes would draw text if they were wrongly read as a content stream.
+        let image = doc.add_object(Stream::new(
+            dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 1, "Height" => 1, "BitsPerComponent" => 8, "ColorSpace" => "DeviceGray" },
+            b"BT /F1 10 Tf (Leaked) Tj ET".to_vec(),
+        ));
+        dictionary! { "Self" => form_id, "Img" => image }
+    });
+    assert_eq!(page_text(&bytes).unwrap(), "Before\nInside");
+}
+
+#[test]
+fn a_page_with_only_an_image_is_a_scan() {
+    let bytes = drawing("q 612 0 0 792 0 0 cm /Img Do Q", |doc| {
+        let image = doc.add_object(Stream::new(
+            dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 1, "Height" => 1, "BitsPerComponent" => 8, "ColorSpace" => "DeviceGray" },
+            vec![0],
+        ));
+        dictionary! { "Img" => image }
+    });
+    let refused = page_text(&bytes).unwrap_err();
+    assert_eq!(refused, PdfError::NoTextLayer);
+    assert!(refused.to_string().contains("OCR"), "{refused}");
+}
+
+#[test]
+fn an_empty_page_without_images_is_just_empty() {
+    assert_eq!(page_text(&drawing("0 0 m 10 10 l S", no_xobjects)).unwrap(), "");
+}
+
+#[test]
+fn the_operator_budget_stops_a_page_that_draws_without_end() {
+    let content = "0 0 m ".repeat(50_000);
+    let budget = TextBudget { max_operators: 10_000, ..TextBudget::default() };
+    let refused = open(&drawing(&content, no_xobjects)).unwrap().text(1, 1, &budget).unwrap_err();
+    assert!(matches!(refused, PdfError::OverBudget { limit: "content operators", .. }), "{refused}");
+}
+
+#[test]
+fn content_that_stops_parsing_keeps_what_came_before() {
+    let text =
+        page_text(&drawing("BT /F1 10 Tf 72 700 Td (Kept) Tj ET BT /F1 10 Tf ) ( <<>> [ Tj", no_xobjects)).unwrap();
+    assert!(text.starts_with("Kept"), "{text}");
+}
+
+#[test]
+fn a_page_without_a_media_box_still_has_text() {
+    let bytes = pdf(1, |doc, pages| {
+        doc.get_dictionary_mut(pages[0]).unwrap().remove(b"MediaBox");
+    });
+    assert_eq!(page_text(&bytes).unwrap(), "Page 1");
+}

@@ -1,0 +1,212 @@
+//! Fonts as the text layer needs them: how a string splits into character codes, what each code reads as, and
+//! how wide it is. Read once per extraction, keyed by the font dictionary's address.
+
+use std::collections::HashMap;
+
+use lopdf::{Dictionary, Document, Encoding, Object};
+
+/// Widths (`/W` ranges) and codes kept per font at most: real fonts have a few hundred.
+const MAX_WIDTH_RANGES: usize = 65_536;
+
+/// One character code of a string.
+pub(super) struct Code {
+    pub code: u32,
+    len: u8,
+    /// A single-byte code 32, to which word spacing (`Tw`) applies.
+    pub is_space: bool,
+}
+
+enum Widths {
+    /// Simple fonts: `/Widths` from `/FirstChar`, and the width of codes outside it.
+    Simple { first: u32, widths: Vec<f64>, missing: f64 },
+    /// Composite fonts: `/W` ranges over CIDs, and `/DW`.
+    Composite { ranges: Vec<(u32, u32, f64)>, default: f64 },
+}
+
+pub(super) struct Font<'doc> {
+    /// Two-byte codes (Type0 with Identity-H/V and the like), else one byte per code.
+    two_byte: bool,
+    encoding: Option<Encoding<'doc>>,
+    /// The `/ToUnicode` map (lopdf's `UnicodeMapEncoding`).
+    to_unicode: Option<Encoding<'doc>>,
+    widths: Widths,
+    /// Glyph space to text space: 1/1000 except for Type3 fonts, whose `/FontMatrix` says.
+    scale: f64,
+}
+
+impl Font<'_> {
+    pub(super) fn codes(&self, bytes: &[u8]) -> Vec<Code> {
+        if self.two_byte {
+            bytes
+                .chunks(2)
+                .map(|pair| {
+                    let code = pair.iter().fold(0u32, |acc, b| acc << 8 | u32::from(*b));
+                    Code { code, len: pair.len() as u8, is_space: false }
+                })
+                .collect()
+        } else {
+            bytes.iter().map(|&b| Code { code: u32::from(b), len: 1, is_space: b == 32 }).collect()
+        }
+    }
+
+    /// The width of `code` in text space units (multiply by the font size).
+    pub(super) fn width(&self, code: u32) -> f64 {
+        let glyph = match &self.widths {
+            Widths::Simple { first, widths, missing } => {
+                code.checked_sub(*first).and_then(|i| widths.get(i as usize)).copied().unwrap_or(*missing)
+            }
+            Widths::Composite { ranges, default } => {
+                ranges.iter().find(|(lo, hi, _)| (*lo..=*hi).contains(&code)).map_or(*default, |(_, _, w)| *w)
+            }
+        };
+        glyph * self.scale
+    }
+
+    /// What `code` reads as: the font's ToUnicode map first, else its encoding (simple fonts). A code neither
+    /// maps reads as nothing, as in pdf.js (CJK fonts without ToUnicode lose their text there too).
+    pub(super) fn text(&self, code: &Code) -> String {
+        let bytes = code.code.to_be_bytes();
+        let bytes = &bytes[4 - usize::from(code.len.clamp(1, 4))..];
+        if let Some(map) = &self.to_unicode {
+            // An unmapped code comes back as U+FFFD: then the encoding may still know it.
+            let mapped = map.bytes_to_string(bytes).unwrap_or_default();
+            if !mapped.is_empty() && mapped != "\u{FFFD}" {
+                return mapped.chars().filter(|c| *c != '\u{0}').collect();
+            }
+        }
+        match (&self.encoding, self.two_byte) {
+            (Some(encoding), false) => encoding.bytes_to_string(&[code.code as u8]).unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The fonts of one extraction.
+pub(super) struct FontCache<'doc> {
+    max_stream_bytes: usize,
+    fonts: HashMap<usize, Option<Font<'doc>>>,
+}
+
+impl<'doc> FontCache<'doc> {
+    pub(super) fn new(max_stream_bytes: usize) -> Self {
+        Self { max_stream_bytes, fonts: HashMap::new() }
+    }
+
+    /// The font of `dict`, read the first time it is asked for; `None` for a dictionary that is no usable font.
+    pub(super) fn get(&mut self, doc: &'doc Document, dict: &'doc Dictionary) -> Option<&Font<'doc>> {
+        // The document is not changed while it is read, so a dictionary's address names it.
+        let key = std::ptr::from_ref(dict) as usize;
+        let max = self.max_stream_bytes;
+        self.fonts.entry(key).or_insert_with(|| read_font(doc, dict, max)).as_ref()
+    }
+}
+
+fn read_font<'doc>(doc: &'doc Document, dict: &'doc Dictionary, max_stream_bytes: usize) -> Option<Font<'doc>> {
+    let subtype = dict.get(b"Subtype").and_then(Object::as_name).ok()?;
+    let to_unicode = to_unicode(doc, dict, max_stream_bytes);
+    if subtype == b"Type0" {
+        let descendant = dict
+            .get(b"DescendantFonts")
+            .ok()
+            .and_then(|d| doc.dereference(d).ok())
+            .and_then(|(_, d)| d.as_array().ok())
+            .and_then(|a| a.first())
+            .and_then(|d| doc.dereference(d).ok())
+            .and_then(|(_, d)| d.as_dict().ok());
+        let default = descendant.and_then(|d| num(doc, d.get(b"DW").ok())).unwrap_or(1000.0);
+        let ranges = descendant.map(|d| cid_widths(doc, d)).unwrap_or_default();
+        return Some(Font {
+            two_byte: true,
+            encoding: None,
+            to_unicode,
+            widths: Widths::Composite { ranges, default },
+            scale: 0.001,
+        });
+    }
+    let encoding = dict.get_font_encoding_with_limit(doc, max_stream_bytes).ok();
+    let first =
+        dict.get(b"FirstChar").ok().and_then(|o| num(doc, Some(o))).map_or(0, |f| f.clamp(0.0, 65_535.0) as u32);
+    let widths: Vec<f64> = dict
+        .get(b"Widths")
+        .ok()
+        .and_then(|w| doc.dereference(w).ok())
+        .and_then(|(_, w)| w.as_array().ok())
+        .map(|a| a.iter().take(MAX_WIDTH_RANGES).map(|w| num(doc, Some(w)).unwrap_or(0.0)).collect())
+        .unwrap_or_default();
+    let descriptor =
+        dict.get(b"FontDescriptor").ok().and_then(|d| doc.dereference(d).ok()).and_then(|(_, d)| d.as_dict().ok());
+    // The standard 14 fonts come without widths; half an em is the average glyph of Helvetica and Times.
+    let missing = descriptor
+        .and_then(|d| num(doc, d.get(b"MissingWidth").ok()))
+        .filter(|w| *w > 0.0)
+        .unwrap_or(if widths.is_empty() { 500.0 } else { 0.0 });
+    let scale = if subtype == b"Type3" {
+        dict.get(b"FontMatrix")
+            .ok()
+            .and_then(|m| doc.dereference(m).ok())
+            .and_then(|(_, m)| m.as_array().ok())
+            .and_then(|m| m.first())
+            .and_then(|a| num(doc, Some(a)))
+            .filter(|a| a.is_finite() && *a != 0.0)
+            .map_or(0.001, f64::abs)
+    } else {
+        0.001
+    };
+    Some(Font { two_byte: false, encoding, to_unicode, widths: Widths::Simple { first, widths, missing }, scale })
+}
+
+/// The font's `/ToUnicode` map alone. lopdf prefers `/Encoding` when a font has both, so the map is read from
+/// a copy of the dictionary without it.
+fn to_unicode<'doc>(doc: &'doc Document, dict: &Dictionary, max_stream_bytes: usize) -> Option<Encoding<'doc>> {
+    dict.get(b"ToUnicode").ok()?;
+    let mut only_map = dict.clone();
+    only_map.remove(b"Encoding");
+    only_map.set("Type", "Font");
+    match only_map.get_font_encoding_with_limit(doc, max_stream_bytes) {
+        // The map is owned, so it outlives the copy it was read through.
+        Ok(Encoding::UnicodeMapEncoding(map)) => Some(Encoding::UnicodeMapEncoding(map)),
+        _ => None,
+    }
+}
+
+/// `/W` of a CIDFont: `[c [w1 w2 …]]` and `[c_first c_last w]` entries.
+fn cid_widths(doc: &Document, descendant: &Dictionary) -> Vec<(u32, u32, f64)> {
+    let Some(array) =
+        descendant.get(b"W").ok().and_then(|w| doc.dereference(w).ok()).and_then(|(_, w)| w.as_array().ok())
+    else {
+        return Vec::new();
+    };
+    let mut ranges = Vec::new();
+    let mut i = 0;
+    while i < array.len() && ranges.len() < MAX_WIDTH_RANGES {
+        let Some(first) = num(doc, array.get(i)).map(|f| f.clamp(0.0, f64::from(u32::MAX)) as u32) else { break };
+        match array.get(i + 1).and_then(|o| doc.dereference(o).ok()).map(|(_, o)| o) {
+            Some(Object::Array(list)) => {
+                for (offset, width) in list.iter().take(MAX_WIDTH_RANGES).enumerate() {
+                    let code = first.saturating_add(offset as u32);
+                    ranges.push((code, code, num(doc, Some(width)).unwrap_or(0.0)));
+                }
+                i += 2;
+            }
+            Some(last) => {
+                let Some(last) = num(doc, Some(last)).map(|l| l.clamp(0.0, f64::from(u32::MAX)) as u32) else { break };
+                let width = num(doc, array.get(i + 2)).unwrap_or(0.0);
+                ranges.push((first, last, width));
+                i += 3;
+            }
+            None => break,
+        }
+    }
+    ranges
+}
+
+/// A number, through a reference if need be; clamped to what a width can mean.
+fn num(doc: &Document, object: Option<&Object>) -> Option<f64> {
+    let object = doc.dereference(object?).ok()?.1;
+    let value = match object {
+        Object::Integer(i) => *i as f64,
+        Object::Real(r) => f64::from(*r),
+        _ => return None,
+    };
+    value.is_finite().then(|| value.clamp(-1.0e6, 1.0e6))
+}
