@@ -22,7 +22,8 @@ fn main() {
     // Natively there is no 128 MB isolate: the size gate is lifted, the stream limits stay.
     let limits = PdfLimits { max_parse_bytes: usize::MAX, ..PdfLimits::default() };
     let started = Instant::now();
-    let result = PdfDocument::open(&bytes, &limits).and_then(|doc| doc.text(1, doc.page_count(), &TextBudget::default()));
+    let result =
+        PdfDocument::open(&bytes, &limits).and_then(|doc| doc.text(1, doc.page_count(), &TextBudget::default()));
     let elapsed = started.elapsed().as_secs_f64() * 1000.0;
     match result {
         Ok(pages) => {
