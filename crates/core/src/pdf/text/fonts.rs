@@ -26,8 +26,9 @@ enum Widths {
 pub(super) struct Font<'doc> {
     /// Two-byte codes (Type0 with Identity-H/V and the like), else one byte per code.
     two_byte: bool,
-    encoding: Option<Encoding<'doc>>,
-    /// The `/ToUnicode` map (lopdf's `UnicodeMapEncoding`).
+    /// Simple fonts: what each of the 256 codes reads as, worked out once.
+    table: Vec<String>,
+    /// Composite fonts: the `/ToUnicode` map (lopdf's `UnicodeMapEncoding`).
     to_unicode: Option<Encoding<'doc>>,
     widths: Widths,
     /// Glyph space to text space: 1/1000 except for Type3 fonts, whose `/FontMatrix` says.
@@ -62,23 +63,25 @@ impl Font<'_> {
         glyph * self.scale
     }
 
-    /// What `code` reads as: the font's ToUnicode map first, else its encoding (simple fonts). A code neither
-    /// maps reads as nothing, as in pdf.js (CJK fonts without ToUnicode lose their text there too).
+    /// What `code` reads as. A code nothing maps reads as nothing, as in pdf.js (CJK fonts without ToUnicode lose
+    /// their text there too).
     pub(super) fn text(&self, code: &Code) -> String {
+        if !self.two_byte {
+            return self.table.get(code.code as usize).cloned().unwrap_or_default();
+        }
         let bytes = code.code.to_be_bytes();
         let bytes = &bytes[4 - usize::from(code.len.clamp(1, 4))..];
-        if let Some(map) = &self.to_unicode {
-            // An unmapped code comes back as U+FFFD: then the encoding may still know it.
-            let mapped = map.bytes_to_string(bytes).unwrap_or_default();
-            if !mapped.is_empty() && mapped != "\u{FFFD}" {
-                return mapped.chars().filter(|c| *c != '\u{0}').collect();
-            }
-        }
-        match (&self.encoding, self.two_byte) {
-            (Some(encoding), false) => encoding.bytes_to_string(&[code.code as u8]).unwrap_or_default(),
-            _ => String::new(),
-        }
+        self.to_unicode.as_ref().map(|map| mapped(map, bytes)).unwrap_or_default()
     }
+}
+
+/// What `bytes` read as through `encoding`; nothing for lopdf's replacement character (an unmapped code).
+fn mapped(encoding: &Encoding<'_>, bytes: &[u8]) -> String {
+    let text = encoding.bytes_to_string(bytes).unwrap_or_default();
+    if text == "\u{FFFD}" {
+        return String::new();
+    }
+    text.chars().filter(|c| *c != '\u{0}').collect()
 }
 
 /// The fonts of one extraction.
@@ -117,13 +120,13 @@ fn read_font<'doc>(doc: &'doc Document, dict: &'doc Dictionary, max_stream_bytes
         let ranges = descendant.map(|d| cid_widths(doc, d)).unwrap_or_default();
         return Some(Font {
             two_byte: true,
-            encoding: None,
+            table: Vec::new(),
             to_unicode,
             widths: Widths::Composite { ranges, default },
             scale: 0.001,
         });
     }
-    let encoding = dict.get_font_encoding_with_limit(doc, max_stream_bytes).ok();
+    let table = simple_table(doc, dict, to_unicode.as_ref(), max_stream_bytes);
     let first =
         dict.get(b"FirstChar").ok().and_then(|o| num(doc, Some(o))).map_or(0, |f| f.clamp(0.0, 65_535.0) as u32);
     let widths: Vec<f64> = dict
@@ -152,7 +155,96 @@ fn read_font<'doc>(doc: &'doc Document, dict: &'doc Dictionary, max_stream_bytes
     } else {
         0.001
     };
-    Some(Font { two_byte: false, encoding, to_unicode, widths: Widths::Simple { first, widths, missing }, scale })
+    Some(Font { two_byte: false, table, to_unicode: None, widths: Widths::Simple { first, widths, missing }, scale })
+}
+
+/// What each code of a simple font reads as: its `/ToUnicode` map where that knows the code, else its encoding.
+/// A Type1 font with no `/Encoding` (TeX's Computer Modern fonts, for one) uses the encoding built into its
+/// font program, where `fi` is code 12 rather than standard 0xAE: that encoding is read from the embedded
+/// program, with the font's own `/Differences` on top.
+fn simple_table(
+    doc: &Document,
+    dict: &Dictionary,
+    to_unicode: Option<&Encoding<'_>>,
+    max_stream_bytes: usize,
+) -> Vec<String> {
+    let builtin = builtin_encoding(doc, dict, max_stream_bytes);
+    let mut own = dict.clone();
+    own.set("Type", "Font");
+    if let Some(builtin) = builtin.filter(|b| !b.is_empty()) {
+        // The built-in codes, then the font's own differences over them.
+        let mut differences: Vec<Object> = Vec::new();
+        for (code, name) in builtin {
+            differences.push(Object::Integer(i64::from(code)));
+            differences.push(Object::Name(name));
+        }
+        if let Some(Object::Dictionary(enc)) = dict.get(b"Encoding").ok().and_then(|e| doc.dereference(e).ok()).map(|(_, e)| e)
+        {
+            if let Ok(theirs) = enc.get(b"Differences").and_then(Object::as_array) {
+                differences.extend(theirs.iter().cloned());
+            }
+        }
+        own.set("Encoding", lopdf::dictionary! { "Type" => "Encoding", "Differences" => differences });
+    }
+    let encoding = own.get_font_encoding_with_limit(doc, max_stream_bytes).ok();
+    (0..=255u8)
+        .map(|code| {
+            let from_map = to_unicode.map(|map| mapped(map, &[code])).unwrap_or_default();
+            if !from_map.is_empty() {
+                return from_map;
+            }
+            encoding.as_ref().map(|e| mapped(e, &[code])).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The encoding a Type1 font program declares in its clear-text part (`dup 12 /fi put`), when the font has no
+/// `/Encoding` of its own or one without `/BaseEncoding`. `None` for standard-encoded or non-Type1 programs.
+fn builtin_encoding(doc: &Document, dict: &Dictionary, max_stream_bytes: usize) -> Option<Vec<(u8, Vec<u8>)>> {
+    let has_base = match dict.get(b"Encoding").ok().and_then(|e| doc.dereference(e).ok()).map(|(_, e)| e) {
+        None => false,
+        Some(Object::Dictionary(enc)) => enc.has(b"BaseEncoding"),
+        Some(_) => true,
+    };
+    if has_base {
+        return None;
+    }
+    let descriptor =
+        dict.get(b"FontDescriptor").ok().and_then(|d| doc.dereference(d).ok()).and_then(|(_, d)| d.as_dict().ok())?;
+    let program =
+        descriptor.get(b"FontFile").ok().and_then(|f| doc.dereference(f).ok()).and_then(|(_, f)| f.as_stream().ok())?;
+    let bytes = match program.decompressed_content_with_limit(max_stream_bytes) {
+        Ok(bytes) => bytes,
+        Err(_) => program.content.clone(),
+    };
+    let clear_len = program
+        .dict
+        .get(b"Length1")
+        .and_then(Object::as_i64)
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(bytes.len())
+        .min(bytes.len());
+    let clear = &bytes[..clear_len];
+    let clear = match clear.windows(5).position(|w| w == b"eexec") {
+        Some(end) => &clear[..end],
+        None => clear,
+    };
+    let text = String::from_utf8_lossy(clear);
+    if text.contains("/Encoding StandardEncoding") {
+        return None;
+    }
+    let tokens: Vec<&str> = text.split_ascii_whitespace().collect();
+    let mut entries = Vec::new();
+    for window in tokens.windows(4) {
+        let [dup, code, name, put] = window else { continue };
+        if *dup != "dup" || *put != "put" {
+            continue;
+        }
+        let (Ok(code), Some(name)) = (code.parse::<u8>(), name.strip_prefix('/')) else { continue };
+        entries.push((code, name.as_bytes().to_vec()));
+    }
+    Some(entries)
 }
 
 /// The font's `/ToUnicode` map alone. lopdf prefers `/Encoding` when a font has both, so the map is read from
