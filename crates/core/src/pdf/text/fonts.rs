@@ -178,7 +178,8 @@ fn simple_table(
             differences.push(Object::Integer(i64::from(code)));
             differences.push(Object::Name(name));
         }
-        if let Some(Object::Dictionary(enc)) = dict.get(b"Encoding").ok().and_then(|e| doc.dereference(e).ok()).map(|(_, e)| e)
+        if let Some(Object::Dictionary(enc)) =
+            dict.get(b"Encoding").ok().and_then(|e| doc.dereference(e).ok()).map(|(_, e)| e)
         {
             if let Ok(theirs) = enc.get(b"Differences").and_then(Object::as_array) {
                 differences.extend(theirs.iter().cloned());
