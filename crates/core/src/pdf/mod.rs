@@ -9,13 +9,15 @@ mod error;
 mod info;
 mod limits;
 mod outline;
+mod quote;
 mod text;
 
 pub use self::error::{PdfError, TOO_LARGE_ADVICE};
 pub use self::info::{PageLabelStyle, PdfInfo};
 pub use self::limits::PdfLimits;
 pub use self::outline::OutlineEntry;
-pub use self::text::TextBudget;
+pub use self::quote::{QuoteLocation, MIN_QUOTE_CHARS};
+pub use self::text::{CharBox, PageLayout, TextBudget};
 
 use lopdf::{Document, LoadOptions};
 
@@ -87,16 +89,38 @@ impl PdfDocument {
     /// content draws it. [`PdfError::NoTextLayer`] when none of them has any text but the document has images:
     /// a scan, which needs OCR.
     pub fn text(&self, from: usize, to: usize, budget: &TextBudget) -> Result<Vec<String>, PdfError> {
+        Ok(self.layout(from, to, budget)?.into_iter().map(|page| page.text).collect())
+    }
+
+    /// The same as [`Self::text`], with where each character was drawn (for quote location).
+    pub fn layout(&self, from: usize, to: usize, budget: &TextBudget) -> Result<Vec<PageLayout>, PdfError> {
         let first = from.max(1) - 1;
         let end = to.min(self.pages.len());
         if first >= end {
             return Ok(Vec::new());
         }
         let pages = text::extract(&self.doc, &self.pages, first..end, &self.limits, budget)?;
-        if pages.iter().all(|p| p.trim().is_empty()) && text::has_images(&self.doc, &self.pages[first..end]) {
+        if pages.iter().all(|p| p.text.trim().is_empty()) && text::has_images(&self.doc, &self.pages[first..end]) {
             return Err(PdfError::NoTextLayer);
         }
         Ok(pages)
+    }
+
+    /// Where `quote` is: on `page` (1-based) when given, else the first page that has it exactly (or, failing
+    /// that, the page with the nearest match). `None` when it is nowhere near, or shorter than
+    /// [`MIN_QUOTE_CHARS`] letters.
+    pub fn locate(
+        &self,
+        quote: &str,
+        page: Option<usize>,
+        budget: &TextBudget,
+    ) -> Result<Option<QuoteLocation>, PdfError> {
+        let (from, to) = match page {
+            Some(page) => (page, page),
+            None => (1, self.pages.len()),
+        };
+        let layouts = self.layout(from, to, budget)?;
+        Ok(quote::locate(&layouts, from.max(1), quote))
     }
 
     /// The label of 1-based page `page` as the document numbers it ("iv", "A-3"), when it has page labels.

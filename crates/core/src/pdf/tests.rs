@@ -366,3 +366,54 @@ fn a_page_without_a_media_box_still_has_text() {
     });
     assert_eq!(page_text(&bytes).unwrap(), "Page 1");
 }
+
+/// Writes the documents these tests make into `$ZOTERO_MCP_WRITE_PDF_SEEDS` (the fuzz target's seeds:
+/// `ZOTERO_MCP_WRITE_PDF_SEEDS=fuzz/seeds/pdf_text cargo test -p zotero-mcp-core write_pdf_seeds -- --ignored`).
+#[test]
+#[ignore = "writes files; run by hand to refresh fuzz/seeds/pdf_text"]
+fn write_pdf_seeds() {
+    let Ok(dir) = std::env::var("ZOTERO_MCP_WRITE_PDF_SEEDS") else { return };
+    let dir = std::path::Path::new(&dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let labelled = pdf(3, |doc, _| {
+        let labels = dictionary! { "Nums" => vec![0.into(), Object::Dictionary(dictionary! { "S" => "r" })] };
+        let root = doc.trailer.get(b"Root").unwrap().as_reference().unwrap();
+        doc.get_dictionary_mut(root).unwrap().set("PageLabels", labels);
+        let info = doc.add_object(dictionary! { "Title" => text("Seed"), "CreationDate" => text("D:20240305") });
+        doc.trailer.set("Info", info);
+    });
+    let seeds: Vec<(&str, Vec<u8>)> = vec![
+        ("labelled.pdf", labelled),
+        ("type0.pdf", drawing("BT /F2 12 Tf 72 700 Td <000100020003> Tj ET", no_xobjects)),
+        ("words.pdf", drawing("BT /F1 10 Tf 72 720 Td (First) Tj 0 -14 Td [(a)-600(b)] TJ T* (c) ' ET", no_xobjects)),
+        (
+            "form.pdf",
+            drawing("/Self Do", |doc| {
+                let form_id = doc.new_object_id();
+                let form = Stream::new(
+                    dictionary! { "Type" => "XObject", "Subtype" => "Form", "Resources" => dictionary! { "XObject" => dictionary! { "Self" => form_id } } },
+                    b"q 1 0 0 1 5 5 cm /Self Do Q".to_vec(),
+                );
+                doc.objects.insert(form_id, Object::Stream(form));
+                dictionary! { "Self" => form_id }
+            }),
+        ),
+    ];
+    for (name, bytes) in seeds {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+#[test]
+fn a_quote_is_located_on_its_page_in_user_space() {
+    let doc = open(&pdf(3, |_, _| {})).unwrap();
+    let found = doc.locate("page 2", None, &TextBudget::default()).unwrap().expect("found");
+    assert_eq!((found.page, found.page_index, found.exact), (2, 1, true));
+    // Helvetica without widths: half an em (6 units at 12 pt) per glyph, from x = 72 on the baseline y = 720.
+    assert_eq!(found.rects, vec![[72.0, 717.0, 108.0, 730.2]]);
+    // Asked on page 3, only "Page" matches: the nearest stretch, four fifths of the quote.
+    let near = doc.locate("page 2", Some(3), &TextBudget::default()).unwrap().expect("nearest");
+    assert_eq!((near.page, near.exact, near.matched_text.as_str()), (3, false, "Page"));
+    assert!((near.coverage - 0.8).abs() < 1e-9);
+    assert_eq!(doc.locate("nowhere at all", None, &TextBudget::default()).unwrap(), None);
+}

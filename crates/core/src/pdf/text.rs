@@ -15,6 +15,7 @@ use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Object, ObjectId};
 
 use self::fonts::FontCache;
+pub use self::layout::{CharBox, PageLayout};
 use self::layout::{Glyph, PageBuilder};
 use super::error::{PdfError, TOO_LARGE_ADVICE};
 use super::limits::PdfLimits;
@@ -44,14 +45,14 @@ struct Spent {
     decoded: usize,
 }
 
-/// Extracts the text of the pages at `indexes` (0-based), one string per page.
+/// Extracts the text of the pages at `indexes` (0-based), one layout per page.
 pub(super) fn extract(
     doc: &Document,
     page_ids: &[ObjectId],
     indexes: std::ops::Range<usize>,
     limits: &PdfLimits,
     budget: &TextBudget,
-) -> Result<Vec<String>, PdfError> {
+) -> Result<Vec<PageLayout>, PdfError> {
     let mut fonts = FontCache::new(limits.max_stream_bytes);
     let mut spent = Spent { operators: 0, decoded: 0 };
     let mut pages = Vec::with_capacity(indexes.len());

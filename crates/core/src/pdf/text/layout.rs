@@ -25,14 +25,27 @@ struct Last {
     height: f64,
 }
 
+/// Where a character of the page text was drawn: `[x1, y1, x2, y2]` in the page's user space (what Zotero's
+/// highlight annotations take as a rectangle), or `None` for spaces and line breaks the layout inserted.
+pub type CharBox = Option<[f64; 4]>;
+
+/// A page's text, and for each of its characters where it was drawn.
+#[derive(Debug, Clone, Default)]
+pub struct PageLayout {
+    pub text: String,
+    pub boxes: Vec<CharBox>,
+}
+
 pub(super) struct PageBuilder {
     out: String,
+    /// One entry per char of `out`.
+    boxes: Vec<CharBox>,
     last: Option<Last>,
 }
 
 impl PageBuilder {
     pub(super) fn new() -> Self {
-        Self { out: String::new(), last: None }
+        Self { out: String::new(), boxes: Vec::new(), last: None }
     }
 
     pub(super) fn push(&mut self, glyph: Glyph) {
@@ -49,29 +62,64 @@ impl PageBuilder {
                 self.space();
             }
         }
+        // A glyph's box: its advance across, and from the descender to the ascender of the text height.
+        let (left, right) = if glyph.x <= glyph.x_end { (glyph.x, glyph.x_end) } else { (glyph.x_end, glyph.x) };
+        let bounds = [left, glyph.y - 0.25 * glyph.height, right, glyph.y + 0.85 * glyph.height];
+        let before = self.out.chars().count();
         push_normalized(&mut self.out, &glyph.text);
+        let added = self.out.chars().count() - before;
+        self.boxes.extend(std::iter::repeat_n(Some(bounds), added));
         self.last = Some(Last { x_end: glyph.x_end, y: glyph.y, height: glyph.height });
     }
 
     fn newline(&mut self) {
         while self.out.ends_with(' ') {
             self.out.pop();
+            self.boxes.pop();
         }
         if !self.out.is_empty() && !self.out.ends_with('\n') {
             self.out.push('\n');
+            self.boxes.push(None);
         }
     }
 
     fn space(&mut self) {
         if !self.out.is_empty() && !self.out.ends_with(char::is_whitespace) {
             self.out.push(' ');
+            self.boxes.push(None);
         }
     }
 
-    /// The page's text: lines without trailing spaces, no blank line at the end.
-    pub(super) fn finish(self) -> String {
-        let lines: Vec<&str> = self.out.lines().map(str::trim_end).collect();
-        lines.join("\n").trim_end().to_owned()
+    /// The page's text (lines without trailing spaces, no blank line at the end) with its boxes.
+    pub(super) fn finish(self) -> PageLayout {
+        let mut text = String::with_capacity(self.out.len());
+        let mut boxes: Vec<CharBox> = Vec::with_capacity(self.boxes.len());
+        // Characters with their boxes, line by line; a line's trailing spaces are dropped.
+        let mut line: Vec<(char, CharBox)> = Vec::new();
+        let flush = |line: &mut Vec<(char, CharBox)>, text: &mut String, boxes: &mut Vec<CharBox>| {
+            while line.last().is_some_and(|(c, _)| c.is_whitespace()) {
+                line.pop();
+            }
+            for (c, b) in line.drain(..) {
+                text.push(c);
+                boxes.push(b);
+            }
+        };
+        for (c, b) in self.out.chars().zip(self.boxes.iter().copied()) {
+            if c == '\n' {
+                flush(&mut line, &mut text, &mut boxes);
+                text.push('\n');
+                boxes.push(None);
+            } else {
+                line.push((c, b));
+            }
+        }
+        flush(&mut line, &mut text, &mut boxes);
+        while text.ends_with(char::is_whitespace) {
+            text.pop();
+            boxes.pop();
+        }
+        PageLayout { text, boxes }
     }
 }
 
@@ -111,7 +159,11 @@ mod tests {
         page.push(glyph("d", 118.5, 700.0, 5.0)); // a 0.5-unit gap: kerning, no space
         page.push(glyph("e", 100.0, 686.0, 5.0)); // next line
         page.push(glyph("\u{FB01}", 105.0, 686.0, 5.0));
-        assert_eq!(page.finish(), "ab cd\nefi");
+        let layout = page.finish();
+        assert_eq!(layout.text, "ab cd\nefi");
+        assert_eq!(layout.boxes.len(), layout.text.chars().count());
+        assert!(layout.boxes[2].is_none() && layout.boxes[5].is_none(), "inserted space and line break");
+        assert_eq!(layout.boxes[0], Some([100.0, 697.5, 105.0, 708.5]));
     }
 
     #[test]
@@ -119,6 +171,6 @@ mod tests {
         let mut page = PageBuilder::new();
         page.push(glyph("x", 100.0, 700.0, 5.0));
         page.push(glyph("2", 105.0, 704.0, 3.0));
-        assert_eq!(page.finish(), "x2", "a raised glyph stays on its base's line, as pdf.js gives it");
+        assert_eq!(page.finish().text, "x2", "a raised glyph stays on its base's line, as pdf.js gives it");
     }
 }
