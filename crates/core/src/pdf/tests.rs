@@ -417,3 +417,18 @@ fn a_quote_is_located_on_its_page_in_user_space() {
     assert!((near.coverage - 0.8).abs() < 1e-9);
     assert_eq!(doc.locate("nowhere at all", None, &TextBudget::default()).unwrap(), None);
 }
+
+#[test]
+fn dingbats_read_as_nothing_rather_than_stray_letters() {
+    let bytes = pdf(1, |doc, pages| {
+        let dingbats =
+            doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "ZapfDingbats" });
+        let content = doc
+            .add_object(Stream::new(dictionary! {}, b"BT /F1 12 Tf 72 700 Td (Item) Tj /D 12 Tf ( l) Tj ET".to_vec()));
+        let page = doc.get_dictionary_mut(pages[0]).unwrap();
+        page.set("Contents", content);
+        let fonts = dictionary! { "F1" => dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" }, "D" => dingbats };
+        page.set("Resources", dictionary! { "Font" => fonts });
+    });
+    assert_eq!(page_text(&bytes).unwrap(), "Item");
+}

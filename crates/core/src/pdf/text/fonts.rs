@@ -168,6 +168,11 @@ fn simple_table(
     to_unicode: Option<&Encoding<'_>>,
     max_stream_bytes: usize,
 ) -> Vec<String> {
+    if to_unicode.is_none() && is_dingbats(dict) {
+        // Dingbats are symbols (bullets, arrows, check marks), not letters: read with the standard encoding they
+        // would come out as stray letters (`l` for a bullet), so they read as nothing, spaces aside.
+        return (0..=255u8).map(|code| if code == b' ' { " ".to_owned() } else { String::new() }).collect();
+    }
     let builtin = builtin_encoding(doc, dict, max_stream_bytes);
     let mut own = dict.clone();
     own.set("Type", "Font");
@@ -197,6 +202,14 @@ fn simple_table(
             encoding.as_ref().map(|e| mapped(e, &[code])).unwrap_or_default()
         })
         .collect()
+}
+
+/// Whether the font is ITC Zapf Dingbats (one of the 14 standard fonts, often not embedded).
+fn is_dingbats(dict: &Dictionary) -> bool {
+    let Ok(name) = dict.get(b"BaseFont").and_then(Object::as_name) else { return false };
+    // A subset font's name starts with six capitals and `+`.
+    let name = name.iter().position(|&b| b == b'+').map_or(name, |plus| &name[plus + 1..]);
+    name == b"ZapfDingbats" || name.ends_with(b"Dingbats")
 }
 
 /// The encoding a Type1 font program declares in its clear-text part (`dup 12 /fi put`), when the font has no
