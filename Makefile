@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8787
 
-.PHONY: setup build dev test fmt lint unit e2e size bench fuzz clean
+.PHONY: setup build dev test fmt lint unit wasm-unit e2e size bench fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -16,7 +16,7 @@ dev: build
 	@bash scripts/dev.sh $(PORT)
 
 ## Every check CI runs: format, lint, native tests, the wasm build, and the Worker end to end.
-test: setup fmt lint unit build e2e
+test: setup fmt lint unit wasm-unit build e2e
 
 fmt:
 	cargo fmt --all -- --check
@@ -27,6 +27,12 @@ lint:
 
 unit:
 	cargo test --workspace --locked
+
+## The PDF engine as WebAssembly in V8 (crates/core/tests/pdf_wasm.rs), run by wasm-bindgen-test-runner (installed by
+## setup with the wasm-bindgen CLI). Release: the runner cannot load a debug build of it.
+wasm-unit:
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner cargo test --release --locked \
+		--target wasm32-unknown-unknown -p zotero-mcp-core --test pdf_wasm
 
 e2e:
 	@bash scripts/e2e.sh
