@@ -8,22 +8,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 CONFIG="tests/e2e/wrangler.test.toml"
 WRANGLER="node_modules/.bin/wrangler"
-[ -f build/worker/shim.mjs ] || { echo "bench: build/worker/shim.mjs is missing: run make build first" >&2; exit 1; }
 . scripts/servers.sh
-
-WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-load.XXXXXX")"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
-  rmdir tests/e2e/.wrangler/tmp tests/e2e/.wrangler 2>/dev/null || true
-  rm -rf "$WORK_DIR"
-}
-trap cleanup EXIT
-
-cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim -p zotero-mcp-cli --bin zotero-mcp
-SIM_PROFILE=release start_sim "$WORK_DIR/sim.log"
-PIDS+=("$SIM_PID")
-ZOTERO_MCP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/zotero-mcp"
+bench_prelude load
 
 worker_port="$(free_port)"
 start_worker "$worker_port" "$WORK_DIR/worker.log"

@@ -29,19 +29,7 @@ cd "$ROOT"
 CONFIG="tests/e2e/wrangler.test.toml"
 FLOOR_CONFIG="tests/bench/floor-worker/wrangler.toml"
 LIFETIME="${BENCH_LIFETIME:-1800}"
-[ -f build/worker/shim.mjs ] || { echo "bench: build/worker/shim.mjs is missing: run make build first" >&2; exit 1; }
 . scripts/servers.sh
-
-WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-sidebyside.XXXXXX")"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
-  # wrangler bundles into <config dir>/.wrangler/tmp/<run> and removes <run>; drop the empty shells.
-  rmdir tests/e2e/.wrangler/tmp tests/e2e/.wrangler 2>/dev/null || true
-  rmdir tests/bench/floor-worker/.wrangler/tmp tests/bench/floor-worker/.wrangler 2>/dev/null || true
-  rm -rf "$WORK_DIR"
-}
-trap cleanup EXIT
 
 # `wrangler dev` has no time limit of its own; start_worker runs "$WRANGLER", so a wrapper under timeout(1)
 # gives it one. On TERM (stop_pid), timeout passes the signal to wrangler and workerd and waits for them.
@@ -89,10 +77,8 @@ ready_or_log() {
   wait_ready "$pid" "$url" || { echo "--- $log" >&2; tail -n 40 "$log" >&2; return 1; }
 }
 
+bench_prelude sidebyside
 bounded_wrangler
-cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim
-SIM_PROFILE=release start_sim "$WORK_DIR/sim.log"
-PIDS+=("$SIM_PID")
 start_proxy "$SIM_URL" "$WORK_DIR/proxy.log"
 PIDS+=("$PROXY_PID")
 

@@ -105,3 +105,25 @@ start_sim() {
   done
   SIM_URL="http://127.0.0.1:$port"
 }
+
+# The start of every bench script: a work dir removed on exit with every server in PIDS stopped (and the empty
+# .wrangler shells wrangler leaves in tests/e2e), the release simulator and native binary built, the simulator
+# started (SIM_URL, ZOTERO_MCP_BIN set). $1 names the work dir. Call from the script's top level: the EXIT
+# trap is the script's.
+bench_prelude() {
+  [ -f build/worker/shim.mjs ] || { echo "bench: build/worker/shim.mjs is missing: run make build first" >&2; exit 1; }
+  WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-$1.XXXXXX")"
+  PIDS=()
+  trap bench_cleanup EXIT
+  cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim -p zotero-mcp-cli --bin zotero-mcp
+  SIM_PROFILE=release start_sim "$WORK_DIR/sim.log"
+  PIDS+=("$SIM_PID")
+  ZOTERO_MCP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/zotero-mcp"
+}
+
+bench_cleanup() {
+  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+  # wrangler bundles into <config dir>/.wrangler/tmp/<run> and removes <run>; drop the empty shells.
+  for dir in tests/e2e tests/bench/floor-worker; do rmdir "$dir/.wrangler/tmp" "$dir/.wrangler" 2>/dev/null || true; done
+  rm -rf "$WORK_DIR"
+}

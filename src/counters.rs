@@ -101,6 +101,15 @@ pub struct AttemptCounters {
 
 impl DurableObject for AttemptCounters {
     fn new(state: State, _env: Env) -> Self {
+        // Once per object, not per update. Should it fail, every update fails on the missing table and sign-in
+        // is refused (429), never checked uncounted.
+        let created = state.storage().sql().exec(
+            "CREATE TABLE IF NOT EXISTS counts (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at_ms INTEGER NOT NULL)",
+            None,
+        );
+        if let Err(e) = created {
+            log::warn!(target: "oauth", "the attempt counters could not create their table: {e}");
+        }
         Self { state }
     }
 
@@ -119,11 +128,6 @@ impl DurableObject for AttemptCounters {
 
 fn update(sql: &SqlStorage, steps: &[CounterStep], now_ms: u64) -> Result<CounterReport, CountersError> {
     let unavailable = |e: worker::Error| CountersError::Unavailable(format!("SQLite: {e}"));
-    sql.exec(
-        "CREATE TABLE IF NOT EXISTS counts (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at_ms INTEGER NOT NULL)",
-        None,
-    )
-    .map_err(unavailable)?;
     // Addresses that tried once and left would otherwise stay forever.
     sql.exec("DELETE FROM counts WHERE expires_at_ms <= ?", vec![millis(now_ms)]).map_err(unavailable)?;
     let mut rows = SqlRows { sql, failure: None };

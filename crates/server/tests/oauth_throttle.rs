@@ -3,12 +3,7 @@
 
 mod oauth_support;
 
-use std::cell::Cell;
-use std::rc::Rc;
-
-use async_trait::async_trait;
 use oauth_support::*;
-use zotero_mcp_core::platform::{KvCounters, KvError, KvListPage, KvStore, KvWrite};
 
 async fn consent_path(h: &Harness) -> String {
     let client = h.public_client(REDIRECT).await;
@@ -60,37 +55,10 @@ async fn many_addresses_together_have_one_budget_of_failures() {
     assert_eq!(h.approve_from(&path, &[("password", PASSWORD)], "192.0.2.200").await.status, 303);
 }
 
-/// `CACHE_KV` that refuses writes when told to, as Workers KV does once the day's writes are used up.
-struct OutOfWrites {
-    inner: Rc<dyn KvStore>,
-    refusing: Cell<bool>,
-}
-
-#[async_trait(?Send)]
-impl KvStore for OutOfWrites {
-    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
-        self.inner.get(key).await
-    }
-    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
-        if self.refusing.get() {
-            return Err(KvError::RateLimited { key: key.to_owned() });
-        }
-        self.inner.put(key, value, lifetime).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), KvError> {
-        self.inner.delete(key).await
-    }
-    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
-        self.inner.list(prefix, cursor, limit).await
-    }
-}
-
 #[tokio::test]
 async fn an_attempt_that_cannot_be_counted_is_not_checked() {
     let mut h = Harness::new();
-    let kv = Rc::new(OutOfWrites { inner: h.cache_kv.clone(), refusing: Cell::new(false) });
-    h.app.platform.cache_kv = kv.clone();
-    h.app.platform.counters = KvCounters::new(kv.clone(), h.clock.clone());
+    let kv = RefusingKv::around_cache(&mut h);
     let path = consent_path(&h).await;
     kv.refusing.set(true);
     for password in ["guess", PASSWORD] {

@@ -170,8 +170,6 @@ async fn list_collections_reads_the_tree_and_the_items_together() {
     let c = Counted::new();
     let (_, requests, steps) = c.call("zotero_list_collections", json!({})).await;
     assert_eq!((requests, steps), (1, 1), "{:?}", c.log());
-    let collections = c.sim.requests().len();
-    assert!(collections > 0);
     let (result, _, _) = c.call("zotero_list_collections", json!({})).await;
     let key = result["structuredContent"]["collections"][0]["key"].as_str().unwrap().to_owned();
     let (_, requests, steps) = c.call("zotero_list_collections", json!({ "collectionKey": key })).await;

@@ -69,8 +69,7 @@ fn find(hay: &[char], needle: &[char]) -> Option<usize> {
 
 /// The best place for `quote` on this page: exact, else the nearest stretch; with how much of the quote it
 /// covers.
-fn place(layout: &PageLayout, quote: &[char]) -> Option<(usize, usize, bool, f64)> {
-    let page = fold(&layout.text);
+fn place(page: &Folded, quote: &[char]) -> Option<(usize, usize, bool, f64)> {
     if let Some(start) = find(&page.chars, quote) {
         return Some((start, start + quote.len(), true, 1.0));
     }
@@ -123,9 +122,12 @@ pub(super) fn locate(pages: &[PageLayout], first_page: usize, quote: &str) -> Op
         return None;
     }
     let mut nearest: Option<(usize, usize, usize, f64)> = None;
-    for (i, layout) in pages.iter().enumerate() {
-        match place(layout, &needle) {
-            Some((start, end, true, _)) => return Some(location(layout, first_page + i, start, end, true, 1.0)),
+    let folded: Vec<Folded> = pages.iter().map(|layout| fold(&layout.text)).collect();
+    for (i, page) in folded.iter().enumerate() {
+        match place(page, &needle) {
+            Some((start, end, true, _)) => {
+                return Some(location(&pages[i], page, first_page + i, start, end, true, 1.0));
+            }
             Some((start, end, false, share)) if nearest.is_none_or(|(_, _, _, best)| share > best) => {
                 nearest = Some((i, start, end, share));
             }
@@ -133,11 +135,18 @@ pub(super) fn locate(pages: &[PageLayout], first_page: usize, quote: &str) -> Op
         }
     }
     let (i, start, end, share) = nearest?;
-    Some(location(&pages[i], first_page + i, start, end, false, share))
+    Some(location(&pages[i], &folded[i], first_page + i, start, end, false, share))
 }
 
-fn location(layout: &PageLayout, page: usize, start: usize, end: usize, exact: bool, coverage: f64) -> QuoteLocation {
-    let folded = fold(&layout.text);
+fn location(
+    layout: &PageLayout,
+    folded: &Folded,
+    page: usize,
+    start: usize,
+    end: usize,
+    exact: bool,
+    coverage: f64,
+) -> QuoteLocation {
     let first = folded.origin.get(start).copied().unwrap_or(0);
     let last = folded.origin.get(end.saturating_sub(1)).copied().unwrap_or(first);
     let matched_text: String = layout.text.chars().skip(first).take(last + 1 - first).collect();

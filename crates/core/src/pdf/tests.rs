@@ -189,10 +189,33 @@ fn a_flate_bomb_in_an_object_stream_is_cut_off_and_the_document_still_opens() {
         doc.add_object(stream);
     });
     let limits = PdfLimits { max_stream_bytes: 8 * 1024 * 1024, ..PdfLimits::default() };
-    // lopdf stops inflating at the limit (8 MiB, not 64) and, loading leniently, drops the broken object
-    // stream: the pages, which do not depend on it, still open.
+    // Loading leniently, lopdf drops the object stream it cannot inflate within the limit: the pages, which do
+    // not depend on it, still open. (That the limit stops the inflating is checked on page content below, and
+    // with the memory ceiling as wasm in tests/pdf_wasm.rs.)
     let doc = PdfDocument::open(&bytes, &limits).expect("the rest of the document opens");
     assert_eq!(doc.page_count(), 1);
+}
+
+#[test]
+fn a_flate_bomb_in_page_content_is_refused_by_the_stream_limit() {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let spaces = vec![b' '; 1024 * 1024];
+    for _ in 0..64 {
+        encoder.write_all(&spaces).unwrap();
+    }
+    let bomb = encoder.finish().unwrap();
+    let bytes = pdf(1, |doc, pages| {
+        let content = doc
+            .add_object(Stream::new(dictionary! { "Filter" => "FlateDecode" }, bomb.clone()).with_compression(false));
+        doc.get_dictionary_mut(pages[0]).unwrap().set("Contents", content);
+    });
+    let limits = PdfLimits { max_stream_bytes: 8 * 1024 * 1024, ..PdfLimits::default() };
+    let refused = PdfDocument::open(&bytes, &limits).unwrap().text(1, 1, &TextBudget::default()).unwrap_err();
+    assert!(matches!(refused, PdfError::OverBudget { limit: "decompressed stream size", .. }), "{refused}");
+    // With room for it, the same page is 64 MiB of spaces: no text, and no error.
+    let roomy = PdfLimits { max_stream_bytes: 128 * 1024 * 1024, ..PdfLimits::default() };
+    assert_eq!(PdfDocument::open(&bytes, &roomy).unwrap().text(1, 1, &TextBudget::default()).unwrap(), [""]);
 }
 
 #[test]

@@ -65,9 +65,7 @@ impl PageBuilder {
         // A glyph's box: its advance across, and from the descender to the ascender of the text height.
         let (left, right) = if glyph.x <= glyph.x_end { (glyph.x, glyph.x_end) } else { (glyph.x_end, glyph.x) };
         let bounds = [left, glyph.y - 0.25 * glyph.height, right, glyph.y + 0.85 * glyph.height];
-        let before = self.out.chars().count();
-        push_normalized(&mut self.out, &glyph.text);
-        let added = self.out.chars().count() - before;
+        let added = push_normalized(&mut self.out, &glyph.text);
         self.boxes.extend(std::iter::repeat_n(Some(bounds), added));
         self.last = Some(Last { x_end: glyph.x_end, y: glyph.y, height: glyph.height });
     }
@@ -124,21 +122,30 @@ impl PageBuilder {
 }
 
 /// Appends `text` with the Latin ligatures (U+FB00–FB06) spelled out, as pdf.js does, so that "ﬁnd" reads
-/// and matches as "find"; control characters become spaces.
-fn push_normalized(out: &mut String, text: &str) {
+/// and matches as "find"; line breaks and tabs become spaces, other control characters go. Returns how many
+/// characters were appended (one box each).
+fn push_normalized(out: &mut String, text: &str) -> usize {
+    let mut added = 0;
     for c in text.chars() {
-        match c {
-            '\u{FB00}' => out.push_str("ff"),
-            '\u{FB01}' => out.push_str("fi"),
-            '\u{FB02}' => out.push_str("fl"),
-            '\u{FB03}' => out.push_str("ffi"),
-            '\u{FB04}' => out.push_str("ffl"),
-            '\u{FB05}' | '\u{FB06}' => out.push_str("st"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
+        let spelled = match c {
+            '\u{FB00}' => "ff",
+            '\u{FB01}' => "fi",
+            '\u{FB02}' => "fl",
+            '\u{FB03}' => "ffi",
+            '\u{FB04}' => "ffl",
+            '\u{FB05}' | '\u{FB06}' => "st",
+            '\n' | '\r' | '\t' => " ",
+            c if c.is_control() => "",
+            c => {
+                out.push(c);
+                added += 1;
+                continue;
+            }
+        };
+        out.push_str(spelled);
+        added += spelled.len();
     }
+    added
 }
 
 #[cfg(test)]
