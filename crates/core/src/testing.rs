@@ -192,6 +192,20 @@ impl HttpClient for StubHttp {
     }
 }
 
+/// A clock whose timers never fire, stopped at `.0` ms: [`ManualClock`] ends every wait at once, so a request
+/// that takes a scheduler turn (concurrency tests) would lose the race against its own deadline.
+pub struct StoppedClock(pub u64);
+
+#[async_trait(?Send)]
+impl Clock for StoppedClock {
+    fn now_ms(&self) -> u64 {
+        self.0
+    }
+    async fn sleep(&self, _ms: u64) {
+        std::future::pending::<()>().await
+    }
+}
+
 /// A [`Platform`](crate::platform::Platform) made of the stand-ins above, with the clock at `now_ms`.
 pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualClock>, Rc<StubHttp>) {
     let clock = ManualClock::at(now_ms);

@@ -14,9 +14,10 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use common::*;
 use serde_json::{json, Value};
+use zotero_mcp_core::testing::StoppedClock;
 use zotero_mcp_server::auth::Grant;
 use zotero_mcp_server::context::RequestContext;
-use zotero_mcp_server::platform::{Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
+use zotero_mcp_server::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 use zotero_sim::{InProcess, Simulator};
 
 /// The simulator behind a seam that counts requests and sequential steps.
@@ -34,19 +35,6 @@ impl Steps {
     }
 }
 
-async fn one_turn() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            return std::task::Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    })
-    .await
-}
-
 #[async_trait(?Send)]
 impl HttpClient for Steps {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
@@ -56,24 +44,10 @@ impl HttpClient for Steps {
         self.in_flight.set(self.in_flight.get() + 1);
         self.log.borrow_mut().push(format!("{} {}", request.method(), request.uri()));
         // Everything sent in the same turn is now in flight together.
-        one_turn().await;
+        tokio::task::yield_now().await;
         let response = self.inner.send(request).await;
         self.in_flight.set(self.in_flight.get() - 1);
         response
-    }
-}
-
-/// A clock whose timers never fire: the test clock ends every wait at once, so a request that takes a scheduler
-/// turn would lose the race against its own deadline.
-struct StoppedClock(u64);
-
-#[async_trait(?Send)]
-impl Clock for StoppedClock {
-    fn now_ms(&self) -> u64 {
-        self.0
-    }
-    async fn sleep(&self, _ms: u64) {
-        std::future::pending::<()>().await
     }
 }
 
@@ -309,7 +283,7 @@ impl zotero_mcp_server::platform::KvStore for KvSteps {
         }
         self.in_flight.set(self.in_flight.get() + 1);
         self.reads.set(self.reads.get() + 1);
-        one_turn().await;
+        tokio::task::yield_now().await;
         let value = self.inner.get(key).await;
         self.in_flight.set(self.in_flight.get() - 1);
         value

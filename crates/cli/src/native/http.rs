@@ -23,23 +23,18 @@ impl ReqwestHttp {
 #[async_trait(?Send)]
 impl HttpClient for ReqwestHttp {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let url = request.uri().to_string();
-        let (parts, body) = request.into_parts();
-        let mut outbound = self.client.request(parts.method, &url).headers(parts.headers);
-        if !body.is_empty() {
-            outbound = outbound.body(body);
-        }
-        let transport = |e: reqwest::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
-        let response = outbound.send().await.map_err(transport)?;
-        let mut builder = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            builder = builder.header(name, value);
-        }
-        let bytes = response.bytes().await.map_err(transport)?;
-        builder.body(bytes.to_vec()).map_err(|e| HttpError::InvalidRequest { url: url.clone(), reason: e.to_string() })
+        self.fetch(request, None).await
     }
 
     async fn send_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        self.fetch(request, Some(limit)).await
+    }
+}
+
+impl ReqwestHttp {
+    /// One request, its whole body read, or at most `limit` bytes of it (a longer one is refused as soon as it
+    /// passes the limit, declared or not).
+    async fn fetch(&self, request: HttpRequest, limit: Option<usize>) -> Result<HttpResponse, HttpError> {
         let url = request.uri().to_string();
         let (parts, body) = request.into_parts();
         let mut outbound = self.client.request(parts.method, &url).headers(parts.headers);
@@ -47,10 +42,10 @@ impl HttpClient for ReqwestHttp {
             outbound = outbound.body(body);
         }
         let transport = |e: reqwest::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
-        let too_large = || HttpError::TooLarge { url: url.clone(), limit };
+        let too_large = |limit: usize| HttpError::TooLarge { url: url.clone(), limit };
         let mut response = outbound.send().await.map_err(transport)?;
-        if response.content_length().is_some_and(|n| n > limit as u64) {
-            return Err(too_large());
+        if let Some(limit) = limit.filter(|&l| response.content_length().is_some_and(|n| n > l as u64)) {
+            return Err(too_large(limit));
         }
         let mut builder = http::Response::builder().status(response.status());
         for (name, value) in response.headers() {
@@ -59,8 +54,8 @@ impl HttpClient for ReqwestHttp {
         // Read chunk by chunk and stop past the limit: dropping the response closes the connection.
         let mut bytes = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(transport)? {
-            if bytes.len() + chunk.len() > limit {
-                return Err(too_large());
+            if let Some(limit) = limit.filter(|&l| bytes.len() + chunk.len() > l) {
+                return Err(too_large(limit));
             }
             bytes.extend_from_slice(&chunk);
         }

@@ -462,27 +462,14 @@ mod tests {
     /// A KV store whose every call waits once, so that concurrent updates interleave as they do in a Worker.
     struct SlowKv(Rc<MemoryKv>);
 
-    async fn yield_once() {
-        let mut yielded = false;
-        std::future::poll_fn(|cx| {
-            if yielded {
-                return std::task::Poll::Ready(());
-            }
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        })
-        .await
-    }
-
     #[async_trait(?Send)]
     impl KvStore for SlowKv {
         async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
-            yield_once().await;
+            tokio::task::yield_now().await;
             self.0.get(key).await
         }
         async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
-            yield_once().await;
+            tokio::task::yield_now().await;
             self.0.put(key, value, lifetime).await
         }
         async fn delete(&self, key: &str) -> Result<(), KvError> {

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
-use crate::testing::{ManualClock, StubHttp};
+use crate::testing::{ManualClock, StoppedClock, StubHttp};
 
 const NOW: u64 = 1_800_000_000_000;
 
@@ -314,24 +314,10 @@ impl HttpClient for SlowHttp {
     }
 }
 
-/// A clock whose timers never fire: `ManualClock` ends a sleep at once, which would time out every request
-/// that takes a scheduler turn, and this test is about concurrency, not time.
-struct StoppedClock;
-
-#[async_trait(?Send)]
-impl crate::platform::Clock for StoppedClock {
-    fn now_ms(&self) -> u64 {
-        NOW
-    }
-    async fn sleep(&self, _ms: u64) {
-        std::future::pending::<()>().await
-    }
-}
-
 #[tokio::test]
 async fn at_most_four_requests_are_in_flight() {
     let http = Rc::new(SlowHttp { in_flight: Cell::new(0), peak: Cell::new(0) });
-    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock)).unwrap();
+    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock(NOW))).unwrap();
     let key = key("ABCD2345");
     let calls = (0..10).map(|_| client.item(&key));
     let results = futures::future::join_all(calls).await;
