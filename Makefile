@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8787
 
-.PHONY: setup build dev test fmt lint unit wasm-unit e2e size bench fuzz clean
+.PHONY: setup build dev test fmt lint unit wasm-unit e2e size bench bench-pdf fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -47,6 +47,12 @@ bench: build
 	@bash scripts/bench-runtimes.sh
 	@bash scripts/bench-load.sh
 	@bash scripts/bench-sidebyside.sh
+
+## The PDF engine as wasm in V8 beside pdf.js (unpdf) on a corpus of real PDFs, scored against poppler's pdftotext
+## (docs/pdf.md). PDF_CORPUS=<dir> points at the corpus (default ../shared/data/pdf-corpus); PDF_FILES="a.pdf b.pdf"
+## runs a few files only.
+bench-pdf: setup
+	@bash scripts/bench-pdf.sh
 
 ## Fuzzing (cargo +nightly fuzz; not part of `make test`): each target in turn for FUZZ_RUNS executions (default
 ## 1,000,000), printing its figures, then every input in fuzz/regressions once. See fuzz/README.md.

@@ -1,7 +1,7 @@
 //! Prints a PDF's page texts as a JSON array of strings (the shape the scoring tools of docs/pdf.md read), and
 //! the time and page count on stderr.
 //!
-//!     cargo run --release -p zotero-mcp-core --example pdf_text -- file.pdf > out.json
+//!     cargo run --release -p zotero-mcp-core --example pdf_text -- file.pdf [FROM TO] > out.json
 
 use std::time::Instant;
 
@@ -22,8 +22,9 @@ fn main() {
     // Natively there is no 128 MB isolate: the size gate is lifted, the stream limits stay.
     let limits = PdfLimits { max_parse_bytes: usize::MAX, ..PdfLimits::default() };
     let started = Instant::now();
-    let result =
-        PdfDocument::open(&bytes, &limits).and_then(|doc| doc.text(1, doc.page_count(), &TextBudget::default()));
+    let page = |n: usize| std::env::args().nth(n).and_then(|a| a.parse::<usize>().ok());
+    let result = PdfDocument::open(&bytes, &limits)
+        .and_then(|doc| doc.text(page(2).unwrap_or(1), page(3).unwrap_or(doc.page_count()), &TextBudget::default()));
     let elapsed = started.elapsed().as_secs_f64() * 1000.0;
     match result {
         Ok(pages) => {

@@ -4,7 +4,7 @@
 //! real files (a 1.1 MB Chinese thesis: 37 MB; the 10 MB pgfmanual: 178 MB of wasm memory). WebAssembly memory
 //! never shrinks once grown, so the check comes before the parse, from the file's size.
 
-use super::error::{PdfError, TOO_LARGE_ADVICE};
+use super::error::{PdfError, FILE_TOO_LARGE_ADVICE};
 
 /// Bytes per MiB, for messages.
 const MIB: usize = 1024 * 1024;
@@ -26,9 +26,10 @@ pub struct PdfLimits {
 impl Default for PdfLimits {
     /// Sized for a Workers isolate (128 MB, of which the server itself and the request need some): 96 MiB of
     /// estimated parse at 20 bytes per byte of file, so files up to about 4.8 MB are read whole; no stream above
-    /// 32 MiB decompressed.
+    /// 16 MiB decompressed (lopdf grows its output buffer by doubling, so a stream stopped at the limit has
+    /// briefly held up to three times it: 48 MiB at 16, 96 MiB at 32 — measured with a Flate bomb as wasm).
     fn default() -> Self {
-        Self { max_file_bytes: 64 * MIB, max_parse_bytes: 96 * MIB, parse_factor: 20, max_stream_bytes: 32 * MIB }
+        Self { max_file_bytes: 64 * MIB, max_parse_bytes: 96 * MIB, parse_factor: 20, max_stream_bytes: 16 * MIB }
     }
 }
 
@@ -39,7 +40,7 @@ impl PdfLimits {
             return Err(PdfError::OverBudget {
                 limit: "file size",
                 detail: format!("{:.1} MB, at most {} MB", mb(len), self.max_file_bytes / MIB),
-                advice: TOO_LARGE_ADVICE,
+                advice: FILE_TOO_LARGE_ADVICE,
             });
         }
         let estimate = len.saturating_mul(self.parse_factor);
@@ -52,7 +53,7 @@ impl PdfLimits {
                     estimate / MIB,
                     self.max_parse_bytes / MIB
                 ),
-                advice: TOO_LARGE_ADVICE,
+                advice: FILE_TOO_LARGE_ADVICE,
             });
         }
         Ok(())

@@ -12,7 +12,7 @@ mod outline;
 mod quote;
 mod text;
 
-pub use self::error::{PdfError, TOO_LARGE_ADVICE};
+pub use self::error::{PdfError, FILE_TOO_LARGE_ADVICE, TOO_LARGE_ADVICE};
 pub use self::info::{PageLabelStyle, PdfInfo};
 pub use self::limits::PdfLimits;
 pub use self::outline::OutlineEntry;
@@ -82,24 +82,34 @@ impl PdfDocument {
 
     /// The outline (bookmarks), in document order, with the page each entry opens.
     pub fn outline(&self) -> Vec<OutlineEntry> {
-        outline::read(&self.doc)
+        outline::read(&self.doc, &self.pages)
     }
 
     /// The text of pages `from..=to` (1-based, clamped to the document), one string per page, in the order the
     /// content draws it. [`PdfError::NoTextLayer`] when none of them has any text but the document has images:
     /// a scan, which needs OCR.
     pub fn text(&self, from: usize, to: usize, budget: &TextBudget) -> Result<Vec<String>, PdfError> {
-        Ok(self.layout(from, to, budget)?.into_iter().map(|page| page.text).collect())
+        Ok(self.extract(from, to, budget, false)?.into_iter().map(|page| page.text).collect())
     }
 
     /// The same as [`Self::text`], with where each character was drawn (for quote location).
     pub fn layout(&self, from: usize, to: usize, budget: &TextBudget) -> Result<Vec<PageLayout>, PdfError> {
+        self.extract(from, to, budget, true)
+    }
+
+    fn extract(
+        &self,
+        from: usize,
+        to: usize,
+        budget: &TextBudget,
+        keep_boxes: bool,
+    ) -> Result<Vec<PageLayout>, PdfError> {
         let first = from.max(1) - 1;
         let end = to.min(self.pages.len());
         if first >= end {
             return Ok(Vec::new());
         }
-        let pages = text::extract(&self.doc, &self.pages, first..end, &self.limits, budget)?;
+        let pages = text::extract(&self.doc, &self.pages, first..end, &self.limits, budget, keep_boxes)?;
         if pages.iter().all(|p| p.text.trim().is_empty()) && text::has_images(&self.doc, &self.pages[first..end]) {
             return Err(PdfError::NoTextLayer);
         }
@@ -137,7 +147,7 @@ fn load_error(error: lopdf::Error, limits: &PdfLimits) -> PdfError {
         Error::Decompress(DecompressError::MemoryLimitExceeded { .. }) => PdfError::OverBudget {
             limit: "decompressed stream size",
             detail: format!("a stream inflates to more than {} MB", limits.max_stream_bytes / (1024 * 1024)),
-            advice: TOO_LARGE_ADVICE,
+            advice: FILE_TOO_LARGE_ADVICE,
         },
         other => PdfError::Damaged { reason: other.to_string() },
     }

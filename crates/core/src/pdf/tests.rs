@@ -113,8 +113,54 @@ fn the_outline_has_titles_depths_and_pages() {
         doc.get_dictionary_mut(root).unwrap().set("Outlines", outlines);
     });
     let outline = open(&bytes).unwrap().outline();
-    let flat: Vec<(&str, usize, usize)> = outline.iter().map(|e| (e.title.as_str(), e.depth, e.page)).collect();
-    assert_eq!(flat, [("1 Introduction", 1, 1), ("1.1 Setting", 2, 2), ("A Proofs", 1, 4)]);
+    let flat: Vec<(&str, usize, Option<usize>)> = outline.iter().map(|e| (e.title.as_str(), e.depth, e.page)).collect();
+    assert_eq!(flat, [("1 Introduction", 1, Some(1)), ("1.1 Setting", 2, Some(2)), ("A Proofs", 1, Some(4))]);
+}
+
+#[test]
+fn an_outline_that_loops_is_read_once_and_named_destinations_resolve() {
+    let bytes = pdf(3, |doc, pages| {
+        let outlines = doc.new_object_id();
+        let (first, second, third) = (doc.new_object_id(), doc.new_object_id(), doc.new_object_id());
+        // A named destination through the catalog's name tree, one through a GoTo action, one with no page;
+        // the last item's /Next points back at the first (a loop) and its /First at itself.
+        doc.objects.insert(
+            first,
+            Object::Dictionary(dictionary! {
+                "Title" => text("Named"), "Parent" => outlines, "Dest" => Object::string_literal("sec.two"),
+                "Next" => second,
+            }),
+        );
+        doc.objects.insert(
+            second,
+            Object::Dictionary(dictionary! {
+                "Title" => text("Action"), "Parent" => outlines, "Next" => third,
+                "A" => dictionary! { "S" => "GoTo", "D" => vec![Object::Reference(pages[2]), "Fit".into()] },
+            }),
+        );
+        doc.objects.insert(
+            third,
+            Object::Dictionary(dictionary! {
+                "Title" => text("Web"), "Parent" => outlines, "Next" => first, "First" => third,
+                "A" => dictionary! { "S" => "URI", "URI" => Object::string_literal("https://example.org") },
+            }),
+        );
+        doc.objects.insert(
+            outlines,
+            Object::Dictionary(dictionary! { "Type" => "Outlines", "First" => first, "Last" => third }),
+        );
+        let leaf = doc.add_object(dictionary! {
+            "Names" => vec![Object::string_literal("sec.two"), dictionary! { "D" => vec![Object::Reference(pages[1]), "Fit".into()] }.into()],
+        });
+        let tree = doc.add_object(dictionary! { "Kids" => vec![Object::Reference(leaf)] });
+        let root = doc.trailer.get(b"Root").unwrap().as_reference().unwrap();
+        let catalog = doc.get_dictionary_mut(root).unwrap();
+        catalog.set("Outlines", outlines);
+        catalog.set("Names", dictionary! { "Dests" => tree });
+    });
+    let outline = open(&bytes).unwrap().outline();
+    let flat: Vec<(&str, usize, Option<usize>)> = outline.iter().map(|e| (e.title.as_str(), e.depth, e.page)).collect();
+    assert_eq!(flat, [("Named", 1, Some(2)), ("Action", 1, Some(3)), ("Web", 1, None)]);
 }
 
 #[test]

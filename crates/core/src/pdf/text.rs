@@ -6,6 +6,8 @@
 //! operator and decompressed byte counts against a [`TextBudget`]. Nothing here can panic on a file's content:
 //! numbers are clamped, lookups are fallible, and a stream that does not parse ends that stream only.
 
+mod cmap;
+mod encoding;
 mod fonts;
 mod layout;
 
@@ -45,13 +47,15 @@ struct Spent {
     decoded: usize,
 }
 
-/// Extracts the text of the pages at `indexes` (0-based), one layout per page.
+/// Extracts the text of the pages at `indexes` (0-based), one layout per page. Without `keep_boxes` each page's
+/// character boxes are dropped as soon as it is done: a whole 1,300-page manual's boxes would take 100 MB.
 pub(super) fn extract(
     doc: &Document,
     page_ids: &[ObjectId],
     indexes: std::ops::Range<usize>,
     limits: &PdfLimits,
     budget: &TextBudget,
+    keep_boxes: bool,
 ) -> Result<Vec<PageLayout>, PdfError> {
     let mut fonts = FontCache::new(limits.max_stream_bytes);
     let mut spent = Spent { operators: 0, decoded: 0 };
@@ -60,7 +64,11 @@ pub(super) fn extract(
         let Some(&page_id) = page_ids.get(index) else { break };
         let mut run = Run { doc, fonts: &mut fonts, limits, budget, spent: &mut spent, page: PageBuilder::new() };
         run.page(page_id)?;
-        pages.push(run.page.finish());
+        let mut page = run.page.finish();
+        if !keep_boxes {
+            page.boxes = Vec::new();
+        }
+        pages.push(page);
     }
     Ok(pages)
 }
@@ -145,7 +153,7 @@ impl GraphicsState<'_> {
 
 struct Run<'a, 'doc> {
     doc: &'doc Document,
-    fonts: &'a mut FontCache<'doc>,
+    fonts: &'a mut FontCache,
     limits: &'a PdfLimits,
     budget: &'a TextBudget,
     spent: &'a mut Spent,

@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use lopdf::{Dictionary, Document, Encoding, Object};
+use lopdf::{Dictionary, Document, Object};
+
+use super::cmap::ToUnicode;
+use super::encoding;
 
 /// Widths (`/W` ranges) and codes kept per font at most: real fonts have a few hundred.
 const MAX_WIDTH_RANGES: usize = 65_536;
@@ -11,7 +14,6 @@ const MAX_WIDTH_RANGES: usize = 65_536;
 /// One character code of a string.
 pub(super) struct Code {
     pub code: u32,
-    len: u8,
     /// A single-byte code 32, to which word spacing (`Tw`) applies.
     pub is_space: bool,
 }
@@ -23,30 +25,30 @@ enum Widths {
     Composite { ranges: Vec<(u32, u32, f64)>, default: f64 },
 }
 
-pub(super) struct Font<'doc> {
+pub(super) struct Font {
     /// Two-byte codes (Type0 with Identity-H/V and the like), else one byte per code.
     two_byte: bool,
     /// Simple fonts: what each of the 256 codes reads as, worked out once.
     table: Vec<String>,
-    /// Composite fonts: the `/ToUnicode` map (lopdf's `UnicodeMapEncoding`).
-    to_unicode: Option<Encoding<'doc>>,
+    /// Composite fonts: the `/ToUnicode` map.
+    to_unicode: Option<ToUnicode>,
     widths: Widths,
     /// Glyph space to text space: 1/1000 except for Type3 fonts, whose `/FontMatrix` says.
     scale: f64,
 }
 
-impl Font<'_> {
+impl Font {
     pub(super) fn codes(&self, bytes: &[u8]) -> Vec<Code> {
         if self.two_byte {
             bytes
                 .chunks(2)
                 .map(|pair| {
                     let code = pair.iter().fold(0u32, |acc, b| acc << 8 | u32::from(*b));
-                    Code { code, len: pair.len() as u8, is_space: false }
+                    Code { code, is_space: false }
                 })
                 .collect()
         } else {
-            bytes.iter().map(|&b| Code { code: u32::from(b), len: 1, is_space: b == 32 }).collect()
+            bytes.iter().map(|&b| Code { code: u32::from(b), is_space: b == 32 }).collect()
         }
     }
 
@@ -69,34 +71,23 @@ impl Font<'_> {
         if !self.two_byte {
             return self.table.get(code.code as usize).cloned().unwrap_or_default();
         }
-        let bytes = code.code.to_be_bytes();
-        let bytes = &bytes[4 - usize::from(code.len.clamp(1, 4))..];
-        self.to_unicode.as_ref().map(|map| mapped(map, bytes)).unwrap_or_default()
+        self.to_unicode.as_ref().and_then(|map| map.get(code.code)).map(str::to_owned).unwrap_or_default()
     }
-}
-
-/// What `bytes` read as through `encoding`; nothing for lopdf's replacement character (an unmapped code).
-fn mapped(encoding: &Encoding<'_>, bytes: &[u8]) -> String {
-    let text = encoding.bytes_to_string(bytes).unwrap_or_default();
-    if text == "\u{FFFD}" {
-        return String::new();
-    }
-    text.chars().filter(|c| *c != '\u{0}').collect()
 }
 
 /// The fonts of one extraction.
-pub(super) struct FontCache<'doc> {
+pub(super) struct FontCache {
     max_stream_bytes: usize,
-    fonts: HashMap<usize, Option<Font<'doc>>>,
+    fonts: HashMap<usize, Option<Font>>,
 }
 
-impl<'doc> FontCache<'doc> {
+impl FontCache {
     pub(super) fn new(max_stream_bytes: usize) -> Self {
         Self { max_stream_bytes, fonts: HashMap::new() }
     }
 
     /// The font of `dict`, read the first time it is asked for; `None` for a dictionary that is no usable font.
-    pub(super) fn get(&mut self, doc: &'doc Document, dict: &'doc Dictionary) -> Option<&Font<'doc>> {
+    pub(super) fn get(&mut self, doc: &Document, dict: &Dictionary) -> Option<&Font> {
         // The document is not changed while it is read, so a dictionary's address names it.
         let key = std::ptr::from_ref(dict) as usize;
         let max = self.max_stream_bytes;
@@ -104,7 +95,7 @@ impl<'doc> FontCache<'doc> {
     }
 }
 
-fn read_font<'doc>(doc: &'doc Document, dict: &'doc Dictionary, max_stream_bytes: usize) -> Option<Font<'doc>> {
+fn read_font(doc: &Document, dict: &Dictionary, max_stream_bytes: usize) -> Option<Font> {
     let subtype = dict.get(b"Subtype").and_then(Object::as_name).ok()?;
     let to_unicode = to_unicode(doc, dict, max_stream_bytes);
     if subtype == b"Type0" {
@@ -165,7 +156,7 @@ fn read_font<'doc>(doc: &'doc Document, dict: &'doc Dictionary, max_stream_bytes
 fn simple_table(
     doc: &Document,
     dict: &Dictionary,
-    to_unicode: Option<&Encoding<'_>>,
+    to_unicode: Option<&ToUnicode>,
     max_stream_bytes: usize,
 ) -> Vec<String> {
     if to_unicode.is_none() && is_dingbats(dict) {
@@ -173,35 +164,51 @@ fn simple_table(
         // would come out as stray letters (`l` for a bullet), so they read as nothing, spaces aside.
         return (0..=255u8).map(|code| if code == b' ' { " ".to_owned() } else { String::new() }).collect();
     }
-    let builtin = builtin_encoding(doc, dict, max_stream_bytes);
-    let mut own = dict.clone();
-    own.set("Type", "Font");
-    if let Some(builtin) = builtin.filter(|b| !b.is_empty()) {
-        // The built-in codes, then the font's own differences over them.
-        let mut differences: Vec<Object> = Vec::new();
-        for (code, name) in builtin {
-            differences.push(Object::Integer(i64::from(code)));
-            differences.push(Object::Name(name));
+    let own = dict.get(b"Encoding").ok().and_then(|e| doc.dereference(e).ok()).map(|(_, e)| e);
+    let base_font = dict.get(b"BaseFont").and_then(Object::as_name).unwrap_or_default();
+    let (base, differences) = match own {
+        Some(Object::Name(name)) => (encoding::named(name), None),
+        Some(Object::Dictionary(enc)) => (
+            enc.get(b"BaseEncoding").and_then(Object::as_name).ok().and_then(encoding::named),
+            enc.get(b"Differences").ok().and_then(|d| doc.dereference(d).ok()).and_then(|(_, d)| d.as_array().ok()),
+        ),
+        _ => (None, None),
+    };
+    let base = base.unwrap_or_else(|| encoding::default_for(base_font));
+    let mut table: Vec<String> = (0..=255u8).map(|code| encoding::base_text(base, code)).collect();
+    // A name the glyph list does not know (`/a46` in a TeX bitmap font, `/g12`) keeps the base encoding's
+    // reading of its code, as pdf.js and lopdf do: for those fonts the code is the character more often than not.
+    for (code, name) in builtin_encoding(doc, dict, max_stream_bytes).unwrap_or_default() {
+        if let Some(text) = encoding::glyph_text(&String::from_utf8_lossy(&name)) {
+            table[usize::from(code)] = text;
         }
-        if let Some(Object::Dictionary(enc)) =
-            dict.get(b"Encoding").ok().and_then(|e| doc.dereference(e).ok()).map(|(_, e)| e)
-        {
-            if let Ok(theirs) = enc.get(b"Differences").and_then(Object::as_array) {
-                differences.extend(theirs.iter().cloned());
-            }
-        }
-        own.set("Encoding", lopdf::dictionary! { "Type" => "Encoding", "Differences" => differences });
     }
-    let encoding = own.get_font_encoding_with_limit(doc, max_stream_bytes).ok();
-    (0..=255u8)
-        .map(|code| {
-            let from_map = to_unicode.map(|map| mapped(map, &[code])).unwrap_or_default();
-            if !from_map.is_empty() {
-                return from_map;
+    // `[code /name /name … code /name …]`: each name takes the next code.
+    let mut code: Option<usize> = None;
+    for item in differences.into_iter().flatten() {
+        match doc.dereference(item).map(|(_, o)| o) {
+            Ok(Object::Integer(n)) => code = usize::try_from(*n).ok().filter(|n| *n < 256),
+            Ok(Object::Name(name)) => {
+                if let Some(at) = code {
+                    if name.as_slice() == b".notdef" {
+                        table[at].clear();
+                    } else if let Some(text) = encoding::glyph_text(&String::from_utf8_lossy(name)) {
+                        table[at] = text;
+                    }
+                    code = Some(at + 1).filter(|n| *n < 256);
+                }
             }
-            encoding.as_ref().map(|e| mapped(e, &[code])).unwrap_or_default()
-        })
-        .collect()
+            _ => {}
+        }
+    }
+    if let Some(map) = to_unicode {
+        for (code, text) in table.iter_mut().enumerate() {
+            if let Some(mapped) = map.get(code as u32) {
+                mapped.clone_into(text);
+            }
+        }
+    }
+    table
 }
 
 /// Whether the font is ITC Zapf Dingbats (one of the 14 standard fonts, often not embedded).
@@ -261,18 +268,16 @@ fn builtin_encoding(doc: &Document, dict: &Dictionary, max_stream_bytes: usize) 
     Some(entries)
 }
 
-/// The font's `/ToUnicode` map alone. lopdf prefers `/Encoding` when a font has both, so the map is read from
-/// a copy of the dictionary without it.
-fn to_unicode<'doc>(doc: &'doc Document, dict: &Dictionary, max_stream_bytes: usize) -> Option<Encoding<'doc>> {
-    dict.get(b"ToUnicode").ok()?;
-    let mut only_map = dict.clone();
-    only_map.remove(b"Encoding");
-    only_map.set("Type", "Font");
-    match only_map.get_font_encoding_with_limit(doc, max_stream_bytes) {
-        // The map is owned, so it outlives the copy it was read through.
-        Ok(Encoding::UnicodeMapEncoding(map)) => Some(Encoding::UnicodeMapEncoding(map)),
-        _ => None,
-    }
+/// The font's `/ToUnicode` map, when it has one that decodes within the stream limit.
+fn to_unicode(doc: &Document, dict: &Dictionary, max_stream_bytes: usize) -> Option<ToUnicode> {
+    let (_, object) = doc.dereference(dict.get(b"ToUnicode").ok()?).ok()?;
+    let stream = object.as_stream().ok()?;
+    let bytes = if stream.dict.has(b"Filter") {
+        stream.decompressed_content_with_limit(max_stream_bytes).ok()?
+    } else {
+        stream.content.clone()
+    };
+    Some(ToUnicode::parse(&bytes))
 }
 
 /// `/W` of a CIDFont: `[c [w1 w2 …]]` and `[c_first c_last w]` entries.
