@@ -8,6 +8,7 @@
 pub mod html_text;
 pub mod pdf;
 pub mod platform;
+pub mod webdav;
 pub mod zotero;
 
 #[cfg(any(test, feature = "testing"))]
