@@ -17,7 +17,8 @@ fuzz_target!(|data: &[u8]| {
     let limits = PdfLimits {
         max_file_bytes: 1024 * 1024,
         max_parse_bytes: 64 * 1024 * 1024,
-        parse_factor: 20,
+        per_file_byte: 4,
+        per_object: 3 * 1024,
         max_stream_bytes: 4 * 1024 * 1024,
     };
     let doc = match PdfDocument::open(data, &limits) {

@@ -47,7 +47,7 @@ impl PdfDocument {
         if !window.windows(5).any(|w| w == b"%PDF-") {
             return Err(PdfError::NotPdf);
         }
-        limits.check_file(bytes.len())?;
+        limits.check_file(bytes)?;
         let options = LoadOptions { max_decompressed_size: Some(limits.max_stream_bytes), ..LoadOptions::default() };
         let doc = Document::load_mem_with_options(bytes, options).map_err(|e| load_error(e, limits))?;
         let encrypted = doc.was_encrypted() || doc.is_encrypted();

@@ -67,31 +67,35 @@ fn find(hay: &[char], needle: &[char]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
+/// Where a quote was placed on a page: the stretches of the folded page text that matched (one when exact; the
+/// quote's start and its end when nearest), and the share of the quote they cover.
+struct Placed {
+    spans: Vec<(usize, usize)>,
+    exact: bool,
+    share: f64,
+}
+
 /// The best place for `quote` on this page: exact, else the nearest stretch; with how much of the quote it
 /// covers.
-fn place(page: &Folded, quote: &[char]) -> Option<(usize, usize, bool, f64)> {
+fn place(page: &Folded, quote: &[char]) -> Option<Placed> {
     if let Some(start) = find(&page.chars, quote) {
-        return Some((start, start + quote.len(), true, 1.0));
+        return Some(Placed { spans: vec![(start, start + quote.len())], exact: true, share: 1.0 });
     }
     // The longest start of the quote that is on the page, and the longest end found after it.
-    let mut best: Option<(usize, usize, usize)> = None;
-    if let Some((start, head)) = longest_part(&page.chars, 0, quote, false) {
-        let mut end = start + head;
-        let mut covered = head;
-        if head < quote.len() {
-            if let Some((tail_at, tail)) = longest_part(&page.chars, end, quote, true) {
-                // Only a tail close enough to belong to the same passage.
-                if tail_at + tail - start <= quote.len() * 3 / 2 {
-                    end = tail_at + tail;
-                    covered = (head + tail).min(quote.len());
-                }
+    let (start, head) = longest_part(&page.chars, 0, quote, false)?;
+    let mut spans = vec![(start, start + head)];
+    let mut covered = head;
+    if head < quote.len() {
+        if let Some((tail_at, tail)) = longest_part(&page.chars, start + head, quote, true) {
+            // Only a tail close enough to belong to the same passage.
+            if tail_at + tail - start <= quote.len() * 3 / 2 {
+                spans.push((tail_at, tail_at + tail));
+                covered = (head + tail).min(quote.len());
             }
         }
-        best = Some((start, end, covered));
     }
-    let (start, end, covered) = best?;
     let share = covered as f64 / quote.len() as f64;
-    (share >= MIN_NEAREST_SHARE).then_some((start, end, false, share))
+    (share >= MIN_NEAREST_SHARE).then_some(Placed { spans, exact: false, share })
 }
 
 /// The longest start (or, `from_end`, end) of `quote` found in `page` at or after `from`: where, and how long.
@@ -121,37 +125,49 @@ pub(super) fn locate(pages: &[PageLayout], first_page: usize, quote: &str) -> Op
     if needle.len() < MIN_QUOTE_CHARS {
         return None;
     }
-    let mut nearest: Option<(usize, usize, usize, f64)> = None;
+    let mut nearest: Option<(usize, Placed)> = None;
     let folded: Vec<Folded> = pages.iter().map(|layout| fold(&layout.text)).collect();
     for (i, page) in folded.iter().enumerate() {
         match place(page, &needle) {
-            Some((start, end, true, _)) => {
-                return Some(location(&pages[i], page, first_page + i, start, end, true, 1.0));
-            }
-            Some((start, end, false, share)) if nearest.is_none_or(|(_, _, _, best)| share > best) => {
-                nearest = Some((i, start, end, share));
+            Some(placed) if placed.exact => return Some(location(&pages[i], page, first_page + i, &placed)),
+            Some(placed) if nearest.as_ref().is_none_or(|(_, best)| placed.share > best.share) => {
+                nearest = Some((i, placed));
             }
             _ => {}
         }
     }
-    let (i, start, end, share) = nearest?;
-    Some(location(&pages[i], &folded[i], first_page + i, start, end, false, share))
+    let (i, placed) = nearest?;
+    Some(location(&pages[i], &folded[i], first_page + i, &placed))
 }
 
-fn location(
-    layout: &PageLayout,
-    folded: &Folded,
-    page: usize,
-    start: usize,
-    end: usize,
-    exact: bool,
-    coverage: f64,
-) -> QuoteLocation {
-    let first = folded.origin.get(start).copied().unwrap_or(0);
-    let last = folded.origin.get(end.saturating_sub(1)).copied().unwrap_or(first);
+fn location(layout: &PageLayout, folded: &Folded, page: usize, placed: &Placed) -> QuoteLocation {
+    // Page-character ranges of the matched stretches. Only their boxes make the rects: for a nearest match,
+    // what lies between the quote's start and end on the page (a line number in the margin, a footnote mark
+    // drawn in between) is not part of the passage.
+    let ranges: Vec<(usize, usize)> = placed
+        .spans
+        .iter()
+        .map(|&(start, end)| {
+            let first = folded.origin.get(start).copied().unwrap_or(0);
+            (first, folded.origin.get(end.saturating_sub(1)).copied().unwrap_or(first))
+        })
+        .collect();
+    let first = ranges.first().map_or(0, |r| r.0);
+    let last = ranges.last().map_or(first, |r| r.1).max(first);
     let matched_text: String = layout.text.chars().skip(first).take(last + 1 - first).collect();
-    let boxes: Vec<[f64; 4]> = layout.boxes.iter().skip(first).take(last + 1 - first).filter_map(|b| *b).collect();
-    QuoteLocation { page, page_index: page - 1, rects: line_rects(&boxes), exact, coverage, matched_text }
+    let boxes: Vec<[f64; 4]> = ranges
+        .iter()
+        .flat_map(|&(from, to)| layout.boxes.iter().skip(from).take((to + 1).saturating_sub(from)))
+        .filter_map(|b| *b)
+        .collect();
+    QuoteLocation {
+        page,
+        page_index: page - 1,
+        rects: line_rects(&boxes),
+        exact: placed.exact,
+        coverage: placed.share,
+        matched_text,
+    }
 }
 
 /// Merges character boxes into one rectangle per line: a box that starts a new line is one whose vertical
@@ -218,5 +234,18 @@ mod tests {
         assert!(found.matched_text.starts_with("Graph networks generali"), "{}", found.matched_text);
         assert!(locate(&pages, 1, "completely different words entirely").is_none());
         assert!(locate(&pages, 1, "ab").is_none(), "too short to place");
+    }
+
+    #[test]
+    fn a_line_number_between_the_start_and_end_of_a_near_match_is_not_highlighted() {
+        // "12" is drawn in the left margin (x = 20) after the first line's text, as line-numbered manuscripts do.
+        let mut layout = page(&["alpha beta gamma", "delta epsilon"]);
+        let newline = layout.text.find('\n').unwrap();
+        layout.text.insert_str(newline, "12");
+        let margin = [[20.0, 697.5, 25.0, 708.5], [25.0, 697.5, 30.0, 708.5]];
+        layout.boxes.splice(newline..newline, margin.iter().map(|b| Some(*b)));
+        let found = locate(&[layout], 1, "beta gamma delta epsilon").unwrap();
+        assert!(!found.exact);
+        assert_eq!(found.rects, vec![[102.0, 697.5, 152.0, 708.5], [72.0, 683.5, 137.0, 694.5]]);
     }
 }

@@ -288,9 +288,13 @@ fn an_empty_user_password_opens_and_any_other_is_refused() {
 
 #[test]
 fn a_file_too_large_to_parse_here_is_refused_before_parsing() {
-    let mut bytes = pdf(1, |_, _| {});
-    // Padding after %%EOF: the size alone decides.
-    bytes.resize(6_000_000, b' ');
+    // 40,000 objects (a long manual's count): their dictionaries alone would take about 120 MB to parse.
+    let bytes = pdf(1, |doc, _| {
+        for n in 0..40_000 {
+            doc.add_object(Object::Integer(n));
+        }
+    });
+    assert!(bytes.len() < 3_000_000, "small as a file (about 14 MB to read by size alone): the count decides");
     let refused = open(&bytes).unwrap_err();
     assert!(matches!(refused, PdfError::OverBudget { limit: "memory estimate", .. }), "{refused}");
     assert!(refused.to_string().contains("full-text index"), "{refused}");
