@@ -23,8 +23,10 @@ fn main() {
     let limits = PdfLimits { max_parse_bytes: usize::MAX, ..PdfLimits::default() };
     let started = Instant::now();
     let page = |n: usize| std::env::args().nth(n).and_then(|a| a.parse::<usize>().ok());
-    let result = PdfDocument::open(&bytes, &limits)
-        .and_then(|doc| doc.text(page(2).unwrap_or(1), page(3).unwrap_or(doc.page_count()), &TextBudget::default()));
+    let result = PdfDocument::open(&bytes, &limits).and_then(|doc| {
+        eprint!("{}", if doc.is_lazy() { "[lazy] " } else { "[eager] " });
+        doc.text(page(2).unwrap_or(1), page(3).unwrap_or(doc.page_count()), &TextBudget::default())
+    });
     let elapsed = started.elapsed().as_secs_f64() * 1000.0;
     match result {
         Ok(pages) => {

@@ -54,9 +54,8 @@ impl Default for PdfLimits {
 }
 
 impl PdfLimits {
-    /// Refuses a file whose parse would not fit, before anything is parsed.
-    pub fn check_file(&self, bytes: &[u8]) -> Result<(), PdfError> {
-        let len = bytes.len();
+    /// Refuses a file larger than any read here, whatever its shape.
+    pub fn check_size(&self, len: usize) -> Result<(), PdfError> {
         if len > self.max_file_bytes {
             return Err(PdfError::OverBudget {
                 limit: "file size",
@@ -64,6 +63,14 @@ impl PdfLimits {
                 advice: FILE_TOO_LARGE_ADVICE,
             });
         }
+        Ok(())
+    }
+
+    /// Refuses a file whose whole parse (the eager loader's: encrypted or damaged files) would not fit, before
+    /// anything is parsed.
+    pub fn check_file(&self, bytes: &[u8]) -> Result<(), PdfError> {
+        let len = bytes.len();
+        self.check_size(len)?;
         let declared = declared_objects(bytes);
         let objects = declared.unwrap_or(len / FILE_BYTES_PER_OBJECT_WITHOUT_COUNT);
         let estimate = BASE_BYTES

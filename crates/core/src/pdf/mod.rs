@@ -7,6 +7,7 @@
 
 mod error;
 mod info;
+mod lazy;
 mod limits;
 mod outline;
 mod quote;
@@ -19,14 +20,21 @@ pub use self::outline::OutlineEntry;
 pub use self::quote::{QuoteLocation, MIN_QUOTE_CHARS};
 pub use self::text::{CharBox, PageLayout, TextBudget};
 
+use std::sync::{Mutex, MutexGuard};
+
 use lopdf::{Document, LoadOptions};
+
+use self::lazy::LazyFile;
 
 /// How far into a file the `%PDF-` header may start (some producers put junk before it; readers allow 1 KB).
 const HEADER_WINDOW: usize = 1024;
 
 /// An opened PDF.
 pub struct PdfDocument {
-    doc: Document,
+    /// The objects read so far: all of them when the file was loaded eagerly, else what has been asked for.
+    doc: Mutex<Document>,
+    /// Where further objects come from, for a file read lazily.
+    lazy: Option<Mutex<LazyFile>>,
     /// Page object ids in page order (1-based page `n` is `pages[n - 1]`).
     pages: Vec<lopdf::ObjectId>,
     encrypted: bool,
@@ -35,7 +43,11 @@ pub struct PdfDocument {
 
 impl std::fmt::Debug for PdfDocument {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PdfDocument").field("pages", &self.pages.len()).field("encrypted", &self.encrypted).finish()
+        f.debug_struct("PdfDocument")
+            .field("pages", &self.pages.len())
+            .field("encrypted", &self.encrypted)
+            .field("lazy", &self.lazy.is_some())
+            .finish()
     }
 }
 
@@ -47,6 +59,29 @@ impl PdfDocument {
         if !window.windows(5).any(|w| w == b"%PDF-") {
             return Err(PdfError::NotPdf);
         }
+        limits.check_size(bytes.len())?;
+        Self::open_owned(bytes.to_vec(), limits)
+    }
+
+    /// [`Self::open`] for bytes the caller no longer needs: a file read lazily keeps them instead of a copy (a
+    /// downloaded attachment is then held once, not twice).
+    pub fn open_owned(bytes: Vec<u8>, limits: &PdfLimits) -> Result<Self, PdfError> {
+        Self::open_with(bytes, limits, true)
+    }
+
+    fn open_with(bytes: Vec<u8>, limits: &PdfLimits, lazily: bool) -> Result<Self, PdfError> {
+        let window = &bytes[..bytes.len().min(HEADER_WINDOW)];
+        let Some(start) = window.windows(5).position(|w| w == b"%PDF-") else { return Err(PdfError::NotPdf) };
+        limits.check_size(bytes.len())?;
+        let bytes = if lazily {
+            match Self::open_lazily(bytes, start, limits) {
+                Ok(opened) => return Ok(opened),
+                Err(bytes) => bytes,
+            }
+        } else {
+            bytes
+        };
+        let bytes = bytes.as_slice();
         limits.check_file(bytes)?;
         let options = LoadOptions { max_decompressed_size: Some(limits.max_stream_bytes), ..LoadOptions::default() };
         let doc = Document::load_mem_with_options(bytes, options).map_err(|e| load_error(e, limits))?;
@@ -62,7 +97,49 @@ impl PdfDocument {
         if pages.is_empty() {
             return Err(PdfError::Damaged { reason: "no pages could be found".into() });
         }
-        Ok(Self { doc, pages, encrypted, limits: *limits })
+        Ok(Self { doc: Mutex::new(doc), lazy: None, pages, encrypted, limits: *limits })
+    }
+
+    /// Whether the file is read lazily (for tests and figures).
+    pub fn is_lazy(&self) -> bool {
+        self.lazy.is_some()
+    }
+
+    /// The same as [`Self::open`] but always with lopdf's eager loader, for tests that compare the two paths.
+    #[cfg(test)]
+    pub(crate) fn open_eagerly(bytes: &[u8], limits: &PdfLimits) -> Result<Self, PdfError> {
+        Self::open_with(bytes.to_vec(), limits, false)
+    }
+
+    /// The lazy path: the cross-reference data and the page tree now, the rest when asked for. `None` sends the
+    /// file to the eager loader (encrypted, damaged, or a page tree that does not load as declared).
+    fn open_lazily(bytes: Vec<u8>, start: usize, limits: &PdfLimits) -> Result<Self, Vec<u8>> {
+        let version: String = bytes
+            .iter()
+            .skip(start + 5)
+            .take_while(|b| b.is_ascii_digit() || **b == b'.')
+            .take(8)
+            .map(|&b| char::from(b))
+            .collect();
+        let (file, doc) = LazyFile::open(bytes, start, version, limits.max_stream_bytes)?;
+        let mut seen = std::collections::HashSet::new();
+        let pages: Vec<lopdf::ObjectId> = doc.get_pages().into_values().filter(|id| seen.insert(*id)).collect();
+        if pages.is_empty() {
+            return Err(file.into_bytes());
+        }
+        Ok(Self { doc: Mutex::new(doc), lazy: Some(Mutex::new(file)), pages, encrypted: false, limits: *limits })
+    }
+
+    /// The document, with what `need` loads first when the file is read lazily.
+    fn doc_with(&self, need: impl FnOnce(&mut LazyFile, &mut Document)) -> MutexGuard<'_, Document> {
+        // A panic while holding the lock cannot leave the document half-changed in a way that matters to a
+        // reader: objects are only ever added whole.
+        let mut doc = self.doc.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(lazy) = &self.lazy {
+            let mut file = lazy.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            need(&mut file, &mut doc);
+        }
+        doc
     }
 
     /// How many pages the document has.
@@ -77,12 +154,12 @@ impl PdfDocument {
 
     /// What the document says about itself.
     pub fn info(&self) -> PdfInfo {
-        info::read(&self.doc, self.pages.len(), self.encrypted)
+        info::read(&self.doc_with(|_, _| {}), self.pages.len(), self.encrypted)
     }
 
     /// The outline (bookmarks), in document order, with the page each entry opens.
     pub fn outline(&self) -> Vec<OutlineEntry> {
-        outline::read(&self.doc, &self.pages)
+        outline::read(&self.doc_with(LazyFile::need_outline), &self.pages)
     }
 
     /// The text of pages `from..=to` (1-based, clamped to the document), one string per page, in the order the
@@ -109,8 +186,9 @@ impl PdfDocument {
         if first >= end {
             return Ok(Vec::new());
         }
-        let pages = text::extract(&self.doc, &self.pages, first..end, &self.limits, budget, keep_boxes)?;
-        if pages.iter().all(|p| p.text.trim().is_empty()) && text::has_images(&self.doc, &self.pages[first..end]) {
+        let doc = self.doc_with(|file, doc| file.need_pages(doc, &self.pages[first..end]));
+        let pages = text::extract(&doc, &self.pages, first..end, &self.limits, budget, keep_boxes)?;
+        if pages.iter().all(|p| p.text.trim().is_empty()) && text::has_images(&doc, &self.pages[first..end]) {
             return Err(PdfError::NoTextLayer);
         }
         Ok(pages)
@@ -135,7 +213,7 @@ impl PdfDocument {
 
     /// The label of 1-based page `page` as the document numbers it ("iv", "A-3"), when it has page labels.
     pub fn page_label(&self, page: usize) -> Option<String> {
-        info::page_label(&self.doc, page)
+        info::page_label(&self.doc_with(|_, _| {}), page)
     }
 }
 

@@ -288,14 +288,20 @@ fn an_empty_user_password_opens_and_any_other_is_refused() {
 
 #[test]
 fn a_file_too_large_to_parse_here_is_refused_before_parsing() {
-    // 40,000 objects (a long manual's count): their dictionaries alone would take about 120 MB to parse.
+    // 40,000 objects (a long manual's count): their dictionaries alone would take about 120 MB to parse whole.
     let bytes = pdf(1, |doc, _| {
         for n in 0..40_000 {
             doc.add_object(Object::Integer(n));
         }
     });
     assert!(bytes.len() < 3_000_000, "small as a file (about 14 MB to read by size alone): the count decides");
-    let refused = open(&bytes).unwrap_err();
+    // Read lazily, only the page's objects are parsed: it opens.
+    let lazy = open(&bytes).unwrap();
+    assert!(lazy.is_lazy());
+    assert_eq!(lazy.text(1, 1, &TextBudget::default()).unwrap(), ["Page 1"]);
+    // When the eager loader has to do it (an encrypted file, a damaged cross-reference table), the estimate
+    // refuses it unparsed.
+    let refused = PdfDocument::open_eagerly(&bytes, &PdfLimits::default()).unwrap_err();
     assert!(matches!(refused, PdfError::OverBudget { limit: "memory estimate", .. }), "{refused}");
     assert!(refused.to_string().contains("full-text index"), "{refused}");
 }
@@ -504,4 +510,99 @@ fn dingbats_read_as_nothing_rather_than_stray_letters() {
         page.set("Resources", dictionary! { "Font" => fonts });
     });
     assert_eq!(page_text(&bytes).unwrap(), "Item");
+}
+
+// ---- lazy loading ----
+
+/// A document with what every reader of it touches: several pages sharing a font, inherited resources, a form,
+/// an image, an outline with a named destination, page labels and document information.
+fn rich(doc: &mut Document, pages: &[lopdf::ObjectId]) {
+    let info = doc.add_object(dictionary! { "Title" => text("Lazy and eager"), "Author" => text("Tester") });
+    doc.trailer.set("Info", info);
+    let form = doc.add_object(Stream::new(
+        dictionary! { "Type" => "XObject", "Subtype" => "Form", "BBox" => vec![0.into(), 0.into(), 100.into(), 100.into()] },
+        b"BT /F1 10 Tf 72 600 Td (from a form) Tj ET".to_vec(),
+    ));
+    let image = doc.add_object(Stream::new(
+        dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 1, "Height" => 1 },
+        b"BT (not text) Tj ET".to_vec(),
+    ));
+    let page = doc.get_dictionary_mut(pages[1]).unwrap();
+    let resources = page.get_mut(b"Resources").unwrap().as_dict_mut().unwrap();
+    resources.set("XObject", dictionary! { "Fm" => form, "Im" => image });
+    let extra = doc.add_object(Stream::new(dictionary! {}, b"q /Fm Do /Im Do Q".to_vec()));
+    let page = doc.get_dictionary_mut(pages[1]).unwrap();
+    let first = page.get(b"Contents").unwrap().clone();
+    page.set("Contents", vec![first, Object::Reference(extra)]);
+    let outlines = doc.new_object_id();
+    let item = doc.add_object(dictionary! {
+        "Title" => text("Second"), "Parent" => outlines, "Dest" => Object::string_literal("two"),
+    });
+    doc.objects.insert(outlines, Object::Dictionary(dictionary! { "First" => item, "Last" => item, "Count" => 1 }));
+    let names = doc.add_object(dictionary! {
+        "Names" => vec![Object::string_literal("two"), vec![Object::Reference(pages[1]), "Fit".into()].into()],
+    });
+    let root = doc.trailer.get(b"Root").unwrap().as_reference().unwrap();
+    let catalog = doc.get_dictionary_mut(root).unwrap();
+    catalog.set("Outlines", outlines);
+    catalog.set("Names", dictionary! { "Dests" => names });
+    catalog.set("PageLabels", dictionary! { "Nums" => vec![0.into(), dictionary! { "S" => "r" }.into()] });
+}
+
+/// `doc` saved the modern way: objects in object streams, a cross-reference stream.
+fn modern(mut doc: Document) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let options = lopdf::SaveOptions::builder().use_object_streams(true).use_xref_streams(true).build();
+    doc.save_with_options(&mut bytes, options).unwrap();
+    bytes
+}
+
+#[test]
+fn lazy_and_eager_loading_read_the_same_document() {
+    let classic = pdf(3, rich);
+    let mut source = Document::load_mem(&classic).unwrap();
+    source.version = "1.7".into();
+    let compressed = modern(source);
+    assert!(compressed.windows(7).any(|w| w == b"/ObjStm"), "the fixture has object streams");
+    for bytes in [&classic, &compressed] {
+        let lazy = open(bytes).unwrap();
+        let eager = PdfDocument::open_eagerly(bytes, &PdfLimits::default()).unwrap();
+        assert!(lazy.is_lazy());
+        let budget = TextBudget::default();
+        assert_eq!(lazy.text(1, 3, &budget).unwrap(), eager.text(1, 3, &budget).unwrap());
+        assert_eq!(lazy.text(2, 2, &budget).unwrap(), ["Page 2\nfrom a form"]);
+        assert_eq!(lazy.outline(), eager.outline());
+        assert_eq!(lazy.outline()[0].page, Some(2));
+        assert_eq!(lazy.info(), eager.info());
+        assert_eq!(lazy.info().title.as_deref(), Some("Lazy and eager"));
+        assert_eq!(lazy.page_label(3).as_deref(), Some("iii"));
+        assert_eq!(
+            lazy.locate("from a form", None, &budget).unwrap(),
+            eager.locate("from a form", None, &budget).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_page_range_read_lazily_loads_only_its_pages() {
+    // 200 pages, each with its own content stream; reading page 150 must not parse the others' contents.
+    let bytes = modern(Document::load_mem(&pdf(200, |_, _| {})).unwrap());
+    let doc = open(&bytes).unwrap();
+    assert!(doc.is_lazy());
+    assert_eq!(doc.page_count(), 200);
+    assert_eq!(doc.text(150, 150, &TextBudget::default()).unwrap(), ["Page 150"]);
+    let loaded = doc.doc.lock().unwrap().objects.len();
+    // The catalog, the page tree (root and 200 pages), the shared font and one content stream.
+    assert!(loaded < 210, "{loaded} objects loaded for one page");
+}
+
+#[test]
+fn encrypted_and_damaged_files_go_to_the_eager_loader() {
+    let mut bytes = pdf(2, |_, _| {});
+    let at = bytes.windows(9).rposition(|w| w == b"startxref").unwrap();
+    // An xref offset that points nowhere: lopdf rebuilds the table by scanning; the lazy reader gives way.
+    bytes.splice(at + 10.., b"99999999\n%%EOF\n".iter().copied());
+    let doc = open(&bytes).unwrap();
+    assert!(!doc.is_lazy());
+    assert_eq!(doc.text(1, 2, &TextBudget::default()).unwrap(), ["Page 1", "Page 2"]);
 }
