@@ -45,4 +45,15 @@ if ! .venv/bin/python -c "import mcp, sys; sys.exit(0 if __import__('importlib.m
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check "mcp==${PY_MCP_VERSION}"
 fi
+# The real WebDAV server the attachment tests talk to (scripts/webdav-server.sh): Apache httpd with mod_dav.
+if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_dav_fs.so ]; then
+  log "installing Apache httpd with mod_dav (the tests' WebDAV server)"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y -q apache2 >/dev/null ||
+    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q apache2 >/dev/null; }
+  # Where the package starts the system service, stop it: the tests run their own, on loopback.
+  $sudo service apache2 stop >/dev/null 2>&1 || true
+fi
 log "ready"

@@ -1,0 +1,119 @@
+//! The core's WebDAV client against a real WebDAV server: Apache httpd with mod_dav (scripts/webdav-server.sh,
+//! installed by scripts/setup.sh), on loopback, over the native HTTP client. What Zotero Desktop would find on
+//! the server afterwards is checked on disk.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use zotero_mcp_cli::native::{ReqwestHttp, TokioClock};
+use zotero_mcp_core::webdav::{
+    md5_hex, pack, unpack, FileProps, WebDavClient, WebDavError, WebDavPolicy, WebDavSettings, ZipLimits,
+};
+use zotero_mcp_core::zotero::ObjectKey;
+
+/// The Apache process; stopped when dropped.
+struct DavServer {
+    child: Child,
+    root: PathBuf,
+    url: String,
+}
+
+impl Drop for DavServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> DavServer {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let work = std::env::temp_dir().join(format!("zotero-mcp-webdav-{}-{port}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/webdav-server.sh");
+    let child = Command::new("bash")
+        .arg(script)
+        .arg(&work)
+        .arg(port.to_string())
+        .args(["reader", "pass word"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("scripts/webdav-server.sh starts (bash is needed)");
+    let server = DavServer { child, root: work.join("dav"), url: format!("http://127.0.0.1:{port}/") };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "Apache did not start; is apache2 installed (scripts/setup.sh)?");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+fn client(server: &DavServer, password: &str) -> WebDavClient {
+    let settings = WebDavSettings { url: server.url.clone(), username: "reader".into(), password: password.into() };
+    let http = Rc::new(ReqwestHttp::new().unwrap());
+    WebDavClient::new(&settings, http, Rc::new(TokioClock), WebDavPolicy::default()).unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+#[test]
+fn a_file_goes_up_reads_back_and_is_removed_as_zotero_lays_it_out() {
+    let server = start();
+    let dav = client(&server, "pass word");
+    let key = ObjectKey::parse("QWER2345").unwrap();
+    let pdf = b"%PDF-1.4 a stand-in for a paper, long enough to compress a little a little a little".to_vec();
+    let props = FileProps { mtime_ms: 1_700_000_000_123, md5: md5_hex(&pdf) };
+    runtime().block_on(async {
+        assert!(dav.check().await.unwrap().folder.ends_with("/zotero"));
+        assert!(!dav.has_zip(&key).await.unwrap());
+        assert_eq!(dav.get_zip(&key).await.unwrap(), None);
+        dav.put_zip(&key, pack("Doe - 2020 - Paper.pdf", &pdf, props.mtime_ms).unwrap()).await.unwrap();
+        dav.put_prop(&key, &props).await.unwrap();
+        // Replacing answers 204 rather than 201 here: both are success.
+        dav.put_prop(&key, &props).await.unwrap();
+        assert!(dav.has_zip(&key).await.unwrap());
+        let zip = dav.get_zip(&key).await.unwrap().unwrap();
+        let stored = unpack(&zip, Some("Doe - 2020 - Paper.pdf"), &ZipLimits::default()).unwrap();
+        assert_eq!(stored.data, pdf);
+        assert_eq!(dav.get_prop(&key).await.unwrap(), Some(props.clone()));
+    });
+    // On disk, exactly Zotero's layout: <KEY>.zip and <KEY>.prop in zotero/.
+    let folder = server.root.join("zotero");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["QWER2345.prop", "QWER2345.zip"]);
+    assert_eq!(std::fs::read_to_string(folder.join("QWER2345.prop")).unwrap(), props.render());
+    runtime().block_on(async {
+        dav.delete(&key).await.unwrap();
+        // Deleting again is not an error: the files are gone either way.
+        dav.delete(&key).await.unwrap();
+    });
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}
+
+#[test]
+fn wrong_credentials_and_a_missing_folder_say_what_to_fix() {
+    let server = start();
+    let wrong = client(&server, "guess");
+    let key = ObjectKey::parse("QWER2345").unwrap();
+    runtime().block_on(async {
+        let error = wrong.check().await.unwrap_err();
+        assert_eq!(error, WebDavError::Unauthorized { status: 401 });
+        assert!(wrong.put_zip(&key, b"PK".to_vec()).await.is_err());
+    });
+    std::fs::remove_dir_all(server.root.join("zotero")).unwrap();
+    let dav = client(&server, "pass word");
+    runtime().block_on(async {
+        assert!(matches!(dav.check().await, Err(WebDavError::MissingFolder { .. })));
+        // Apache answers a PUT into a missing folder with 409.
+        let error = dav.put_zip(&key, b"PK".to_vec()).await.unwrap_err();
+        assert!(matches!(error, WebDavError::MissingFolder { .. }), "{error}");
+        assert!(error.to_string().contains("Zotero Desktop"), "{error}");
+    });
+}
