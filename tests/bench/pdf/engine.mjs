@@ -3,7 +3,7 @@
 //
 //   node engine.mjs <module dir> full    <pdf> <out.json>        text of every page, size gate lifted, twice
 //   node engine.mjs <module dir> gate    <pdf>                   what the Worker would answer (limits as deployed)
-//   node engine.mjs <module dir> range   <pdf> <from> <to>       pages from..to, size gate lifted
+//   node engine.mjs <module dir> range   <pdf> <from> <to>       pages from..to, limits as deployed
 //   node engine.mjs <module dir> outline <pdf>                   outline entries
 //   node engine.mjs <module dir> locate  <pdf> <quotes.json> <out.json>
 import fs from 'node:fs';
@@ -44,7 +44,7 @@ try {
     res.total_ms = r.ms;
     res.mem_bytes = engine.memory_bytes();
   } else if (mode === 'range') {
-    const r = call(() => engine.text(bytes, +a, +b, false));
+    const r = call(() => engine.text(bytes, +a, +b, true));
     res.status = r.reply.status;
     res.total_ms = r.ms;
     res.chars = r.reply.status === 'ok' ? r.reply.result.reduce((n, t) => n + t.length, 0) : 0;
