@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use zotero_mcp_cli::native::{ReqwestHttp, TokioClock};
 use zotero_mcp_core::webdav::{
-    md5_hex, pack, unpack, FileProps, WebDavClient, WebDavError, WebDavPolicy, WebDavSettings, ZipLimits,
+    md5_hex, pack, unpack, FileProps, WebDavError, WebDavPolicy, WebDavSettings, WebDavWriter, ZipLimits,
 };
 use zotero_mcp_core::zotero::ObjectKey;
 
@@ -51,10 +51,10 @@ fn start() -> DavServer {
     server
 }
 
-fn client(server: &DavServer, password: &str) -> WebDavClient {
+fn client(server: &DavServer, password: &str) -> WebDavWriter {
     let settings = WebDavSettings { url: server.url.clone(), username: "reader".into(), password: password.into() };
     let http = Rc::new(ReqwestHttp::new().unwrap());
-    WebDavClient::new(&settings, http, Rc::new(TokioClock), WebDavPolicy::default()).unwrap()
+    WebDavWriter::new(&settings, http, Rc::new(TokioClock), WebDavPolicy::default()).unwrap()
 }
 
 fn runtime() -> tokio::runtime::Runtime {

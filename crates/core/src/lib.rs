@@ -5,6 +5,7 @@
 //! implements over its bindings and tests implement in memory. That keeps every piece of library logic testable
 //! with a plain `cargo test` on the host.
 
+pub mod attachment;
 pub mod html_text;
 pub mod pdf;
 pub mod platform;

@@ -220,6 +220,35 @@ pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualCloc
     (platform, clock, http)
 }
 
+/// A small PDF with one page per string (Helvetica, one line each, words separated by spaces), for tests of the
+/// attachment tools. Lines longer than about 90 characters run off the page, which does not matter to a reader.
+pub fn pdf_of_pages(pages: &[&str]) -> Vec<u8> {
+    use lopdf::{dictionary, Document, Object, Stream};
+    let mut doc = Document::with_version("1.7");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+    let mut kids = Vec::new();
+    for text in pages {
+        let escaped = text.replace('\\', "\\\\").replace('(', "\\(").replace(')', "\\)");
+        let content = format!("BT /F1 11 Tf 72 720 Td ({escaped}) Tj ET");
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content.into_bytes()));
+        kids.push(Object::Reference(doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+        })));
+    }
+    let count = kids.len() as i64;
+    doc.objects
+        .insert(pages_id, Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }));
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    // A document built here always saves; an empty file would only make the test using it fail clearly.
+    let _ = doc.save_to(&mut bytes);
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

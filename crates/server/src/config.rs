@@ -2,6 +2,7 @@
 //!
 //! Names are the TypeScript project's, so an existing deployment's secrets and variables keep working.
 
+use zotero_mcp_core::webdav::WebDavSettings;
 use zotero_mcp_core::zotero::LibraryKind;
 
 /// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
@@ -32,6 +33,9 @@ pub struct Config {
     /// How many leading bits of an IPv6 address the login throttle counts as one client (`LOGIN_IPV6_PREFIX`,
     /// 32–128, default 64: the block one subscriber usually gets).
     pub login_ipv6_prefix: u8,
+    /// Where the attachment files are (`WEBDAV_URL`, `WEBDAV_USERNAME`, `WEBDAV_PASSWORD`); `None` when the URL
+    /// is unset (files cannot be read then, and the tools say so).
+    pub webdav: Option<WebDavSettings>,
 }
 
 impl std::fmt::Debug for Config {
@@ -46,6 +50,8 @@ impl std::fmt::Debug for Config {
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("test_fixtures", &self.test_fixtures)
+            // WebDavSettings' own Debug leaves the password out.
+            .field("webdav", &self.webdav)
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +84,11 @@ impl Config {
                 .and_then(|v| v.parse::<u8>().ok())
                 .map(|bits| bits.clamp(32, 128))
                 .unwrap_or(DEFAULT_LOGIN_IPV6_PREFIX),
+            webdav: get("WEBDAV_URL").map(|url| WebDavSettings {
+                url,
+                username: get("WEBDAV_USERNAME").unwrap_or_default(),
+                password: get("WEBDAV_PASSWORD").unwrap_or_default(),
+            }),
         }
     }
 }
@@ -109,9 +120,15 @@ mod tests {
 
     #[test]
     fn debug_output_never_contains_secrets() {
-        let c = config(&[("ZOTERO_API_KEY", "sekrit-key"), ("AUTH_PASSWORD", "hunter2")]);
+        let c = config(&[
+            ("ZOTERO_API_KEY", "sekrit-key"),
+            ("AUTH_PASSWORD", "hunter2"),
+            ("WEBDAV_URL", "https://dav.example.org/"),
+            ("WEBDAV_PASSWORD", "dav-secret"),
+        ]);
         let printed = format!("{c:?}");
-        for secret in ["sekrit-key", "hunter2"] {
+        assert!(printed.contains("dav.example.org"), "{printed}");
+        for secret in ["sekrit-key", "hunter2", "dav-secret"] {
             assert!(!printed.contains(secret), "{printed}");
         }
     }

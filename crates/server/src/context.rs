@@ -7,6 +7,8 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
+use zotero_mcp_core::platform::KvStore;
+use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 
 use crate::config::Config;
@@ -35,6 +37,8 @@ pub struct RequestContext {
     platform: Platform,
     /// Made on first use, so requests that never touch Zotero (listings, prompts) never need a key.
     zotero: OnceCell<ZoteroWriter>,
+    /// The WebDAV client, made on first use; `None` inside when WebDAV is not configured.
+    webdav: OnceCell<Option<WebDavWriter>>,
     /// The tool being run, for the wording of a refusal.
     tool: Cell<&'static str>,
     /// Whether a writer was handed out: from then on the result reports a change that was (or may have been)
@@ -44,7 +48,15 @@ pub struct RequestContext {
 
 impl RequestContext {
     pub fn new(grant: Grant, config: Rc<Config>, platform: Platform) -> Self {
-        Self { grant, config, platform, zotero: OnceCell::new(), tool: Cell::new(""), writer_taken: Cell::new(false) }
+        Self {
+            grant,
+            config,
+            platform,
+            zotero: OnceCell::new(),
+            webdav: OnceCell::new(),
+            tool: Cell::new(""),
+            writer_taken: Cell::new(false),
+        }
     }
 
     /// The Zotero client for this request, for reading: one per request, so its limiter, backoff gate and
@@ -63,6 +75,32 @@ impl RequestContext {
         let writer = self.client()?;
         self.writer_taken.set(true);
         Ok(writer)
+    }
+
+    /// The WebDAV client for reading attachment files; `Ok(None)` when WebDAV is not configured.
+    pub fn webdav(&self) -> Result<Option<&WebDavClient>, WebDavError> {
+        Ok(self.webdav_client()?.map(|writer| &**writer))
+    }
+
+    /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's.
+    pub fn cache(&self) -> &dyn KvStore {
+        self.platform.cache_kv.as_ref()
+    }
+
+    fn webdav_client(&self) -> Result<Option<&WebDavWriter>, WebDavError> {
+        if let Some(client) = self.webdav.get() {
+            return Ok(client.as_ref());
+        }
+        let client = match &self.config.webdav {
+            Some(settings) => Some(WebDavWriter::new(
+                settings,
+                self.platform.http.clone(),
+                self.platform.clock.clone(),
+                WebDavPolicy::default(),
+            )?),
+            None => None,
+        };
+        Ok(self.webdav.get_or_init(|| client).as_ref())
     }
 
     /// Whether this request obtained a writer.

@@ -93,7 +93,8 @@ pub struct WebDavHealth {
     pub folder: String,
 }
 
-/// A client for one WebDAV folder.
+/// A client for one WebDAV folder, for reading. Changing files takes a [`WebDavWriter`], which the server hands
+/// out only to requests allowed to write (as with the Zotero client and writer).
 pub struct WebDavClient {
     http: Rc<dyn HttpClient>,
     clock: Rc<dyn Clock>,
@@ -160,28 +161,6 @@ impl WebDavClient {
             404 => Ok(false),
             _ => Err(self.unexpected("HEAD", &url, &response)),
         }
-    }
-
-    /// Uploads the archive (`PUT`; servers answer 201 for a new file, 204 or 200 for a replaced one).
-    pub async fn put_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
-        self.put(&format!("{}.zip", key.as_str()), zip, "application/zip").await
-    }
-
-    /// Uploads the `.prop` file.
-    pub async fn put_prop(&self, key: &ObjectKey, props: &FileProps) -> Result<(), WebDavError> {
-        self.put(&format!("{}.prop", key.as_str()), props.render().into_bytes(), "text/xml; charset=utf-8").await
-    }
-
-    /// Removes the archive and then the `.prop` file; files already gone are not an error.
-    pub async fn delete(&self, key: &ObjectKey) -> Result<(), WebDavError> {
-        for name in [format!("{}.zip", key.as_str()), format!("{}.prop", key.as_str())] {
-            let url = self.file_url(&name);
-            let response = self.request(Method::DELETE, &url, None, Vec::new()).await?;
-            if !(response.status().is_success() || response.status() == StatusCode::NOT_FOUND) {
-                return Err(self.unexpected("DELETE", &url, &response));
-            }
-        }
-        Ok(())
     }
 
     async fn get(&self, name: &str) -> Result<Option<Vec<u8>>, WebDavError> {
@@ -282,6 +261,51 @@ impl WebDavClient {
             status: response.status().as_u16(),
             body: if text.is_empty() { String::new() } else { format!(": {text}") },
         }
+    }
+}
+
+/// A [`WebDavClient`] that may also change files: upload and delete.
+pub struct WebDavWriter {
+    client: WebDavClient,
+}
+
+impl std::ops::Deref for WebDavWriter {
+    type Target = WebDavClient;
+    fn deref(&self) -> &WebDavClient {
+        &self.client
+    }
+}
+
+impl WebDavWriter {
+    pub fn new(
+        settings: &WebDavSettings,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        policy: WebDavPolicy,
+    ) -> Result<Self, WebDavError> {
+        Ok(Self { client: WebDavClient::new(settings, http, clock, policy)? })
+    }
+
+    /// Uploads the archive (`PUT`; servers answer 201 for a new file, 204 or 200 for a replaced one).
+    pub async fn put_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
+        self.client.put(&format!("{}.zip", key.as_str()), zip, "application/zip").await
+    }
+
+    /// Uploads the `.prop` file.
+    pub async fn put_prop(&self, key: &ObjectKey, props: &FileProps) -> Result<(), WebDavError> {
+        self.client.put(&format!("{}.prop", key.as_str()), props.render().into_bytes(), "text/xml; charset=utf-8").await
+    }
+
+    /// Removes the archive and then the `.prop` file; files already gone are not an error.
+    pub async fn delete(&self, key: &ObjectKey) -> Result<(), WebDavError> {
+        for name in [format!("{}.zip", key.as_str()), format!("{}.prop", key.as_str())] {
+            let url = self.client.file_url(&name);
+            let response = self.client.request(Method::DELETE, &url, None, Vec::new()).await?;
+            if !(response.status().is_success() || response.status() == StatusCode::NOT_FOUND) {
+                return Err(self.client.unexpected("DELETE", &url, &response));
+            }
+        }
+        Ok(())
     }
 }
 

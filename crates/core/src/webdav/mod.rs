@@ -8,7 +8,9 @@ mod client;
 mod prop;
 
 pub use self::archive::{md5_hex, pack, unpack, ArchiveError, StoredFile, ZipLimits};
-pub use self::client::{folder_url, WebDavClient, WebDavError, WebDavHealth, WebDavPolicy, WebDavSettings};
+pub use self::client::{
+    folder_url, WebDavClient, WebDavError, WebDavHealth, WebDavPolicy, WebDavSettings, WebDavWriter,
+};
 pub use self::prop::FileProps;
 
 #[cfg(test)]

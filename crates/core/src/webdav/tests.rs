@@ -18,10 +18,11 @@ fn answer(status: u16, headers: &[(&str, &str)], body: &[u8]) -> crate::platform
     builder.body(body.to_vec()).unwrap()
 }
 
-fn client(http: Rc<StubHttp>, url: &str) -> (WebDavClient, Rc<ManualClock>) {
+/// A writer (which reads too), so that every request shape can be tried.
+fn client(http: Rc<StubHttp>, url: &str) -> (WebDavWriter, Rc<ManualClock>) {
     let clock = ManualClock::at(NOW);
     let settings = WebDavSettings { url: url.into(), username: "me".into(), password: "pässword".into() };
-    (WebDavClient::new(&settings, http, clock.clone(), WebDavPolicy::default()).unwrap(), clock)
+    (WebDavWriter::new(&settings, http, clock.clone(), WebDavPolicy::default()).unwrap(), clock)
 }
 
 fn key() -> ObjectKey {

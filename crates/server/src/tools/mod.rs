@@ -6,6 +6,7 @@
 
 pub mod annotations;
 pub mod args;
+pub mod attachments;
 pub mod collections;
 pub mod fixtures;
 pub mod items;
@@ -54,6 +55,7 @@ fn build(test_fixtures: bool) -> Registry {
         .tool::<collections::ListTags>();
     registry.tool::<notes::Notes>();
     registry.tool::<annotations::Annotations>();
+    registry.tool::<attachments::ReadAttachment>();
     resources::register(&mut registry);
     if test_fixtures {
         fixtures::register(&mut registry);

@@ -1,0 +1,137 @@
+//! Attachment files: which attachment an item means, and reading its text — Zotero's own full-text index first
+//! (no download), then the file on WebDAV through the PDF engine, as text, as HTML or as an EPUB, with the result
+//! cached in `CACHE_KV` under the TypeScript server's `text:` keys (docs/attachments.md).
+
+mod epub;
+mod read;
+
+use serde_json::Value;
+
+use crate::pdf::PdfError;
+use crate::webdav::{ArchiveError, WebDavError};
+use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, ZoteroObject};
+
+pub use self::read::{
+    read_outline, read_text, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES, TEXT_CACHE_TTL_SECS,
+};
+
+/// Children looked at when an item's attachment is wanted.
+const MAX_CHILDREN: usize = 100;
+
+/// Why an attachment's file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachmentError {
+    #[error("item {key} has no stored file attachment (only files Zotero stores, not links, can be read)")]
+    NoStoredFile { key: String },
+    #[error("item {key} is not an attachment")]
+    NotAttachment { key: String },
+    #[error("attachment {key} is a {link_mode} link, so no file is stored on WebDAV")]
+    Linked { key: String, link_mode: String },
+    #[error("WebDAV is not configured, so attachment files cannot be read; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD")]
+    WebDavNotConfigured,
+    #[error("no file for attachment {key} on WebDAV; sync Zotero Desktop so it uploads the file, then try again")]
+    NoFileOnWebDav { key: String },
+    #[error("attachment {key} is {content_type}, which has no text this server can read (PDF, EPUB, HTML and text files can be read)")]
+    Unsupported { key: String, content_type: String },
+    #[error("attachment {key} is not a PDF, so it has no outline")]
+    NotPdf { key: String },
+    #[error("page {from} is past the end of this {total}-page document")]
+    PastTheEnd { from: usize, total: usize },
+    #[error(transparent)]
+    Zotero(#[from] ZoteroError),
+    #[error(transparent)]
+    WebDav(#[from] WebDavError),
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error(transparent)]
+    Pdf(#[from] PdfError),
+}
+
+/// The attachment `key` means: the item itself when it is an attachment, else its best stored-file child (a PDF
+/// before an EPUB before HTML or text, in Zotero's order otherwise).
+pub async fn resolve(zotero: &ZoteroClient, key: &ObjectKey) -> Result<ZoteroObject, AttachmentError> {
+    let item = zotero.item(key).await?;
+    if item.field("itemType") == Some("attachment") {
+        return Ok(item);
+    }
+    let children = zotero.children(key, MAX_CHILDREN).await?;
+    let mut stored: Vec<ZoteroObject> = children
+        .items
+        .into_iter()
+        .filter(|c| c.field("itemType") == Some("attachment"))
+        .filter(|c| matches!(c.field("linkMode"), Some("imported_file" | "imported_url")))
+        .collect();
+    stored.sort_by_key(|c| content_type_rank(c.field("contentType").unwrap_or_default()));
+    stored.into_iter().next().ok_or_else(|| AttachmentError::NoStoredFile { key: key.as_str().to_owned() })
+}
+
+/// Checks that `item` is an attachment whose file Zotero stores (and so syncs to WebDAV).
+pub fn require_stored_file(item: &ZoteroObject) -> Result<(), AttachmentError> {
+    if item.field("itemType") != Some("attachment") {
+        return Err(AttachmentError::NotAttachment { key: item.key.clone() });
+    }
+    match item.field("linkMode") {
+        Some(mode @ ("linked_url" | "linked_file")) => {
+            Err(AttachmentError::Linked { key: item.key.clone(), link_mode: mode.to_owned() })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The preference among an item's files: PDF, EPUB, then text formats, then anything.
+fn content_type_rank(content_type: &str) -> u8 {
+    match content_type {
+        "application/pdf" => 0,
+        "application/epub+zip" => 1,
+        "text/plain" | "text/html" | "text/markdown" => 2,
+        _ => 3,
+    }
+}
+
+/// A content type from a file name's extension, for attachments that do not record one.
+pub fn guess_content_type(filename: &str) -> &'static str {
+    let extension = filename.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match extension.as_str() {
+        "pdf" => "application/pdf",
+        "epub" => "application/epub+zip",
+        "html" | "htm" | "xhtml" => "text/html",
+        "txt" => "text/plain",
+        "md" => "text/markdown",
+        "json" => "application/json",
+        "xml" => "application/xml",
+        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        _ => "application/octet-stream",
+    }
+}
+
+/// A JSON value's string, or null.
+fn string_or_null(item: &ZoteroObject, field: &str) -> Value {
+    item.field(field).map_or(Value::Null, |s| Value::String(s.to_owned()))
+}
+
+/// What Zotero records about an attachment's file, as the info mode reports it.
+pub fn file_facts(item: &ZoteroObject) -> Value {
+    serde_json::json!({
+        "filename": string_or_null(item, "filename"),
+        "contentType": string_or_null(item, "contentType"),
+        "linkMode": string_or_null(item, "linkMode"),
+        "md5": string_or_null(item, "md5"),
+        "mtime": item.data.get("mtime").cloned().unwrap_or(Value::Null),
+        "title": string_or_null(item, "title"),
+        "parentItem": string_or_null(item, "parentItem"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_are_ranked_and_guessed() {
+        assert!(content_type_rank("application/pdf") < content_type_rank("application/epub+zip"));
+        assert!(content_type_rank("text/html") < content_type_rank("image/png"));
+        assert_eq!(guess_content_type("Paper.PDF"), "application/pdf");
+        assert_eq!(guess_content_type("book.epub"), "application/epub+zip");
+        assert_eq!(guess_content_type("noext"), "application/octet-stream");
+    }
+}

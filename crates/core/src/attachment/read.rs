@@ -1,0 +1,194 @@
+//! Reading an attachment's text: the index, the cache, the file.
+
+use serde::{Deserialize, Serialize};
+
+use super::{epub, guess_content_type, require_stored_file, AttachmentError};
+use crate::html_text::html_to_text;
+use crate::pdf::{OutlineEntry, PdfDocument, PdfLimits, TextBudget};
+use crate::platform::{KvStore, KvWrite};
+use crate::webdav::{unpack, WebDavClient, ZipLimits};
+use crate::zotero::{ObjectKey, ZoteroClient, ZoteroObject};
+
+/// Pages read in one call when the caller does not say (the TypeScript server's default).
+pub const DEFAULT_MAX_PAGES: usize = 60;
+/// How long an extracted text stays in `CACHE_KV`: a file changes only with a new MD5, which is in the key.
+pub const TEXT_CACHE_TTL_SECS: u64 = 30 * 24 * 3600;
+
+/// Which pages to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRange {
+    pub from: Option<usize>,
+    pub to: Option<usize>,
+    /// The most pages read; a longer range is cut and reported as truncated.
+    pub max_pages: usize,
+}
+
+impl PageRange {
+    /// The whole document (as far as `max_pages` goes).
+    pub fn whole(max_pages: usize) -> Self {
+        Self { from: None, to: None, max_pages }
+    }
+}
+
+/// Where a text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadSource {
+    /// Zotero's full-text index (what Zotero Desktop extracted and synced).
+    #[serde(rename = "zotero-index")]
+    ZoteroIndex,
+    /// The file itself, from WebDAV.
+    #[serde(rename = "webdav")]
+    WebDav,
+}
+
+/// An attachment's text, with the pages it covers. Stored in the cache as this JSON (the TypeScript server's
+/// shape, so a deployment that switches keeps its cache).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextRead {
+    pub source: ReadSource,
+    #[serde(default)]
+    pub total_pages: Option<u64>,
+    /// The pages read, for a paged format; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<usize>,
+    /// Whether more pages were asked for than were read (`max_pages`).
+    #[serde(default)]
+    pub truncated: bool,
+    pub text: String,
+    /// Whether the answer came from the cache (not stored).
+    #[serde(skip)]
+    pub from_cache: bool,
+}
+
+/// The text of `attachment` (already resolved): Zotero's index when the whole document is wanted and
+/// `force_file` is not set, else the cached or freshly extracted file.
+pub async fn read_text(
+    zotero: &ZoteroClient,
+    webdav: Option<&WebDavClient>,
+    cache: &dyn KvStore,
+    attachment: &ZoteroObject,
+    range: PageRange,
+    force_file: bool,
+) -> Result<TextRead, AttachmentError> {
+    let key = ObjectKey::parse(&attachment.key)
+        .map_err(|_| AttachmentError::NotAttachment { key: attachment.key.clone() })?;
+    if range.from.is_none() && range.to.is_none() && !force_file {
+        if let Some(indexed) = zotero.fulltext(&key).await? {
+            if !indexed.content.trim().is_empty() {
+                return Ok(TextRead {
+                    source: ReadSource::ZoteroIndex,
+                    total_pages: indexed.total_pages,
+                    pages: Vec::new(),
+                    truncated: false,
+                    text: indexed.content,
+                    from_cache: false,
+                });
+            }
+        }
+    }
+    require_stored_file(attachment)?;
+    let cache_key = cache_key(attachment, range);
+    if let Ok(Some(hit)) = cache.get(&cache_key).await {
+        if let Ok(mut read) = serde_json::from_str::<TextRead>(&hit) {
+            read.from_cache = true;
+            return Ok(read);
+        }
+    }
+    let (filename, data) = download(webdav, attachment, &key).await?;
+    let content_type =
+        attachment.field("contentType").map_or_else(|| guess_content_type(&filename).to_owned(), str::to_owned);
+    let read = extract(&attachment.key, &content_type, data, range)?;
+    if let Ok(json) = serde_json::to_string(&read) {
+        // A cache that cannot be written costs the next call a download, nothing else.
+        let _ = cache.put(&cache_key, &json, KvWrite::ExpiresIn(TEXT_CACHE_TTL_SECS)).await;
+    }
+    Ok(read)
+}
+
+/// The outline of `attachment`'s PDF.
+pub async fn read_outline(
+    webdav: Option<&WebDavClient>,
+    attachment: &ZoteroObject,
+) -> Result<Vec<OutlineEntry>, AttachmentError> {
+    let key = ObjectKey::parse(&attachment.key)
+        .map_err(|_| AttachmentError::NotAttachment { key: attachment.key.clone() })?;
+    require_stored_file(attachment)?;
+    let (filename, data) = download(webdav, attachment, &key).await?;
+    let content_type = attachment.field("contentType").unwrap_or_else(|| guess_content_type(&filename));
+    if content_type != "application/pdf" {
+        return Err(AttachmentError::NotPdf { key: attachment.key.clone() });
+    }
+    Ok(PdfDocument::open_owned(data, &PdfLimits::default())?.outline())
+}
+
+/// `text:<attachment>:<md5 or version>:<from>-<to>:<max pages>`, the TypeScript server's key.
+fn cache_key(attachment: &ZoteroObject, range: PageRange) -> String {
+    let revision = attachment.field("md5").map_or_else(|| attachment.version.to_string(), str::to_owned);
+    let from = range.from.unwrap_or(1);
+    let to = range.to.map_or_else(|| "end".to_owned(), |t| t.to_string());
+    format!("text:{}:{revision}:{from}-{to}:{}", attachment.key, range.max_pages)
+}
+
+/// The stored file: its name and bytes (the archive is dropped as soon as the file is out of it).
+async fn download(
+    webdav: Option<&WebDavClient>,
+    attachment: &ZoteroObject,
+    key: &ObjectKey,
+) -> Result<(String, Vec<u8>), AttachmentError> {
+    let webdav = webdav.ok_or(AttachmentError::WebDavNotConfigured)?;
+    let zip =
+        webdav.get_zip(key).await?.ok_or_else(|| AttachmentError::NoFileOnWebDav { key: attachment.key.clone() })?;
+    let stored = unpack(&zip, attachment.field("filename"), &ZipLimits::default())?;
+    drop(zip);
+    let filename = attachment.field("filename").map_or(stored.filename, str::to_owned);
+    Ok((filename, stored.data))
+}
+
+/// Text out of a file by its content type.
+fn extract(key: &str, content_type: &str, data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError> {
+    let whole = |text: String| TextRead {
+        source: ReadSource::WebDav,
+        total_pages: None,
+        pages: Vec::new(),
+        truncated: false,
+        text,
+        from_cache: false,
+    };
+    match content_type {
+        "application/pdf" => pdf_text(data, range),
+        "application/epub+zip" => Ok(whole(epub::text(&data)?)),
+        "text/html" | "application/xhtml+xml" => Ok(whole(html_to_text(&String::from_utf8_lossy(&data)))),
+        t if t.starts_with("text/") || t == "application/json" || t == "application/xml" => {
+            Ok(whole(String::from_utf8_lossy(&data).into_owned()))
+        }
+        other => Err(AttachmentError::Unsupported { key: key.to_owned(), content_type: other.to_owned() }),
+    }
+}
+
+fn pdf_text(data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError> {
+    let doc = PdfDocument::open_owned(data, &PdfLimits::default())?;
+    let total = doc.page_count();
+    let from = range.from.unwrap_or(1).max(1);
+    if from > total {
+        return Err(AttachmentError::PastTheEnd { from, total });
+    }
+    let requested_to = range.to.unwrap_or(total).min(total);
+    let mut read = TextRead {
+        source: ReadSource::WebDav,
+        total_pages: Some(total as u64),
+        pages: Vec::new(),
+        truncated: false,
+        text: String::new(),
+        from_cache: false,
+    };
+    if requested_to < from {
+        return Ok(read);
+    }
+    let to = requested_to.min(from + range.max_pages.max(1) - 1);
+    let texts = doc.text(from, to, &TextBudget::default())?;
+    read.text = texts.iter().map(|t| t.trim()).collect::<Vec<_>>().join("\n\n");
+    read.pages = (from..=to).collect();
+    read.truncated = to < requested_to;
+    Ok(read)
+}

@@ -1,0 +1,271 @@
+//! `zotero_read_attachment`: an attachment's text (Zotero's index, else the file on WebDAV), its PDF outline, or
+//! what Zotero records about its file.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use validator::Validate;
+use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, ReadSource, DEFAULT_MAX_PAGES};
+use zotero_mcp_core::zotero::{FullText, ObjectKey};
+
+use super::args::Key;
+use crate::context::RequestContext;
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+impl From<AttachmentError> for ToolError {
+    fn from(error: AttachmentError) -> Self {
+        ToolError::Failed(error.to_string())
+    }
+}
+
+impl From<zotero_mcp_core::webdav::WebDavError> for ToolError {
+    fn from(error: zotero_mcp_core::webdav::WebDavError) -> Self {
+        ToolError::Failed(error.to_string())
+    }
+}
+
+/// What to read.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadMode {
+    /// The text, page by page for PDFs.
+    #[default]
+    Text,
+    /// The PDF's table of contents.
+    Outline,
+    /// What Zotero records about the file (no download).
+    Info,
+}
+
+fn default_max_pages() -> u32 {
+    DEFAULT_MAX_PAGES as u32
+}
+
+/// Arguments of `zotero_read_attachment`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadAttachmentInput {
+    /// An attachment, or a regular item whose best file (a PDF first) is read.
+    pub item_key: Key,
+    #[serde(default)]
+    #[schemars(default)]
+    pub mode: ReadMode,
+    /// First page to read (1-based). A page range always reads the file, not Zotero's index.
+    #[validate(range(min = 1))]
+    pub from_page: Option<u32>,
+    /// Last page to read.
+    #[validate(range(min = 1))]
+    pub to_page: Option<u32>,
+    /// The most pages read in one call; a longer range is cut and says where to continue.
+    #[validate(range(min = 1, max = 200))]
+    #[serde(default = "default_max_pages")]
+    #[schemars(default = "default_max_pages")]
+    pub max_pages: u32,
+    /// Read the file even when Zotero's full-text index has the text.
+    #[serde(default)]
+    #[schemars(default)]
+    pub force_file: bool,
+    /// Store the text extracted from the file in Zotero's full-text index, for other clients (needs the
+    /// zotero:write scope; whole-document PDF reads only).
+    #[serde(default)]
+    #[schemars(default)]
+    pub write_back_index: bool,
+}
+
+/// One outline entry.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct OutlineOut {
+    pub title: String,
+    /// 0 for top-level entries.
+    pub level: usize,
+    /// The page it opens, when it names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<usize>,
+}
+
+/// Result of `zotero_read_attachment`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadAttachmentOutput {
+    pub attachment_key: String,
+    /// `zotero-index`, `webdav` or (mode info) `metadata`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_pages: Option<u64>,
+    /// Pages read, 1-based.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline: Option<Vec<OutlineOut>>,
+    /// Mode info: filename, contentType, linkMode, md5, mtime, title, parentItem, onWebDav.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<Value>,
+    /// What happened to `writeBackIndex`, when it was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_write_back: Option<String>,
+}
+
+pub struct ReadAttachment;
+
+impl Tool for ReadAttachment {
+    type Input = ReadAttachmentInput;
+    type Output = ReadAttachmentOutput;
+    const SPEC: ToolSpec = ToolSpec::read(
+        "zotero_read_attachment",
+        "Read an attachment",
+        "Reads an attachment's text (PDF, EPUB, HTML or text; give the attachment or its parent item, whose PDF \
+         is chosen first), its PDF outline, or what Zotero records about the file. A whole-document read uses \
+         Zotero's own full-text index when it has the text; a page range, or forceFile, reads the file from \
+         WebDAV. Long documents are read maxPages at a time: continue with fromPage.",
+    );
+
+    fn render(output: &ReadAttachmentOutput) -> String {
+        if let Some(outline) = &output.outline {
+            if outline.is_empty() {
+                return "_This PDF has no outline._".to_owned();
+            }
+            return outline
+                .iter()
+                .map(|e| {
+                    let page = e.page.map(|p| format!(" (p.{p})")).unwrap_or_default();
+                    format!("{}- {}{page}", "  ".repeat(e.level), e.title)
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        if let Some(file) = &output.file {
+            let show = |name: &str, missing: &str| match file.get(name) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::Bool(b)) => if *b { "yes" } else { "no" }.to_owned(),
+                _ => missing.to_owned(),
+            };
+            let mut lines = vec![
+                format!("- attachment: {}", output.attachment_key),
+                format!("- filename: {}", show("filename", "(none)")),
+                format!("- contentType: {}", show("contentType", "(unknown)")),
+                format!("- linkMode: {}", show("linkMode", "(unknown)")),
+                format!("- md5: {}", show("md5", "(not uploaded yet)")),
+                format!("- mtime: {}", show("mtime", "(none)")),
+            ];
+            if file.get("onWebDav").is_some_and(|v| !v.is_null()) {
+                lines.push(format!("- on WebDAV: {}", show("onWebDav", "unknown")));
+            }
+            return lines.join("\n");
+        }
+        let source = match output.source.as_deref() {
+            Some("zotero-index") => "Zotero's full-text index",
+            _ => "the file on WebDAV",
+        };
+        let mut header = vec![format!("Attachment {} · from {source}", output.attachment_key)];
+        if let Some(total) = output.total_pages.filter(|t| *t > 0) {
+            header.push(format!("pages: {total}"));
+        }
+        if let (Some(first), Some(last)) = (output.pages.first(), output.pages.last()) {
+            header.push(format!("read: {first}–{last}"));
+        }
+        if output.truncated == Some(true) {
+            let next = output.pages.last().map_or(1, |l| l + 1);
+            header.push(format!("TRUNCATED — call again with fromPage: {next} to continue"));
+        }
+        let mut text = header.join(" · ");
+        if let Some(note) = &output.index_write_back {
+            text.push_str(&format!("\n{note}"));
+        }
+        text.push_str("\n\n");
+        text.push_str(output.text.as_deref().unwrap_or_default());
+        text
+    }
+
+    async fn call(ctx: &RequestContext, input: ReadAttachmentInput) -> Result<ReadAttachmentOutput, ToolError> {
+        // Writing the index back is a write: refused before anything is read on a read-only grant.
+        let writer = if input.write_back_index { Some(ctx.writer()?) } else { None };
+        let zotero = ctx.zotero()?;
+        let item = attachment::resolve(zotero, &input.item_key).await?;
+        let mut output = ReadAttachmentOutput {
+            attachment_key: item.key.clone(),
+            source: None,
+            total_pages: None,
+            pages: Vec::new(),
+            truncated: None,
+            text: None,
+            outline: None,
+            file: None,
+            index_write_back: None,
+        };
+        let webdav = ctx.webdav()?;
+        match input.mode {
+            ReadMode::Info => {
+                let mut file = attachment::file_facts(&item);
+                let on_webdav = match (webdav, ObjectKey::parse(&item.key)) {
+                    (Some(dav), Ok(key)) => Value::Bool(dav.has_zip(&key).await?),
+                    _ => Value::Null,
+                };
+                file["onWebDav"] = on_webdav;
+                output.source = Some("metadata".into());
+                output.file = Some(file);
+            }
+            ReadMode::Outline => {
+                let outline = attachment::read_outline(webdav, &item).await?;
+                output.outline = Some(
+                    outline
+                        .into_iter()
+                        .map(|e| OutlineOut { title: e.title, level: e.depth.saturating_sub(1), page: e.page })
+                        .collect(),
+                );
+            }
+            ReadMode::Text => {
+                let range = PageRange {
+                    from: input.from_page.map(|p| p as usize),
+                    to: input.to_page.map(|p| p as usize),
+                    max_pages: input.max_pages as usize,
+                };
+                let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, input.force_file).await?;
+                if let Some(writer) = writer {
+                    let whole = range.from.is_none() && range.to.is_none() && !read.truncated;
+                    output.index_write_back = Some(match (read.source, read.total_pages) {
+                        (ReadSource::ZoteroIndex, _) => {
+                            "Zotero's index already has this text; nothing was written.".into()
+                        }
+                        _ if !whole => {
+                            "The index was not updated: only a whole-document read can be written back.".into()
+                        }
+                        (_, None) => "The index was not updated: only PDFs are written back.".into(),
+                        _ if read.text.trim().is_empty() => "The index was not updated: no text was found.".into(),
+                        (_, Some(total)) => {
+                            let key = ObjectKey::parse(&item.key).map_err(|e| ToolError::Failed(e.to_string()))?;
+                            let text = FullText {
+                                content: read.text.clone(),
+                                indexed_pages: Some(read.pages.len() as u64),
+                                total_pages: Some(total),
+                                indexed_chars: None,
+                                total_chars: None,
+                            };
+                            match writer.put_fulltext(&key, &text).await {
+                                Ok(_) => "The text was written to Zotero's full-text index.".into(),
+                                Err(e) => format!("The index was not updated: {e}"),
+                            }
+                        }
+                    });
+                }
+                output.source = Some(
+                    match read.source {
+                        ReadSource::ZoteroIndex => "zotero-index",
+                        ReadSource::WebDav => "webdav",
+                    }
+                    .into(),
+                );
+                output.total_pages = read.total_pages;
+                output.pages = read.pages;
+                output.truncated = Some(read.truncated);
+                output.text = Some(read.text);
+            }
+        }
+        Ok(output)
+    }
+}

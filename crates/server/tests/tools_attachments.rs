@@ -1,0 +1,237 @@
+//! `zotero_read_attachment` against the Zotero simulator (the demo library) and an in-memory WebDAV folder.
+//! The WebDAV client itself is tested against a real Apache mod_dav in crates/cli/tests/webdav.rs; here the
+//! folder only has to answer like one (Basic auth, 404 for a missing file).
+
+mod common;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use common::*;
+use serde_json::{json, Value};
+use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+use zotero_mcp_core::testing::pdf_of_pages;
+use zotero_mcp_core::webdav::pack;
+use zotero_mcp_server::app::App;
+use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::context::RequestContext;
+use zotero_sim::{LibraryRef, Simulator};
+
+const DAV: &str = "https://dav.test/files";
+/// base64("me:dav-pass").
+const DAV_AUTH: &str = "Basic bWU6ZGF2LXBhc3M=";
+/// A paper's PDF attachment with an entry in Zotero's full-text index (parent T6W7H8UE).
+const INDEXED: &str = "93WJRKG5";
+/// One without (parent KPDKK5UT).
+const NOT_INDEXED: &str = "UN79YVS8";
+
+/// Files by path, and the requests that reached the folder.
+#[derive(Default)]
+struct Folder {
+    files: RefCell<HashMap<String, Vec<u8>>>,
+    requests: RefCell<Vec<String>>,
+}
+
+/// Zotero requests go to the simulator, `dav.test` ones to the folder.
+struct Router {
+    sim: Rc<Simulator>,
+    folder: Rc<Folder>,
+}
+
+#[async_trait(?Send)]
+impl HttpClient for Router {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        if request.uri().host() != Some("dav.test") {
+            return Ok(self.sim.handle(request));
+        }
+        let path = request.uri().path().to_owned();
+        self.folder.requests.borrow_mut().push(format!("{} {path}", request.method()));
+        let status = if request.headers().get("authorization").and_then(|v| v.to_str().ok()) != Some(DAV_AUTH) {
+            401
+        } else {
+            match request.method().as_str() {
+                "GET" | "HEAD" if self.folder.files.borrow().contains_key(&path) => 200,
+                "PUT" => {
+                    self.folder.files.borrow_mut().insert(path.clone(), request.body().clone());
+                    201
+                }
+                _ => 404,
+            }
+        };
+        let body = if status == 200 && request.method() == "GET" {
+            self.folder.files.borrow().get(&path).cloned().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Ok(http::Response::builder().status(status).body(body).unwrap())
+    }
+}
+
+struct Setup {
+    app: App,
+    sim: Rc<Simulator>,
+    folder: Rc<Folder>,
+}
+
+fn setup(webdav: bool) -> Setup {
+    let mut vars = vec![("ZOTERO_API_KEY", DEMO_KEY), ("ZOTERO_LIBRARY_ID", "1234567")];
+    if webdav {
+        vars.extend([("WEBDAV_URL", DAV), ("WEBDAV_USERNAME", "me"), ("WEBDAV_PASSWORD", "dav-pass")]);
+    }
+    let mut app = app_with(&vars);
+    let sim = demo_sim();
+    let folder = Rc::new(Folder::default());
+    app.platform.http = Rc::new(Router { sim: sim.clone(), folder: folder.clone() });
+    Setup { app, sim, folder }
+}
+
+impl Setup {
+    /// Stores `pdf` for `key` as Zotero Desktop would: `<KEY>.zip` with the file inside.
+    fn upload(&self, key: &str, filename: &str, pdf: &[u8]) {
+        let zip = pack(filename, pdf, 1_700_000_000_000).unwrap();
+        self.folder.files.borrow_mut().insert(format!("/files/zotero/{key}.zip"), zip);
+    }
+
+    async fn call(&self, grant: Grant, arguments: Value) -> Value {
+        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
+        zotero_mcp_server::tools::registry(&self.app.config)
+            .call_tool(&ctx, "zotero_read_attachment", arguments)
+            .await
+            .expect("the tool exists")
+    }
+
+    async fn read(&self, arguments: Value) -> Value {
+        self.call(Grant::read_only("owner"), arguments).await
+    }
+
+    fn dav_requests(&self) -> Vec<String> {
+        self.folder.requests.borrow().clone()
+    }
+}
+
+fn ok(result: &Value) -> &Value {
+    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
+    &result["structuredContent"]
+}
+
+fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "expected an error, got {result}");
+    result["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+fn three_pages() -> Vec<u8> {
+    pdf_of_pages(&["Residue contacts emerge early", "Side chains pack without rotamers", "Equivariance is the key"])
+}
+
+#[tokio::test]
+async fn a_whole_document_comes_from_zoteros_index_without_touching_webdav() {
+    let s = setup(true);
+    // The parent item's key: its PDF is chosen.
+    let result = s.read(json!({ "itemKey": "T6W7H8UE" })).await;
+    let out = ok(&result);
+    assert_eq!(out["attachmentKey"], INDEXED);
+    assert_eq!(out["source"], "zotero-index");
+    assert!(!out["text"].as_str().unwrap().is_empty());
+    assert!(text(&result).contains("from Zotero's full-text index"));
+    assert!(s.dav_requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_page_range_reads_the_file_once_and_then_the_cache() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "Marchetti et al. - 2022.pdf", &three_pages());
+    let result = s.read(json!({ "itemKey": "KPDKK5UT", "fromPage": 2, "toPage": 3 })).await;
+    let out = ok(&result);
+    assert_eq!(out["source"], "webdav");
+    assert_eq!(out["totalPages"], 3);
+    assert_eq!(out["pages"], json!([2, 3]));
+    assert_eq!(out["text"], "Side chains pack without rotamers\n\nEquivariance is the key");
+    assert!(text(&result).contains("read: 2–3"), "{}", text(&result));
+    assert_eq!(s.dav_requests(), ["GET /files/zotero/UN79YVS8.zip"]);
+    // The same range again: from the cache, no download.
+    let again = s.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 2, "toPage": 3 })).await;
+    assert_eq!(ok(&again)["text"], out["text"]);
+    assert_eq!(s.dav_requests().len(), 1);
+}
+
+#[tokio::test]
+async fn max_pages_cuts_a_long_read_and_says_where_to_go_on() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    let result = s.read(json!({ "itemKey": NOT_INDEXED, "maxPages": 2 })).await;
+    let out = ok(&result);
+    assert_eq!(out["pages"], json!([1, 2]));
+    assert_eq!(out["truncated"], true);
+    assert!(text(&result).contains("fromPage: 3"), "{}", text(&result));
+    let past = s.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 9 })).await;
+    assert!(error_text(&past).contains("past the end of this 3-page document"));
+}
+
+#[tokio::test]
+async fn force_file_reads_the_file_even_when_the_index_has_the_text() {
+    let s = setup(true);
+    s.upload(INDEXED, "Whitfield.pdf", &three_pages());
+    let out = s.read(json!({ "itemKey": INDEXED, "forceFile": true })).await;
+    assert_eq!(ok(&out)["source"], "webdav");
+    assert!(ok(&out)["text"].as_str().unwrap().starts_with("Residue contacts emerge early"));
+}
+
+#[tokio::test]
+async fn missing_configuration_files_and_links_get_errors_that_say_what_to_do() {
+    let unconfigured = setup(false);
+    let error = error_text(&unconfigured.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 1 })).await);
+    assert!(error.contains("WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD"), "{error}");
+
+    let s = setup(true);
+    let error = error_text(&s.read(json!({ "itemKey": NOT_INDEXED })).await);
+    assert!(error.contains("sync Zotero Desktop"), "{error}");
+    // A web link: no file is stored anywhere.
+    let error = error_text(&s.read(json!({ "itemKey": "EZGBEA9I", "forceFile": true })).await);
+    assert!(error.contains("linked_url"), "{error}");
+    // A note-only item has no file at all.
+    let error = error_text(&s.read(json!({ "itemKey": "CMPQJ7EP" })).await);
+    assert!(error.contains("no stored file attachment"), "{error}");
+}
+
+#[tokio::test]
+async fn outline_and_info_modes() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    let outline = s.read(json!({ "itemKey": NOT_INDEXED, "mode": "outline" })).await;
+    assert_eq!(ok(&outline)["outline"], json!([]));
+    assert_eq!(text(&outline), "_This PDF has no outline._");
+
+    let before = s.dav_requests().len();
+    let info = s.read(json!({ "itemKey": NOT_INDEXED, "mode": "info" })).await;
+    let file = &ok(&info)["file"];
+    assert_eq!(file["contentType"], "application/pdf");
+    assert_eq!(file["parentItem"], "KPDKK5UT");
+    assert_eq!(file["onWebDav"], true);
+    assert!(text(&info).contains("- on WebDAV: yes"), "{}", text(&info));
+    let elsewhere = s.read(json!({ "itemKey": "3AJKNSWV", "mode": "info" })).await;
+    assert_eq!(ok(&elsewhere)["file"]["onWebDav"], false);
+    // Info downloads nothing: it only asks whether the archive is there.
+    assert!(s.dav_requests()[before..].iter().all(|r| r.starts_with("HEAD ")), "{:?}", s.dav_requests());
+}
+
+#[tokio::test]
+async fn writing_the_index_back_needs_the_write_scope_and_a_whole_pdf_read() {
+    let s = setup(true);
+    let pdf = three_pages();
+    s.upload(NOT_INDEXED, "paper.pdf", &pdf);
+    let refused = s.read(json!({ "itemKey": NOT_INDEXED, "writeBackIndex": true })).await;
+    assert!(error_text(&refused).contains("zotero:write"));
+    assert!(s.dav_requests().is_empty(), "refused before anything was read");
+
+    let written = s.call(Grant::read_write("owner"), json!({ "itemKey": NOT_INDEXED, "writeBackIndex": true })).await;
+    assert!(text(&written).contains("written to Zotero's full-text index"), "{}", text(&written));
+    let indexed = s.sim.fulltext(LibraryRef::User(DEMO_USER), NOT_INDEXED).expect("the simulator has it now");
+    assert!(indexed["content"].as_str().unwrap().contains("Equivariance is the key"), "{indexed}");
+    assert_eq!(indexed["totalPages"], 3);
+}
