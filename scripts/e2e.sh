@@ -77,13 +77,18 @@ trap 'exit 143' TERM
 
 # The servers' Zotero is the simulator with the demo library, on loopback; every process started here stops
 # by itself after 30 minutes at the latest, even if this script is killed before its cleanup runs.
-cargo build --quiet --locked -p zotero-sim --bin zotero-sim -p zotero-mcp-cli --bin zotero-mcp
+cargo build --quiet --locked -p zotero-sim --bin zotero-sim --bin zotero-sim-files -p zotero-mcp-cli --bin zotero-mcp
 SIM_LOG="$WORK_DIR/zotero-sim.log"
 LOGS+=("$SIM_LOG")
 start_sim "$SIM_LOG" || die "zotero-sim did not start"
 PIDS+=("$SIM_PID")
 echo "e2e: zotero-sim (demo library) on $SIM_URL"
 export SIM_URL
+WEBDAV_LOG="$WORK_DIR/webdav.log"
+LOGS+=("$WEBDAV_LOG")
+start_webdav "$WEBDAV_LOG" || die "the WebDAV server (Apache mod_dav) did not start; run scripts/setup.sh"
+PIDS+=("$WEBDAV_PID")
+echo "e2e: WebDAV (Apache mod_dav, the demo library's files) on $WEBDAV_URL"
 ZOTERO_MCP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/zotero-mcp"
 export ZOTERO_MCP_BIN
 

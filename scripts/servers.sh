@@ -31,6 +31,11 @@ stop_pid() {
 # The release Worker (build/worker/shim.mjs) under `wrangler dev`, with throw-away local KV.
 start_worker() {
   local port="$1" log="$2"
+  WEBDAV_VARS=()
+  if [ -n "${WEBDAV_URL:-}" ]; then
+    WEBDAV_VARS=(--var "WEBDAV_URL:$WEBDAV_URL" --var "WEBDAV_USERNAME:$WEBDAV_USERNAME"
+      --var "WEBDAV_PASSWORD:$WEBDAV_PASSWORD")
+  fi
   (
     export WRANGLER_SEND_METRICS=false
     export WRANGLER_SEND_ERROR_REPORTS=false
@@ -46,6 +51,7 @@ start_worker() {
       --persist-to "$WORK_DIR/state" \
       --show-interactive-dev-session=false \
       --var "ZOTERO_API_BASE:$SIM_URL" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 \
+      "${WEBDAV_VARS[@]}" \
       --log-level info
   ) </dev/null >"$log" 2>&1 &
   SERVER_PID=$!
@@ -104,6 +110,26 @@ start_sim() {
     sleep 0.1
   done
   SIM_URL="http://127.0.0.1:$port"
+}
+
+# A real WebDAV server (Apache httpd with mod_dav, scripts/webdav-server.sh) on loopback, holding the demo
+# library's files in Zotero's layout (zotero-sim-files). Exports WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD
+# for the servers started after it. Stops by itself after 30 minutes, like the simulator.
+start_webdav() {
+  local log="$1" port dir="$WORK_DIR/webdav"
+  port="$(free_port)"
+  "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim-files" "$dir/dav" >/dev/null || return 1
+  timeout 1800 bash scripts/webdav-server.sh "$dir" "$port" demo demo-dav-password >"$log" 2>&1 &
+  WEBDAV_PID=$!
+  for _ in $(seq 1 100); do
+    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$WEBDAV_PID" 2>/dev/null || { echo "the WebDAV server exited: $(cat "$log")" >&2; return 1; }
+    sleep 0.1
+  done
+  WEBDAV_URL="http://127.0.0.1:$port/"
+  WEBDAV_USERNAME=demo
+  WEBDAV_PASSWORD=demo-dav-password
+  export WEBDAV_URL WEBDAV_USERNAME WEBDAV_PASSWORD
 }
 
 # The start of every bench script: a work dir removed on exit with every server in PIDS stopped (and the empty

@@ -23,6 +23,12 @@ run_user="$(id -un)" run_group="$(id -gn)"
 if [ "$(id -u)" = 0 ]; then
   run_user=www-data run_group=www-data
   chown -R www-data:www-data "$work/dav" "$conf/lock"
+  # …and reach them: let it through the folders above (a mktemp directory is 0700).
+  dir="$work"
+  while [ "$dir" != / ]; do
+    chmod o+x "$dir" 2>/dev/null || true
+    dir="$(dirname "$dir")"
+  done
 fi
 htpasswd -cbB "$conf/htpasswd" "$user" "$password" 2>/dev/null
 cat >"$conf/httpd.conf" <<CONF

@@ -13,7 +13,7 @@
 
 mod collection;
 mod dates;
-mod demo;
+pub mod demo;
 mod error;
 mod item;
 mod keys;
