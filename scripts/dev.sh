@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 port="${1:-${PORT:-8787}}"
 sim_port=$((port + 1))
+dav_port=$((port + 2))
 
 mkdir -p .wrangler
 config=.wrangler/dev.wrangler.toml
@@ -27,7 +28,11 @@ fi
 sed '/^\[build\]/,/^$/d; /^\[\[ai_search_namespaces\]\]/,/^$/d; s#^main = "build/#main = "../build/#' wrangler.toml > "$config"
 
 sim_pid=""
-cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true; }
+dav_pid=""
+cleanup() {
+  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
+  [ -n "$dav_pid" ] && kill "$dav_pid" 2>/dev/null || true
+}
 trap cleanup EXIT INT TERM
 
 if $demo; then
@@ -39,6 +44,17 @@ if $demo; then
   vars+=(--var "ZOTERO_API_BASE:http://127.0.0.1:${sim_port}" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567)
   if ! grep -qE '^AUTH_PASSWORD=.+' .wrangler/.dev.vars 2>/dev/null; then
     vars+=(--var AUTH_PASSWORD:demo)
+  fi
+  # The demo library's files, on a real WebDAV server (Apache mod_dav) on loopback, unless .dev.vars names one.
+  if ! grep -qE '^WEBDAV_URL=.+' .wrangler/.dev.vars 2>/dev/null; then
+    cargo build --quiet --release -p zotero-sim --bin zotero-sim-files
+    rm -rf .wrangler/webdav
+    "${CARGO_TARGET_DIR:-target}/release/zotero-sim-files" .wrangler/webdav/dav >/dev/null
+    bash scripts/webdav-server.sh .wrangler/webdav "$dav_port" demo demo >.wrangler/webdav.log 2>&1 &
+    dav_pid=$!
+    vars+=(--var "WEBDAV_URL:http://127.0.0.1:${dav_port}/" --var WEBDAV_USERNAME:demo --var WEBDAV_PASSWORD:demo)
+    echo
+    echo "  No WEBDAV_URL in .dev.vars: the demo library's PDFs are on WebDAV (Apache) at 127.0.0.1:${dav_port}."
   fi
   echo
   echo "  No ZOTERO_API_KEY in .dev.vars: serving the DEMO library from zotero-sim on 127.0.0.1:${sim_port}."

@@ -21,8 +21,8 @@ pub async fn route(request: HttpRequest, app: &App) -> HttpResponse {
     let path = request.uri().path();
     match path {
         "/mcp" => mcp(&request, app).await,
-        "/" if is_read(&request) => pages::landing::page(&request, app),
-        "/health" if is_read(&request) => pages::health::report(app),
+        "/" if is_read(&request) => pages::landing::page(&request, app).await,
+        "/health" if is_read(&request) => pages::health::report(app).await,
         "/" | "/health" => method_not_allowed("GET, HEAD"),
         _ => not_found(),
     }

@@ -53,6 +53,7 @@ impl HttpClient for Router {
         } else {
             match request.method().as_str() {
                 "GET" | "HEAD" if self.folder.files.borrow().contains_key(&path) => 200,
+                "PROPFIND" if path == "/files/zotero/" => 207,
                 "PUT" => {
                     self.folder.files.borrow_mut().insert(path.clone(), request.body().clone());
                     201
@@ -234,4 +235,25 @@ async fn writing_the_index_back_needs_the_write_scope_and_a_whole_pdf_read() {
     let indexed = s.sim.fulltext(LibraryRef::User(DEMO_USER), NOT_INDEXED).expect("the simulator has it now");
     assert!(indexed["content"].as_str().unwrap().contains("Equivariance is the key"), "{indexed}");
     assert_eq!(indexed["totalPages"], 3);
+}
+
+#[tokio::test]
+async fn health_says_whether_webdav_answers_without_echoing_its_address() {
+    let health = |app: &App| {
+        let request = http::Request::get("https://zotero.example/health").body(Vec::new()).unwrap();
+        let app = app.clone();
+        async move {
+            let reply = send(&app, request).await;
+            reply.body["checks"].as_array().unwrap().iter().find(|c| c["name"] == "webdav").cloned().unwrap()
+        }
+    };
+    let s = setup(true);
+    let check = health(&s.app).await;
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(s.dav_requests(), ["PROPFIND /files/zotero/"]);
+
+    let unconfigured = setup(false);
+    let check = health(&unconfigured.app).await;
+    assert_eq!((check["ok"].clone(), check["required"].clone()), (json!(false), json!(false)));
+    assert!(check["fix"].as_str().unwrap().contains("WEBDAV_URL"));
 }

@@ -5,7 +5,7 @@ use crate::app::App;
 use crate::mcp::origin::request_host;
 use crate::platform::{HttpRequest, HttpResponse};
 
-pub fn page(request: &HttpRequest, app: &App) -> HttpResponse {
+pub async fn page(request: &HttpRequest, app: &App) -> HttpResponse {
     let scheme = request.uri().scheme_str().unwrap_or("https");
     // The host comes from the request and is attacker-controlled: escape it like any other input.
     let mcp_url = escape_html(&format!("{scheme}://{}/mcp", request_host(request)));
@@ -14,6 +14,12 @@ pub fn page(request: &HttpRequest, app: &App) -> HttpResponse {
         "<p class=\"ok\">Configured and ready.</p>".to_owned()
     } else {
         "<p class=\"warn\">Not ready yet: see <a href=\"/health\">/health</a> for what is missing.</p>".to_owned()
+    };
+    // The fixes are fixed sentences (never a configured value), but escaped all the same.
+    let webdav = super::health::webdav_check(app).await;
+    let files = match webdav.fix {
+        None => "<p class=\"ok\">Attachment files: the WebDAV server answers.</p>".to_owned(),
+        Some(fix) => format!("<p class=\"warn\">Attachment files cannot be read yet: {}</p>", escape_html(fix)),
     };
     let html = format!(
         r#"<!doctype html>
@@ -41,6 +47,7 @@ pub fn page(request: &HttpRequest, app: &App) -> HttpResponse {
 <h1>zotero-mcp</h1>
 <p class="lead">A remote MCP server for one person's Zotero library: search, read and edit references, notes from any MCP client.</p>
 {status}
+{files}
 <h2>MCP endpoint</h2>
 <p class="url"><code>{mcp_url}</code></p>
 <h2>Connect</h2>
