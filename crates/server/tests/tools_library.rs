@@ -688,12 +688,18 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_list_tags",
             "zotero_notes",
             "zotero_annotations",
+            "zotero_read_attachment",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
-    for read in
-        ["zotero_search", "zotero_get_item", "zotero_list_collections", "zotero_list_tags", "zotero_annotations"]
-    {
+    for read in [
+        "zotero_search",
+        "zotero_get_item",
+        "zotero_list_collections",
+        "zotero_list_tags",
+        "zotero_annotations",
+        "zotero_read_attachment",
+    ] {
         assert_eq!(hints(read)["readOnlyHint"], true, "{read}");
     }
     for writer in [
