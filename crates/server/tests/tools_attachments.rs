@@ -257,3 +257,20 @@ async fn health_says_whether_webdav_answers_without_echoing_its_address() {
     assert_eq!((check["ok"].clone(), check["required"].clone()), (json!(false), json!(false)));
     assert!(check["fix"].as_str().unwrap().contains("WEBDAV_URL"));
 }
+
+#[tokio::test]
+async fn the_attachment_resources_read_the_index_and_pages() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    let ctx = RequestContext::new(Grant::read_only("owner"), s.app.config.clone(), s.app.platform.clone());
+    let registry = zotero_mcp_server::tools::registry(&s.app.config);
+    let (whole, _) = registry.read_resource(&ctx, "zotero://attachment/T6W7H8UE").await.unwrap();
+    assert!(!whole[0].text.is_empty(), "the index's text");
+    let (pages, _) =
+        registry.read_resource(&ctx, &format!("zotero://attachment/{NOT_INDEXED}/pages/2-3")).await.unwrap();
+    assert_eq!(pages[0].text, "Side chains pack without rotamers\n\nEquivariance is the key");
+    let (one, _) = registry.read_resource(&ctx, &format!("zotero://attachment/{NOT_INDEXED}/pages/1")).await.unwrap();
+    assert_eq!(one[0].text, "Residue contacts emerge early");
+    let bad = registry.read_resource(&ctx, &format!("zotero://attachment/{NOT_INDEXED}/pages/5-2")).await.unwrap_err();
+    assert!(bad.to_string().contains("FROM-TO"), "{bad}");
+}

@@ -1,8 +1,9 @@
-//! Resources (`zotero://item/{key}`, `zotero://collections`, `zotero://recent`) and the `literature-review`
-//! prompt.
+//! Resources (`zotero://item/{key}`, `zotero://attachment/{key}` and its pages, `zotero://collections`,
+//! `zotero://recent`) and the `literature-review` prompt.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, DEFAULT_MAX_PAGES};
 use zotero_mcp_core::zotero::Query;
 
 use super::args::Key;
@@ -18,6 +19,8 @@ use crate::mcp::{CacheHint, Registry};
 pub fn register(registry: &mut Registry) {
     registry
         .resource::<ItemResource>()
+        .resource::<AttachmentResource>()
+        .resource::<AttachmentPagesResource>()
         .resource::<CollectionsResource>()
         .resource::<RecentResource>()
         .prompt::<LiteratureReview>();
@@ -67,6 +70,113 @@ impl Resource for ItemResource {
             text: item_detail_markdown(&detail(&item), &children, truncated),
         }])
     }
+}
+
+/// `zotero://attachment/{key}`: an attachment's text (or its parent's best file), as `zotero_read_attachment`
+/// reads it — Zotero's index first, else the first pages of the file.
+struct AttachmentResource;
+
+/// The variable of `zotero://attachment/{key}`.
+#[derive(Deserialize)]
+struct AttachmentUri {
+    key: Key,
+}
+
+impl Resource for AttachmentResource {
+    type Variables = AttachmentUri;
+
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "zotero://attachment/{key}",
+        name: "zotero-attachment",
+        title: "Attachment text",
+        description: "An attachment's text (an item's key picks its PDF): Zotero's full-text index when it has it, \
+                      else the first pages of the file on WebDAV. zotero://attachment/{key}/pages/{from}-{to} reads \
+                      pages.",
+        mime_type: "text/plain",
+        cache: CacheHint::NONE,
+    };
+
+    async fn read(
+        ctx: &RequestContext,
+        uri: &str,
+        variables: AttachmentUri,
+    ) -> Result<Vec<ResourceContents>, LookupError> {
+        attachment_text(ctx, uri, &variables.key, PageRange::whole(DEFAULT_MAX_PAGES)).await
+    }
+}
+
+/// `zotero://attachment/{key}/pages/{from}-{to}`: pages of an attachment's file.
+struct AttachmentPagesResource;
+
+/// The variables of `zotero://attachment/{key}/pages/{pages}`.
+#[derive(Deserialize)]
+struct AttachmentPagesUri {
+    key: Key,
+    pages: String,
+}
+
+impl Resource for AttachmentPagesResource {
+    type Variables = AttachmentPagesUri;
+
+    const SPEC: ResourceSpec = ResourceSpec {
+        uri: "zotero://attachment/{key}/pages/{pages}",
+        name: "zotero-attachment-pages",
+        title: "Attachment pages",
+        description: "Pages of an attachment's file, e.g. zotero://attachment/ABCD2345/pages/3-5 (at most 60 at a \
+                      time), read from WebDAV.",
+        mime_type: "text/plain",
+        cache: CacheHint::NONE,
+    };
+
+    async fn read(
+        ctx: &RequestContext,
+        uri: &str,
+        variables: AttachmentPagesUri,
+    ) -> Result<Vec<ResourceContents>, LookupError> {
+        let bad = || failed(format!("`{}` is not a page range: write it as FROM-TO, e.g. 3-5", variables.pages));
+        let (from, to) = match variables.pages.split_once('-') {
+            Some((from, to)) => {
+                (from.trim().parse::<usize>().map_err(|_| bad())?, to.trim().parse::<usize>().map_err(|_| bad())?)
+            }
+            None => {
+                let page = variables.pages.trim().parse::<usize>().map_err(|_| bad())?;
+                (page, page)
+            }
+        };
+        if from == 0 || to < from {
+            return Err(bad());
+        }
+        let range = PageRange { from: Some(from), to: Some(to), max_pages: DEFAULT_MAX_PAGES };
+        attachment_text(ctx, uri, &variables.key, range).await
+    }
+}
+
+async fn attachment_text(
+    ctx: &RequestContext,
+    uri: &str,
+    key: &Key,
+    range: PageRange,
+) -> Result<Vec<ResourceContents>, LookupError> {
+    let zotero = ctx.zotero().map_err(failed)?;
+    let item = match attachment::resolve(zotero, key).await {
+        Ok(item) => item,
+        Err(AttachmentError::Zotero(error)) if error.status() == Some(404) => {
+            return Err(LookupError::ResourceNotFound(uri.to_owned()))
+        }
+        Err(error) => return Err(failed(error)),
+    };
+    let webdav = ctx.webdav().map_err(failed)?;
+    let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, false).await.map_err(failed)?;
+    let mut text = read.text;
+    if read.truncated {
+        let next = read.pages.last().map_or(1, |p| p + 1);
+        text.push_str(&format!(
+            "\n\n[more pages follow: zotero://attachment/{}/pages/{next}-{}]",
+            item.key,
+            next + DEFAULT_MAX_PAGES - 1
+        ));
+    }
+    Ok(vec![ResourceContents { uri: uri.to_owned(), mime_type: "text/plain".into(), text }])
 }
 
 struct CollectionsResource;
