@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Reading PDF pages from WebDAV through the Worker and the native server (tests/bench/attachments.mjs): a ~1 MB
+# and a ~10 MB PDF from the PDF corpus (PDF_CORPUS, default ../shared/data/pdf-corpus: acm-sigconf and pgfmanual)
+# are put on a real WebDAV server (Apache mod_dav) under two demo attachments. Needs the release Worker
+# (make build). Prints a table; compare within one run.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+CONFIG="tests/e2e/wrangler.test.toml"
+WRANGLER="node_modules/.bin/wrangler"
+CORPUS="${PDF_CORPUS:-$ROOT/../shared/data/pdf-corpus}"
+for f in acm-sigconf pgfmanual; do
+  if [ ! -f "$CORPUS/files/$f.pdf" ]; then
+    echo "bench-attachments: $CORPUS/files/$f.pdf is missing; set PDF_CORPUS to the PDF corpus (skipped)" >&2
+    exit 0
+  fi
+done
+. scripts/servers.sh
+bench_prelude attachments
+cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim-files
+SIM_PROFILE=release start_webdav "$WORK_DIR/webdav.log"
+PIDS+=("$WEBDAV_PID")
+
+# The demo attachments UN79YVS8 and 3AJKNSWV get the corpus files, zipped as Zotero Desktop would.
+put() { # put <key> <pdf> <filename in the item>
+  python3 - "$WORK_DIR/webdav/dav/zotero/$1.zip" "$2" "$3" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
+    z.write(sys.argv[2], sys.argv[3])
+PY
+  [ "$(id -u)" != 0 ] || chown www-data:www-data "$WORK_DIR/webdav/dav/zotero/$1.zip"
+}
+put UN79YVS8 "$CORPUS/files/acm-sigconf.pdf" "Marchetti et al. - 2022 - Equivariant graph networks for rotamer-free side-chain packing.pdf"
+put 3AJKNSWV "$CORPUS/files/pgfmanual.pdf" "Raghunathan et al. - 2023 - Unsupervised contact prediction from the attention maps of protein language models.pdf"
+
+worker_port="$(free_port)"
+start_worker "$worker_port" "$WORK_DIR/worker.log"
+PIDS+=("$SERVER_PID")
+wait_ready "$SERVER_PID" "http://127.0.0.1:$worker_port/mcp"
+native_port="$(free_port)"
+start_native "$native_port" "$WORK_DIR/native.log"
+PIDS+=("$SERVER_PID")
+wait_ready "$SERVER_PID" "http://127.0.0.1:$native_port/mcp"
+
+WORKER_URL="http://127.0.0.1:$worker_port/mcp" NATIVE_URL="http://127.0.0.1:$native_port/mcp" \
+  FILES="UN79YVS8=1.0 MB, 6 pages (acm-sigconf);3AJKNSWV=10.2 MB, 1,321 pages (pgfmanual)" \
+  node tests/bench/attachments.mjs
