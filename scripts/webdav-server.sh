@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A real WebDAV server for the tests and `make dev`: Apache httpd with mod_dav/mod_dav_fs (Debian's apache2,
-# installed by scripts/setup.sh), on loopback, with Basic auth, serving <dir>/dav. Runs in the foreground as one
-# process (apache2 -X) until it is killed; the caller stops it.
+# installed by scripts/setup.sh), on loopback, with Basic auth, serving <dir>/dav. Runs in the foreground (a few
+# prefork processes, so that one client's idle keep-alive connection does not hold up another's request) until
+# it is killed; the caller stops it (TERM stops the children too). Apache ends by signalling its whole process
+# group: start this in a group of its own (setsid, `timeout`, or process_group(0) from Rust).
 #
 #   scripts/webdav-server.sh <work dir> <port> <user> <password>
 #
@@ -41,6 +43,10 @@ LogLevel warn
 User $run_user
 Group $run_group
 LoadModule mpm_prefork_module $modules/mod_mpm_prefork.so
+StartServers 2
+MinSpareServers 2
+MaxSpareServers 4
+MaxRequestWorkers 8
 LoadModule authn_core_module $modules/mod_authn_core.so
 LoadModule authn_file_module $modules/mod_authn_file.so
 LoadModule authz_core_module $modules/mod_authz_core.so
@@ -63,4 +69,4 @@ LimitRequestBody 0
   Require valid-user
 </Directory>
 CONF
-exec "$apache" -X -f "$conf/httpd.conf"
+exec "$apache" -DFOREGROUND -f "$conf/httpd.conf"

@@ -3,6 +3,7 @@
 //! the server afterwards is checked on disk.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
@@ -22,7 +23,17 @@ struct DavServer {
 }
 
 impl Drop for DavServer {
+    /// TERM, so that Apache stops its worker processes too (a KILL would leave them behind), then KILL if it
+    /// has not gone within five seconds.
     fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -33,7 +44,9 @@ fn start() -> DavServer {
     let work = std::env::temp_dir().join(format!("zotero-mcp-webdav-{}-{port}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/webdav-server.sh");
+    // Its own process group: Apache ends by signalling its whole group, which must not include this test.
     let child = Command::new("bash")
+        .process_group(0)
         .arg(script)
         .arg(&work)
         .arg(port.to_string())
