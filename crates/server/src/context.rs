@@ -24,6 +24,9 @@ pub enum WriterRefused {
     /// The Zotero settings are incomplete (no key, a group without an id…).
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
+    /// The WebDAV settings are unusable (`WEBDAV_URL` is not an http(s) URL…).
+    #[error(transparent)]
+    WebDav(#[from] WebDavError),
 }
 
 /// The per-request context handed to every tool, resource and prompt handler.
@@ -80,6 +83,18 @@ impl RequestContext {
     /// The WebDAV client for reading attachment files; `Ok(None)` when WebDAV is not configured.
     pub fn webdav(&self) -> Result<Option<&WebDavClient>, WebDavError> {
         Ok(self.webdav_client()?.map(|writer| &**writer))
+    }
+
+    /// The WebDAV client for changing files (`Ok(None)` when WebDAV is not configured), or
+    /// [`WriterRefused::ScopeMissing`] when the grant lacks `zotero:write`: uploads and deletes are library
+    /// changes like any other.
+    pub fn webdav_writer(&self) -> Result<Option<&WebDavWriter>, WriterRefused> {
+        if !self.grant.allows(Scope::Write) {
+            return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
+        }
+        let writer = self.webdav_client()?;
+        self.writer_taken.set(true);
+        Ok(writer)
     }
 
     /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's.

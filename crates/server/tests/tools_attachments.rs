@@ -32,6 +32,8 @@ const NOT_INDEXED: &str = "UN79YVS8";
 struct Folder {
     files: RefCell<HashMap<String, Vec<u8>>>,
     requests: RefCell<Vec<String>>,
+    /// Answer DELETE with 500, as a failing server would.
+    failing_deletes: std::cell::Cell<bool>,
 }
 
 /// Zotero requests go to the simulator, `dav.test` ones to the folder.
@@ -58,6 +60,8 @@ impl HttpClient for Router {
                     self.folder.files.borrow_mut().insert(path.clone(), request.body().clone());
                     201
                 }
+                "DELETE" if self.folder.failing_deletes.get() => 500,
+                "DELETE" if self.folder.files.borrow_mut().remove(&path).is_some() => 204,
                 _ => 404,
             }
         };
@@ -273,4 +277,81 @@ async fn the_attachment_resources_read_the_index_and_pages() {
     assert_eq!(one[0].text, "Residue contacts emerge early");
     let bad = registry.read_resource(&ctx, &format!("zotero://attachment/{NOT_INDEXED}/pages/5-2")).await.unwrap_err();
     assert!(bad.to_string().contains("FROM-TO"), "{bad}");
+}
+
+// ---- zotero_delete_attachment ----
+
+impl Setup {
+    async fn delete(&self, grant: Grant, arguments: Value) -> Value {
+        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
+        zotero_mcp_server::tools::registry(&self.app.config)
+            .call_tool(&ctx, "zotero_delete_attachment", arguments)
+            .await
+            .expect("the tool exists")
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.folder.files.borrow().contains_key(&format!("/files/zotero/{key}.zip"))
+    }
+
+    fn zotero_writes(&self) -> usize {
+        self.sim.requests().iter().filter(|r| r.method != "GET").count()
+    }
+}
+
+#[tokio::test]
+async fn deleting_refuses_read_only_grants_and_anything_but_a_stored_file() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    let refused = s.delete(Grant::read_only("owner"), json!({ "attachmentKey": NOT_INDEXED })).await;
+    assert!(error_text(&refused).contains("zotero:write"));
+    // A regular item (Q2: the TypeScript server deleted whatever key it was given) and a web link.
+    let regular = s.delete(Grant::read_write("owner"), json!({ "attachmentKey": "KPDKK5UT" })).await;
+    assert!(error_text(&regular).contains("not an attachment"), "{regular}");
+    let link = s.delete(Grant::read_write("owner"), json!({ "attachmentKey": "EZGBEA9I" })).await;
+    assert!(error_text(&link).contains("linked_url"), "{link}");
+    assert_eq!(s.zotero_writes(), 0);
+    assert!(s.has(NOT_INDEXED));
+    assert!(s.dav_requests().is_empty());
+}
+
+#[tokio::test]
+async fn by_default_an_attachment_goes_to_the_trash_and_keeps_its_file() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    let result = s.delete(Grant::read_write("owner"), json!({ "attachmentKey": NOT_INDEXED })).await;
+    let out = ok(&result);
+    assert_eq!(out["permanent"], false);
+    assert_eq!(out["filesRemoved"], Value::Null);
+    assert_eq!(s.sim.item(LibraryRef::User(DEMO_USER), NOT_INDEXED).unwrap()["data"]["deleted"], json!(1));
+    assert!(s.has(NOT_INDEXED), "the file stays for a restore");
+    assert!(text(&result).contains("trash"));
+}
+
+#[tokio::test]
+async fn a_permanent_delete_removes_the_item_then_its_files() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    s.folder.files.borrow_mut().insert(format!("/files/zotero/{NOT_INDEXED}.prop"), b"<properties/>".to_vec());
+    let result = s.delete(Grant::read_write("owner"), json!({ "attachmentKey": NOT_INDEXED, "permanent": true })).await;
+    assert_eq!(ok(&result)["filesRemoved"], true);
+    assert!(s.sim.item(LibraryRef::User(DEMO_USER), NOT_INDEXED).is_none());
+    assert!(s.folder.files.borrow().is_empty());
+    assert_eq!(
+        s.dav_requests(),
+        [format!("DELETE /files/zotero/{NOT_INDEXED}.zip"), format!("DELETE /files/zotero/{NOT_INDEXED}.prop")]
+    );
+}
+
+#[tokio::test]
+async fn when_webdav_fails_after_the_item_is_gone_the_answer_says_so() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    s.folder.failing_deletes.set(true);
+    let result = s.delete(Grant::read_write("owner"), json!({ "attachmentKey": NOT_INDEXED, "permanent": true })).await;
+    let out = ok(&result);
+    assert_eq!(out["filesRemoved"], false);
+    assert!(s.sim.item(LibraryRef::User(DEMO_USER), NOT_INDEXED).is_none(), "the item is deleted first");
+    let note = out["note"].as_str().unwrap();
+    assert!(note.contains("were not removed") && note.contains(&format!("{NOT_INDEXED}.zip")), "{note}");
 }

@@ -689,6 +689,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_notes",
             "zotero_annotations",
             "zotero_read_attachment",
+            "zotero_delete_attachment",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
@@ -708,10 +709,12 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         "zotero_delete_items",
         "zotero_manage_collections",
         "zotero_notes",
+        "zotero_delete_attachment",
     ] {
         assert_eq!(hints(writer)["readOnlyHint"], false, "{writer}");
     }
     assert_eq!(hints("zotero_delete_items")["destructiveHint"], true);
+    assert_eq!(hints("zotero_delete_attachment")["destructiveHint"], true);
     assert_eq!(hints("zotero_update_item")["idempotentHint"], true);
     for tool in &tools {
         assert!(tool["description"].as_str().unwrap().len() > 60, "{} needs a real description", tool["name"]);

@@ -269,3 +269,112 @@ impl Tool for ReadAttachment {
         Ok(output)
     }
 }
+
+/// Arguments of `zotero_delete_attachment`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteAttachmentInput {
+    /// The attachment whose stored file (PDF, EPUB, snapshot…) goes. Any other item is refused: use
+    /// zotero_delete_items for those.
+    pub attachment_key: Key,
+    /// Delete it for good, with its files on WebDAV, instead of moving it to the trash (where Zotero keeps the
+    /// file, and restoring brings it back). Cannot be undone.
+    #[serde(default)]
+    #[schemars(default)]
+    pub permanent: bool,
+}
+
+/// Result of `zotero_delete_attachment`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteAttachmentOutput {
+    pub attachment_key: String,
+    pub permanent: bool,
+    /// Whether the files on WebDAV were removed (permanent deletes only; null when not attempted).
+    pub files_removed: Option<bool>,
+    /// What was done, and what was left as it was.
+    pub note: String,
+}
+
+pub struct DeleteAttachment;
+
+impl Tool for DeleteAttachment {
+    type Input = DeleteAttachmentInput;
+    type Output = DeleteAttachmentOutput;
+    const SPEC: ToolSpec = ToolSpec::write(
+        "zotero_delete_attachment",
+        "Delete an attachment",
+        "Moves a stored-file attachment (a PDF, EPUB, snapshot…) to the trash, where Zotero keeps its file; with \
+         permanent=true deletes it for good and removes its files from WebDAV. Refuses anything that is not a \
+         stored-file attachment (use zotero_delete_items for other items).",
+    )
+    .destructive();
+
+    fn render(output: &DeleteAttachmentOutput) -> String {
+        output.note.clone()
+    }
+
+    async fn call(ctx: &RequestContext, input: DeleteAttachmentInput) -> Result<DeleteAttachmentOutput, ToolError> {
+        let zotero = ctx.writer()?;
+        let key = &input.attachment_key;
+        let item = zotero.item(key).await?;
+        // Only what this tool is for: a stored file (Q2: the TypeScript server deleted any item given).
+        if item.item_type() != Some("attachment") {
+            return Err(ToolError::Failed(format!(
+                "{key} is a {}, not an attachment; nothing was deleted. zotero_delete_attachment removes stored-file \
+                 attachments only: use zotero_delete_items for other items",
+                item.item_type().unwrap_or("item")
+            )));
+        }
+        let link_mode = item.field("linkMode").unwrap_or("unknown");
+        if !matches!(link_mode, "imported_file" | "imported_url") {
+            return Err(ToolError::Failed(format!(
+                "{key} is a {link_mode} attachment, which has no stored file; nothing was deleted. Use \
+                 zotero_delete_items to remove it"
+            )));
+        }
+        let mut output = DeleteAttachmentOutput {
+            attachment_key: item.key.clone(),
+            permanent: input.permanent,
+            files_removed: None,
+            note: String::new(),
+        };
+        if !input.permanent {
+            let payload = [serde_json::json!({ "key": item.key, "version": item.version, "deleted": 1 })];
+            let outcome = zotero.write_objects(zotero_mcp_core::zotero::ObjectKind::Items, &payload).await?;
+            if !outcome.is_written(0) {
+                let why = outcome.failed.get(&0).map_or_else(|| "it was not written".to_owned(), |f| f.message.clone());
+                return Err(ToolError::Failed(format!("{key} was not moved to the trash: {why}")));
+            }
+            output.note = format!(
+                "Moved attachment {key} to the trash. Its file stays on WebDAV, so restoring it in Zotero brings the \
+                 file back; permanent=true deletes both."
+            );
+            return Ok(output);
+        }
+        // The item first, then its files: an item whose file is gone would show as missing in Zotero Desktop,
+        // while files left without an item harm nothing.
+        zotero.delete_item(key, item.version).await?;
+        output.note = match ctx.webdav_writer()? {
+            None => format!(
+                "Deleted attachment {key} for good. WebDAV is not configured here, so any files it had there are \
+                 left as they were."
+            ),
+            Some(dav) => match dav.delete(key).await {
+                Ok(()) => {
+                    output.files_removed = Some(true);
+                    format!("Deleted attachment {key} for good, with its files on WebDAV.")
+                }
+                Err(error) => {
+                    output.files_removed = Some(false);
+                    format!(
+                        "Deleted attachment {key} for good, but its files on WebDAV were not removed ({error}). \
+                         Nothing refers to them any more; they only take space ({key}.zip and {key}.prop in the \
+                         zotero folder)."
+                    )
+                }
+            },
+        };
+        Ok(output)
+    }
+}

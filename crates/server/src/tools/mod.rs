@@ -56,6 +56,7 @@ fn build(test_fixtures: bool) -> Registry {
     registry.tool::<notes::Notes>();
     registry.tool::<annotations::Annotations>();
     registry.tool::<attachments::ReadAttachment>();
+    registry.tool::<attachments::DeleteAttachment>();
     resources::register(&mut registry);
     if test_fixtures {
         fixtures::register(&mut registry);
