@@ -50,7 +50,7 @@ if $demo; then
     cargo build --quiet --release -p zotero-sim --bin zotero-sim-files
     rm -rf .wrangler/webdav
     "${CARGO_TARGET_DIR:-target}/release/zotero-sim-files" .wrangler/webdav/dav >/dev/null
-    # setsid: Apache ends by signalling its whole process group, which must not be this script's.
+    # setsid: a process group of its own, so that nothing Apache signals on its way out reaches this script.
     setsid bash scripts/webdav-server.sh .wrangler/webdav "$dav_port" demo demo >.wrangler/webdav.log 2>&1 &
     dav_pid=$!
     vars+=(--var "WEBDAV_URL:http://127.0.0.1:${dav_port}/" --var WEBDAV_USERNAME:demo --var WEBDAV_PASSWORD:demo)

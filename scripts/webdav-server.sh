@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A real WebDAV server for the tests and `make dev`: Apache httpd with mod_dav/mod_dav_fs (Debian's apache2,
-# installed by scripts/setup.sh), on loopback, with Basic auth, serving <dir>/dav. Runs in the foreground (a few
-# prefork processes, so that one client's idle keep-alive connection does not hold up another's request) until
-# it is killed; the caller stops it (TERM stops the children too). Apache ends by signalling its whole process
-# group: start this in a group of its own (setsid, `timeout`, or process_group(0) from Rust).
+# installed by scripts/setup.sh), on loopback, with Basic auth, serving <dir>/dav. Runs in the foreground as one
+# process (apache2 -X) until it is killed; the caller stops it. Start it in a process group of its own (setsid,
+# `timeout`, or process_group(0) from Rust), so that nothing Apache signals on its way out reaches the caller.
+# Keep-alive is off: with one process, a client's idle keep-alive connection would hold up every other client
+# (the Worker's held the native server's first request for 5 s). Prefork processes (-DFOREGROUND) were tried
+# instead and made the first request after start fail now and then.
 #
 #   scripts/webdav-server.sh <work dir> <port> <user> <password>
 #
@@ -43,10 +45,7 @@ LogLevel warn
 User $run_user
 Group $run_group
 LoadModule mpm_prefork_module $modules/mod_mpm_prefork.so
-StartServers 2
-MinSpareServers 2
-MaxSpareServers 4
-MaxRequestWorkers 8
+KeepAlive Off
 LoadModule authn_core_module $modules/mod_authn_core.so
 LoadModule authn_file_module $modules/mod_authn_file.so
 LoadModule authz_core_module $modules/mod_authz_core.so
@@ -69,4 +68,4 @@ LimitRequestBody 0
   Require valid-user
 </Directory>
 CONF
-exec "$apache" -DFOREGROUND -f "$conf/httpd.conf"
+exec "$apache" -X -f "$conf/httpd.conf"

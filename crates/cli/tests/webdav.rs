@@ -23,8 +23,7 @@ struct DavServer {
 }
 
 impl Drop for DavServer {
-    /// TERM, so that Apache stops its worker processes too (a KILL would leave them behind), then KILL if it
-    /// has not gone within five seconds.
+    /// TERM, so that Apache shuts down in order, then KILL if it has not gone within five seconds.
     fn drop(&mut self) {
         let _ = Command::new("kill").arg(self.child.id().to_string()).status();
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -44,7 +43,7 @@ fn start() -> DavServer {
     let work = std::env::temp_dir().join(format!("zotero-mcp-webdav-{}-{port}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/webdav-server.sh");
-    // Its own process group: Apache ends by signalling its whole group, which must not include this test.
+    // Its own process group: nothing Apache signals on its way out may reach this test.
     let child = Command::new("bash")
         .process_group(0)
         .arg(script)
