@@ -33,15 +33,7 @@ PY
 put UN79YVS8 "$CORPUS/files/acm-sigconf.pdf" "Marchetti et al. - 2022 - Equivariant graph networks for rotamer-free side-chain packing.pdf"
 put 3AJKNSWV "$CORPUS/files/pgfmanual.pdf" "Raghunathan et al. - 2023 - Unsupervised contact prediction from the attention maps of protein language models.pdf"
 
-worker_port="$(free_port)"
-start_worker "$worker_port" "$WORK_DIR/worker.log"
-PIDS+=("$SERVER_PID")
-wait_ready "$SERVER_PID" "http://127.0.0.1:$worker_port/mcp"
-native_port="$(free_port)"
-start_native "$native_port" "$WORK_DIR/native.log"
-PIDS+=("$SERVER_PID")
-wait_ready "$SERVER_PID" "http://127.0.0.1:$native_port/mcp"
-
-WORKER_URL="http://127.0.0.1:$worker_port/mcp" NATIVE_URL="http://127.0.0.1:$native_port/mcp" \
+start_both_servers
+WORKER_URL="$WORKER_URL" NATIVE_URL="$NATIVE_URL" \
   FILES="UN79YVS8=1.0 MB, 6 pages (acm-sigconf);3AJKNSWV=10.2 MB, 1,321 pages (pgfmanual)" \
   node tests/bench/attachments.mjs

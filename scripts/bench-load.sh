@@ -11,17 +11,9 @@ WRANGLER="node_modules/.bin/wrangler"
 . scripts/servers.sh
 bench_prelude load
 
-worker_port="$(free_port)"
-start_worker "$worker_port" "$WORK_DIR/worker.log"
-PIDS+=("$SERVER_PID")
-wait_ready "$SERVER_PID" "http://127.0.0.1:$worker_port/mcp"
-
-native_port="$(free_port)"
-start_native "$native_port" "$WORK_DIR/native.log"
-PIDS+=("$SERVER_PID")
-wait_ready "$SERVER_PID" "http://127.0.0.1:$native_port/mcp"
+start_both_servers
 
 # Under `wrangler dev` the test sets CF-Connecting-IP itself (as Cloudflare's edge would), so the Worker is
 # loaded from many addresses; the native server takes the address from the socket.
-TARGETS="worker=http://127.0.0.1:$worker_port/mcp=addresses native=http://127.0.0.1:$native_port/mcp=loopback" \
+TARGETS="worker=$WORKER_URL=addresses native=$NATIVE_URL=loopback" \
   node tests/bench/load.mjs

@@ -9,16 +9,6 @@ WRANGLER="node_modules/.bin/wrangler"
 . scripts/servers.sh
 bench_prelude bench
 
-worker_port="$(free_port)"
-start_worker "$worker_port" "$WORK_DIR/worker.log"
-PIDS+=("$SERVER_PID")
-WORKER_URL="http://127.0.0.1:$worker_port/mcp"
-wait_ready "$SERVER_PID" "$WORKER_URL"
-
-native_port="$(free_port)"
-start_native "$native_port" "$WORK_DIR/native.log"
-PIDS+=("$SERVER_PID")
-NATIVE_URL="http://127.0.0.1:$native_port/mcp"
-wait_ready "$SERVER_PID" "$NATIVE_URL"
+start_both_servers
 
 WORKER_URL="$WORKER_URL" NATIVE_URL="$NATIVE_URL" node tests/bench/runtimes.mjs

@@ -132,6 +132,22 @@ start_webdav() {
   export WEBDAV_URL WEBDAV_USERNAME WEBDAV_PASSWORD
 }
 
+# The release Worker under `wrangler dev` and the native server, each on a free port and answering: sets
+# WORKER_URL and NATIVE_URL (their /mcp) and adds both to PIDS.
+start_both_servers() {
+  local port
+  port="$(free_port)"
+  start_worker "$port" "$WORK_DIR/worker.log"
+  PIDS+=("$SERVER_PID")
+  WORKER_URL="http://127.0.0.1:$port/mcp"
+  wait_ready "$SERVER_PID" "$WORKER_URL"
+  port="$(free_port)"
+  start_native "$port" "$WORK_DIR/native.log"
+  PIDS+=("$SERVER_PID")
+  NATIVE_URL="http://127.0.0.1:$port/mcp"
+  wait_ready "$SERVER_PID" "$NATIVE_URL"
+}
+
 # The start of every bench script: a work dir removed on exit with every server in PIDS stopped (and the empty
 # .wrangler shells wrangler leaves in tests/e2e), the release simulator and native binary built, the simulator
 # started (SIM_URL, ZOTERO_MCP_BIN set). $1 names the work dir. Call from the script's top level: the EXIT

@@ -99,12 +99,17 @@ impl Setup {
         self.folder.files.borrow_mut().insert(format!("/files/zotero/{key}.zip"), zip);
     }
 
-    async fn call(&self, grant: Grant, arguments: Value) -> Value {
+    /// Calls `tool` with a chosen grant, through the registry (which refuses write tools on read-only grants).
+    async fn tool(&self, tool: &str, grant: Grant, arguments: Value) -> Value {
         let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
         zotero_mcp_server::tools::registry(&self.app.config)
-            .call_tool(&ctx, "zotero_read_attachment", arguments)
+            .call_tool(&ctx, tool, arguments)
             .await
             .expect("the tool exists")
+    }
+
+    async fn call(&self, grant: Grant, arguments: Value) -> Value {
+        self.tool("zotero_read_attachment", grant, arguments).await
     }
 
     async fn read(&self, arguments: Value) -> Value {
@@ -283,11 +288,7 @@ async fn the_attachment_resources_read_the_index_and_pages() {
 
 impl Setup {
     async fn delete(&self, grant: Grant, arguments: Value) -> Value {
-        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
-        zotero_mcp_server::tools::registry(&self.app.config)
-            .call_tool(&ctx, "zotero_delete_attachment", arguments)
-            .await
-            .expect("the tool exists")
+        self.tool("zotero_delete_attachment", grant, arguments).await
     }
 
     fn has(&self, key: &str) -> bool {

@@ -25,7 +25,7 @@ pub enum AttachmentError {
     NoStoredFile { key: String },
     #[error("item {key} is not an attachment")]
     NotAttachment { key: String },
-    #[error("attachment {key} is a {link_mode} link, so no file is stored on WebDAV")]
+    #[error("attachment {key} is a {link_mode} attachment, so no file of it is stored on WebDAV")]
     Linked { key: String, link_mode: String },
     #[error("WebDAV is not configured, so attachment files cannot be read; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD")]
     WebDavNotConfigured,
@@ -65,17 +65,21 @@ pub async fn resolve(zotero: &ZoteroClient, key: &ObjectKey) -> Result<ZoteroObj
     stored.into_iter().next().ok_or_else(|| AttachmentError::NoStoredFile { key: key.as_str().to_owned() })
 }
 
-/// Checks that `item` is an attachment whose file Zotero stores (and so syncs to WebDAV).
+/// Checks that `item` is an attachment whose file Zotero stores (and so syncs to WebDAV): `imported_file` or
+/// `imported_url`. Links (`linked_file`, `linked_url`) and embedded images have none there.
 pub fn require_stored_file(item: &ZoteroObject) -> Result<(), AttachmentError> {
     if item.field("itemType") != Some("attachment") {
         return Err(AttachmentError::NotAttachment { key: item.key.clone() });
     }
     match item.field("linkMode") {
-        Some(mode @ ("linked_url" | "linked_file")) => {
-            Err(AttachmentError::Linked { key: item.key.clone(), link_mode: mode.to_owned() })
-        }
-        _ => Ok(()),
+        Some("imported_file" | "imported_url") => Ok(()),
+        mode => Err(AttachmentError::Linked { key: item.key.clone(), link_mode: mode.unwrap_or("unknown").to_owned() }),
     }
+}
+
+/// The item's key as a typed key (an attachment read from Zotero always has a valid one).
+pub fn key_of(item: &ZoteroObject) -> Result<ObjectKey, AttachmentError> {
+    ObjectKey::parse(&item.key).map_err(|_| AttachmentError::NotAttachment { key: item.key.clone() })
 }
 
 /// The preference among an item's files: PDF, EPUB, then text formats, then anything.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{epub, guess_content_type, require_stored_file, AttachmentError};
+use super::{epub, guess_content_type, key_of, require_stored_file, AttachmentError};
 use crate::html_text::html_to_text;
 use crate::pdf::{OutlineEntry, PdfDocument, PdfLimits, TextBudget};
 use crate::platform::{KvStore, KvWrite};
@@ -71,8 +71,7 @@ pub async fn read_text(
     range: PageRange,
     force_file: bool,
 ) -> Result<TextRead, AttachmentError> {
-    let key = ObjectKey::parse(&attachment.key)
-        .map_err(|_| AttachmentError::NotAttachment { key: attachment.key.clone() })?;
+    let key = key_of(attachment)?;
     if range.from.is_none() && range.to.is_none() && !force_file {
         if let Some(indexed) = zotero.fulltext(&key).await? {
             if !indexed.content.trim().is_empty() {
@@ -111,8 +110,7 @@ pub async fn read_outline(
     webdav: Option<&WebDavClient>,
     attachment: &ZoteroObject,
 ) -> Result<Vec<OutlineEntry>, AttachmentError> {
-    let key = ObjectKey::parse(&attachment.key)
-        .map_err(|_| AttachmentError::NotAttachment { key: attachment.key.clone() })?;
+    let key = key_of(attachment)?;
     require_stored_file(attachment)?;
     let (filename, data) = download(webdav, attachment, &key).await?;
     let content_type = attachment.field("contentType").unwrap_or_else(|| guess_content_type(&filename));

@@ -100,23 +100,10 @@ impl PdfLimits {
 /// found where trailers sit. `None` when there is none (a damaged file, which lopdf may still repair).
 fn declared_objects(bytes: &[u8]) -> Option<usize> {
     let mut windows = vec![&bytes[..bytes.len().min(HEAD_WINDOW)], &bytes[bytes.len().saturating_sub(TAIL_WINDOW)..]];
-    if let Some(at) = startxref(bytes).filter(|at| *at < bytes.len()) {
+    if let Some(at) = super::lazy::startxref(bytes).filter(|at| *at < bytes.len()) {
         windows.push(&bytes[at..bytes.len().min(at.saturating_add(XREF_WINDOW))]);
     }
     windows.into_iter().flat_map(sizes).max()
-}
-
-/// The offset after the last `startxref`.
-fn startxref(bytes: &[u8]) -> Option<usize> {
-    let tail = &bytes[bytes.len().saturating_sub(1024)..];
-    let at = tail.windows(9).rposition(|w| w == b"startxref")?;
-    let digits: String = tail[at + 9..]
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .take_while(|b| b.is_ascii_digit())
-        .map(|&b| char::from(b))
-        .collect();
-    digits.parse().ok()
 }
 
 /// Every `/Size <integer>` in `window` (a function's `/Size [ … ]` array is not one).

@@ -281,6 +281,7 @@ fn an_empty_user_password_opens_and_any_other_is_refused() {
         })
     };
     let opened = open(&encrypted("")).expect("the empty password opens it");
+    assert!(!opened.is_lazy(), "decryption is lopdf's eager loader's");
     assert_eq!(opened.page_count(), 2);
     assert!(opened.info().encrypted);
     assert_eq!(open(&encrypted("secret")).unwrap_err(), PdfError::PasswordRequired);
@@ -597,7 +598,7 @@ fn a_page_range_read_lazily_loads_only_its_pages() {
 }
 
 #[test]
-fn encrypted_and_damaged_files_go_to_the_eager_loader() {
+fn a_damaged_cross_reference_table_goes_to_the_eager_loader() {
     let mut bytes = pdf(2, |_, _| {});
     let at = bytes.windows(9).rposition(|w| w == b"startxref").unwrap();
     // An xref offset that points nowhere: lopdf rebuilds the table by scanning; the lazy reader gives way.

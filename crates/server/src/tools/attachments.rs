@@ -5,24 +5,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use validator::Validate;
-use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, ReadSource, DEFAULT_MAX_PAGES};
-use zotero_mcp_core::zotero::{FullText, ObjectKey};
+use zotero_mcp_core::attachment::{self, PageRange, ReadSource, DEFAULT_MAX_PAGES};
+use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
-
-impl From<AttachmentError> for ToolError {
-    fn from(error: AttachmentError) -> Self {
-        ToolError::Failed(error.to_string())
-    }
-}
-
-impl From<zotero_mcp_core::webdav::WebDavError> for ToolError {
-    fn from(error: zotero_mcp_core::webdav::WebDavError) -> Self {
-        ToolError::Failed(error.to_string())
-    }
-}
 
 /// What to read.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
@@ -202,7 +190,7 @@ impl Tool for ReadAttachment {
         match input.mode {
             ReadMode::Info => {
                 let mut file = attachment::file_facts(&item);
-                let on_webdav = match (webdav, ObjectKey::parse(&item.key)) {
+                let on_webdav = match (webdav, attachment::key_of(&item)) {
                     (Some(dav), Ok(key)) => Value::Bool(dav.has_zip(&key).await?),
                     _ => Value::Null,
                 };
@@ -238,7 +226,7 @@ impl Tool for ReadAttachment {
                         (_, None) => "The index was not updated: only PDFs are written back.".into(),
                         _ if read.text.trim().is_empty() => "The index was not updated: no text was found.".into(),
                         (_, Some(total)) => {
-                            let key = ObjectKey::parse(&item.key).map_err(|e| ToolError::Failed(e.to_string()))?;
+                            let key = attachment::key_of(&item)?;
                             let text = FullText {
                                 content: read.text.clone(),
                                 indexed_pages: Some(read.pages.len() as u64),
@@ -319,20 +307,12 @@ impl Tool for DeleteAttachment {
         let key = &input.attachment_key;
         let item = zotero.item(key).await?;
         // Only what this tool is for: a stored file (Q2: the TypeScript server deleted any item given).
-        if item.item_type() != Some("attachment") {
-            return Err(ToolError::Failed(format!(
-                "{key} is a {}, not an attachment; nothing was deleted. zotero_delete_attachment removes stored-file \
-                 attachments only: use zotero_delete_items for other items",
-                item.item_type().unwrap_or("item")
-            )));
-        }
-        let link_mode = item.field("linkMode").unwrap_or("unknown");
-        if !matches!(link_mode, "imported_file" | "imported_url") {
-            return Err(ToolError::Failed(format!(
-                "{key} is a {link_mode} attachment, which has no stored file; nothing was deleted. Use \
-                 zotero_delete_items to remove it"
-            )));
-        }
+        attachment::require_stored_file(&item).map_err(|refused| {
+            ToolError::Failed(format!(
+                "{refused}; nothing was deleted. zotero_delete_attachment removes stored-file attachments only: use \
+                 zotero_delete_items for other items"
+            ))
+        })?;
         let mut output = DeleteAttachmentOutput {
             attachment_key: item.key.clone(),
             permanent: input.permanent,

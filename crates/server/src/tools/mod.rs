@@ -64,8 +64,19 @@ fn build(test_fixtures: bool) -> Registry {
     registry
 }
 
-impl From<zotero_mcp_core::zotero::ZoteroError> for crate::mcp::ToolError {
-    fn from(error: zotero_mcp_core::zotero::ZoteroError) -> Self {
-        crate::mcp::ToolError::Failed(error.to_string())
-    }
+/// The core's errors already say what to do next: a tool reports them as they are.
+macro_rules! failed_with_message {
+    ($($error:ty),*) => {$(
+        impl From<$error> for crate::mcp::ToolError {
+            fn from(error: $error) -> Self {
+                crate::mcp::ToolError::Failed(error.to_string())
+            }
+        }
+    )*};
 }
+
+failed_with_message!(
+    zotero_mcp_core::zotero::ZoteroError,
+    zotero_mcp_core::attachment::AttachmentError,
+    zotero_mcp_core::webdav::WebDavError
+);

@@ -8,6 +8,8 @@
 
 mod xref;
 
+pub(super) use self::xref::startxref;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use lopdf::{Document, Object, ObjectId, Stream};
@@ -265,7 +267,7 @@ impl LazyFile {
         let start = first.checked_add(members[at].1)?;
         let end = members.get(at + 1).and_then(|(_, o)| first.checked_add(*o)).unwrap_or(decoded.len());
         let text = decoded.get(start..end.max(start).min(decoded.len()))?;
-        xref::direct(text, number).map(|(object, ())| object)
+        xref::direct(text, number)
     }
 }
 

@@ -125,7 +125,7 @@ fn table(bytes: &[u8], mut at: usize, entries: &mut HashMap<u32, Entry>) -> Opti
         at = skip_space(bytes, at);
         let rest = bytes.get(at..)?;
         if rest.starts_with(b"trailer") {
-            let (dict, _) = direct(bytes.get(at + 7..)?, 0)?;
+            let dict = direct(bytes.get(at + 7..)?, 0)?;
             return match dict {
                 Object::Dictionary(dict) => Some(dict),
                 _ => None,
@@ -169,10 +169,10 @@ pub(super) fn top_level(
     let body = bytes.get(body_at..)?;
     let end = find(body, b"endobj").unwrap_or(body.len());
     let Some(keyword) = find(&body[..end], b"stream").filter(|&k| k > 0 && is_stream_keyword(body, k)) else {
-        let (object, _) = direct(&body[..end], id.0)?;
+        let object = direct(&body[..end], id.0)?;
         return Some((id, object));
     };
-    let (dict, _) = direct(&body[..keyword], id.0)?;
+    let dict = direct(&body[..keyword], id.0)?;
     let Object::Dictionary(dict) = dict else { return None };
     let mut start = keyword + 6;
     if body.get(start) == Some(&b'\r') {
@@ -198,14 +198,14 @@ pub(super) fn top_level(
 
 /// Parses one direct object from `text` with lopdf's object-stream reader: `text` becomes the only member of
 /// a made-up object stream numbered `id`.
-pub(super) fn direct(text: &[u8], id: u32) -> Option<(Object, ())> {
+pub(super) fn direct(text: &[u8], id: u32) -> Option<Object> {
     let header = format!("{id} 0 ");
     let mut content = Vec::with_capacity(header.len() + text.len());
     content.extend_from_slice(header.as_bytes());
     content.extend_from_slice(text);
     let stream = Stream::new(lopdf::dictionary! { "N" => 1, "First" => header.len() as i64 }, content);
     let mut parsed = ObjectStream::new_with_limit(&stream, None).ok()?;
-    parsed.objects.remove(&(id, 0)).map(|o| (o, ()))
+    parsed.objects.remove(&(id, 0))
 }
 
 /// The members of an object stream: (object number, where its text starts) in order, and where the objects
@@ -227,8 +227,8 @@ fn be(bytes: &[u8]) -> usize {
     bytes.iter().fold(0usize, |acc, b| acc.wrapping_shl(8) | usize::from(*b))
 }
 
-/// The offset after the last `startxref`.
-fn startxref(bytes: &[u8]) -> Option<usize> {
+/// The number after the last `startxref` (the memory estimate of `pdf/limits.rs` reads it too).
+pub(in crate::pdf) fn startxref(bytes: &[u8]) -> Option<usize> {
     let tail_at = bytes.len().saturating_sub(1024);
     let at = bytes[tail_at..].windows(9).rposition(|w| w == b"startxref")?;
     number(bytes, tail_at + at + 9).map(|(n, _)| n)
