@@ -54,6 +54,8 @@ if $demo; then
     setsid bash scripts/webdav-server.sh .wrangler/webdav "$dav_port" demo demo >.wrangler/webdav.log 2>&1 &
     dav_pid=$!
     vars+=(--var "WEBDAV_URL:http://127.0.0.1:${dav_port}/" --var WEBDAV_USERNAME:demo --var WEBDAV_PASSWORD:demo)
+    # Uploads by sourceUrl from a file server on this machine (http://127.0.0.1:…) are allowed in demo mode only.
+    vars+=(--var ALLOW_LOOPBACK_SOURCE_URLS:1)
     echo
     echo "  No WEBDAV_URL in .dev.vars: the demo library's PDFs are on WebDAV (Apache) at 127.0.0.1:${dav_port}."
   fi

@@ -3,11 +3,25 @@
 // layout (scripts/e2e.sh) — through the PDF engine, with the official client in the 2026-07-28 era.
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { MODERN_VERSION, READ_SCOPES, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, authHeaders, mcpUrl, textOf } from './helpers.mjs';
+import {
+  MODERN_VERSION,
+  READ_SCOPES,
+  REQUEST_TIMEOUT_MS,
+  TEST_TIMEOUT_MS,
+  WRITE_SCOPES,
+  authHeaders,
+  mcpUrl,
+  textOf,
+} from './helpers.mjs';
 
 describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
   let client;
@@ -62,5 +76,117 @@ describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOU
     );
     assert.equal(result.isError, true);
     assert.match(textOf(result), /zotero:write/);
+  });
+});
+
+// Writing: a PDF from the demo files (crates/sim/demo/files, freely licensed) is served over http on loopback
+// by this test, downloaded by the server (sourceUrl; ALLOW_LOOPBACK_SOURCE_URLS=1 in tests/e2e/wrangler.test.toml),
+// stored on Apache in Zotero's layout, read back, highlighted, renamed and deleted. Both servers run this file
+// against the same simulator, so each run works on the attachment it created.
+describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOUT_MS * 6 }, () => {
+  const PARENT = 'KPDKK5UT';
+  let client;
+  let server;
+  let fileUrl;
+  let pdf;
+  let attachmentKey;
+  const tool = (name, args) => client.callTool({ name, arguments: args }, { timeout: REQUEST_TIMEOUT_MS * 3 });
+  const ok = async (name, args) => {
+    const result = await tool(name, args);
+    assert.ok(!result.isError, `${name} failed: ${textOf(result)}`);
+    return result;
+  };
+
+  before(async () => {
+    const dir = fileURLToPath(new URL('../../crates/sim/demo/files/', import.meta.url));
+    const name = readdirSync(dir).filter((f) => f.endsWith('.pdf')).sort()[0];
+    assert.ok(name, `no PDF in ${dir}`);
+    pdf = readFileSync(path.join(dir, name));
+    server = createServer((req, res) => {
+      if (req.url === '/papers/demo%20paper.pdf') {
+        res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length });
+        res.end(pdf);
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    fileUrl = `http://127.0.0.1:${server.address().port}/papers/demo%20paper.pdf`;
+    client = new Client({ name: 'zotero-mcp-e2e-attachment-writes', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
+    const headers = await authHeaders(WRITE_SCOPES);
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
+      timeout: REQUEST_TIMEOUT_MS,
+    });
+  });
+
+  after(async () => {
+    await client?.close();
+    server?.close();
+  });
+
+  it('downloads a PDF from a URL and stores it as a new attachment', async () => {
+    const put = await ok('zotero_put_attachment', { parentItemKey: PARENT, sourceUrl: fileUrl });
+    const out = put.structuredContent;
+    attachmentKey = out.attachmentKey;
+    assert.match(attachmentKey, /^[A-Z0-9]{8}$/);
+    assert.equal(out.filename, 'demo paper.pdf');
+    assert.equal(out.bytes, pdf.length);
+    assert.equal(out.md5, createHash('md5').update(pdf).digest('hex'));
+    assert.equal(out.recorded, true);
+    const info = await ok('zotero_read_attachment', { itemKey: attachmentKey, mode: 'info' });
+    assert.equal(info.structuredContent.file.onWebDav, true);
+    assert.equal(info.structuredContent.file.md5, out.md5);
+    assert.equal(info.structuredContent.file.parentItem, PARENT);
+  });
+
+  it('reads it back by pages, outline and info, then highlights a quoted sentence', async () => {
+    assert.ok(attachmentKey, 'the upload step ran');
+    const page = await ok('zotero_read_attachment', { itemKey: attachmentKey, fromPage: 1, toPage: 1 });
+    assert.equal(page.structuredContent.source, 'webdav');
+    assert.deepEqual(page.structuredContent.pages, [1]);
+    await ok('zotero_read_attachment', { itemKey: attachmentKey, mode: 'outline' });
+    // Six words in a row from the page's own text, as a model would quote them.
+    const words = page.structuredContent.text.split(/\s+/).filter((w) => /^[A-Za-z][a-z]{2,}[,.]?$/.test(w));
+    assert.ok(words.length >= 6, `page 1 has too few words: ${page.structuredContent.text.slice(0, 200)}`);
+    const runs = page.structuredContent.text.split('\n').map((l) => l.trim()).filter((l) => l.split(/\s+/).length >= 6);
+    const quote = runs[0].split(/\s+/).slice(0, 6).join(' ');
+    const created = await ok('zotero_annotations', { action: 'create', itemKey: attachmentKey, page: 1, text: quote, comment: 'e2e' });
+    const annotation = created.structuredContent.created;
+    assert.equal(annotation.page, 1);
+    assert.equal(annotation.attachmentKey, attachmentKey);
+    assert.equal(annotation.text.replace(/\s+/g, ' ').toLowerCase(), quote.replace(/\s+/g, ' ').toLowerCase());
+    const listed = await ok('zotero_annotations', { itemKey: attachmentKey });
+    const found = listed.structuredContent.annotations.find((a) => a.key === annotation.annotationKey);
+    assert.equal(found?.type, 'highlight');
+    assert.equal(found?.comment, 'e2e');
+  });
+
+  it('renames the file after its parent: a dry run first, then applied', async () => {
+    assert.ok(attachmentKey, 'the upload step ran');
+    const template = '{{ firstCreator suffix=" - " }}{{ year }}';
+    const dry = await ok('zotero_rename_attachments', { itemKeys: [attachmentKey], template });
+    assert.deepEqual(dry.structuredContent.planned, [
+      { attachmentKey, from: 'demo paper.pdf', to: 'Marchetti et al. - 2022.pdf', status: 'planned' },
+    ]);
+    const applied = await ok('zotero_rename_attachments', { itemKeys: [attachmentKey], template, apply: true });
+    assert.equal(applied.structuredContent.planned[0].status, 'renamed', textOf(applied));
+    const info = await ok('zotero_read_attachment', { itemKey: attachmentKey, mode: 'info' });
+    assert.equal(info.structuredContent.file.filename, 'Marchetti et al. - 2022.pdf');
+    const text = await ok('zotero_read_attachment', { itemKey: attachmentKey, fromPage: 1, toPage: 1 });
+    assert.ok(text.structuredContent.text.length > 0, 'the renamed archive still reads');
+  });
+
+  it('refuses a URL on a private address and writes nothing', async () => {
+    const result = await tool('zotero_put_attachment', { parentItemKey: PARENT, sourceUrl: 'https://10.0.0.1/paper.pdf' });
+    assert.equal(result.isError, true);
+    assert.match(textOf(result), /Nothing was written/);
+  });
+
+  it('deletes it for good, files included', async () => {
+    assert.ok(attachmentKey, 'the upload step ran');
+    const deleted = await ok('zotero_delete_attachment', { attachmentKey, permanent: true });
+    assert.equal(deleted.structuredContent.filesRemoved, true, textOf(deleted));
+    const gone = await tool('zotero_read_attachment', { itemKey: attachmentKey, mode: 'info' });
+    assert.equal(gone.isError, true);
   });
 });

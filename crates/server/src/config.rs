@@ -36,6 +36,10 @@ pub struct Config {
     /// Where the attachment files are (`WEBDAV_URL`, `WEBDAV_USERNAME`, `WEBDAV_PASSWORD`); `None` when the URL
     /// is unset (files cannot be read then, and the tools say so).
     pub webdav: Option<WebDavSettings>,
+    /// Lets `zotero_put_attachment` fetch a `sourceUrl` over plain http from a loopback address
+    /// (`ALLOW_LOOPBACK_SOURCE_URLS=1`): for `make dev` and the end-to-end tests only, whose files are served on
+    /// 127.0.0.1. Never set it on a deployment.
+    pub allow_loopback_source_urls: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -50,6 +54,7 @@ impl std::fmt::Debug for Config {
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("test_fixtures", &self.test_fixtures)
+            .field("allow_loopback_source_urls", &self.allow_loopback_source_urls)
             // WebDavSettings' own Debug leaves the password out.
             .field("webdav", &self.webdav)
             .finish_non_exhaustive()
@@ -89,6 +94,7 @@ impl Config {
                 username: get("WEBDAV_USERNAME").unwrap_or_default(),
                 password: get("WEBDAV_PASSWORD").unwrap_or_default(),
             }),
+            allow_loopback_source_urls: get("ALLOW_LOOPBACK_SOURCE_URLS").as_deref() == Some("1"),
         }
     }
 }

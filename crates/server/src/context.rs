@@ -7,7 +7,8 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
-use zotero_mcp_core::platform::KvStore;
+use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
+use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 
@@ -95,6 +96,20 @@ impl RequestContext {
         let writer = self.webdav_client()?;
         self.writer_taken.set(true);
         Ok(writer)
+    }
+
+    /// The clock (for file times).
+    pub fn clock(&self) -> &dyn Clock {
+        self.platform.clock.as_ref()
+    }
+
+    /// Downloads a file from a URL the caller chose, through the SSRF guard (`zotero_mcp_core::net`): public
+    /// https hosts only, at most 40 MiB. The platform's HTTP client itself is not handed out, so that nothing
+    /// can build a Zotero or WebDAV writer past the scope checks above.
+    pub async fn download(&self, url: &str) -> Result<Download, DownloadError> {
+        let policy =
+            DownloadPolicy { allow_loopback_http: self.config.allow_loopback_source_urls, ..DownloadPolicy::default() };
+        net::download(self.platform.http.as_ref(), self.platform.clock.as_ref(), url, &policy).await
     }
 
     /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's.

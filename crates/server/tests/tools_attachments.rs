@@ -1,113 +1,37 @@
-//! `zotero_read_attachment` against the Zotero simulator (the demo library) and an in-memory WebDAV folder.
-//! The WebDAV client itself is tested against a real Apache mod_dav in crates/cli/tests/webdav.rs; here the
-//! folder only has to answer like one (Basic auth, 404 for a missing file).
+//! `zotero_read_attachment` and `zotero_delete_attachment` against the Zotero simulator (the demo library) and
+//! an in-memory WebDAV folder (tests/common/dav.rs).
+
+#![allow(async_fn_in_trait)]
 
 mod common;
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
-
-use async_trait::async_trait;
+use common::dav::*;
 use common::*;
 use serde_json::{json, Value};
-use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 use zotero_mcp_core::testing::pdf_of_pages;
-use zotero_mcp_core::webdav::pack;
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
 use zotero_mcp_server::context::RequestContext;
-use zotero_sim::{LibraryRef, Simulator};
+use zotero_sim::LibraryRef;
 
-const DAV: &str = "https://dav.test/files";
-/// base64("me:dav-pass").
-const DAV_AUTH: &str = "Basic bWU6ZGF2LXBhc3M=";
 /// A paper's PDF attachment with an entry in Zotero's full-text index (parent T6W7H8UE).
 const INDEXED: &str = "93WJRKG5";
 /// One without (parent KPDKK5UT).
 const NOT_INDEXED: &str = "UN79YVS8";
 
-/// Files by path, and the requests that reached the folder.
-#[derive(Default)]
-struct Folder {
-    files: RefCell<HashMap<String, Vec<u8>>>,
-    requests: RefCell<Vec<String>>,
-    /// Answer DELETE with 500, as a failing server would.
-    failing_deletes: std::cell::Cell<bool>,
-}
-
-/// Zotero requests go to the simulator, `dav.test` ones to the folder.
-struct Router {
-    sim: Rc<Simulator>,
-    folder: Rc<Folder>,
-}
-
-#[async_trait(?Send)]
-impl HttpClient for Router {
-    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        if request.uri().host() != Some("dav.test") {
-            return Ok(self.sim.handle(request));
-        }
-        let path = request.uri().path().to_owned();
-        self.folder.requests.borrow_mut().push(format!("{} {path}", request.method()));
-        let status = if request.headers().get("authorization").and_then(|v| v.to_str().ok()) != Some(DAV_AUTH) {
-            401
-        } else {
-            match request.method().as_str() {
-                "GET" | "HEAD" if self.folder.files.borrow().contains_key(&path) => 200,
-                "PROPFIND" if path == "/files/zotero/" => 207,
-                "PUT" => {
-                    self.folder.files.borrow_mut().insert(path.clone(), request.body().clone());
-                    201
-                }
-                "DELETE" if self.folder.failing_deletes.get() => 500,
-                "DELETE" if self.folder.files.borrow_mut().remove(&path).is_some() => 204,
-                _ => 404,
-            }
-        };
-        let body = if status == 200 && request.method() == "GET" {
-            self.folder.files.borrow().get(&path).cloned().unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        Ok(http::Response::builder().status(status).body(body).unwrap())
-    }
-}
-
-struct Setup {
-    app: App,
-    sim: Rc<Simulator>,
-    folder: Rc<Folder>,
-}
+type Setup = Bench;
 
 fn setup(webdav: bool) -> Setup {
-    let mut vars = vec![("ZOTERO_API_KEY", DEMO_KEY), ("ZOTERO_LIBRARY_ID", "1234567")];
-    if webdav {
-        vars.extend([("WEBDAV_URL", DAV), ("WEBDAV_USERNAME", "me"), ("WEBDAV_PASSWORD", "dav-pass")]);
-    }
-    let mut app = app_with(&vars);
-    let sim = demo_sim();
-    let folder = Rc::new(Folder::default());
-    app.platform.http = Rc::new(Router { sim: sim.clone(), folder: folder.clone() });
-    Setup { app, sim, folder }
+    bench(webdav)
 }
 
-impl Setup {
-    /// Stores `pdf` for `key` as Zotero Desktop would: `<KEY>.zip` with the file inside.
-    fn upload(&self, key: &str, filename: &str, pdf: &[u8]) {
-        let zip = pack(filename, pdf, 1_700_000_000_000).unwrap();
-        self.folder.files.borrow_mut().insert(format!("/files/zotero/{key}.zip"), zip);
-    }
+/// `zotero_read_attachment`, with a chosen grant or read-only.
+trait Reads {
+    async fn call(&self, grant: Grant, arguments: Value) -> Value;
+    async fn read(&self, arguments: Value) -> Value;
+}
 
-    /// Calls `tool` with a chosen grant, through the registry (which refuses write tools on read-only grants).
-    async fn tool(&self, tool: &str, grant: Grant, arguments: Value) -> Value {
-        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
-        zotero_mcp_server::tools::registry(&self.app.config)
-            .call_tool(&ctx, tool, arguments)
-            .await
-            .expect("the tool exists")
-    }
-
+impl Reads for Bench {
     async fn call(&self, grant: Grant, arguments: Value) -> Value {
         self.tool("zotero_read_attachment", grant, arguments).await
     }
@@ -115,24 +39,6 @@ impl Setup {
     async fn read(&self, arguments: Value) -> Value {
         self.call(Grant::read_only("owner"), arguments).await
     }
-
-    fn dav_requests(&self) -> Vec<String> {
-        self.folder.requests.borrow().clone()
-    }
-}
-
-fn ok(result: &Value) -> &Value {
-    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
-    &result["structuredContent"]
-}
-
-fn error_text(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "expected an error, got {result}");
-    result["content"][0]["text"].as_str().unwrap().to_owned()
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap()
 }
 
 fn three_pages() -> Vec<u8> {

@@ -689,18 +689,15 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_notes",
             "zotero_annotations",
             "zotero_read_attachment",
+            "zotero_put_attachment",
             "zotero_delete_attachment",
+            "zotero_rename_attachments",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
-    for read in [
-        "zotero_search",
-        "zotero_get_item",
-        "zotero_list_collections",
-        "zotero_list_tags",
-        "zotero_annotations",
-        "zotero_read_attachment",
-    ] {
+    for read in
+        ["zotero_search", "zotero_get_item", "zotero_list_collections", "zotero_list_tags", "zotero_read_attachment"]
+    {
         assert_eq!(hints(read)["readOnlyHint"], true, "{read}");
     }
     for writer in [
@@ -709,13 +706,18 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         "zotero_delete_items",
         "zotero_manage_collections",
         "zotero_notes",
+        "zotero_annotations",
+        "zotero_put_attachment",
         "zotero_delete_attachment",
+        "zotero_rename_attachments",
     ] {
         assert_eq!(hints(writer)["readOnlyHint"], false, "{writer}");
     }
     assert_eq!(hints("zotero_delete_items")["destructiveHint"], true);
     assert_eq!(hints("zotero_delete_attachment")["destructiveHint"], true);
     assert_eq!(hints("zotero_update_item")["idempotentHint"], true);
+    assert_eq!(hints("zotero_rename_attachments")["idempotentHint"], true);
+    assert_eq!(hints("zotero_put_attachment")["openWorldHint"], true, "it downloads from URLs");
     for tool in &tools {
         assert!(tool["description"].as_str().unwrap().len() > 60, "{} needs a real description", tool["name"]);
         assert!(!zotero_mcp_server::mcp::schema::contains_ref(&tool["inputSchema"]));

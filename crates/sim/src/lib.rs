@@ -301,6 +301,21 @@ impl Simulator {
         l.items.get(key).map(|r| l.item_json(r, true))
     }
 
+    /// Every item's API JSON, in key order.
+    pub fn items(&self, lib: LibraryRef) -> Vec<Value> {
+        let state = self.state.borrow();
+        state.libraries.get(&lib).map_or_else(Vec::new, |l| l.items.values().map(|r| l.item_json(r, true)).collect())
+    }
+
+    /// Every collection's API JSON, in key order.
+    pub fn collections(&self, lib: LibraryRef) -> Vec<Value> {
+        let state = self.state.borrow();
+        state
+            .libraries
+            .get(&lib)
+            .map_or_else(Vec::new, |l| l.collections.values().map(|r| l.collection_json(r, true)).collect())
+    }
+
     /// A collection's API JSON.
     pub fn collection(&self, lib: LibraryRef, key: &str) -> Option<Value> {
         let state = self.state.borrow();

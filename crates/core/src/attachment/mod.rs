@@ -2,8 +2,11 @@
 //! (no download), then the file on WebDAV through the PDF engine, as text, as HTML or as an EPUB, with the result
 //! cached in `CACHE_KV` under the TypeScript server's `text:` keys (docs/attachments.md).
 
+pub mod annotate;
 mod epub;
+pub mod filename;
 mod read;
+pub mod write;
 
 use serde_json::Value;
 
@@ -12,7 +15,7 @@ use crate::webdav::{ArchiveError, WebDavError};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, ZoteroObject};
 
 pub use self::read::{
-    read_outline, read_text, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES, TEXT_CACHE_TTL_SECS,
+    download, read_outline, read_text, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES, TEXT_CACHE_TTL_SECS,
 };
 
 /// Children looked at when an item's attachment is wanted.

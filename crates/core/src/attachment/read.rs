@@ -128,8 +128,8 @@ fn cache_key(attachment: &ZoteroObject, range: PageRange) -> String {
     format!("text:{}:{revision}:{from}-{to}:{}", attachment.key, range.max_pages)
 }
 
-/// The stored file: its name and bytes (the archive is dropped as soon as the file is out of it).
-async fn download(
+/// The stored file of `attachment`: its name and bytes (the archive is dropped as soon as the file is out of it).
+pub async fn download(
     webdav: Option<&WebDavClient>,
     attachment: &ZoteroObject,
     key: &ObjectKey,

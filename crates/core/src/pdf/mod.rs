@@ -211,10 +211,41 @@ impl PdfDocument {
         Ok(quote::locate(&layouts, from.max(1), quote))
     }
 
+    /// The visible area of 1-based page `page` (`[x1, y1, x2, y2]` of its CropBox, else MediaBox, inherited
+    /// from the page tree as PDF allows), when the page declares one that makes sense.
+    pub fn page_box(&self, page: usize) -> Option<[f64; 4]> {
+        let id = *self.pages.get(page.checked_sub(1)?)?;
+        let doc = self.doc_with(|_, _| {});
+        let mut node = doc.get_dictionary(id).ok()?;
+        // A page tree is shallow; the bound stops a Parent loop.
+        for _ in 0..32 {
+            for name in [&b"CropBox"[..], b"MediaBox"] {
+                if let Some(rect) = node.get(name).ok().and_then(|o| rect_of(&doc, o)) {
+                    return Some(rect);
+                }
+            }
+            let parent = node.get(b"Parent").ok()?.as_reference().ok()?;
+            node = doc.get_dictionary(parent).ok()?;
+        }
+        None
+    }
+
     /// The label of 1-based page `page` as the document numbers it ("iv", "A-3"), when it has page labels.
     pub fn page_label(&self, page: usize) -> Option<String> {
         info::page_label(&self.doc_with(|_, _| {}), page)
     }
+}
+
+/// A rectangle object as `[x1, y1, x2, y2]` with x1 < x2 and y1 < y2, or `None` when it is not four numbers.
+fn rect_of(doc: &Document, object: &lopdf::Object) -> Option<[f64; 4]> {
+    let array = doc.dereference(object).ok()?.1.as_array().ok()?;
+    let numbers: Vec<f64> = array
+        .iter()
+        .filter_map(|o| doc.dereference(o).ok().and_then(|(_, o)| o.as_float().ok().map(f64::from)))
+        .collect();
+    let [a, b, c, d] = numbers[..] else { return None };
+    let rect = [a.min(c), b.min(d), a.max(c), b.max(d)];
+    (rect[2] > rect[0] && rect[3] > rect[1] && rect.iter().all(|v| v.is_finite())).then_some(rect)
 }
 
 /// Maps a load failure to what the caller can act on.

@@ -31,6 +31,8 @@ pub struct QuoteLocation {
     pub coverage: f64,
     /// The page's text that matched, as extracted.
     pub matched_text: String,
+    /// Where the match starts in the page's extracted text, in characters (Zotero's sort index uses it).
+    pub char_offset: usize,
 }
 
 /// Normalised characters of a page, each with the index of the page character it came from.
@@ -167,6 +169,7 @@ fn location(layout: &PageLayout, folded: &Folded, page: usize, placed: &Placed) 
         exact: placed.exact,
         coverage: placed.share,
         matched_text,
+        char_offset: first,
     }
 }
 

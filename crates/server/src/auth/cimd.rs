@@ -13,10 +13,9 @@
 //! A valid document is cached in `CACHE_KV` for as long as its `Cache-Control` allows, at most 7 days; errors
 //! are never cached, and a cached document that no longer validates is evicted and fetched again.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
-
 use serde_json::{Map, Value};
-use url::{Host, Url};
+use url::Url;
+use zotero_mcp_core::net::is_public_host;
 use zotero_mcp_core::platform::{within, HttpError, KvError, KvWrite};
 
 use super::client::{ClientMetadata, MetadataError};
@@ -161,15 +160,8 @@ fn validate_url(url: &str) -> Result<(), CimdError> {
             return bad("its path must not contain . or .. segments");
         }
     }
-    let public = match parsed.host() {
-        Some(Host::Ipv4(ip)) => is_public_v4(ip),
-        Some(Host::Ipv6(ip)) => is_public_v6(ip),
-        Some(Host::Domain(name)) => {
-            let name = name.trim_end_matches('.').to_ascii_lowercase();
-            !(name == "localhost" || name.ends_with(".localhost"))
-        }
-        None => false,
-    };
+    // The shared address policy (zotero_mcp_core::net): literal non-public addresses and localhost names.
+    let public = parsed.host().is_some_and(|host| is_public_host(&host));
     if !public {
         return Err(CimdError::NonPublicHost { url: url.to_owned(), host: parsed.host_str().unwrap_or("").to_owned() });
     }
@@ -191,40 +183,6 @@ fn raw_path(url: &str) -> &str {
 
 fn percent_decode(segment: &str) -> Option<String> {
     percent_encoding::percent_decode_str(segment).decode_utf8().ok().map(|text| text.into_owned())
-}
-
-/// Addresses a metadata document may be fetched from: not private (RFC 1918), loopback, link-local,
-/// shared/CGNAT, "this network", benchmarking, documentation, multicast or reserved.
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || ip.is_multicast()
-        || a == 0
-        || (a == 100 && (64..128).contains(&b))
-        || (a == 192 && b == 0 && c == 0)
-        || (a == 198 && (18..20).contains(&b))
-        || a >= 240)
-}
-
-fn is_public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_public_v4(v4);
-    }
-    let first = ip.segments()[0];
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00 // unique local
-        || (first & 0xffc0) == 0xfe80 // link-local
-        || (first & 0xffc0) == 0xfec0 // site-local (deprecated)
-        || (first == 0x2001 && ip.segments()[1] == 0x0db8) // documentation
-        || (first == 0x0064 && ip.segments()[1] == 0xff9b) // NAT64 can reach private IPv4
-        || ip.segments()[..6].iter().all(|s| *s == 0)) // IPv4-compatible
 }
 
 /// Seconds the document may be cached per its `Cache-Control`, or `None`. Values under the KV minimum are not

@@ -1,24 +1,50 @@
-//! `zotero_annotations`: the highlights, underlines, notes and image selections made on an item's PDFs.
+//! `zotero_annotations`: the highlights, underlines, notes and image selections made on an item's PDFs, and
+//! new ones: a highlight or underline anchored to a quoted passage, or a note on a page. Listing is a read;
+//! creating checks `zotero:write` itself, so the tool is declared [`ToolSpec::mixed`].
 
 use futures_util::future::{join, join_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use validator::Validate;
-use zotero_mcp_core::zotero::{ObjectKey, ZoteroObject};
+use zotero_mcp_core::attachment::annotate::{self, AnnotationKind, AnnotationRequest};
+use zotero_mcp_core::attachment::{self, AttachmentError};
+use zotero_mcp_core::pdf::{PdfDocument, PdfLimits};
+use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 
 use super::args::Key;
+use super::items::TagIn;
 use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-/// What to do. Only listing is available; creating anchored highlights needs the PDF support.
+/// What to do.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AnnotationAction {
+    /// The annotations on the item's attachments.
     #[default]
     List,
+    /// A new annotation on the item's PDF (needs the write scope).
+    Create,
+}
+
+/// The kind of annotation to create.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NewAnnotationType {
+    /// Marks the quoted `text`.
+    #[default]
+    Highlight,
+    /// Underlines the quoted `text`.
+    Underline,
+    /// A sticky note with `comment`, on `page`.
+    Note,
+}
+
+fn default_color() -> String {
+    annotate::DEFAULT_COLOR.to_owned()
 }
 
 fn default_limit() -> u32 {
@@ -39,11 +65,35 @@ pub struct AnnotationsInput {
     pub action: AnnotationAction,
     /// A regular item (its attachments are searched) or an attachment.
     pub item_key: Key,
-    /// How many annotations to return.
+    /// How many annotations to return (list).
     #[validate(range(min = 1, max = 500))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     pub limit: u32,
+    /// create: the kind of annotation.
+    #[serde(default, rename = "type")]
+    #[schemars(default)]
+    pub kind: NewAnnotationType,
+    /// create: the 1-based PDF page. Required for a note; for a highlight it narrows the search for `text`
+    /// (without it the first page that has the passage is used).
+    #[validate(range(min = 1, max = 100000))]
+    pub page: Option<u32>,
+    /// create: the passage to highlight or underline, quoted as zotero_read_attachment shows it (case, spacing
+    /// and line-break hyphens do not matter).
+    #[validate(length(min = 1, max = 5000))]
+    pub text: Option<String>,
+    /// create: the comment shown with the annotation (a note's text).
+    #[validate(length(max = 10000))]
+    pub comment: Option<String>,
+    /// create: the colour, as #rrggbb. Zotero's palette: #ffd400 yellow, #ff6666 red, #5fb236 green, #2ea8e5
+    /// blue, #a28ae5 purple, #e56eee magenta, #f19837 orange, #aaaaaa grey.
+    #[validate(custom(function = "validate_color"))]
+    #[serde(default = "default_color")]
+    #[schemars(default = "default_color", regex(pattern = r"^#[0-9a-fA-F]{6}$"))]
+    pub color: String,
+    /// create: tags for the new annotation.
+    #[validate(nested)]
+    pub tags: Option<Vec<TagIn>>,
 }
 
 /// One annotation.
@@ -74,6 +124,26 @@ pub struct AnnotationsOutput {
     pub annotations: Vec<AnnotationOut>,
     /// True when more annotations exist than were returned (more than `limit`, or more than could be read).
     pub truncated: bool,
+    /// create: the annotation made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<CreatedAnnotation>,
+}
+
+/// The annotation `create` made.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedAnnotation {
+    pub annotation_key: String,
+    pub attachment_key: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// 1-based page number.
+    pub page: usize,
+    /// The page's own label, as the reader shows it.
+    pub page_label: String,
+    /// The highlighted text as the PDF has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 pub struct Annotations;
@@ -81,14 +151,24 @@ pub struct Annotations;
 impl Tool for Annotations {
     type Input = AnnotationsInput;
     type Output = AnnotationsOutput;
-    const SPEC: ToolSpec = ToolSpec::read(
+    const SPEC: ToolSpec = ToolSpec::mixed(
         "zotero_annotations",
-        "List an item's annotations",
-        "Lists the highlights, underlines, notes and image selections made in Zotero's reader on an item's \
-         attachments (or on one attachment), in reading order, with their text, comment, colour, page and tags.",
+        "Read and create PDF annotations",
+        "action=list: the highlights, underlines, notes and image selections made in Zotero's reader on an item's \
+         attachments (or on one attachment), in reading order, with text, comment, colour, page and tags. \
+         action=create (write scope): a highlight or underline of a passage of the item's PDF, anchored by \
+         quoting it in `text` (read the page with zotero_read_attachment first and copy the words), or a note \
+         with `comment` on `page`. It shows in Zotero's reader at that place after the next sync.",
     );
 
     fn render(output: &AnnotationsOutput) -> String {
+        if let Some(created) = &output.created {
+            let quoted = created.text.as_ref().map(|t| format!(": \"{}\"", truncate(t, 300))).unwrap_or_default();
+            return format!(
+                "Created {} annotation {} on page {} (label {}) of attachment {}{quoted}",
+                created.kind, created.annotation_key, created.page, created.page_label, created.attachment_key
+            );
+        }
         if output.annotations.is_empty() {
             return "_No annotations._".to_owned();
         }
@@ -118,6 +198,15 @@ impl Tool for Annotations {
     }
 
     async fn call(ctx: &RequestContext, input: AnnotationsInput) -> Result<AnnotationsOutput, ToolError> {
+        if input.action == AnnotationAction::Create {
+            let created = create(ctx, &input).await?;
+            return Ok(AnnotationsOutput {
+                action: input.action,
+                annotations: Vec::new(),
+                truncated: false,
+                created: Some(created),
+            });
+        }
         let zotero = ctx.zotero()?;
         // The item and its children together: for an attachment its children are the annotations themselves,
         // so one round trip answers; for a regular item they are its attachments, whose children all go out
@@ -172,6 +261,72 @@ impl Tool for Annotations {
                     .unwrap_or_default(),
             })
             .collect();
-        Ok(AnnotationsOutput { action: input.action, annotations, truncated })
+        Ok(AnnotationsOutput { action: input.action, annotations, truncated, created: None })
     }
+}
+
+/// `#rrggbb`, as Zotero stores annotation colours.
+fn validate_color(color: &str) -> Result<(), validator::ValidationError> {
+    let hex = color.strip_prefix('#').unwrap_or_default();
+    if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(());
+    }
+    let mut error = validator::ValidationError::new("color");
+    error.message = Some("must be a colour written #rrggbb, e.g. #ffd400".into());
+    Err(error)
+}
+
+/// `action=create`: the annotation placed on the item's PDF and written as a child of the attachment.
+async fn create(ctx: &RequestContext, input: &AnnotationsInput) -> Result<CreatedAnnotation, ToolError> {
+    let zotero = ctx.writer()?;
+    let kind = match input.kind {
+        NewAnnotationType::Highlight => AnnotationKind::Highlight,
+        NewAnnotationType::Underline => AnnotationKind::Underline,
+        NewAnnotationType::Note => AnnotationKind::Note,
+    };
+    let request = AnnotationRequest {
+        kind,
+        page: input.page.map(|p| p as usize),
+        text: input.text.clone(),
+        comment: input.comment.clone(),
+        color: Some(input.color.to_ascii_lowercase()),
+        tags: input.tags.iter().flatten().map(TagIn::to_zotero).collect(),
+    };
+    if kind == AnnotationKind::Note && request.page.is_none() {
+        return Err(invalid("a note needs `page`, the 1-based page it goes on"));
+    }
+    if kind != AnnotationKind::Note && request.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        return Err(invalid("a highlight or underline needs `text`: the passage, quoted from the page"));
+    }
+    let attachment = attachment::resolve(zotero, &input.item_key).await?;
+    if attachment.field("contentType") != Some("application/pdf") {
+        return Err(ToolError::Failed(format!(
+            "attachment {} is not a PDF ({}), so this server cannot place annotations on it; nothing was written",
+            attachment.key,
+            attachment.field("contentType").unwrap_or("no content type")
+        )));
+    }
+    let key = attachment::key_of(&attachment)?;
+    let (_, data) = attachment::download(ctx.webdav()?, &attachment, &key).await?;
+    let doc = PdfDocument::open_owned(data, &PdfLimits::default()).map_err(AttachmentError::from)?;
+    let placed = annotate::place(&doc, &attachment.key, &request)
+        .map_err(|e| ToolError::Failed(format!("{e}; nothing was written")))?;
+    drop(doc);
+    let outcome = zotero.write_objects(ObjectKind::Items, std::slice::from_ref(&placed.item)).await?;
+    let Some(annotation_key) = outcome.success.get(&0).cloned() else {
+        let why = outcome.failed.get(&0).map_or_else(|| "no reason given".to_owned(), |f| f.message.clone());
+        return Err(ToolError::Failed(format!("Zotero refused the annotation: {why}; nothing was written")));
+    };
+    Ok(CreatedAnnotation {
+        annotation_key,
+        attachment_key: attachment.key.clone(),
+        kind: kind.as_str().to_owned(),
+        page: placed.page,
+        page_label: placed.page_label,
+        text: placed.text,
+    })
+}
+
+fn invalid(problem: &str) -> ToolError {
+    ToolError::InvalidArguments { tool: "zotero_annotations".into(), problem: problem.to_owned() }
 }

@@ -12,6 +12,8 @@ pub mod fixtures;
 pub mod items;
 pub mod notes;
 pub mod paging;
+pub mod put_attachment;
+pub mod rename_attachments;
 pub mod resources;
 pub mod search;
 
@@ -56,7 +58,9 @@ fn build(test_fixtures: bool) -> Registry {
     registry.tool::<notes::Notes>();
     registry.tool::<annotations::Annotations>();
     registry.tool::<attachments::ReadAttachment>();
+    registry.tool::<put_attachment::PutAttachment>();
     registry.tool::<attachments::DeleteAttachment>();
+    registry.tool::<rename_attachments::RenameAttachments>();
     resources::register(&mut registry);
     if test_fixtures {
         fixtures::register(&mut registry);

@@ -1,6 +1,8 @@
 //! Helpers shared by the native protocol tests: an app over in-memory platform seams, and request builders.
 #![allow(dead_code)]
 
+pub mod dav;
+
 use std::collections::HashMap;
 use std::rc::Rc;
 

@@ -261,6 +261,28 @@ pub fn apply(json: &Map<String, Value>, ctx: &WriteContext<'_>) -> ApiResult<Ite
                         "'annotationText' can only be set for highlight and underline annotations",
                     ));
                 }
+                // As the dataserver checks them: the sort index of a PDF annotation is `PPPPP|OOOOOO|TTTTT`,
+                // and the position is a JSON object sent as a string (at most 65,535 characters).
+                if k == "annotationSortIndex" {
+                    let index = val.as_str().unwrap_or("");
+                    let parts: Vec<&str> = index.split('|').collect();
+                    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+                    let pdf = parts.len() == 3 && digits(parts[0], 5) && digits(parts[1], 6) && digits(parts[2], 5);
+                    let epub = parts.len() == 2 && digits(parts[0], 5) && digits(parts[1], 8);
+                    if !(index.is_empty() || pdf || epub) {
+                        return Err(ApiError::bad_request(format!("Invalid sortIndex '{index}'")));
+                    }
+                }
+                if k == "annotationPosition" {
+                    let text =
+                        val.as_str().ok_or_else(|| ApiError::bad_request("'annotationPosition' must be a string"))?;
+                    if text.chars().count() > 65_535 {
+                        return Err(ApiError::bad_request("'annotationPosition' must be 65535 characters or less"));
+                    }
+                    if !serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) {
+                        return Err(ApiError::bad_request("'annotationPosition' must be a JSON object"));
+                    }
+                }
                 if k == "annotationColor" {
                     let color = val.as_str().unwrap_or("");
                     let ok = color.is_empty()

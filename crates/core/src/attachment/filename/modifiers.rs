@@ -1,0 +1,316 @@
+//! What the attributes every variable takes do to its value: `match`, `start`, `truncate`, `replaceFrom` and
+//! `replaceTo` (JavaScript regular expressions and replacements), `prefix`, `suffix` and `case`.
+
+use regex_lite::{Regex, RegexBuilder};
+
+use super::names::cut_chars;
+use super::variables::whole_number;
+
+/// What the common attributes do to a value, in Zotero's order: `match` alone, or else `start`, `truncate`,
+/// trimming, `replaceFrom`, `prefix` and `suffix`, and last `case` (which applies to the affixes too).
+#[derive(Debug, Default)]
+pub(super) struct Decoration {
+    /// `match`: the value becomes the first match (nothing if none), and no other attribute applies.
+    matcher: Option<Matcher>,
+    /// Characters skipped first.
+    start: usize,
+    /// Characters kept; 0 keeps all.
+    truncate: usize,
+    replace: Option<Replacement>,
+    prefix: String,
+    suffix: String,
+    case: Option<Case>,
+}
+
+#[derive(Debug)]
+enum Matcher {
+    Pattern(Regex),
+    /// An invalid pattern matches nothing, as in Zotero.
+    Invalid,
+}
+
+#[derive(Debug)]
+struct Replacement {
+    pattern: Regex,
+    /// In the regex crate's syntax.
+    with: String,
+    all: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Case {
+    Upper,
+    Lower,
+    Sentence,
+    Title,
+    Hyphen,
+    Snake,
+    Camel,
+    Pascal,
+}
+
+/// Zotero's default regular-expression flags: `i`, case-insensitive, and `v`, JavaScript's Unicode-sets mode,
+/// which the regex crate needs no flag for.
+const DEFAULT_REGEX_FLAGS: &str = "vi";
+
+impl Decoration {
+    pub(super) fn new<'v>(attr: &dyn Fn(&str) -> Option<&'v str>, reasons: &mut Vec<String>) -> Self {
+        let flags_text = attr("regexOpts").unwrap_or(DEFAULT_REGEX_FLAGS);
+        let flags = RegexFlags::parse(flags_text).unwrap_or_else(|bad| {
+            reasons.push(format!(
+                "regexOpts=\"{flags_text}\" has `{bad}`, which is not a regular-expression flag; use i, m, s, g, u or v"
+            ));
+            RegexFlags::default()
+        });
+        let mut compile = |name: &str, pattern: &str| match flags.build(pattern) {
+            Ok(regex) => Some(regex),
+            Err(e) => {
+                let first_line = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
+                reasons.push(format!("{name}=\"{pattern}\" is not a valid regular expression ({first_line})"));
+                None
+            }
+        };
+        let matcher = attr("match")
+            .filter(|p| !p.is_empty())
+            .map(|p| compile("match", p).map_or(Matcher::Invalid, Matcher::Pattern));
+        let replace =
+            attr("replaceFrom").filter(|p| !p.is_empty()).and_then(|p| compile("replaceFrom", p)).map(|pattern| {
+                let with = js_replacement(attr("replaceTo").unwrap_or(""), pattern.captures_len());
+                Replacement { pattern, with, all: flags.global }
+            });
+        let case = attr("case").and_then(|c| {
+            let case = Case::parse(c);
+            if case.is_none() {
+                reasons.push(format!(
+                    "case=\"{c}\" is not a case; use upper, lower, sentence, title, hyphen, snake, camel or pascal"
+                ));
+            }
+            case
+        });
+        // Zotero drops a path separator given as the whole prefix or suffix.
+        let affix = |name| attr(name).filter(|a| !matches!(*a, "/" | "\\")).unwrap_or("").to_owned();
+        Decoration {
+            matcher,
+            start: whole_number(attr, "start", reasons).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
+            truncate: whole_number(attr, "truncate", reasons).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
+            replace,
+            prefix: affix("prefix"),
+            suffix: affix("suffix"),
+            case,
+        }
+    }
+
+    /// The value decorated. An empty value stays empty: its prefix and suffix are dropped too.
+    pub(super) fn apply(&self, value: &str) -> String {
+        if value.is_empty() {
+            return String::new();
+        }
+        if let Some(matcher) = &self.matcher {
+            return match matcher {
+                Matcher::Pattern(regex) => regex.find(value).map(|m| m.as_str().to_owned()).unwrap_or_default(),
+                Matcher::Invalid => String::new(),
+            };
+        }
+        let mut text: String = value.chars().skip(self.start).collect();
+        if self.truncate > 0 {
+            cut_chars(&mut text, self.truncate);
+        }
+        let mut text = text.trim().to_owned();
+        if let Some(r) = &self.replace {
+            text = if r.all {
+                r.pattern.replace_all(&text, r.with.as_str()).into_owned()
+            } else {
+                r.pattern.replace(&text, r.with.as_str()).into_owned()
+            };
+        }
+        if text.is_empty() {
+            return String::new();
+        }
+        // Zotero adds an affix only where the value does not already carry it ("Li et al." + ".").
+        if !self.prefix.is_empty() && !text.starts_with(&self.prefix) {
+            text.insert_str(0, &self.prefix);
+        }
+        if !self.suffix.is_empty() && !text.ends_with(&self.suffix) {
+            text.push_str(&self.suffix);
+        }
+        match self.case {
+            Some(case) => case.apply(&text),
+            None => text,
+        }
+    }
+}
+
+/// JavaScript regular-expression flags, as far as they mean something for the regex crate.
+#[derive(Debug, Default, Clone, Copy)]
+struct RegexFlags {
+    insensitive: bool,
+    multi_line: bool,
+    dot_all: bool,
+    global: bool,
+}
+
+impl RegexFlags {
+    /// The flags, or the first character that is not one.
+    fn parse(text: &str) -> Result<Self, char> {
+        let mut flags = RegexFlags::default();
+        for c in text.chars() {
+            match c {
+                'i' => flags.insensitive = true,
+                'm' => flags.multi_line = true,
+                's' => flags.dot_all = true,
+                'g' => flags.global = true,
+                // Unicode modes, sticky and match indices change nothing for a first match or a replacement.
+                'u' | 'v' | 'y' | 'd' => {}
+                other => return Err(other),
+            }
+        }
+        Ok(flags)
+    }
+
+    fn build(self, pattern: &str) -> Result<Regex, regex_lite::Error> {
+        RegexBuilder::new(pattern)
+            .case_insensitive(self.insensitive)
+            .multi_line(self.multi_line)
+            .dot_matches_new_line(self.dot_all)
+            .build()
+    }
+}
+
+/// A JavaScript replacement string (`$1`, `$&`, `$<name>`, `$$`) in the regex crate's syntax (`${1}`, `$$`).
+pub(super) fn js_replacement(js: &str, groups: usize) -> String {
+    let mut out = String::with_capacity(js.len());
+    let mut rest = js;
+    while let Some(dollar) = rest.find('$') {
+        out.push_str(&rest[..dollar]);
+        let after = &rest[dollar + 1..];
+        let digits: Vec<u32> = after.chars().take(2).map_while(|c| c.to_digit(10)).collect();
+        let group_number = |n: u32| usize::try_from(n).is_ok_and(|n| n >= 1 && n < groups);
+        let (replacement, used) = match (after.chars().next(), digits.as_slice()) {
+            (Some('$'), _) => ("$$".to_owned(), 1),
+            (Some('&'), _) => ("${0}".to_owned(), 1),
+            (_, [a, b, ..]) if group_number(a * 10 + b) => (format!("${{{}}}", a * 10 + b), 2),
+            (_, [a, ..]) if group_number(*a) => (format!("${{{a}}}"), 1),
+            (Some('<'), _) => match after.find('>') {
+                Some(end) => (format!("${{{}}}", &after[1..end]), end + 1),
+                None => ("$$".to_owned(), 0),
+            },
+            _ => ("$$".to_owned(), 0),
+        };
+        out.push_str(&replacement);
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Case {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "upper" => Case::Upper,
+            "lower" => Case::Lower,
+            "sentence" => Case::Sentence,
+            "title" => Case::Title,
+            "hyphen" => Case::Hyphen,
+            "snake" => Case::Snake,
+            "camel" => Case::Camel,
+            "pascal" => Case::Pascal,
+            _ => return None,
+        })
+    }
+
+    fn apply(self, text: &str) -> String {
+        match self {
+            Case::Upper => text.to_uppercase(),
+            Case::Lower => text.to_lowercase(),
+            // Zotero leaves the rest as it is, so acronyms survive.
+            Case::Sentence => upper_first(text),
+            Case::Title => title_case(text),
+            Case::Hyphen => joined_lowercase(text, '-'),
+            Case::Snake => joined_lowercase(text, '_'),
+            Case::Camel => camel_case(text),
+            Case::Pascal => upper_first(&camel_case(text)),
+        }
+    }
+}
+
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Uppercases the first letter of each word, leaving the rest. A word starts with a letter that follows neither
+/// a letter, a digit nor `_`, and runs on through letters and apostrophes ("l'été" is one word), so accented
+/// letters are letters: "école" becomes "École".
+fn title_case(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_word, mut prev) = (false, None::<char>);
+    for c in text.chars() {
+        if c.is_alphabetic() {
+            let starts = !in_word && !prev.is_some_and(|p| p.is_alphanumeric() || p == '_');
+            if starts {
+                out.extend(c.to_uppercase());
+            } else {
+                out.push(c);
+            }
+            in_word = true;
+        } else {
+            in_word &= c == '\'' || c == '’';
+            out.push(c);
+        }
+        prev = Some(c);
+    }
+    out
+}
+
+/// Zotero's `hyphen` and `snake` cases: lowercase, with whitespace around an existing `joiner` dropped and every
+/// other whitespace run made one `joiner`.
+fn joined_lowercase(text: &str, joiner: char) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut gap = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if gap && c != joiner && !out.ends_with(joiner) {
+            out.push(joiner);
+        }
+        gap = false;
+        out.extend(c.to_lowercase());
+    }
+    if gap {
+        out.push(joiner);
+    }
+    out
+}
+
+/// Zotero's `camel` case: lowercase, then each run of characters other than letters and digits is dropped and the
+/// character after it uppercased ("attention is all" → "attentionIsAll").
+fn camel_case(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    let mut chars = lower.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphabetic() || c.is_ascii_digit() {
+            out.push(c);
+            continue;
+        }
+        let mut run = String::from(c);
+        while let Some(&next) = chars.peek() {
+            if next.is_alphabetic() || next.is_ascii_digit() {
+                break;
+            }
+            run.push(next);
+            chars.next();
+        }
+        match chars.next() {
+            Some(next) => out.extend(next.to_uppercase()),
+            // A run at the very end has nothing to capitalise, and stays (as in Zotero).
+            None => out.push_str(&run),
+        }
+    }
+    out
+}

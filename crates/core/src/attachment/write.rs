@@ -1,0 +1,389 @@
+//! Writing attachment files, in Zotero Desktop's order: the item, then `<KEY>.zip`, then `<KEY>.prop`, then the
+//! item's `md5`/`mtime`.
+//!
+//! The order is what keeps a failure part-way readable. Zotero Desktop finds a file on WebDAV through its
+//! `.prop`: an item with no `.prop` is "file not uploaded yet", a `.prop` without its `.zip` would be a broken
+//! download. So the archive always goes first and the `.prop` second, and the item's `md5`/`mtime` last (they are
+//! bookkeeping Desktop rewrites on its next sync; a file without them downloads fine). When a step fails, what
+//! can be undone is undone (a new item and its files are removed), and the error says exactly what the library
+//! holds now and how to finish. Nothing is retried blindly: the only repeated request is a `PATCH` refused with
+//! 412, sent again once after re-reading the item and checking it is still the same file.
+
+use serde_json::{json, Map, Value};
+
+use super::filename::valid_file_name;
+use super::{guess_content_type, key_of, require_stored_file, AttachmentError};
+use crate::platform::Clock;
+use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
+use crate::zotero::{ObjectKey, ObjectKind, ZoteroError, ZoteroObject, ZoteroWriter};
+
+/// The largest file written, as in the TypeScript server: 40 MiB (the Worker also holds the archive).
+pub const MAX_UPLOAD_BYTES: usize = 40 * 1024 * 1024;
+
+/// A file to store: its name, type and bytes.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub filename: String,
+    /// `None`: guessed from the file name.
+    pub content_type: Option<String>,
+    pub data: Vec<u8>,
+}
+
+/// The new item's metadata besides its file.
+#[derive(Debug, Clone, Default)]
+pub struct NewAttachment {
+    /// The regular item it belongs to; `None` makes a standalone attachment.
+    pub parent: Option<ObjectKey>,
+    /// `None`: the file name, as Zotero does.
+    pub title: Option<String>,
+    /// Where the file came from.
+    pub url: Option<String>,
+    /// Zotero tag objects (`{"tag": "…"}`).
+    pub tags: Vec<Value>,
+    /// Collection keys (standalone attachments only: Zotero files child items under their parent).
+    pub collections: Vec<String>,
+}
+
+/// What is stored once a write has finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAttachment {
+    pub key: String,
+    pub filename: String,
+    pub content_type: String,
+    pub bytes: usize,
+    pub md5: String,
+    pub mtime_ms: u64,
+    /// Whether the item records the file's md5/mtime. False only when that last step failed: the file is
+    /// complete on WebDAV and Zotero Desktop downloads it, but the item does not list its checksum yet.
+    pub recorded: bool,
+    /// What happened, for the caller to pass on (set when a step did not go as planned).
+    pub warning: Option<String>,
+}
+
+/// Why a file was not written, and what the library holds now.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Refused before anything was written.
+    #[error("{reason}; nothing was written")]
+    Invalid { reason: String },
+    #[error("{0}; nothing was written")]
+    Refused(#[from] AttachmentError),
+    #[error("{0}")]
+    Archive(#[from] ArchiveError),
+    /// A step failed after something was written: `state` says what the library holds and what to do.
+    #[error("{step} failed: {cause}. {state}")]
+    Interrupted { step: &'static str, cause: String, state: String },
+}
+
+/// Creates a stored-file attachment: the item, then its archive and `.prop` on WebDAV, then its md5/mtime.
+pub async fn create(
+    zotero: &ZoteroWriter,
+    dav: &WebDavWriter,
+    clock: &dyn Clock,
+    upload: Upload,
+    meta: NewAttachment,
+) -> Result<StoredAttachment, WriteError> {
+    let filename = checked_name(&upload.filename)?;
+    check_size(upload.data.len())?;
+    if meta.parent.is_some() && !meta.collections.is_empty() {
+        return Err(WriteError::Invalid {
+            reason: "an attachment with a parent item is shown under its parent, so it cannot be put in collections; \
+                     drop collections, or add the parent item to them instead"
+                .into(),
+        });
+    }
+    let content_type = upload.content_type.clone().unwrap_or_else(|| guess_content_type(&filename).to_owned());
+    let mtime_ms = clock.now_ms();
+    // Everything that can fail without writing happens before the first write.
+    let zip = pack(&filename, &upload.data, mtime_ms)?;
+    let props = FileProps { mtime_ms, md5: md5_hex(&upload.data) };
+
+    // Built here rather than from `GET /items/new` (one round trip less): the fields of Zotero's own template
+    // for an `imported_file` attachment. A new attachment has no file yet, so no md5/mtime: Zotero refuses them
+    // on creation and Desktop reads their absence as "not uploaded".
+    let mut item = Map::new();
+    item.insert("itemType".into(), json!("attachment"));
+    item.insert("linkMode".into(), json!("imported_file"));
+    item.insert("title".into(), json!(meta.title.clone().unwrap_or_else(|| filename.clone())));
+    item.insert("accessDate".into(), json!(""));
+    item.insert("note".into(), json!(""));
+    item.insert("contentType".into(), json!(content_type));
+    item.insert("charset".into(), json!(""));
+    item.insert("filename".into(), json!(filename));
+    item.insert("tags".into(), Value::Array(meta.tags.clone()));
+    item.insert("collections".into(), json!(meta.collections));
+    item.insert("relations".into(), json!({}));
+    if let Some(parent) = &meta.parent {
+        item.insert("parentItem".into(), json!(parent.as_str()));
+    }
+    if let Some(url) = &meta.url {
+        item.insert("url".into(), json!(url));
+    }
+    let outcome = zotero
+        .write_objects(ObjectKind::Items, &[Value::Object(item)])
+        .await
+        .map_err(|e| WriteError::Invalid { reason: format!("Zotero did not create the attachment item ({e})") })?;
+    let Some(key) = outcome.success.get(&0).cloned() else {
+        let why = outcome.failed.get(&0).map_or_else(|| "no reason given".to_owned(), |f| f.message.clone());
+        return Err(WriteError::Invalid { reason: format!("Zotero refused the attachment item: {why}") });
+    };
+    let version = outcome.successful.get(&0).and_then(|o| o.get("version")).and_then(Value::as_u64);
+    let version = version.unwrap_or(outcome.library_version);
+    let object_key = ObjectKey::parse(&key).map_err(|_| WriteError::Invalid {
+        reason: format!("Zotero answered with an item key that is not one ({key})"),
+    })?;
+
+    if let Err(e) = upload_files(dav, &object_key, zip, &props).await {
+        let state = undo_create(zotero, dav, &object_key, version).await;
+        return Err(WriteError::Interrupted { step: e.step, cause: e.cause, state });
+    }
+
+    let stored = StoredAttachment {
+        key: key.clone(),
+        filename,
+        content_type,
+        bytes: upload.data.len(),
+        md5: props.md5.clone(),
+        mtime_ms,
+        recorded: true,
+        warning: None,
+    };
+    let changes = json!({ "md5": props.md5, "mtime": mtime_ms });
+    Ok(record(zotero, &object_key, version, &changes, stored).await)
+}
+
+/// Replaces the file of a stored-file attachment. The file name is kept unless a new one is given (and then
+/// the content type follows it, unless one is given too).
+pub async fn replace(
+    zotero: &ZoteroWriter,
+    dav: &WebDavWriter,
+    clock: &dyn Clock,
+    item: &ZoteroObject,
+    filename: Option<&str>,
+    content_type: Option<&str>,
+    data: Vec<u8>,
+) -> Result<StoredAttachment, WriteError> {
+    require_stored_file(item)?;
+    let key = key_of(item)?;
+    check_size(data.len())?;
+    let current_name = item.field("filename").map(str::to_owned);
+    let filename = match (filename, &current_name) {
+        (Some(given), _) => checked_name(given)?,
+        (None, Some(current)) => current.clone(),
+        (None, None) => format!("{}.pdf", key.as_str()),
+    };
+    let content_type = match (content_type, item.field("contentType")) {
+        (Some(given), _) => given.to_owned(),
+        (None, Some(current)) if current_name.as_deref() == Some(filename.as_str()) => current.to_owned(),
+        _ => guess_content_type(&filename).to_owned(),
+    };
+    let mtime_ms = clock.now_ms();
+    let props = FileProps { mtime_ms, md5: md5_hex(&data) };
+    let zip = pack(&filename, &data, mtime_ms)?;
+
+    if let Err(e) = upload_files(dav, &key, zip, &props).await {
+        let state = if e.step == STEP_ZIP {
+            "Nothing was changed: the previous file is still the one stored.".to_owned()
+        } else {
+            "The new file's archive is on WebDAV but its .prop still describes the previous file, so Zotero \
+             Desktop keeps the copy it has. Call again with the same arguments to finish the replacement."
+                .to_owned()
+        };
+        return Err(WriteError::Interrupted { step: e.step, cause: e.cause, state });
+    }
+
+    let mut changes = Map::new();
+    changes.insert("md5".into(), json!(props.md5));
+    changes.insert("mtime".into(), json!(mtime_ms));
+    if current_name.as_deref() != Some(filename.as_str()) {
+        changes.insert("filename".into(), json!(filename));
+    }
+    if item.field("contentType") != Some(content_type.as_str()) {
+        changes.insert("contentType".into(), json!(content_type));
+    }
+    let stored = StoredAttachment {
+        key: item.key.clone(),
+        filename,
+        content_type,
+        bytes: data.len(),
+        md5: props.md5.clone(),
+        mtime_ms,
+        recorded: true,
+        warning: None,
+    };
+    Ok(record(zotero, &key, item.version, &Value::Object(changes), stored).await)
+}
+
+/// Renames a stored file: the archive is written again with the file under its new name (same bytes, same
+/// md5 and mtime, so the `.prop` stays as it is), then the item's `filename` — and its title, when the title was
+/// just the old file name — is changed.
+pub async fn rename(
+    zotero: &ZoteroWriter,
+    dav: &WebDavWriter,
+    item: &ZoteroObject,
+    new_name: &str,
+) -> Result<StoredAttachment, WriteError> {
+    require_stored_file(item)?;
+    let key = key_of(item)?;
+    let filename = checked_name(new_name)?;
+    let current = item.field("filename").unwrap_or_default();
+    let zip = dav
+        .get_zip(&key)
+        .await
+        .map_err(|e| WriteError::Invalid { reason: format!("the file could not be downloaded ({e})") })?
+        .ok_or_else(|| AttachmentError::NoFileOnWebDav { key: item.key.clone() })?;
+    let file = unpack(&zip, item.field("filename"), &ZipLimits::default())?;
+    drop(zip);
+    let md5 = md5_hex(&file.data);
+    let props = dav.get_prop(&key).await.ok().flatten();
+    let mtime_ms = props
+        .as_ref()
+        .map(|p| p.mtime_ms)
+        .or_else(|| item.data.get("mtime").and_then(Value::as_u64))
+        .unwrap_or_default();
+    let stored = StoredAttachment {
+        key: item.key.clone(),
+        filename: filename.clone(),
+        content_type: item.field("contentType").unwrap_or("application/octet-stream").to_owned(),
+        bytes: file.data.len(),
+        md5: md5.clone(),
+        mtime_ms,
+        recorded: true,
+        warning: None,
+    };
+    if filename == current && file.filename == filename {
+        return Ok(stored);
+    }
+    let zip = pack(&filename, &file.data, mtime_ms)?;
+    dav.put_zip(&key, zip).await.map_err(|e| WriteError::Interrupted {
+        step: STEP_ZIP,
+        cause: e.to_string(),
+        state: "Nothing was changed: the file keeps its name.".into(),
+    })?;
+    if props.as_ref().is_none_or(|p| p.md5 != md5) {
+        // The .prop was missing or described other bytes: write the one that matches what is stored now.
+        let props = FileProps { mtime_ms, md5: md5.clone() };
+        dav.put_prop(&key, &props).await.map_err(|e| WriteError::Interrupted {
+            step: STEP_PROP,
+            cause: e.to_string(),
+            state: "The archive now holds the file under its new name, but the item still has the old one. Call \
+                    again with the same arguments to finish."
+                .into(),
+        })?;
+    }
+    let mut changes = Map::new();
+    changes.insert("filename".into(), json!(filename));
+    if item.field("title").is_none_or(|title| title == current) {
+        changes.insert("title".into(), json!(filename));
+    }
+    match patch_once_more_on_conflict(zotero, &key, item.version, &Value::Object(changes)).await {
+        Ok(()) => Ok(stored),
+        Err(e) => Err(WriteError::Interrupted {
+            step: STEP_RECORD,
+            cause: e.to_string(),
+            state: format!(
+                "The archive on WebDAV holds the file as {filename}, but the item still names it {current}; Zotero \
+                 Desktop keeps its own copy as it is. Call again with the same arguments to finish."
+            ),
+        }),
+    }
+}
+
+const STEP_ZIP: &str = "Uploading the file's archive (.zip) to WebDAV";
+const STEP_PROP: &str = "Uploading the file's .prop to WebDAV";
+const STEP_RECORD: &str = "Recording the file on the Zotero item";
+
+/// The step that failed and why.
+struct StepFailure {
+    step: &'static str,
+    cause: String,
+}
+
+/// The archive, then the `.prop` (which is what makes Zotero Desktop see a new file).
+async fn upload_files(dav: &WebDavWriter, key: &ObjectKey, zip: Vec<u8>, props: &FileProps) -> Result<(), StepFailure> {
+    dav.put_zip(key, zip).await.map_err(|e| StepFailure { step: STEP_ZIP, cause: e.to_string() })?;
+    dav.put_prop(key, props).await.map_err(|e| StepFailure { step: STEP_PROP, cause: e.to_string() })
+}
+
+/// Removes a just-created item and whatever of its files reached WebDAV; says what the library holds after.
+async fn undo_create(zotero: &ZoteroWriter, dav: &WebDavWriter, key: &ObjectKey, version: u64) -> String {
+    let files = dav.delete(key).await;
+    let item = zotero.delete_item(key, version).await;
+    match (item, files) {
+        (Ok(_), Ok(())) => "Nothing was kept: the new attachment item and any part of its file were removed.".into(),
+        (Ok(_), Err(e)) => format!(
+            "The new attachment item was removed; its partial files on WebDAV could not be ({e}). They are not \
+             linked to any item and only take space ({key}.zip / {key}.prop)."
+        ),
+        (Err(e), _) => format!(
+            "The new attachment item {key} could not be removed ({e}): Zotero shows it without a file. Delete it \
+             with zotero_delete_attachment (permanent=true), or call zotero_put_attachment with \
+             replaceAttachmentKey={key} to give it its file."
+        ),
+    }
+}
+
+/// Records md5/mtime (and any other changes) on the item as the last step. A failure here leaves a complete,
+/// downloadable file, so it is reported in the result rather than undone.
+async fn record(
+    zotero: &ZoteroWriter,
+    key: &ObjectKey,
+    version: u64,
+    changes: &Value,
+    mut stored: StoredAttachment,
+) -> StoredAttachment {
+    if let Err(e) = patch_once_more_on_conflict(zotero, key, version, changes).await {
+        stored.recorded = false;
+        stored.warning = Some(format!(
+            "{STEP_RECORD} failed ({e}). The file is complete on WebDAV and Zotero Desktop will download it, but the \
+             item does not list its new checksum{}. Call zotero_put_attachment again with replaceAttachmentKey={key} \
+             and the same file to record it.",
+            if changes.get("filename").is_some() { " or file name" } else { "" }
+        ));
+    }
+    stored
+}
+
+/// `PATCH` at `version`; when Zotero answers 412 (the item changed meanwhile, e.g. Desktop synced), re-read it
+/// and, if it is still a stored-file attachment, send the same changes once more at its new version.
+async fn patch_once_more_on_conflict(
+    zotero: &ZoteroWriter,
+    key: &ObjectKey,
+    version: u64,
+    changes: &Value,
+) -> Result<(), ZoteroError> {
+    match zotero.patch_item(key, version, changes).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.status() == Some(412) => {
+            let fresh = zotero.item(key).await?;
+            if require_stored_file(&fresh).is_err() || fresh.is_trashed() {
+                return Err(e);
+            }
+            zotero.patch_item(key, fresh.version, changes).await.map(|_| ())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A file name Zotero Desktop can store on every platform, or why there is none.
+fn checked_name(raw: &str) -> Result<String, WriteError> {
+    let name = valid_file_name(raw);
+    if name == "_" && raw.trim() != "_" {
+        return Err(WriteError::Invalid {
+            reason: format!("{raw:?} is not a usable file name; give a name such as paper.pdf"),
+        });
+    }
+    Ok(name)
+}
+
+fn check_size(bytes: usize) -> Result<(), WriteError> {
+    if bytes == 0 {
+        return Err(WriteError::Invalid { reason: "the file is empty".into() });
+    }
+    if bytes > MAX_UPLOAD_BYTES {
+        return Err(WriteError::Invalid {
+            reason: format!("the file is {bytes} bytes, over the {MAX_UPLOAD_BYTES}-byte limit"),
+        });
+    }
+    Ok(())
+}

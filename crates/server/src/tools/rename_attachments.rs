@@ -1,0 +1,210 @@
+//! `zotero_rename_attachments`: names stored files after their parent items with Zotero 7's filename template,
+//! as a dry run unless `apply` is set.
+
+use futures_util::future::join_all;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+use zotero_mcp_core::attachment::filename::{build_renamed_filename, check_template, DEFAULT_TEMPLATE};
+use zotero_mcp_core::attachment::{require_stored_file, write};
+use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
+
+use super::args::Key;
+use crate::context::RequestContext;
+use crate::format::text::truncate;
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+/// Children read per parent item.
+const MAX_CHILDREN: usize = 100;
+
+fn default_template() -> String {
+    DEFAULT_TEMPLATE.to_owned()
+}
+
+fn default_limit() -> u32 {
+    25
+}
+
+/// Arguments of `zotero_rename_attachments`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenameAttachmentsInput {
+    /// Items whose stored files are renamed (regular items, or attachments themselves).
+    #[validate(length(min = 1, max = 50))]
+    pub item_keys: Option<Vec<Key>>,
+    /// Every top-level item of this collection.
+    pub collection_key: Option<Key>,
+    /// Zotero 7's filename template: `{{ variable attribute="value" }}` with firstCreator, authors, editors,
+    /// year, title, itemType, citationKey or any field; attributes prefix, suffix, truncate, case, match,
+    /// join, max, start; and `{{ if … }}…{{ else }}…{{ endif }}`.
+    #[validate(length(min = 1, max = 2000))]
+    #[serde(default = "default_template")]
+    #[schemars(default = "default_template")]
+    pub template: String,
+    /// Write the new names (needs the write scope). Without it, only the plan is shown.
+    #[serde(default)]
+    #[schemars(default)]
+    pub apply: bool,
+    /// The most parent items looked at.
+    #[validate(range(min = 1, max = 100))]
+    #[serde(default = "default_limit")]
+    #[schemars(default = "default_limit")]
+    pub limit: u32,
+}
+
+/// One attachment's rename.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedRename {
+    pub attachment_key: String,
+    pub from: String,
+    pub to: String,
+    /// planned, renamed, unchanged, or `failed: <why>`.
+    pub status: String,
+}
+
+/// Result of `zotero_rename_attachments`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RenameAttachmentsOutput {
+    pub applied: bool,
+    pub planned: Vec<PlannedRename>,
+}
+
+pub struct RenameAttachments;
+
+impl Tool for RenameAttachments {
+    type Input = RenameAttachmentsInput;
+    type Output = RenameAttachmentsOutput;
+    const SPEC: ToolSpec = ToolSpec::mixed(
+        "zotero_rename_attachments",
+        "Rename attachment files from item metadata",
+        "Names the stored files (PDFs, EPUBs…) of the given items, or of a collection's items, after their \
+         metadata with Zotero 7's filename template (default: \"Author et al. - 2020 - Title\"). A dry run by \
+         default that lists old and new names; apply=true writes them (write scope), rewriting each file's \
+         archive on WebDAV: one download and one upload per file.",
+    )
+    .idempotent();
+
+    fn render(output: &RenameAttachmentsOutput) -> String {
+        let renamed = output.planned.iter().filter(|p| p.status == "renamed").count();
+        let mut lines = vec![if output.applied {
+            format!("Renamed {renamed} of {} attachment(s).", output.planned.len())
+        } else {
+            format!("Dry run over {} attachment(s); call again with apply=true to rename them.", output.planned.len())
+        }];
+        if output.planned.is_empty() {
+            lines.push("_No stored-file attachments were found for these items._".into());
+        } else {
+            lines.push(String::new());
+        }
+        for p in &output.planned {
+            let from = if p.from.is_empty() { "(no name)" } else { &p.from };
+            lines.push(format!("- {}: {from} → {} [{}]", p.attachment_key, p.to, p.status));
+        }
+        lines.join("\n")
+    }
+
+    async fn call(ctx: &RequestContext, input: RenameAttachmentsInput) -> Result<RenameAttachmentsOutput, ToolError> {
+        check_template(&input.template).map_err(|e| invalid(e.to_string()))?;
+        // Writing is checked before anything is read: a read-only grant learns at once that apply needs more.
+        let writers = if input.apply {
+            let zotero = ctx.writer()?;
+            let dav = ctx.webdav_writer()?.ok_or_else(|| {
+                ToolError::Failed(
+                    "WebDAV is not configured, so files cannot be renamed; set WEBDAV_URL, WEBDAV_USERNAME and \
+                     WEBDAV_PASSWORD. Nothing was changed."
+                        .into(),
+                )
+            })?;
+            Some((zotero, dav))
+        } else {
+            None
+        };
+        let zotero = ctx.zotero()?;
+        let limit = input.limit as usize;
+        let mut not_found = Vec::new();
+        let parents: Vec<ZoteroObject> = match (&input.item_keys, &input.collection_key) {
+            (Some(keys), _) if !keys.is_empty() => {
+                let keys: Vec<ObjectKey> = keys.iter().map(|k| k.0.clone()).take(limit).collect();
+                let found = zotero.items_by_keys(&keys).await?;
+                not_found = keys.into_iter().filter(|k| !found.iter().any(|f| f.key == k.as_str())).collect();
+                found
+            }
+            (_, Some(collection)) => zotero.collection_items(collection, true, &Query::new(), limit).await?.items,
+            _ => return Err(invalid("pass itemKeys or collectionKey to choose which items' files to rename".into())),
+        };
+        let pairs = attachments_with_parents(zotero, parents.into_iter().take(limit).collect()).await?;
+
+        let mut planned = Vec::new();
+        for (attachment, parent) in pairs {
+            let from = attachment.field("filename").unwrap_or_default().to_owned();
+            let proposed = parent.as_ref().and_then(|p| {
+                let summary = p.meta.get("creatorSummary").and_then(|v| v.as_str());
+                build_renamed_filename(&p.data, &from, &input.template, summary)
+            });
+            let mut entry = PlannedRename {
+                attachment_key: attachment.key.clone(),
+                from: from.clone(),
+                to: proposed.clone().unwrap_or_else(|| from.clone()),
+                status: "unchanged".into(),
+            };
+            match (proposed, &writers) {
+                (Some(to), _) if to == from => {}
+                (None, _) => {}
+                (Some(_), None) => entry.status = "planned".into(),
+                (Some(to), Some((zotero, dav))) => {
+                    entry.status = match write::rename(zotero, dav, &attachment, &to).await {
+                        Ok(_) => "renamed".into(),
+                        Err(e) => format!("failed: {}", truncate(&e.to_string(), 300)),
+                    };
+                }
+            }
+            planned.push(entry);
+        }
+        planned.extend(not_found.into_iter().map(|key| PlannedRename {
+            attachment_key: key.as_str().to_owned(),
+            from: String::new(),
+            to: String::new(),
+            status: "failed: no item with this key in the library".into(),
+        }));
+        Ok(RenameAttachmentsOutput { applied: input.apply, planned })
+    }
+}
+
+/// Each stored-file attachment of `items` with the regular item it is named after: an attachment given itself
+/// is named after its parent (read in one request with the others); a regular item's stored files (its
+/// children, all read together) after it. A standalone attachment has no parent: it is listed unchanged.
+async fn attachments_with_parents(
+    zotero: &zotero_mcp_core::zotero::ZoteroClient,
+    items: Vec<ZoteroObject>,
+) -> Result<Vec<(ZoteroObject, Option<ZoteroObject>)>, ToolError> {
+    let (attachments, regular): (Vec<ZoteroObject>, Vec<ZoteroObject>) =
+        items.into_iter().partition(|i| i.item_type() == Some("attachment"));
+    let missing: Vec<ObjectKey> = attachments
+        .iter()
+        .filter_map(|a| a.field("parentItem"))
+        .filter(|p| !regular.iter().any(|r| r.key == *p))
+        .filter_map(|p| ObjectKey::parse(p).ok())
+        .collect();
+    let parents = if missing.is_empty() { Vec::new() } else { zotero.items_by_keys(&missing).await? };
+    let keys: Vec<ObjectKey> = regular.iter().filter_map(|r| ObjectKey::parse(&r.key).ok()).collect();
+    let children = join_all(keys.iter().map(|k| zotero.children(k, MAX_CHILDREN))).await;
+    let mut pairs = Vec::new();
+    for attachment in attachments.into_iter().filter(|a| require_stored_file(a).is_ok()) {
+        let parent = attachment
+            .field("parentItem")
+            .and_then(|p| regular.iter().chain(parents.iter()).find(|r| r.key == p).cloned());
+        pairs.push((attachment, parent));
+    }
+    for (parent, children) in regular.iter().zip(children) {
+        for child in children?.items.into_iter().filter(|c| require_stored_file(c).is_ok()) {
+            pairs.push((child, Some(parent.clone())));
+        }
+    }
+    Ok(pairs)
+}
+
+fn invalid(problem: String) -> ToolError {
+    ToolError::InvalidArguments { tool: "zotero_rename_attachments".into(), problem }
+}
