@@ -129,3 +129,48 @@ fn wrong_credentials_and_a_missing_folder_say_what_to_fix() {
         assert!(error.to_string().contains("Zotero Desktop"), "{error}");
     });
 }
+
+/// tests/compat/zotero_webdav.py with `args`: its stdout, or the test fails with its reason.
+fn zotero_format(args: &[&str]) -> String {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/compat/zotero_webdav.py");
+    let out = Command::new("python3").arg(script).args(args).output().expect("python3 runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn what_we_upload_is_what_zotero_desktop_reads_and_what_it_uploads_we_read() {
+    let server = start();
+    let dav = client(&server, "pass word");
+    let folder = server.root.join("zotero");
+    let pdf = b"%PDF-1.4 a stand-in for a paper, with a name in another script".to_vec();
+    let ours = ObjectKey::parse("ZXCV2345").unwrap();
+    let name = "Wang et al. - 2023 - 图神经网络综述.pdf";
+    let props = FileProps { mtime_ms: 1_700_000_000_123, md5: md5_hex(&pdf) };
+    runtime().block_on(async {
+        dav.put_zip(&ours, pack(name, &pdf, props.mtime_ms).unwrap()).await.unwrap();
+        dav.put_prop(&ours, &props).await.unwrap();
+    });
+    let zip = folder.join("ZXCV2345.zip");
+    let prop = folder.join("ZXCV2345.prop");
+    let checked = zotero_format(&["read", zip.to_str().unwrap(), prop.to_str().unwrap(), name]);
+    assert_eq!(checked.trim(), format!("ok {} {} {}", pdf.len(), props.md5, props.mtime_ms));
+
+    // The other way: files laid out as Desktop uploads them, with its full-text cache entries in the archive
+    // and a one-line .prop, put straight into the server's folder.
+    let source = server.root.join("source.pdf");
+    std::fs::write(&source, &pdf).unwrap();
+    let written =
+        zotero_format(&["write", folder.to_str().unwrap(), "DESK2345", "Paper (final).pdf", source.to_str().unwrap()]);
+    let mtime: u64 = written.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let desktop = ObjectKey::parse("DESK2345").unwrap();
+    runtime().block_on(async {
+        let zip = dav.get_zip(&desktop).await.unwrap().expect("Desktop's archive");
+        let stored = unpack(&zip, Some("Paper (final).pdf"), &ZipLimits::default()).unwrap();
+        assert_eq!((stored.filename.as_str(), stored.data), ("Paper (final).pdf", pdf.clone()));
+        // Without the item's name to go by, the first real file is still chosen over the cache entries.
+        assert_eq!(unpack(&zip, None, &ZipLimits::default()).unwrap().filename, "Paper (final).pdf");
+        let read = dav.get_prop(&desktop).await.unwrap().expect("Desktop's .prop");
+        assert_eq!(read, FileProps { mtime_ms: mtime, md5: md5_hex(&pdf) });
+    });
+}
