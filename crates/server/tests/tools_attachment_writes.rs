@@ -468,3 +468,32 @@ async fn a_note_goes_on_the_page_asked_for() {
     assert_eq!(stored["annotationComment"], "Check the methods");
     assert!(stored["annotationSortIndex"].as_str().unwrap().starts_with("00001|"));
 }
+
+#[tokio::test]
+async fn a_large_rename_is_done_a_few_files_per_call_and_continued_by_calling_again() {
+    let s = bench(true);
+    s.upload(ATTACHMENT, "old.pdf", &pdf());
+    for n in 0..6 {
+        let put = s
+            .write(
+                "zotero_put_attachment",
+                json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()), "filename": format!("copy {n}.pdf") }),
+            )
+            .await;
+        ok(&put);
+    }
+    let args = json!({ "itemKeys": [PARENT], "template": "{{ year }}", "apply": true });
+    let first = s.write("zotero_rename_attachments", args.clone()).await;
+    let statuses: Vec<String> =
+        ok(&first)["planned"].as_array().unwrap().iter().map(|p| p["status"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(statuses.len(), 7);
+    assert_eq!(statuses.iter().filter(|s| *s == "renamed").count(), 5, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| *s == "deferred").count(), 2, "{statuses:?}");
+    assert!(text(&first).contains("call again"), "{}", text(&first));
+    let second = s.write("zotero_rename_attachments", args).await;
+    let statuses: Vec<&str> =
+        ok(&second)["planned"].as_array().unwrap().iter().map(|p| p["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses.iter().filter(|s| **s == "renamed").count(), 2, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == "unchanged").count(), 5, "{statuses:?}");
+    assert!(new_children(&s).iter().all(|c| c["filename"] == "2022.pdf"));
+}

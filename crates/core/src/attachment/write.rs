@@ -97,6 +97,9 @@ pub async fn create(
     // Everything that can fail without writing happens before the first write.
     let zip = pack(&filename, &upload.data, mtime_ms)?;
     let props = FileProps { mtime_ms, md5: md5_hex(&upload.data) };
+    let bytes = upload.data.len();
+    // The file is in the archive now; a Worker has 128 MB, so it is not held twice while uploading.
+    drop(upload.data);
 
     // Built here rather than from `GET /items/new` (one round trip less): the fields of Zotero's own template
     // for an `imported_file` attachment. A new attachment has no file yet, so no md5/mtime: Zotero refuses them
@@ -142,7 +145,7 @@ pub async fn create(
         key: key.clone(),
         filename,
         content_type,
-        bytes: upload.data.len(),
+        bytes,
         md5: props.md5.clone(),
         mtime_ms,
         recorded: true,
@@ -180,6 +183,8 @@ pub async fn replace(
     let mtime_ms = clock.now_ms();
     let props = FileProps { mtime_ms, md5: md5_hex(&data) };
     let zip = pack(&filename, &data, mtime_ms)?;
+    let bytes = data.len();
+    drop(data);
 
     if let Err(e) = upload_files(dav, &key, zip, &props).await {
         let state = if e.step == STEP_ZIP {
@@ -205,7 +210,7 @@ pub async fn replace(
         key: item.key.clone(),
         filename,
         content_type,
-        bytes: data.len(),
+        bytes,
         md5: props.md5.clone(),
         mtime_ms,
         recorded: true,
@@ -220,6 +225,7 @@ pub async fn replace(
 pub async fn rename(
     zotero: &ZoteroWriter,
     dav: &WebDavWriter,
+    clock: &dyn Clock,
     item: &ZoteroObject,
     new_name: &str,
 ) -> Result<StoredAttachment, WriteError> {
@@ -235,12 +241,16 @@ pub async fn rename(
     let file = unpack(&zip, item.field("filename"), &ZipLimits::default())?;
     drop(zip);
     let md5 = md5_hex(&file.data);
-    let props = dav.get_prop(&key).await.ok().flatten();
+    let props = dav
+        .get_prop(&key)
+        .await
+        .map_err(|e| WriteError::Invalid { reason: format!("the file's .prop could not be read ({e})") })?;
+    // The file keeps its time; only a file that never had one (no .prop, no mtime on the item) gets now.
     let mtime_ms = props
         .as_ref()
         .map(|p| p.mtime_ms)
         .or_else(|| item.data.get("mtime").and_then(Value::as_u64))
-        .unwrap_or_default();
+        .unwrap_or_else(|| clock.now_ms());
     let stored = StoredAttachment {
         key: item.key.clone(),
         filename: filename.clone(),

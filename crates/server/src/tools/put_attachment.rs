@@ -6,12 +6,17 @@ use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
-use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, Upload, WriteError, MAX_UPLOAD_BYTES};
+use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, Upload, WriteError};
 
 use super::args::Key;
 use super::items::TagIn;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
+
+/// The largest file accepted as `base64Data`, decoded. Lower than a URL download's 40 MiB: the encoded text is
+/// a third larger than the file and the request holds it while the file is decoded and zipped, and a Worker has
+/// 128 MB in all.
+pub const MAX_BASE64_BYTES: usize = 24 * 1024 * 1024;
 
 /// Arguments of `zotero_put_attachment`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
@@ -25,7 +30,8 @@ pub struct PutAttachmentInput {
     /// A public https URL to download the file from (at most 40 MiB; redirects are followed to public hosts only).
     #[schemars(url)]
     pub source_url: Option<String>,
-    /// The file itself, base64-encoded (a `data:…;base64,` prefix is accepted). At most 40 MiB decoded.
+    /// The file itself, base64-encoded (a `data:…;base64,` prefix is accepted). At most 24 MiB decoded; use
+    /// sourceUrl for larger files.
     pub base64_data: Option<String>,
     /// The stored file's name, e.g. "Smith 2020 - Title.pdf". Default: the name the URL gives, else
     /// attachment.pdf for a PDF; characters Windows, macOS or Linux cannot store are dropped.
@@ -71,8 +77,8 @@ impl Tool for PutAttachment {
         "Upload or replace an attachment file",
         "Stores a file on your WebDAV server in Zotero's layout and registers it in Zotero: a new attachment \
          (under parentItemKey, or standalone), or with replaceAttachmentKey a new file for an existing one. Give \
-         the file as sourceUrl (a public https URL this server downloads) or as base64Data, not both; at most 40 \
-         MiB. Zotero Desktop downloads the file on its next sync.",
+         the file as sourceUrl (a public https URL this server downloads, up to 40 MiB) or as base64Data (up to \
+         24 MiB), not both. Zotero Desktop downloads the file on its next sync.",
     )
     .open_world();
 
@@ -93,7 +99,7 @@ impl Tool for PutAttachment {
         lines.join("\n")
     }
 
-    async fn call(ctx: &RequestContext, input: PutAttachmentInput) -> Result<PutAttachmentOutput, ToolError> {
+    async fn call(ctx: &RequestContext, mut input: PutAttachmentInput) -> Result<PutAttachmentOutput, ToolError> {
         let zotero = ctx.writer()?;
         let dav = ctx.webdav_writer()?.ok_or_else(|| {
             ToolError::Failed(
@@ -110,13 +116,14 @@ impl Tool for PutAttachment {
                 )));
             }
         }
-        let (data, fetched_name, fetched_type) = match (&input.source_url, &input.base64_data) {
+        let (data, fetched_name, fetched_type) = match (&input.source_url, input.base64_data.take()) {
             (Some(url), None) => {
                 let download =
                     ctx.download(url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
                 (download.bytes, download.filename, download.content_type)
             }
-            (None, Some(encoded)) => (decode_base64(encoded)?, None, None),
+            // Taken out of the input, so the encoded text is freed as soon as it is decoded.
+            (None, Some(encoded)) => (decode_base64(&encoded)?, None, None),
             _ => unreachable_combination()?,
         };
         if input.content_type.as_deref() == Some("application/pdf") && !looks_like_pdf(&data) {
@@ -213,9 +220,10 @@ fn decode_base64(encoded: &str) -> Result<Vec<u8>, ToolError> {
         None => encoded,
     };
     let compact: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    if compact.len() / 4 * 3 > MAX_UPLOAD_BYTES + 3 {
+    if compact.len() / 4 * 3 > MAX_BASE64_BYTES + 3 {
         return Err(invalid(format!(
-            "the file is about {} bytes, over the {MAX_UPLOAD_BYTES}-byte limit",
+            "the file is about {} bytes, over the {MAX_BASE64_BYTES}-byte limit for base64Data; put the file at a \
+             public https URL and pass sourceUrl instead (up to 40 MiB)",
             compact.len() / 4 * 3
         )));
     }
@@ -281,6 +289,9 @@ mod tests {
         let url_safe = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([0xfb, 0xff, 0xfe]);
         assert_eq!(decode_base64(&url_safe).unwrap(), [0xfb, 0xff, 0xfe]);
         assert!(decode_base64("not base64!").is_err());
+        let too_big = "A".repeat(MAX_BASE64_BYTES / 3 * 4 + 8);
+        let error = decode_base64(&too_big).unwrap_err().to_string();
+        assert!(error.contains("sourceUrl"), "{error}");
         assert!(decode_base64("").is_err());
     }
 

@@ -16,6 +16,10 @@ use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// Children read per parent item.
 const MAX_CHILDREN: usize = 100;
+/// Files rewritten per call. Each costs about four requests (download, upload, .prop, item) and a download's
+/// memory, and a Worker on the free plan may make 50 requests per call: the rest are left for the next call,
+/// which continues where this one stopped (renaming is idempotent).
+pub const MAX_RENAMES_PER_CALL: usize = 5;
 
 fn default_template() -> String {
     DEFAULT_TEMPLATE.to_owned()
@@ -59,7 +63,8 @@ pub struct PlannedRename {
     pub attachment_key: String,
     pub from: String,
     pub to: String,
-    /// planned, renamed, unchanged, or `failed: <why>`.
+    /// planned (dry run), renamed, unchanged, deferred (left for the next call: at most
+    /// [`MAX_RENAMES_PER_CALL`] files are rewritten per call), or `failed: <why>`.
     pub status: String,
 }
 
@@ -82,13 +87,21 @@ impl Tool for RenameAttachments {
         "Names the stored files (PDFs, EPUBs…) of the given items, or of a collection's items, after their \
          metadata with Zotero 7's filename template (default: \"Author et al. - 2020 - Title\"). A dry run by \
          default that lists old and new names; apply=true writes them (write scope), rewriting each file's \
-         archive on WebDAV: one download and one upload per file.",
+         archive on WebDAV: one download and one upload per file, at most 5 files per call (call again to \
+         continue).",
     )
     .idempotent();
 
     fn render(output: &RenameAttachmentsOutput) -> String {
         let renamed = output.planned.iter().filter(|p| p.status == "renamed").count();
-        let mut lines = vec![if output.applied {
+        let deferred = output.planned.iter().filter(|p| p.status == "deferred").count();
+        let mut lines = vec![if output.applied && deferred > 0 {
+            format!(
+                "Renamed {renamed} of {} attachment(s); {deferred} deferred (at most {MAX_RENAMES_PER_CALL} files \
+                 are rewritten per call): call again with the same arguments to continue.",
+                output.planned.len()
+            )
+        } else if output.applied {
             format!("Renamed {renamed} of {} attachment(s).", output.planned.len())
         } else {
             format!("Dry run over {} attachment(s); call again with apply=true to rename them.", output.planned.len())
@@ -137,6 +150,7 @@ impl Tool for RenameAttachments {
         let pairs = attachments_with_parents(zotero, parents.into_iter().take(limit).collect()).await?;
 
         let mut planned = Vec::new();
+        let mut rewritten = 0;
         for (attachment, parent) in pairs {
             let from = attachment.field("filename").unwrap_or_default().to_owned();
             let proposed = parent.as_ref().and_then(|p| {
@@ -153,8 +167,10 @@ impl Tool for RenameAttachments {
                 (Some(to), _) if to == from => {}
                 (None, _) => {}
                 (Some(_), None) => entry.status = "planned".into(),
+                (Some(_), Some(_)) if rewritten >= MAX_RENAMES_PER_CALL => entry.status = "deferred".into(),
                 (Some(to), Some((zotero, dav))) => {
-                    entry.status = match write::rename(zotero, dav, &attachment, &to).await {
+                    rewritten += 1;
+                    entry.status = match write::rename(zotero, dav, ctx.clock(), &attachment, &to).await {
                         Ok(_) => "renamed".into(),
                         Err(e) => format!("failed: {}", truncate(&e.to_string(), 300)),
                     };
