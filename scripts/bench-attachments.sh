@@ -37,3 +37,10 @@ start_both_servers
 WORKER_URL="$WORKER_URL" NATIVE_URL="$NATIVE_URL" \
   FILES="UN79YVS8=1.0 MB, 6 pages (acm-sigconf);3AJKNSWV=10.2 MB, 1,321 pages (pgfmanual)" \
   node tests/bench/attachments.mjs
+
+# Beside it, the TypeScript server's engine (pdf.js via unpdf) on the same bytes: the engine alone, no download.
+echo
+echo "pdf.js (unpdf, the TypeScript server's engine), pages 1–5 of the file in memory, fresh process per file:"
+for f in acm-sigconf pgfmanual; do
+  printf '  %-12s %s\n' "$f" "$(node tests/bench/pdfjs-range.mjs "$CORPUS/files/$f.pdf" 1 5)"
+done

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -99,9 +99,8 @@ describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_
 
   before(async () => {
     const dir = fileURLToPath(new URL('../../crates/sim/demo/files/', import.meta.url));
-    const name = readdirSync(dir).filter((f) => f.endsWith('.pdf')).sort()[0];
-    assert.ok(name, `no PDF in ${dir}`);
-    pdf = readFileSync(path.join(dir, name));
+    // The apa7 sample (LPPL, crates/sim/demo/files/LICENSES.md): two pages, plain prose on page 1.
+    pdf = readFileSync(path.join(dir, 'shortsample.pdf'));
     server = createServer((req, res) => {
       if (req.url === '/papers/demo%20paper.pdf') {
         res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length });
@@ -174,6 +173,16 @@ describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_
     assert.equal(info.structuredContent.file.filename, 'Marchetti et al. - 2022.pdf');
     const text = await ok('zotero_read_attachment', { itemKey: attachmentKey, fromPage: 1, toPage: 1 });
     assert.ok(text.structuredContent.text.length > 0, 'the renamed archive still reads');
+  });
+
+  it('replaces the file with one sent as base64, keeping its name', async () => {
+    assert.ok(attachmentKey, 'the upload step ran');
+    const replaced = await ok('zotero_put_attachment', { replaceAttachmentKey: attachmentKey, base64Data: pdf.toString('base64') });
+    assert.equal(replaced.structuredContent.replaced, true);
+    assert.equal(replaced.structuredContent.filename, 'Marchetti et al. - 2022.pdf');
+    assert.equal(replaced.structuredContent.contentType, 'application/pdf');
+    const info = await ok('zotero_read_attachment', { itemKey: attachmentKey, mode: 'info' });
+    assert.equal(info.structuredContent.file.md5, replaced.structuredContent.md5);
   });
 
   it('refuses a URL on a private address and writes nothing', async () => {
