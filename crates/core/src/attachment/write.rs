@@ -60,6 +60,22 @@ pub struct StoredAttachment {
     pub warning: Option<String>,
 }
 
+impl StoredAttachment {
+    /// A file stored as `props` describes it, recorded on the item unless [`record`] says otherwise.
+    fn new(key: &str, filename: String, content_type: String, bytes: usize, props: &FileProps) -> Self {
+        Self {
+            key: key.to_owned(),
+            filename,
+            content_type,
+            bytes,
+            md5: props.md5.clone(),
+            mtime_ms: props.mtime_ms,
+            recorded: true,
+            warning: None,
+        }
+    }
+}
+
 /// Why a file was not written, and what the library holds now.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -141,16 +157,7 @@ pub async fn create(
         return Err(WriteError::Interrupted { step: e.step, cause: e.cause, state });
     }
 
-    let stored = StoredAttachment {
-        key: key.clone(),
-        filename,
-        content_type,
-        bytes,
-        md5: props.md5.clone(),
-        mtime_ms,
-        recorded: true,
-        warning: None,
-    };
+    let stored = StoredAttachment::new(&key, filename, content_type, bytes, &props);
     let changes = json!({ "md5": props.md5, "mtime": mtime_ms });
     Ok(record(zotero, &object_key, version, &changes, stored).await)
 }
@@ -206,16 +213,7 @@ pub async fn replace(
     if item.field("contentType") != Some(content_type.as_str()) {
         changes.insert("contentType".into(), json!(content_type));
     }
-    let stored = StoredAttachment {
-        key: item.key.clone(),
-        filename,
-        content_type,
-        bytes,
-        md5: props.md5.clone(),
-        mtime_ms,
-        recorded: true,
-        warning: None,
-    };
+    let stored = StoredAttachment::new(&item.key, filename, content_type, bytes, &props);
     Ok(record(zotero, &key, item.version, &Value::Object(changes), stored).await)
 }
 
@@ -251,16 +249,9 @@ pub async fn rename(
         .map(|p| p.mtime_ms)
         .or_else(|| item.data.get("mtime").and_then(Value::as_u64))
         .unwrap_or_else(|| clock.now_ms());
-    let stored = StoredAttachment {
-        key: item.key.clone(),
-        filename: filename.clone(),
-        content_type: item.field("contentType").unwrap_or("application/octet-stream").to_owned(),
-        bytes: file.data.len(),
-        md5: md5.clone(),
-        mtime_ms,
-        recorded: true,
-        warning: None,
-    };
+    let content_type = item.field("contentType").unwrap_or("application/octet-stream").to_owned();
+    let stored_props = FileProps { mtime_ms, md5: md5.clone() };
+    let stored = StoredAttachment::new(&item.key, filename.clone(), content_type, file.data.len(), &stored_props);
     if filename == current && file.filename == filename {
         return Ok(stored);
     }
@@ -272,8 +263,7 @@ pub async fn rename(
     })?;
     if props.as_ref().is_none_or(|p| p.md5 != md5) {
         // The .prop was missing or described other bytes: write the one that matches what is stored now.
-        let props = FileProps { mtime_ms, md5: md5.clone() };
-        dav.put_prop(&key, &props).await.map_err(|e| WriteError::Interrupted {
+        dav.put_prop(&key, &stored_props).await.map_err(|e| WriteError::Interrupted {
             step: STEP_PROP,
             cause: e.to_string(),
             state: "The archive now holds the file under its new name, but the item still has the old one. Call \
