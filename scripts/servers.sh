@@ -50,6 +50,7 @@ start_worker() {
       --port "$port" \
       --persist-to "$WORK_DIR/state" \
       --show-interactive-dev-session=false \
+      --test-scheduled \
       --var "ZOTERO_API_BASE:$SIM_URL" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 \
       "${WEBDAV_VARS[@]}" \
       --log-level info

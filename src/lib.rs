@@ -3,6 +3,8 @@
 //! (crates/core); natively this crate compiles to nothing.
 
 #[cfg(target_arch = "wasm32")]
+mod ai_search;
+#[cfg(target_arch = "wasm32")]
 mod counters;
 #[cfg(target_arch = "wasm32")]
 mod worker;
@@ -11,7 +13,7 @@ mod worker;
 /// This and `worker` are the only places that name workers-rs types.
 #[cfg(target_arch = "wasm32")]
 mod entry {
-    use worker::{event, Context, Env, Request, Response, Result};
+    use worker::{event, Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent};
 
     #[event(fetch)]
     async fn fetch(request: Request, env: Env, _ctx: Context) -> Result<Response> {
@@ -23,5 +25,23 @@ mod entry {
             Err(refusal) => refusal,
         };
         crate::worker::into_worker_response(response)
+    }
+
+    /// The cron (`[triggers] crons` in wrangler.toml): brings the semantic index up to date with the library.
+    /// The run continues after this returns (`wait_until`); it logs its own summary and never throws away
+    /// progress (crates/server/src/jobs.rs).
+    #[event(scheduled)]
+    async fn scheduled(_event: ScheduledEvent, env: Env, ctx: ScheduleContext) {
+        console_error_panic_hook::set_once();
+        crate::worker::install_logger();
+        match crate::worker::app(&env) {
+            Ok(app) => ctx.wait_until(async move {
+                // The outcome is logged by the job; nothing waits for it here.
+                let _ = zotero_mcp_server::jobs::sync_semantic_index(&app).await;
+            }),
+            Err(error) => {
+                log::error!(target: "sync", "ai search sync failed: the Worker's bindings could not be read: {error}")
+            }
+        }
     }
 }

@@ -24,6 +24,7 @@ pub fn app(env: &Env) -> worker::Result<App> {
         counters: crate::counters::bind(env, cache_kv.clone(), clock.clone()),
         cache_kv,
         clock,
+        ai_search: crate::ai_search::bind(env),
     };
     Ok(App::with_oauth(config, platform))
 }
@@ -172,8 +173,8 @@ async fn fetch(request: HttpRequest, limit: Option<usize>) -> Result<HttpRespons
     builder.body(body).map_err(|e| invalid(e.to_string()))
 }
 
-/// The server's operator diagnostics (the `log` facade) on `console.warn`/`console.error`, which
-/// `wrangler tail` and Workers Logs show.
+/// The server's operator diagnostics (the `log` facade) on `console.log`/`console.warn`/`console.error`,
+/// which `wrangler tail` and Workers Logs show.
 struct ConsoleLog;
 
 mod console {
@@ -181,6 +182,8 @@ mod console {
 
     #[wasm_bindgen]
     extern "C" {
+        #[wasm_bindgen(js_namespace = console, js_name = log)]
+        pub fn log(message: &str);
         #[wasm_bindgen(js_namespace = console, js_name = warn)]
         pub fn warn(message: &str);
         #[wasm_bindgen(js_namespace = console, js_name = error)]
@@ -190,7 +193,7 @@ mod console {
 
 impl log::Log for ConsoleLog {
     fn enabled(&self, metadata: &log::Metadata) -> bool {
-        metadata.level() <= log::Level::Warn
+        metadata.level() <= log::Level::Info
     }
 
     fn log(&self, record: &log::Record) {
@@ -198,10 +201,10 @@ impl log::Log for ConsoleLog {
             return;
         }
         let line = format!("{}: {}", record.target(), record.args());
-        if record.level() == log::Level::Error {
-            console::error(&line);
-        } else {
-            console::warn(&line);
+        match record.level() {
+            log::Level::Error => console::error(&line),
+            log::Level::Warn => console::warn(&line),
+            _ => console::log(&line),
         }
     }
 
@@ -212,7 +215,8 @@ impl log::Log for ConsoleLog {
 pub fn install_logger() {
     static LOGGER: ConsoleLog = ConsoleLog;
     if log::set_logger(&LOGGER).is_ok() {
-        log::set_max_level(log::LevelFilter::Warn);
+        // Info carries the scheduled sync's one summary line; nothing logs below it.
+        log::set_max_level(log::LevelFilter::Info);
     }
 }
 

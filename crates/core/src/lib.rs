@@ -7,6 +7,7 @@
 
 pub mod attachment;
 pub mod html_text;
+pub mod index;
 pub mod net;
 pub mod pdf;
 pub mod platform;

@@ -216,6 +216,7 @@ pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualCloc
         cache_kv: MemoryKv::new(clock.clone()),
         counters: crate::platform::MemoryCounters::new(clock.clone()),
         clock: clock.clone(),
+        ai_search: None,
     };
     (platform, clock, http)
 }
@@ -289,3 +290,7 @@ mod tests {
         assert_eq!(http.requests().len(), 2);
     }
 }
+
+// The in-memory AI Search namespace lives in testing/ai_search.rs (this file stays the module's root).
+mod ai_search;
+pub use self::ai_search::{AiSearchCall, MemoryAiSearch, StoredDocument};

@@ -2,6 +2,8 @@
 //!
 //! Names are the TypeScript project's, so an existing deployment's secrets and variables keep working.
 
+use zotero_mcp_core::index::sync::DEFAULT_SUBREQUEST_BUDGET;
+use zotero_mcp_core::index::{IndexSettings, DEFAULT_BATCH};
 use zotero_mcp_core::webdav::WebDavSettings;
 use zotero_mcp_core::zotero::LibraryKind;
 
@@ -40,6 +42,18 @@ pub struct Config {
     /// (`ALLOW_LOOPBACK_SOURCE_URLS=1`): for `make dev` and the end-to-end tests only, whose files are served on
     /// 127.0.0.1. Never set it on a deployment.
     pub allow_loopback_source_urls: bool,
+    /// The AI Search instance and models (`AI_SEARCH_INSTANCE`, `EMBEDDING_MODEL`, `RERANKING_MODEL`), or why
+    /// they are unusable (an instance id AI Search would refuse).
+    pub index: Result<IndexSettings, String>,
+    /// Items the scheduled sync takes per run (`SYNC_BATCH_LIMIT`, default 100), as in the TypeScript project;
+    /// `zotero_reindex` uses it too unless given `limit`.
+    pub sync_batch_limit: usize,
+    /// Zotero requests one sync run may make (`SYNC_SUBREQUEST_BUDGET`): a Worker invocation may make 50
+    /// subrequests on the free plan, and a run stops taking items before it would exceed its budget.
+    pub sync_subrequest_budget: usize,
+    /// Whether indexed documents carry the paper's text from Zotero's full-text index (`INDEX_FULL_TEXT`,
+    /// default on; `0` or `false` indexes metadata only, as the TypeScript project did).
+    pub index_full_text: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -55,6 +69,9 @@ impl std::fmt::Debug for Config {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("test_fixtures", &self.test_fixtures)
             .field("allow_loopback_source_urls", &self.allow_loopback_source_urls)
+            .field("index", &self.index)
+            .field("sync_batch_limit", &self.sync_batch_limit)
+            .field("sync_subrequest_budget", &self.sync_subrequest_budget)
             // WebDavSettings' own Debug leaves the password out.
             .field("webdav", &self.webdav)
             .finish_non_exhaustive()
@@ -95,8 +112,17 @@ impl Config {
                 password: get("WEBDAV_PASSWORD").unwrap_or_default(),
             }),
             allow_loopback_source_urls: get("ALLOW_LOOPBACK_SOURCE_URLS").as_deref() == Some("1"),
+            index: IndexSettings::from_lookup(get).map_err(|e| e.to_string()),
+            sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
+            sync_subrequest_budget: positive(get("SYNC_SUBREQUEST_BUDGET")).unwrap_or(DEFAULT_SUBREQUEST_BUDGET),
+            index_full_text: !matches!(get("INDEX_FULL_TEXT").as_deref(), Some("0" | "false" | "off" | "no")),
         }
     }
+}
+
+/// A whole number above 0 (as the TypeScript project reads `SYNC_BATCH_LIMIT`: anything else is the default).
+fn positive(value: Option<String>) -> Option<usize> {
+    value.and_then(|v| v.parse::<f64>().ok()).filter(|n| n.is_finite() && *n >= 1.0).map(|n| n as usize)
 }
 
 #[cfg(test)]

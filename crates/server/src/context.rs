@@ -7,6 +7,7 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
+use zotero_mcp_core::index::SemanticIndex;
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavWriter};
@@ -43,6 +44,8 @@ pub struct RequestContext {
     zotero: OnceCell<ZoteroWriter>,
     /// The WebDAV client, made on first use; `None` inside when WebDAV is not configured.
     webdav: OnceCell<Option<WebDavWriter>>,
+    /// The AI Search index, made on first use; `None` inside when the deployment binds no AI Search.
+    semantic: OnceCell<Option<SemanticIndex>>,
     /// The tool being run, for the wording of a refusal.
     tool: Cell<&'static str>,
     /// Whether a writer was handed out: from then on the result reports a change that was (or may have been)
@@ -58,6 +61,7 @@ impl RequestContext {
             platform,
             zotero: OnceCell::new(),
             webdav: OnceCell::new(),
+            semantic: OnceCell::new(),
             tool: Cell::new(""),
             writer_taken: Cell::new(false),
         }
@@ -96,6 +100,20 @@ impl RequestContext {
         let writer = self.webdav_client()?;
         self.writer_taken.set(true);
         Ok(writer)
+    }
+
+    /// The library's AI Search index: `Ok(None)` when the deployment binds no AI Search (semantic search is
+    /// off), an error naming the setting when `AI_SEARCH_INSTANCE` is unusable. Searching and syncing only: the
+    /// index holds derived data, so writing to it needs no scope.
+    pub fn semantic_index(&self) -> Result<Option<&SemanticIndex>, String> {
+        if let Some(index) = self.semantic.get() {
+            return Ok(index.as_ref());
+        }
+        let index = match &self.platform.ai_search {
+            None => None,
+            Some(service) => Some(SemanticIndex::new(service.clone(), self.config.index.clone()?)),
+        };
+        Ok(self.semantic.get_or_init(|| index).as_ref())
     }
 
     /// The clock (for file times).

@@ -12,6 +12,7 @@ pub mod config;
 pub mod context;
 pub mod format;
 pub mod grant;
+pub mod jobs;
 pub mod mcp;
 pub mod pages;
 pub mod respond;

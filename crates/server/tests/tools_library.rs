@@ -680,6 +680,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         names,
         [
             "zotero_search",
+            "zotero_semantic_search",
             "zotero_get_item",
             "zotero_create_items",
             "zotero_update_item",
@@ -693,6 +694,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_put_attachment",
             "zotero_delete_attachment",
             "zotero_rename_attachments",
+            "zotero_reindex",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
@@ -711,6 +713,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         "zotero_put_attachment",
         "zotero_delete_attachment",
         "zotero_rename_attachments",
+        "zotero_reindex",
     ] {
         assert_eq!(hints(writer)["readOnlyHint"], false, "{writer}");
     }

@@ -44,5 +44,7 @@ fn platform_over(file: KvFile) -> Result<Platform, String> {
         // server restarts, which only its operator can cause.
         counters: MemoryCounters::new(clock.clone()),
         clock,
+        // AI Search is a Cloudflare binding: natively semantic search is off.
+        ai_search: None,
     })
 }

@@ -3,11 +3,13 @@
 //! Futures returned by these traits are not `Send`: a Worker is single-threaded wasm, and the JavaScript
 //! objects behind the real implementations cannot cross threads anyway.
 
+mod ai_search;
 mod clock;
 mod counters;
 mod http;
 mod kv;
 
+pub use self::ai_search::{AiSearch, AiSearchError};
 pub use self::clock::{within, Clock};
 pub use self::counters::{
     apply_steps, CountRow, CounterReport, CounterRows, CounterStep, Counters, CountersError, KvCounters, MemoryCounters,
@@ -31,4 +33,6 @@ pub struct Platform {
     pub counters: Rc<dyn Counters>,
     /// Wall-clock time.
     pub clock: Rc<dyn Clock>,
+    /// Cloudflare AI Search (`AI_SEARCH`), when the deployment binds it; semantic search is off without it.
+    pub ai_search: Option<Rc<dyn AiSearch>>,
 }

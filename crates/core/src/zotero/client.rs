@@ -129,6 +129,13 @@ impl ZoteroClient {
         })
     }
 
+    /// Whether the next request will first look the library up from the key (`GET /keys/current`): the library
+    /// id was not configured and no request has resolved it yet. Callers that count their requests (the index
+    /// sync's subrequest budget) add this one.
+    pub fn needs_key_lookup(&self) -> bool {
+        self.configured_id.is_none() && self.prefix.get().is_none()
+    }
+
     /// The library path prefix, looking the user id up from the key when it was not configured.
     pub async fn library_prefix(&self) -> Result<&str, ZoteroError> {
         let prefix = self
@@ -298,6 +305,13 @@ impl ZoteroClient {
             Err(error) if error.status() == Some(404) => Ok(None),
             Err(error) => Err(error),
         }
+    }
+
+    /// Every attachment whose full text changed since `since` (`GET /fulltext?since=`), with its full-text
+    /// version, and the library version. Only attachments that have text are listed.
+    pub async fn fulltext_versions(&self, since: u64) -> Result<Versions, ZoteroError> {
+        let reply = self.get(self.library_path("/fulltext").await?, Query::new().since(since).into_params()).await?;
+        Ok(Versions { versions: reply.json()?, library_version: reply.last_modified_version() })
     }
 
     // ---- collections and tags ----

@@ -16,6 +16,7 @@ pub mod put_attachment;
 pub mod rename_attachments;
 pub mod resources;
 pub mod search;
+pub mod semantic;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -48,6 +49,7 @@ fn build(test_fixtures: bool) -> Registry {
     let mut registry = Registry::new();
     registry
         .tool::<search::ZoteroSearch>()
+        .tool::<semantic::SemanticSearch>()
         .tool::<items::GetItem>()
         .tool::<items::CreateItems>()
         .tool::<items::UpdateItem>()
@@ -61,6 +63,7 @@ fn build(test_fixtures: bool) -> Registry {
     registry.tool::<put_attachment::PutAttachment>();
     registry.tool::<attachments::DeleteAttachment>();
     registry.tool::<rename_attachments::RenameAttachments>();
+    registry.tool::<semantic::Reindex>();
     resources::register(&mut registry);
     if test_fixtures {
         fixtures::register(&mut registry);

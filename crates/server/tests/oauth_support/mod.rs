@@ -92,6 +92,7 @@ impl Harness {
             cache_kv: cache_kv.clone(),
             counters: MemoryCounters::new(clock.clone()),
             clock: clock.clone(),
+            ai_search: None,
         };
         Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv, registrations: Cell::new(0) }
     }

@@ -1,0 +1,535 @@
+//! The incremental sync from Zotero into the index (upstream-spec §10.9), with the upstream's mistakes fixed
+//! and a budget of Zotero requests per run.
+//!
+//! A *cycle* brings the index up to one library version (`target`) from the last one it reached (`since`): it
+//! lists the items changed since then, removes the documents of deleted items, and queues the changed keys
+//! (`pending`). Each *run* (a cron tick or a `zotero_reindex` call) takes keys from the queue, reads their items
+//! and uploads their documents; the cursor moves to `target` only when the queue is empty, so a failed or
+//! interrupted run never skips a change. The cursor is the TypeScript project's, key and JSON alike
+//! (`aisearch:sync-state:<instance>` in `CACHE_KV`, `{"since":…,"target":…,"pending":[…]}`), so a deployment
+//! switched either way resumes where the other stopped.
+//!
+//! Fixed against the upstream: deletions are handled on full runs too (upstream-spec §16 Q6: a full run removes
+//! every document whose item no longer exists, found by listing the index), `limit` is honoured on every path
+//! (Q9), and a run stays within [`SyncOptions::subrequest_budget`].
+//!
+//! # The subrequest budget
+//!
+//! A Worker invocation may make only so many subrequests (50 on the Free plan), and a run that hits the limit
+//! dies half-way. So every Zotero request the run makes is counted before it is sent: the library lookup from
+//! the key when the client has not made it yet (1), a new cycle's version listing (1), deletions since the
+//! cursor (1, incremental cycles) and the full-text versions (1, with full text on), then per chunk of at most
+//! [`KEY_CHUNK`] keys the item read (1) and, with full text on, per item with children its children (1) and its
+//! attachment's text (1). Before taking a chunk the run reserves its worst case (1 + 2 per key) and takes only
+//! as many keys as fit; the keys it cannot afford stay queued, reported in `remaining`, and the next run starts
+//! with them. Retries of a 429/503 inside the Zotero client are not visible here, so leave the budget some
+//! room below the platform's limit. AI Search binding calls (ensure, uploads, listings, deletions, stats) and
+//! `CACHE_KV` reads and writes are not counted: they are bindings with limits of their own, not fetches.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use futures_util::future::join_all;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::documents::{document_for, is_indexable, ItemText};
+use super::error::IndexError;
+use super::service::SemanticIndex;
+use super::{DEFAULT_BATCH, KEY_CHUNK, STATE_PREFIX};
+use crate::platform::{KvStore, KvWrite};
+use crate::zotero::{ObjectKey, Versions, ZoteroClient, ZoteroObject};
+
+/// Children read to find an item's attachment (one request).
+const MAX_CHILDREN: usize = 100;
+
+/// Zotero requests a run may make unless told otherwise: the Workers Free plan's 50 subrequests, less room
+/// for retries and the invocation's other fetches.
+pub const DEFAULT_SUBREQUEST_BUDGET: usize = 40;
+
+/// Zotero requests one key may cost beyond its share of the item read, with full text on: the item's children
+/// and its attachment's text.
+const FULL_TEXT_REQUESTS_PER_KEY: usize = 2;
+
+/// How one run goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// Start a new cycle from library version 0 (every item), whatever the cursor says.
+    pub full: bool,
+    /// Keys taken from the queue in this run (at least 1).
+    pub limit: usize,
+    /// Zotero requests this run may make (see the module docs).
+    pub subrequest_budget: usize,
+    /// Append the paper's text from Zotero's full-text index to each document.
+    pub full_text: bool,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        Self { full: false, limit: DEFAULT_BATCH, subrequest_budget: DEFAULT_SUBREQUEST_BUDGET, full_text: true }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    /// Documents uploaded.
+    pub submitted: usize,
+    /// Deleted items whose documents were removed: every key Zotero reported deleted since the cursor
+    /// (incremental cycles, as upstream), or the orphaned documents found (full cycles).
+    pub removed: usize,
+    /// Keys still queued for the next run.
+    pub remaining: usize,
+    /// Documents AI Search is still indexing; `None` when its stats could not be read (never 0 in its place).
+    pub backlog: Option<u64>,
+    /// Documents AI Search failed to index; `None` when unknown.
+    pub failed: Option<u64>,
+    /// The cycle's starting library version.
+    pub from_version: u64,
+    /// The library version the cycle brings the index to.
+    pub to_version: u64,
+    /// The queue is empty: every change up to `to_version` has been sent.
+    pub complete: bool,
+    /// Something about the instance the operator should fix (its chunk size).
+    pub warning: Option<String>,
+    pub message: String,
+    /// Zotero requests this run made, as counted against the budget.
+    pub subrequests: usize,
+}
+
+impl SyncReport {
+    /// The report when AI Search is not bound: complete, every count 0 (not unknown), as upstream.
+    pub fn unbound() -> Self {
+        Self {
+            submitted: 0,
+            removed: 0,
+            remaining: 0,
+            backlog: Some(0),
+            failed: Some(0),
+            from_version: 0,
+            to_version: 0,
+            complete: true,
+            warning: None,
+            message: "AI Search is not bound, so semantic search is disabled.".into(),
+            subrequests: 0,
+        }
+    }
+}
+
+/// The cursor: `{since, target, pending}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct SyncState {
+    pub since: u64,
+    pub target: u64,
+    pub pending: Vec<String>,
+}
+
+impl SyncState {
+    /// The stored JSON, leniently: missing or odd fields are `0/0/[]`, as the TypeScript project reads them; a
+    /// value that is not a JSON object is no state at all.
+    pub(super) fn parse(text: &str) -> Option<Self> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        let object = value.as_object()?;
+        let number = |name: &str| object.get(name).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f as u64)));
+        let pending = object
+            .get("pending")
+            .and_then(Value::as_array)
+            .map(|keys| keys.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        Some(Self { since: number("since").unwrap_or(0), target: number("target").unwrap_or(0), pending })
+    }
+}
+
+/// The cursor's key in `CACHE_KV` for an instance.
+pub fn state_key(instance: &str) -> String {
+    format!("{STATE_PREFIX}:{instance}")
+}
+
+/// Zotero requests counted against the run's budget. A `Cell`: the reads of one chunk run concurrently.
+struct Budget {
+    limit: usize,
+    used: Cell<usize>,
+}
+
+impl Budget {
+    fn left(&self) -> usize {
+        self.limit.saturating_sub(self.used.get())
+    }
+    fn spend(&self, requests: usize) {
+        self.used.set(self.used.get() + requests);
+    }
+}
+
+/// Brings the index closer to the library: one run of the cycle described in the module docs. With no index
+/// (AI Search unbound) it does nothing and says so.
+///
+/// If a call fails the error is returned and the cursor is not written, so the next run repeats the work (every
+/// step is idempotent: uploads are upserts, deletions of missing documents are no-ops).
+pub async fn sync(
+    zotero: &ZoteroClient,
+    index: Option<&SemanticIndex>,
+    kv: &dyn KvStore,
+    options: &SyncOptions,
+) -> Result<SyncReport, IndexError> {
+    let Some(index) = index else { return Ok(SyncReport::unbound()) };
+    let budget = Budget { limit: options.subrequest_budget, used: Cell::new(0) };
+    let ensured = index.ensure().await?;
+    let full = options.full || ensured.created;
+    let key = state_key(index.instance());
+    let saved = if full { None } else { kv.get(&key).await?.as_deref().and_then(SyncState::parse) };
+    let per_key = if options.full_text { FULL_TEXT_REQUESTS_PER_KEY } else { 0 };
+    let lookup = usize::from(zotero.needs_key_lookup());
+
+    let mut run = Run { budget: &budget, report: Report { warning: ensured.mismatch, ..Report::default() } };
+    let (state, texts) = match saved {
+        Some(state) if !state.pending.is_empty() => {
+            // Resume the cycle: no version scan and no deletions (they were handled when it started).
+            if budget.left() < lookup + 1 + per_key {
+                return run.too_small(index, &state, lookup + 1 + per_key).await;
+            }
+            budget.spend(lookup);
+            // The full-text versions again (the cursor does not keep them): which attachments have text.
+            let texts = if options.full_text && budget.left() >= 1 + 1 + per_key {
+                budget.spend(1);
+                Some(TextIndex::new(zotero.fulltext_versions(state.since).await?, state.since))
+            } else {
+                None
+            };
+            (state, texts)
+        }
+        saved => {
+            let since = if full { 0 } else { saved.map_or(0, |s| s.since) };
+            let scan = lookup + 1 + usize::from(since > 0) + usize::from(options.full_text);
+            if budget.left() < scan {
+                let state = SyncState { since, target: since, pending: Vec::new() };
+                return run.too_small(index, &state, scan).await;
+            }
+            budget.spend(scan);
+            let (versions, texts) = run.start_cycle(zotero, index, since, options.full_text).await?;
+            let mut pending: Vec<String> = versions.versions.keys().cloned().collect();
+            if let Some(texts) = &texts {
+                // Attachments that gained text since the cursor: their parents' documents change.
+                let known: HashSet<&String> = versions.versions.keys().collect();
+                pending.extend(texts.versions.keys().filter(|k| !known.contains(k)).cloned());
+            }
+            let state = SyncState { since, target: versions.library_version, pending };
+            if state.pending.is_empty() {
+                let done = SyncState { since: state.target, target: state.target, pending: Vec::new() };
+                write_state(kv, &key, &done).await?;
+                run.report.complete = true;
+                return Ok(run
+                    .finish(index, &state, 0, format!("Nothing changed since library version {since}."))
+                    .await);
+            }
+            (state, texts)
+        }
+    };
+
+    let mut queue: VecDeque<String> = state.pending.iter().cloned().collect();
+    let mut submitted = 0;
+    let mut taken = 0;
+    let mut stopped_by_budget = false;
+    let mut queued: HashSet<String> = queue.iter().cloned().collect();
+    let mut handled: HashSet<String> = HashSet::new();
+    let mut gone: Vec<String> = Vec::new();
+    let limit = options.limit.max(1);
+    let incremental = state.since > 0;
+    while taken < limit && !queue.is_empty() {
+        let affordable = match per_key {
+            0 => budget.left().min(1) * KEY_CHUNK,
+            per_key => budget.left().saturating_sub(1) / per_key,
+        };
+        let take = KEY_CHUNK.min(limit - taken).min(queue.len()).min(affordable);
+        if take == 0 {
+            stopped_by_budget = true;
+            break;
+        }
+        let keys: Vec<String> = queue.drain(..take).collect();
+        taken += take;
+        for key in &keys {
+            queued.remove(key);
+            handled.insert(key.clone());
+        }
+        let chunk = run.read_chunk(zotero, &keys, options.full_text, texts.as_ref()).await?;
+        gone.extend(chunk.gone);
+        submitted += index.upsert(&chunk.documents).await?;
+        if incremental && options.full_text {
+            // A changed attachment (new, replaced, or with new text) changes its parent's text: the parent joins
+            // the queue unless it is there already or was read in this run after the change.
+            for parent in chunk.parents {
+                if !queued.contains(&parent) && !handled.contains(&parent) {
+                    queued.insert(parent.clone());
+                    queue.push_back(parent);
+                }
+            }
+        }
+    }
+    if !gone.is_empty() {
+        // Counted in `removed` by neither upstream nor here: these are cleanups, not reported deletions.
+        index.remove(&gone).await?;
+    }
+
+    let remaining: Vec<String> = queue.into_iter().collect();
+    let complete = remaining.is_empty();
+    let next = SyncState {
+        since: if complete { state.target } else { state.since },
+        target: state.target,
+        pending: remaining.clone(),
+    };
+    write_state(kv, &key, &next).await?;
+    run.report.complete = complete;
+    run.report.remaining = remaining.len();
+    let message = if complete {
+        String::new()
+    } else {
+        let mut message = format!("Submitted {submitted} item(s); {} still queued for the next run.", remaining.len());
+        if stopped_by_budget {
+            message.push_str(&format!(" This run stopped at its budget of {} Zotero requests.", budget.limit));
+        }
+        message
+    };
+    Ok(run.finish(index, &state, submitted, message).await)
+}
+
+async fn write_state(kv: &dyn KvStore, key: &str, state: &SyncState) -> Result<(), IndexError> {
+    let text = json!({ "since": state.since, "target": state.target, "pending": state.pending }).to_string();
+    kv.put(key, &text, KvWrite::Forever).await?;
+    Ok(())
+}
+
+/// The report's parts known before the end of the run.
+#[derive(Default)]
+struct Report {
+    removed: usize,
+    remaining: usize,
+    complete: bool,
+    warning: Option<String>,
+}
+
+struct Run<'a> {
+    budget: &'a Budget,
+    report: Report,
+}
+
+/// What reading one chunk of keys gave.
+struct Chunk {
+    documents: Vec<super::Document>,
+    /// Keys whose documents must go: the item no longer exists, or is in the trash.
+    gone: Vec<String>,
+    /// Parents of the attachments among the keys.
+    parents: Vec<String>,
+}
+
+impl Run<'_> {
+    /// A new cycle's scan: the versions since `since`, the deletions, and the full-text versions, all at once.
+    async fn start_cycle(
+        &mut self,
+        zotero: &ZoteroClient,
+        index: &SemanticIndex,
+        since: u64,
+        full_text: bool,
+    ) -> Result<(Versions, Option<TextIndex>), IndexError> {
+        let versions = zotero.item_versions(since);
+        let deleted = async {
+            if since > 0 {
+                zotero.deleted(since).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let texts = async {
+            if full_text {
+                zotero.fulltext_versions(since).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let (versions, deleted, texts) = futures_util::future::join3(versions, deleted, texts).await;
+        let (versions, deleted, texts) = (versions?, deleted?, texts?);
+        match deleted {
+            Some(deleted) => {
+                if !deleted.items.is_empty() {
+                    index.remove(&deleted.items).await?;
+                    self.report.removed = deleted.items.len();
+                }
+            }
+            None => {
+                // A full cycle: Zotero's deletion log may have been pruned, so the index itself says which
+                // documents belong to items that are gone (every live item, trashed ones too, is listed).
+                let live: HashSet<String> = versions.versions.keys().cloned().collect();
+                self.report.removed = index.remove_absent(&live).await?;
+            }
+        }
+        Ok((versions, texts.map(|t| TextIndex::new(t, since))))
+    }
+
+    /// Reads one chunk of keys (one request) and, with full text on, each indexable item's text.
+    async fn read_chunk(
+        &self,
+        zotero: &ZoteroClient,
+        keys: &[String],
+        full_text: bool,
+        texts: Option<&TextIndex>,
+    ) -> Result<Chunk, IndexError> {
+        let valid: Vec<ObjectKey> = keys.iter().filter_map(|k| ObjectKey::parse(k).ok()).collect();
+        let items = if valid.is_empty() {
+            Vec::new()
+        } else {
+            self.budget.spend(1);
+            zotero.items_by_keys(&valid).await?
+        };
+        let returned: HashSet<&str> = items.iter().map(|item| item.key.as_str()).collect();
+        let mut gone: Vec<String> = keys.iter().filter(|k| !returned.contains(k.as_str())).cloned().collect();
+        let mut parents = Vec::new();
+        let mut indexable = Vec::new();
+        for item in &items {
+            if is_indexable(item) {
+                indexable.push(item);
+            } else if item.is_trashed() && !is_child(item) {
+                gone.push(item.key.clone());
+            } else if item.item_type() == Some("attachment") {
+                parents.extend(item.field("parentItem").map(str::to_owned));
+            }
+        }
+        let reads = indexable.iter().map(|item| async move {
+            if full_text && has_children(item) {
+                self.item_text(zotero, item, texts).await
+            } else {
+                Ok(None)
+            }
+        });
+        let mut documents = Vec::with_capacity(indexable.len());
+        for (item, text) in indexable.iter().zip(join_all(reads).await) {
+            documents.extend(document_for(item, text?.as_ref()));
+        }
+        Ok(Chunk { documents, gone, parents })
+    }
+
+    /// The item's text from Zotero's full-text index: its best attachment that has text (at most 2 requests).
+    ///
+    /// Page texts from the PDF on WebDAV ([`ItemText::Pages`], which give passages their pages) are not read
+    /// here: a file download and the PDF engine per item would not fit a run's budget. A tool that has read a
+    /// file can upload its document with pages through [`SemanticIndex::upsert`].
+    async fn item_text(
+        &self,
+        zotero: &ZoteroClient,
+        item: &ZoteroObject,
+        texts: Option<&TextIndex>,
+    ) -> Result<Option<ItemText>, IndexError> {
+        let Ok(key) = ObjectKey::parse(&item.key) else { return Ok(None) };
+        self.budget.spend(1);
+        let children = zotero.children(&key, MAX_CHILDREN).await?;
+        let Some(attachment) = best_attachment(&children.items, texts) else { return Ok(None) };
+        let Ok(attachment) = ObjectKey::parse(&attachment.key) else { return Ok(None) };
+        self.budget.spend(1);
+        let text = zotero.fulltext(&attachment).await?;
+        Ok(text.map(|t| t.content).filter(|c| !c.trim().is_empty()).map(ItemText::Whole))
+    }
+
+    /// A run that cannot afford even its first step does nothing and says how much it needs.
+    async fn too_small(
+        mut self,
+        index: &SemanticIndex,
+        state: &SyncState,
+        needed: usize,
+    ) -> Result<SyncReport, IndexError> {
+        self.report.remaining = state.pending.len();
+        let message = format!(
+            "Nothing was done: this run may make {} Zotero request(s), and the next step needs {needed}. Raise the \
+             subrequest budget.",
+            self.budget.limit
+        );
+        Ok(self.finish(index, state, 0, message).await)
+    }
+
+    /// Reads the backlog and builds the report; `message` is kept when given, else the completed-cycle one.
+    async fn finish(self, index: &SemanticIndex, state: &SyncState, submitted: usize, message: String) -> SyncReport {
+        let stats = index.stats().await.ok();
+        let backlog = stats.map(|s| s.queued + s.running);
+        let message = if message.is_empty() {
+            let phrase = match backlog {
+                Some(0) => "nothing is left to index".to_owned(),
+                Some(n) => format!("{n} document(s) are still being indexed"),
+                None => "how much is still being indexed could not be read".to_owned(),
+            };
+            format!(
+                "Submitted {submitted} item(s). Every change up to library version {} has been sent; {phrase}.",
+                state.target
+            )
+        } else {
+            message
+        };
+        SyncReport {
+            submitted,
+            removed: self.report.removed,
+            remaining: self.report.remaining,
+            backlog,
+            failed: stats.map(|s| s.failed),
+            from_version: state.since,
+            to_version: state.target,
+            complete: self.report.complete,
+            warning: self.report.warning,
+            message,
+            subrequests: self.budget.used.get(),
+        }
+    }
+}
+
+/// Which attachments have full text, from `/fulltext?since=`: complete when read from version 0.
+struct TextIndex {
+    versions: BTreeMap<String, u64>,
+    complete: bool,
+}
+
+impl TextIndex {
+    fn new(versions: Versions, since: u64) -> Self {
+        Self { versions: versions.versions, complete: since == 0 }
+    }
+
+    /// Whether the attachment has text: `Some(false)` only when the listing is complete.
+    fn has_text(&self, key: &str) -> Option<bool> {
+        if self.versions.contains_key(key) {
+            Some(true)
+        } else if self.complete {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// The attachment whose text stands for the item: a PDF before an EPUB before HTML, a stored file before a
+/// linked one; one known to have text before one that may not; none known to have no text.
+fn best_attachment<'a>(children: &'a [ZoteroObject], texts: Option<&TextIndex>) -> Option<&'a ZoteroObject> {
+    let has_text = |key: &str| texts.and_then(|t| t.has_text(key));
+    let mut candidates: Vec<(u8, u8, u8, &ZoteroObject)> = children
+        .iter()
+        .filter(|c| c.item_type() == Some("attachment") && !c.is_trashed())
+        .filter(|c| has_text(&c.key) != Some(false))
+        .filter_map(|c| {
+            let kind = match c.field("contentType")? {
+                "application/pdf" => 0,
+                "application/epub+zip" => 1,
+                "text/html" => 2,
+                _ => return None,
+            };
+            let link = match c.field("linkMode")? {
+                "imported_file" | "imported_url" => 0,
+                "linked_file" => 1,
+                _ => return None,
+            };
+            Some((u8::from(has_text(&c.key) != Some(true)), kind, link, c))
+        })
+        .collect();
+    candidates.sort_by_key(|(known, kind, link, _)| (*known, *kind, *link));
+    candidates.into_iter().next().map(|(_, _, _, c)| c)
+}
+
+fn is_child(item: &ZoteroObject) -> bool {
+    matches!(item.item_type(), Some("attachment" | "note" | "annotation"))
+}
+
+fn has_children(item: &ZoteroObject) -> bool {
+    item.meta.get("numChildren").and_then(Value::as_u64).is_some_and(|n| n > 0)
+}

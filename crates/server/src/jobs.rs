@@ -1,0 +1,45 @@
+//! Work done on a schedule rather than for a request: the Worker's cron (`[triggers] crons` in wrangler.toml)
+//! runs [`sync_semantic_index`], which keeps the AI Search index in step with the library. The same sync runs
+//! on demand through `zotero_reindex`; `SYNC_BATCH_LIMIT` and `SYNC_SUBREQUEST_BUDGET` bound both.
+//!
+//! A run logs one summary line (`ai search sync: …`) through the `log` facade, a warning line when the
+//! instance needs the operator's attention (its chunk size), and an error line when it failed. A failed run
+//! loses nothing: the cursor in `CACHE_KV` moves only when a cycle has finished, so the next run takes up the
+//! same cycle again.
+
+use zotero_mcp_core::index::{self, SyncOptions, SyncReport};
+
+use crate::app::App;
+use crate::context::RequestContext;
+use crate::grant::Grant;
+
+/// The grant a scheduled run acts under: it reads the library and writes only the index (derived data).
+const SCHEDULED: &str = "scheduled-sync";
+
+/// One scheduled sync run, logged; returns its report (or why it failed) for the caller and tests.
+pub async fn sync_semantic_index(app: &App) -> Result<SyncReport, String> {
+    let ctx = RequestContext::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
+    let result = run(&ctx).await;
+    match &result {
+        Ok(report) => {
+            log::info!(target: "sync", "ai search sync: {}", report.message);
+            if let Some(warning) = &report.warning {
+                log::warn!(target: "sync", "ai search sync: {warning}");
+            }
+        }
+        Err(error) => log::error!(target: "sync", "ai search sync failed: {error}"),
+    }
+    result
+}
+
+async fn run(ctx: &RequestContext) -> Result<SyncReport, String> {
+    let index = ctx.semantic_index()?;
+    let zotero = ctx.zotero().map_err(|e| e.to_string())?;
+    let options = SyncOptions {
+        full: false,
+        limit: ctx.config.sync_batch_limit,
+        subrequest_budget: ctx.config.sync_subrequest_budget,
+        full_text: ctx.config.index_full_text,
+    };
+    index::sync(zotero, index, ctx.cache(), &options).await.map_err(|e| e.to_string())
+}

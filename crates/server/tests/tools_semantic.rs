@@ -1,0 +1,151 @@
+//! `zotero_semantic_search`, `zotero_reindex` and the scheduled sync job through the registry, against the
+//! demo library in the simulator and the in-memory AI Search (which indexes asynchronously, like the service).
+
+mod common;
+
+use std::rc::Rc;
+
+use common::dav::{error_text, ok, text};
+use common::*;
+use serde_json::{json, Value};
+use zotero_mcp_core::testing::MemoryAiSearch;
+use zotero_mcp_server::app::App;
+use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::context::RequestContext;
+
+struct Setup {
+    app: App,
+    ai: Rc<MemoryAiSearch>,
+}
+
+fn setup(bound: bool) -> Setup {
+    let mut app = app_with_sim(demo_sim());
+    let ai = MemoryAiSearch::new();
+    if bound {
+        app.platform.ai_search = Some(ai.clone());
+    }
+    Setup { app, ai }
+}
+
+impl Setup {
+    async fn tool(&self, name: &str, grant: Grant, arguments: Value) -> Value {
+        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
+        zotero_mcp_server::tools::registry(&self.app.config)
+            .call_tool(&ctx, name, arguments)
+            .await
+            .expect("the tool exists")
+    }
+
+    async fn search(&self, arguments: Value) -> Value {
+        self.tool("zotero_semantic_search", Grant::read_only("owner"), arguments).await
+    }
+
+    /// Runs the scheduled job until the whole library is sent, then lets the index finish.
+    async fn sync_all(&self) {
+        for _ in 0..30 {
+            let report = zotero_mcp_server::jobs::sync_semantic_index(&self.app).await.expect("the sync runs");
+            if report.complete {
+                self.ai.process();
+                return;
+            }
+        }
+        panic!("the sync did not finish in 30 runs");
+    }
+}
+
+#[tokio::test]
+async fn without_the_binding_both_tools_say_so() {
+    let s = setup(false);
+    let error = error_text(&s.search(json!({ "query": "protein folding" })).await);
+    assert!(error.contains("AI Search is not bound"), "{error}");
+    let reindex = s.tool("zotero_reindex", Grant::read_write("owner"), json!({})).await;
+    assert_eq!(ok(&reindex)["complete"], true);
+    assert!(ok(&reindex)["message"].as_str().unwrap().contains("not bound"));
+}
+
+#[tokio::test]
+async fn before_any_sync_the_index_is_empty_and_the_answer_says_how_to_fill_it() {
+    let s = setup(true);
+    let result = s.search(json!({ "query": "protein folding" })).await;
+    assert_eq!(ok(&result)["total"], 0);
+    assert!(ok(&result)["note"].as_str().unwrap().contains("zotero_reindex"), "{result}");
+    assert!(!s.ai.has_instance("zotero-items"), "reading never creates the instance");
+}
+
+#[tokio::test]
+async fn the_scheduled_sync_fills_the_index_and_search_finds_papers_with_a_passage() {
+    let s = setup(true);
+    s.sync_all().await;
+    let result = s
+        .search(json!({ "query": "geometric deep learning protein structure from single sequences", "limit": 5 }))
+        .await;
+    let items = ok(&result)["items"].as_array().unwrap().clone();
+    assert_eq!(items[0]["key"], "T6W7H8UE", "{}", text(&result));
+    let score = items[0]["score"].as_f64().unwrap();
+    assert!(score > 0.0 && score <= 1.0);
+    assert!(items[0]["passage"].as_str().unwrap().len() > 20);
+    let keys: Vec<&str> = items.iter().map(|i| i["key"].as_str().unwrap()).collect();
+    let mut unique = keys.clone();
+    unique.dedup();
+    assert_eq!(keys.len(), unique.len(), "an item comes back once");
+    assert!(text(&result).contains("Matching passages"));
+    assert_eq!(ok(&result)["scored"], items.len());
+}
+
+#[tokio::test]
+async fn filters_narrow_and_what_they_drop_is_reported() {
+    let s = setup(true);
+    s.sync_all().await;
+    let books = s.search(json!({ "query": "demo library guide zotero", "itemType": "book" })).await;
+    let items = ok(&books)["items"].as_array().unwrap();
+    assert!(!items.is_empty(), "{books}");
+    assert!(items.iter().all(|i| i["itemType"] == "book"), "{books}");
+    let years = s.search(json!({ "query": "protein structure", "fromYear": 2022, "toYear": 2022 })).await;
+    for item in ok(&years)["items"].as_array().unwrap() {
+        assert_eq!(item["year"], "2022", "{years}");
+    }
+    let tagged = s.search(json!({ "query": "protein structure", "tags": ["no-such-tag-anywhere"] })).await;
+    assert_eq!(ok(&tagged)["total"], 0);
+    assert!(ok(&tagged)["note"].as_str().unwrap().contains("dropped"), "{tagged}");
+}
+
+#[tokio::test]
+async fn weak_matches_are_flagged_not_hidden() {
+    let s = setup(true);
+    s.sync_all().await;
+    // No document has all of these words, so no similarity reaches 0.99.
+    let result =
+        s.search(json!({ "query": "protein folding kinetics inside lipid membranes", "minScore": 0.99 })).await;
+    let out = ok(&result);
+    assert!(out["total"].as_u64().unwrap() > 0);
+    assert_eq!(out["belowThreshold"], out["scored"]);
+    assert!(out["note"].as_str().unwrap().contains("relevance floor"), "{result}");
+}
+
+#[tokio::test]
+async fn reindex_needs_the_write_scope_and_reports_progress_until_complete() {
+    let s = setup(true);
+    let refused = s.tool("zotero_reindex", Grant::read_only("owner"), json!({})).await;
+    assert!(error_text(&refused).contains("zotero:write"));
+    let first = s.tool("zotero_reindex", Grant::read_write("owner"), json!({ "limit": 3 })).await;
+    let out = ok(&first);
+    // Three keys are taken; notes and attachments among them have no document of their own.
+    let submitted = out["submitted"].as_u64().unwrap();
+    assert!((1..=3).contains(&submitted), "{out}");
+    assert_eq!(out["complete"], false);
+    assert!(out["remaining"].as_u64().unwrap() > 0);
+    assert!(text(&first).contains("call again"), "{}", text(&first));
+    let mut complete = false;
+    for _ in 0..30 {
+        let next = s.tool("zotero_reindex", Grant::read_write("owner"), json!({})).await;
+        let out = ok(&next).clone();
+        assert!(out["zoteroRequests"].as_u64().unwrap() <= 40, "{out}");
+        if out["complete"] == true {
+            complete = true;
+            break;
+        }
+    }
+    assert!(complete);
+    let again = s.tool("zotero_reindex", Grant::read_write("owner"), json!({})).await;
+    assert!(ok(&again)["message"].as_str().unwrap().contains("Nothing changed"), "{again}");
+}

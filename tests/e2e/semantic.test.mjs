@@ -1,0 +1,93 @@
+// Semantic search end to end. Under wrangler dev the Worker gets the AI Search stand-in as its AI_SEARCH binding
+// (tests/e2e/worker-with-ai-search.mjs), so the real wasm glue to the binding runs: the cron is fired through
+// wrangler's scheduled-event test endpoint, the sync fills the index from the simulator's demo library, and
+// zotero_semantic_search and zotero_reindex answer from it. The native server has no AI Search: both tools say so.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+import {
+  MODERN_VERSION,
+  REQUEST_TIMEOUT_MS,
+  TEST_TIMEOUT_MS,
+  WRITE_SCOPES,
+  authHeaders,
+  fetchWithTimeout,
+  mcpUrl,
+  textOf,
+  workerUrl,
+} from './helpers.mjs';
+
+const onWorker = process.env.E2E_TARGET === 'worker';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('semantic search over AI Search', { timeout: TEST_TIMEOUT_MS * 6 }, () => {
+  let client;
+  const tool = (name, args) => client.callTool({ name, arguments: args }, { timeout: REQUEST_TIMEOUT_MS * 3 });
+
+  before(async () => {
+    client = new Client({ name: 'zotero-mcp-e2e-semantic', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
+    const headers = await authHeaders(WRITE_SCOPES);
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
+      timeout: REQUEST_TIMEOUT_MS,
+    });
+  });
+
+  after(async () => {
+    await client?.close();
+  });
+
+  it('says when AI Search is not bound, and lists the tools anyway', { skip: onWorker }, async () => {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === 'zotero_semantic_search'));
+    const search = await tool('zotero_semantic_search', { query: 'protein structure' });
+    assert.equal(search.isError, true);
+    assert.match(textOf(search), /AI Search is not bound/);
+    const reindex = await tool('zotero_reindex', {});
+    assert.ok(!reindex.isError, textOf(reindex));
+    assert.match(reindex.structuredContent.message, /not bound/);
+  });
+
+  it('finds nothing before the first sync and says the index is empty', { skip: !onWorker }, async () => {
+    const result = await tool('zotero_semantic_search', { query: 'protein structure prediction' });
+    assert.ok(!result.isError, textOf(result));
+    assert.equal(result.structuredContent.total, 0);
+    assert.match(result.structuredContent.note ?? '', /index is empty/);
+  });
+
+  it('fills the index from the cron and finds papers by meaning, with a passage', { skip: !onWorker }, async () => {
+    let found;
+    // Each run takes up to SYNC_SUBREQUEST_BUDGET Zotero requests' worth of items; the stand-in indexes a
+    // moment after an upload, as AI Search does. Fire the cron until the paper comes back.
+    for (let attempt = 0; attempt < 15 && !found; attempt++) {
+      const fired = await fetchWithTimeout(workerUrl('/__scheduled?cron=17+*/6+*+*+*'));
+      assert.equal(fired.status, 200, await fired.text());
+      await sleep(400);
+      const result = await tool('zotero_semantic_search', { query: 'predicting protein structures from single sequences with geometric deep learning', limit: 5 });
+      assert.ok(!result.isError, textOf(result));
+      found = result.structuredContent.items.find((i) => i.key === 'T6W7H8UE');
+      if (found) {
+        assert.ok(found.passage && found.passage.length > 20, JSON.stringify(found));
+        assert.ok(found.score > 0 && found.score <= 1, JSON.stringify(found));
+        assert.match(textOf(result), /Matching passages/);
+      }
+    }
+    assert.ok(found, 'the cron indexed the demo paper');
+  });
+
+  it('narrows by item type and years, and reindexes on demand until complete', { skip: !onWorker }, async () => {
+    const books = await tool('zotero_semantic_search', { query: 'zotero demo library guide', itemType: 'book' });
+    assert.ok(!books.isError, textOf(books));
+    assert.ok(books.structuredContent.items.every((i) => i.itemType === 'book'), JSON.stringify(books.structuredContent.items));
+    let report;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      report = await tool('zotero_reindex', {});
+      assert.ok(!report.isError, textOf(report));
+      if (report.structuredContent.complete) break;
+    }
+    assert.equal(report.structuredContent.complete, true, textOf(report));
+    assert.ok(report.structuredContent.zoteroRequests <= 40, textOf(report));
+  });
+});
