@@ -94,13 +94,7 @@ pub struct Flow {
 impl Flow {
     /// Discovers the authorization server of the MCP server at `server` (its origin or its `/mcp` URL).
     pub fn discover(server: &str) -> Result<Self> {
-        let mut mcp_url = Url::parse(server.trim()).map_err(|e| Error::BadUrl(server.to_owned(), e.to_string()))?;
-        if !matches!(mcp_url.scheme(), "http" | "https") {
-            return Err(Error::BadUrl(server.to_owned(), "it must be an http(s) URL".into()));
-        }
-        if mcp_url.path() == "/" || mcp_url.path().is_empty() {
-            mcp_url.set_path("/mcp");
-        }
+        let mcp_url = mcp_url(server)?;
         // Redirects are never followed: the consent form's 303 carries the code, and token endpoints that
         // redirect are a known way to leak credentials.
         let agent = reqwest::blocking::Client::builder()
@@ -301,6 +295,18 @@ impl Flow {
         }
         send(call, &url)
     }
+}
+
+/// The MCP endpoint of a server given by its origin (`/mcp` is added) or its MCP URL.
+pub fn mcp_url(server: &str) -> Result<Url> {
+    let mut mcp_url = Url::parse(server.trim()).map_err(|e| Error::BadUrl(server.to_owned(), e.to_string()))?;
+    if !matches!(mcp_url.scheme(), "http" | "https") {
+        return Err(Error::BadUrl(server.to_owned(), "it must be an http(s) URL".into()));
+    }
+    if mcp_url.path() == "/" || mcp_url.path().is_empty() {
+        mcp_url.set_path("/mcp");
+    }
+    Ok(mcp_url)
 }
 
 fn is_loopback(url: &Url) -> bool {

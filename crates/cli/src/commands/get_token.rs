@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use crate::get_token::{Credentials, Flow, ALL_SCOPES};
+use crate::get_token::{Credentials, Flow, Tokens, ALL_SCOPES};
 
 const HELP: &str = "\
 zotero-mcp get-token: sign in to a zotero-mcp server and print an OAuth access token.
@@ -71,17 +71,38 @@ fn read_password(from_stdin: bool) -> Result<String, String> {
     Ok(line.trim_end_matches(['\r', '\n']).to_owned())
 }
 
-fn run(args: Args) -> Result<(), String> {
-    let password = read_password(args.password_stdin)?;
+/// A finished sign-in: the server's flow, the client registered for it and the tokens it issued.
+pub(crate) struct SignedIn {
+    pub flow: Flow,
+    pub client_id: String,
+    pub tokens: Tokens,
+}
+
+/// The whole OAuth flow, as `client_name`: the password (see [`read_password`]), discovery, registration,
+/// consent for `scopes` and the code exchange. Also what `zotero-mcp reindex` runs without a token.
+pub(crate) fn sign_in(
+    server: &str,
+    client_name: &str,
+    username: Option<String>,
+    password_stdin: bool,
+    scopes: &[&str],
+) -> Result<SignedIn, String> {
+    let password = read_password(password_stdin)?;
     if password.is_empty() {
         return Err("no password given: set ZOTERO_MCP_PASSWORD, pipe it in, or run from a terminal".into());
     }
-    let scopes: &[&str] = if args.read_only { &ALL_SCOPES[..1] } else { ALL_SCOPES };
-    let flow = Flow::discover(&args.server).map_err(|e| e.to_string())?;
-    let client_id = flow.register("zotero-mcp get-token").map_err(|e| e.to_string())?;
-    let credentials = Credentials { password, username: args.username };
+    let flow = Flow::discover(server).map_err(|e| e.to_string())?;
+    let client_id = flow.register(client_name).map_err(|e| e.to_string())?;
+    let credentials = Credentials { password, username };
     let approval = flow.authorize(&client_id, &credentials, scopes).map_err(|e| e.to_string())?;
     let tokens = flow.exchange(&client_id, approval).map_err(|e| e.to_string())?;
+    Ok(SignedIn { flow, client_id, tokens })
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let scopes: &[&str] = if args.read_only { &ALL_SCOPES[..1] } else { ALL_SCOPES };
+    let SignedIn { flow, client_id, tokens } =
+        sign_in(&args.server, "zotero-mcp get-token", args.username, args.password_stdin, scopes)?;
 
     let output = if args.json {
         serde_json::json!({

@@ -18,8 +18,9 @@
 //!
 //! That number bounds the search. One search returns at most [`MAX_CHUNKS`] = 50 chunks, and several of them
 //! may belong to the same item; to bring back `limit` distinct items the query asks for
-//! `min(50, limit × CHUNKS_PER_ITEM)` chunks with [`CHUNKS_PER_ITEM`] = 4, so the tool's largest `limit` is
-//! [`MAX_SEMANTIC_ITEMS`] = ⌊50 / 4⌋ = 12 (upstream indexed metadata only: 1 chunk per item, 50 items). More
+//! `min(50, limit × CHUNKS_PER_ITEM)` chunks with [`CHUNKS_PER_ITEM`] = 4, so up to [`MAX_SEMANTIC_ITEMS`] =
+//! ⌊50 / 4⌋ = 12 items are assured (upstream indexed metadata only: 1 chunk per item, 50 items). The tool still
+//! accepts the upstream's `limit` of up to 50, for existing prompts, and says so when fewer come back. More
 //! text per item would mean fewer items per search; less would find fewer passages. An item whose metadata is at
 //! its cap can still make more than 4 chunks, and then a search may return fewer items than asked for.
 //!

@@ -26,8 +26,9 @@ fn default_min_score() -> f64 {
     DEFAULT_MIN_SCORE
 }
 
+/// Within what a search assures ([`index::MAX_SEMANTIC_ITEMS`]).
 fn default_limit() -> u32 {
-    20
+    10
 }
 
 /// Arguments of `zotero_semantic_search`.
@@ -46,7 +47,8 @@ pub struct SemanticSearchInput {
     /// One item type such as journalArticle or book, optionally negated with a leading "-".
     #[validate(length(min = 1, max = 64))]
     pub item_type: Option<String>,
-    /// How many items to return.
+    /// How many items to return. Up to 12 are assured; above that, as many as the 50 passages a search
+    /// returns cover (several may come from one paper).
     #[validate(range(min = 1, max = 50))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
@@ -208,6 +210,14 @@ impl Tool for SemanticSearch {
             });
         }
         let hits: Vec<SemanticHit> = kept.into_iter().take(limit).collect();
+        if hits.len() < limit && limit > index::MAX_SEMANTIC_ITEMS && dropped == 0 {
+            notes.push(format!(
+                "{} item(s) came back of the {limit} asked for: fewer matched, or the 50 passages a search returns \
+                 came from fewer papers (several can come from one). Up to {} items are assured per search.",
+                hits.len(),
+                index::MAX_SEMANTIC_ITEMS
+            ));
+        }
         Ok(output(hits, notes, input.min_score))
     }
 }
