@@ -149,3 +149,19 @@ async fn reindex_needs_the_write_scope_and_reports_progress_until_complete() {
     let again = s.tool("zotero_reindex", Grant::read_write("owner"), json!({})).await;
     assert!(ok(&again)["message"].as_str().unwrap().contains("Nothing changed"), "{again}");
 }
+
+#[tokio::test]
+async fn the_semantic_schema_has_the_upstream_arguments_and_not_the_keyword_only_ones() {
+    let s = setup(true);
+    let tools = zotero_mcp_server::tools::registry(&s.app.config).list_tools();
+    let tool = tools.iter().find(|t| t["name"] == "zotero_semantic_search").unwrap();
+    let properties = tool["inputSchema"]["properties"].as_object().unwrap();
+    for absent in ["includeTrashed", "sort", "direction", "qmode", "citationKey"] {
+        assert!(!properties.contains_key(absent), "{absent}");
+    }
+    for present in ["query", "minScore", "itemType", "limit", "tags", "collectionKey", "fromYear", "toYear", "since"] {
+        assert!(properties.contains_key(present), "{present}");
+    }
+    assert_eq!(properties["limit"]["maximum"], 50);
+    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+}
