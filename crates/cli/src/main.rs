@@ -13,6 +13,7 @@ commands:
   serve --stdio            serve MCP on stdin/stdout (for Claude Desktop, Claude Code and other local clients)
   serve --http [ADDR]      serve MCP over Streamable HTTP (default 127.0.0.1:8787)
   get-token <server-url>   sign in to a zotero-mcp server and print an OAuth access token
+  reindex <server>         fill a deployed server's semantic index (AI Search) and wait until it is indexed
   help                     this text
 
 `zotero-mcp <command> --help` describes each command.";
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
     match command.as_deref() {
         Some("serve") => commands::serve::main(rest),
         Some("get-token") => commands::get_token::main(rest),
+        Some("reindex") => commands::reindex::main(rest),
         None | Some("help" | "-h" | "--help") => {
             println!("{HELP}");
             ExitCode::SUCCESS
