@@ -20,9 +20,9 @@
 //! the key when the client has not made it yet (1), a new cycle's version listing (1), deletions since the
 //! cursor (1, incremental cycles) and the full-text versions (1, with full text on), then per chunk of at most
 //! [`KEY_CHUNK`] keys the item read (1) and, with full text on, per item with children its children (1) and its
-//! attachment's text (1). Before taking a chunk the run reserves its worst case (1 + 2 per key) and takes only
-//! as many keys as fit; the keys it cannot afford stay queued, reported in `remaining`, and the next run starts
-//! with them. Retries of a 429/503 inside the Zotero client are not visible here, so leave the budget some
+//! attachment's text (1). A chunk is read whole when one key's worst case (1 + 2) still fits; its items are then
+//! given their text in queue order while the budget lasts, and from the first that does not fit the rest go
+//! back to the head of the queue (read again next run), reported in `remaining`. Retries of a 429/503 inside the Zotero client are not visible here, so leave the budget some
 //! room below the platform's limit. AI Search binding calls (ensure, uploads, listings, deletions, stats) and
 //! `CACHE_KV` reads and writes are not counted: they are bindings with limits of their own, not fetches.
 
@@ -189,12 +189,15 @@ pub async fn sync(
                 return run.too_small(index, &state, lookup + 1 + per_key).await;
             }
             budget.spend(lookup);
-            // The full-text versions again (the cursor does not keep them): which attachments have text.
-            let texts = if options.full_text && budget.left() >= 1 + 1 + per_key {
-                budget.spend(1);
-                Some(TextIndex::new(zotero.fulltext_versions(state.since).await?, state.since))
-            } else {
-                None
+            // Which attachments have text: kept beside the cursor when the cycle started (the cursor's JSON is
+            // the TypeScript project's and has no room for it); read from Zotero again only when it is missing.
+            let texts = match read_texts(kv, &texts_key(index.instance()), &state).await {
+                Some(texts) if options.full_text => Some(texts),
+                _ if options.full_text && budget.left() >= 1 + 1 + per_key => {
+                    budget.spend(1);
+                    Some(TextIndex::new(zotero.fulltext_versions(state.since).await?, state.since))
+                }
+                _ => None,
             };
             (state, texts)
         }
@@ -214,6 +217,9 @@ pub async fn sync(
                 pending.extend(texts.versions.keys().filter(|k| !known.contains(k)).cloned());
             }
             let state = SyncState { since, target: versions.library_version, pending };
+            if let Some(texts) = &texts {
+                write_texts(kv, &texts_key(index.instance()), &state, texts).await;
+            }
             if state.pending.is_empty() {
                 let done = SyncState { since: state.target, target: state.target, pending: Vec::new() };
                 write_state(kv, &key, &done).await?;
@@ -236,15 +242,14 @@ pub async fn sync(
     let limit = options.limit.max(1);
     let incremental = state.since > 0;
     while taken < limit && !queue.is_empty() {
-        let affordable = match per_key {
-            0 => budget.left().min(1) * KEY_CHUNK,
-            per_key => budget.left().saturating_sub(1) / per_key,
-        };
-        let take = KEY_CHUNK.min(limit - taken).min(queue.len()).min(affordable);
-        if take == 0 {
+        // A chunk is read whole (one request for up to 50 keys) as soon as one key's worst case fits; the items
+        // whose text no longer fits are put back at the head of the queue, read again next run. Reserving every
+        // key's worst case up front instead cut the chunks short and spent the budget on item reads.
+        if budget.left() < 1 + per_key {
             stopped_by_budget = true;
             break;
         }
+        let take = KEY_CHUNK.min(limit - taken).min(queue.len());
         let keys: Vec<String> = queue.drain(..take).collect();
         taken += take;
         for key in &keys {
@@ -254,6 +259,13 @@ pub async fn sync(
         let chunk = run.read_chunk(zotero, &keys, options.full_text, texts.as_ref()).await?;
         gone.extend(chunk.gone);
         submitted += index.upsert(&chunk.documents).await?;
+        let deferred = chunk.deferred.len();
+        for key in chunk.deferred.into_iter().rev() {
+            handled.remove(&key);
+            queued.insert(key.clone());
+            queue.push_front(key);
+        }
+        taken -= deferred;
         if incremental && options.full_text {
             // A changed attachment (new, replaced, or with new text) changes its parent's text: the parent joins
             // the queue unless it is there already or was read in this run after the change.
@@ -263,6 +275,10 @@ pub async fn sync(
                     queue.push_back(parent);
                 }
             }
+        }
+        if deferred > 0 {
+            stopped_by_budget = true;
+            break;
         }
     }
     if !gone.is_empty() {
@@ -292,6 +308,27 @@ pub async fn sync(
     Ok(run.finish(index, &state, submitted, message).await)
 }
 
+/// Where a cycle's full-text versions are kept between its runs (beside the cursor, not in it).
+pub fn texts_key(instance: &str) -> String {
+    format!("{STATE_PREFIX}:{instance}:fulltext")
+}
+
+/// The full-text versions saved for this cycle, when they are for exactly this cycle.
+async fn read_texts(kv: &dyn KvStore, key: &str, state: &SyncState) -> Option<TextIndex> {
+    let saved: Value = serde_json::from_str(&kv.get(key).await.ok().flatten()?).ok()?;
+    if saved["since"].as_u64() != Some(state.since) || saved["target"].as_u64() != Some(state.target) {
+        return None;
+    }
+    let versions: BTreeMap<String, u64> = serde_json::from_value(saved["versions"].clone()).ok()?;
+    Some(TextIndex { versions, complete: state.since == 0 })
+}
+
+/// Saves a cycle's full-text versions for its later runs. A failure only costs those runs a request each.
+async fn write_texts(kv: &dyn KvStore, key: &str, state: &SyncState, texts: &TextIndex) {
+    let value = json!({ "since": state.since, "target": state.target, "versions": texts.versions });
+    let _ = kv.put(key, &value.to_string(), KvWrite::Forever).await;
+}
+
 async fn write_state(kv: &dyn KvStore, key: &str, state: &SyncState) -> Result<(), IndexError> {
     let text = json!({ "since": state.since, "target": state.target, "pending": state.pending }).to_string();
     kv.put(key, &text, KvWrite::Forever).await?;
@@ -319,6 +356,8 @@ struct Chunk {
     gone: Vec<String>,
     /// Parents of the attachments among the keys.
     parents: Vec<String>,
+    /// Items whose text the budget could not pay for, in queue order: not uploaded, to be read again.
+    deferred: Vec<String>,
 }
 
 impl Run<'_> {
@@ -392,6 +431,20 @@ impl Run<'_> {
                 parents.extend(item.field("parentItem").map(str::to_owned));
             }
         }
+        // Each item with attachments costs two more requests (its children, its text): as many as the budget
+        // still pays for are read now, in queue order; from the first that does not fit, the rest wait.
+        let mut affordable = self.budget.left() / FULL_TEXT_REQUESTS_PER_KEY;
+        let mut deferred = Vec::new();
+        if full_text {
+            indexable.retain(|item| {
+                if !deferred.is_empty() || (has_children(item) && affordable == 0) {
+                    deferred.push(item.key.clone());
+                    return false;
+                }
+                affordable -= usize::from(has_children(item));
+                true
+            });
+        }
         let reads = indexable.iter().map(|item| async move {
             if full_text && has_children(item) {
                 self.item_text(zotero, item, texts).await
@@ -403,7 +456,7 @@ impl Run<'_> {
         for (item, text) in indexable.iter().zip(join_all(reads).await) {
             documents.extend(document_for(item, text?.as_ref()));
         }
-        Ok(Chunk { documents, gone, parents })
+        Ok(Chunk { documents, gone, parents, deferred })
     }
 
     /// The item's text from Zotero's full-text index: its best attachment that has text (at most 2 requests).
