@@ -90,4 +90,18 @@ describe('semantic search over AI Search', { timeout: TEST_TIMEOUT_MS * 6 }, () 
     assert.equal(report.structuredContent.complete, true, textOf(report));
     assert.ok(report.structuredContent.zoteroRequests <= 40, textOf(report));
   });
+
+  it('reads a paper Zotero has not indexed from WebDAV, so its passage has a page', { skip: !onWorker }, async () => {
+    // The apa7 sample (Q5WETDZB, crates/sim/demo/files) has no entry in Zotero's full-text index; the sync read
+    // its PDF from Apache through the PDF engine, page by page (the reindex above finished the cycle).
+    const result = await tool('zotero_semantic_search', {
+      query: 'demonstration paper uses the apa7 LaTeX class to format the document',
+      limit: 3,
+    });
+    assert.ok(!result.isError, textOf(result));
+    const hit = result.structuredContent.items.find((i) => i.key === 'Q5WETDZB');
+    assert.ok(hit, textOf(result));
+    assert.equal(hit.page, 1, JSON.stringify(hit));
+    assert.match(hit.passage, /apa7/i);
+  });
 });

@@ -41,5 +41,7 @@ async fn run(ctx: &RequestContext) -> Result<SyncReport, String> {
         subrequest_budget: ctx.config.sync_subrequest_budget,
         full_text: ctx.config.index_full_text,
     };
-    index::sync(zotero, index, ctx.cache(), &options).await.map_err(|e| e.to_string())
+    // A paper without text in Zotero's index is read from WebDAV, when WebDAV is configured.
+    let files = ctx.webdav().map_err(|e| e.to_string())?;
+    index::sync_with_files(zotero, index, ctx.cache(), &options, files).await.map_err(|e| e.to_string())
 }

@@ -165,3 +165,36 @@ async fn the_semantic_schema_has_the_upstream_arguments_and_not_the_keyword_only
     assert_eq!(properties["limit"]["maximum"], 50);
     assert_eq!(tool["annotations"]["readOnlyHint"], true);
 }
+
+#[tokio::test]
+async fn a_paper_without_indexed_text_is_read_from_webdav_and_its_passages_have_pages() {
+    let mut b = common::dav::bench(true);
+    let ai = MemoryAiSearch::new();
+    b.app.platform.ai_search = Some(ai.clone());
+    // KPDKK5UT's PDF (UN79YVS8) has no entry in Zotero's full-text index: its text can only come from the file.
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&[
+        "Side chains are packed by message passing over residue graphs",
+        "Rotamer libraries are replaced by a learned equivariant energy landscape",
+    ]);
+    b.upload("UN79YVS8", "paper.pdf", &pdf);
+    for _ in 0..30 {
+        let report = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await.expect("the sync runs");
+        if report.complete {
+            break;
+        }
+    }
+    ai.process();
+    assert!(b.dav_requests().iter().any(|r| r == "GET /files/zotero/UN79YVS8.zip"), "{:?}", b.dav_requests());
+    let result = b
+        .tool(
+            "zotero_semantic_search",
+            Grant::read_only("owner"),
+            json!({ "query": "learned equivariant energy landscape replaces rotamer libraries", "limit": 3 }),
+        )
+        .await;
+    let first = &ok(&result)["items"][0];
+    assert_eq!(first["key"], "KPDKK5UT", "{}", text(&result));
+    assert_eq!(first["page"], 2, "{first}");
+    assert!(first["passage"].as_str().unwrap().contains("equivariant energy landscape"), "{first}");
+    assert!(!first["passage"].as_str().unwrap().contains("[p"), "page markers never reach a caller: {first}");
+}

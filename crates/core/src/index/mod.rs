@@ -26,7 +26,8 @@
 //!
 //! # Pages
 //!
-//! When the text comes with page breaks (from our PDF engine), the document marks them: `[page N]` where page N
+//! When the text comes with page breaks (a paper's PDF read from WebDAV by our PDF engine, which the sync does
+//! when Zotero's full-text index has no text for it: [`sync_with_files`]), the document marks them: `[page N]` where page N
 //! starts and `[p. N]` again about every [`PAGE_MARKER_EVERY_CHARS`] inside it, so every 512-token chunk holds a
 //! marker and a matched passage can be placed on its page. Zotero's own full-text index has no page breaks, so
 //! text from it carries no markers and its passages no page. Markers never reach a caller: passages are
@@ -51,7 +52,7 @@ pub use self::error::IndexError;
 pub use self::query::{IndexMatch, QueryOptions};
 pub use self::service::{Ensured, IndexStats, SemanticIndex};
 pub use self::settings::{IndexSettings, DEFAULT_EMBEDDING_MODEL, DEFAULT_INSTANCE, DEFAULT_RERANKING_MODEL};
-pub use self::sync::{sync, SyncOptions, SyncReport};
+pub use self::sync::{sync, sync_with_files, SyncOptions, SyncReport};
 
 /// The longest instance id AI Search accepts.
 pub const MAX_INSTANCE_CHARS: usize = 32;

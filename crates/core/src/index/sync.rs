@@ -36,8 +36,11 @@ use serde_json::{json, Value};
 use super::documents::{document_for, is_indexable, ItemText};
 use super::error::IndexError;
 use super::service::SemanticIndex;
-use super::{DEFAULT_BATCH, KEY_CHUNK, STATE_PREFIX};
+use super::{DEFAULT_BATCH, FULL_TEXT_BUDGET_CHARS, KEY_CHUNK, STATE_PREFIX};
+use crate::attachment::{download, require_stored_file};
+use crate::pdf::{PdfDocument, PdfLimits, TextBudget};
 use crate::platform::{KvStore, KvWrite};
+use crate::webdav::WebDavClient;
 use crate::zotero::{ObjectKey, Versions, ZoteroClient, ZoteroObject};
 
 /// Children read to find an item's attachment (one request).
@@ -172,16 +175,35 @@ pub async fn sync(
     kv: &dyn KvStore,
     options: &SyncOptions,
 ) -> Result<SyncReport, IndexError> {
+    sync_with_files(zotero, index, kv, options, None).await
+}
+
+/// [`sync`], reading a paper's PDF from WebDAV (`files`) when Zotero's full-text index has no text for it:
+/// page by page through the PDF engine, so its passages know their pages. One more request per such paper,
+/// counted against the budget; one file is held at a time.
+pub async fn sync_with_files(
+    zotero: &ZoteroClient,
+    index: Option<&SemanticIndex>,
+    kv: &dyn KvStore,
+    options: &SyncOptions,
+    files: Option<&WebDavClient>,
+) -> Result<SyncReport, IndexError> {
     let Some(index) = index else { return Ok(SyncReport::unbound()) };
     let budget = Budget { limit: options.subrequest_budget, used: Cell::new(0) };
+    let files = files.filter(|_| options.full_text);
     let ensured = index.ensure().await?;
     let full = options.full || ensured.created;
     let key = state_key(index.instance());
     let saved = if full { None } else { kv.get(&key).await?.as_deref().and_then(SyncState::parse) };
-    let per_key = if options.full_text { FULL_TEXT_REQUESTS_PER_KEY } else { 0 };
+    let per_key = match (options.full_text, files) {
+        (false, _) => 0,
+        (true, None) => FULL_TEXT_REQUESTS_PER_KEY,
+        (true, Some(_)) => FULL_TEXT_REQUESTS_PER_KEY + 1,
+    };
     let lookup = usize::from(zotero.needs_key_lookup());
 
-    let mut run = Run { budget: &budget, report: Report { warning: ensured.mismatch, ..Report::default() } };
+    let mut run =
+        Run { budget: &budget, files, per_key, report: Report { warning: ensured.mismatch, ..Report::default() } };
     let (state, texts) = match saved {
         Some(state) if !state.pending.is_empty() => {
             // Resume the cycle: no version scan and no deletions (they were handled when it started).
@@ -346,8 +368,23 @@ struct Report {
 
 struct Run<'a> {
     budget: &'a Budget,
+    /// Where papers' PDFs are, when they may be read for text the index lacks.
+    files: Option<&'a WebDavClient>,
+    /// Requests one item may cost beyond its share of the item read.
+    per_key: usize,
     report: Report,
 }
+
+/// Where an item's text is to come from.
+enum TextSource {
+    Index(ItemText),
+    /// The stored PDF, to be read from WebDAV.
+    File(ZoteroObject),
+    None,
+}
+
+/// The largest PDF the sync reads from WebDAV: a run holds one file, and its text work is bounded too.
+const MAX_SYNC_PDF_BYTES: usize = 24 * 1024 * 1024;
 
 /// What reading one chunk of keys gave.
 struct Chunk {
@@ -433,7 +470,7 @@ impl Run<'_> {
         }
         // Each item with attachments costs two more requests (its children, its text): as many as the budget
         // still pays for are read now, in queue order; from the first that does not fit, the rest wait.
-        let mut affordable = self.budget.left() / FULL_TEXT_REQUESTS_PER_KEY;
+        let mut affordable = self.budget.left() / self.per_key.max(1);
         let mut deferred = Vec::new();
         if full_text {
             indexable.retain(|item| {
@@ -449,35 +486,81 @@ impl Run<'_> {
             if full_text && has_children(item) {
                 self.item_text(zotero, item, texts).await
             } else {
-                Ok(None)
+                Ok(TextSource::None)
             }
         });
         let mut documents = Vec::with_capacity(indexable.len());
         for (item, text) in indexable.iter().zip(join_all(reads).await) {
-            documents.extend(document_for(item, text?.as_ref()));
+            let text = match text? {
+                TextSource::Index(text) => Some(text),
+                // One PDF at a time, after the concurrent reads: a Worker has 128 MB.
+                TextSource::File(attachment) => self.file_text(&attachment).await,
+                TextSource::None => None,
+            };
+            documents.extend(document_for(item, text.as_ref()));
         }
         Ok(Chunk { documents, gone, parents, deferred })
     }
 
-    /// The item's text from Zotero's full-text index: its best attachment that has text (at most 2 requests).
-    ///
-    /// Page texts from the PDF on WebDAV ([`ItemText::Pages`], which give passages their pages) are not read
-    /// here: a file download and the PDF engine per item would not fit a run's budget. A tool that has read a
-    /// file can upload its document with pages through [`SemanticIndex::upsert`].
+    /// Where the item's text comes from: Zotero's full-text index (its best attachment that has text; 2
+    /// requests), else — with `files` — the stored PDF to be read from WebDAV afterwards, one at a time.
     async fn item_text(
         &self,
         zotero: &ZoteroClient,
         item: &ZoteroObject,
         texts: Option<&TextIndex>,
-    ) -> Result<Option<ItemText>, IndexError> {
-        let Ok(key) = ObjectKey::parse(&item.key) else { return Ok(None) };
+    ) -> Result<TextSource, IndexError> {
+        let Ok(key) = ObjectKey::parse(&item.key) else { return Ok(TextSource::None) };
         self.budget.spend(1);
         let children = zotero.children(&key, MAX_CHILDREN).await?;
-        let Some(attachment) = best_attachment(&children.items, texts) else { return Ok(None) };
-        let Ok(attachment) = ObjectKey::parse(&attachment.key) else { return Ok(None) };
+        if let Some(attachment) = best_attachment(&children.items, texts) {
+            if let Ok(attachment) = ObjectKey::parse(&attachment.key) {
+                self.budget.spend(1);
+                let text = zotero.fulltext(&attachment).await?;
+                if let Some(text) = text.map(|t| t.content).filter(|c| !c.trim().is_empty()) {
+                    return Ok(TextSource::Index(ItemText::Whole(text)));
+                }
+            }
+        }
+        let stored_pdf = children.items.into_iter().find(|c| {
+            c.item_type() == Some("attachment")
+                && !c.is_trashed()
+                && c.field("contentType") == Some("application/pdf")
+                && require_stored_file(c).is_ok()
+        });
+        Ok(match (self.files, stored_pdf) {
+            (Some(_), Some(pdf)) => TextSource::File(pdf),
+            _ => TextSource::None,
+        })
+    }
+
+    /// A stored PDF's text, page by page, from WebDAV through the PDF engine (1 request): as many pages as the
+    /// document budget takes. Any failure (no file yet, a scan, a damaged or oversized file) leaves the item
+    /// indexed by its metadata: the sync never fails over one paper's file.
+    async fn file_text(&self, attachment: &ZoteroObject) -> Option<ItemText> {
+        let files = self.files?;
+        let key = ObjectKey::parse(&attachment.key).ok()?;
+        if self.budget.left() == 0 {
+            return None;
+        }
         self.budget.spend(1);
-        let text = zotero.fulltext(&attachment).await?;
-        Ok(text.map(|t| t.content).filter(|c| !c.trim().is_empty()).map(ItemText::Whole))
+        let (_, data) = download(Some(files), attachment, &key).await.ok()?;
+        if data.len() > MAX_SYNC_PDF_BYTES {
+            return None;
+        }
+        let doc = PdfDocument::open_owned(data, &PdfLimits::default()).ok()?;
+        let mut pages = Vec::new();
+        let mut chars = 0;
+        for page in 1..=doc.page_count() {
+            let Ok(mut text) = doc.text(page, page, &TextBudget::default()) else { break };
+            let text = text.pop().unwrap_or_default();
+            chars += text.len();
+            pages.push(text);
+            if chars >= FULL_TEXT_BUDGET_CHARS {
+                break;
+            }
+        }
+        pages.iter().any(|p| !p.trim().is_empty()).then_some(ItemText::Pages(pages))
     }
 
     /// A run that cannot afford even its first step does nothing and says how much it needs.

@@ -385,7 +385,8 @@ impl Tool for Reindex {
             subrequest_budget: ctx.config.sync_subrequest_budget,
             full_text: ctx.config.index_full_text,
         };
-        let report = index::sync(zotero, index, ctx.cache(), &options)
+        let files = ctx.webdav()?;
+        let report = index::sync_with_files(zotero, index, ctx.cache(), &options, files)
             .await
             .map_err(|e| ToolError::Failed(format!("{e}. What was sent before the failure stays sent; call again.")))?;
         Ok(ReindexOutput {
