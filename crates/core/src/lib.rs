@@ -11,6 +11,7 @@ pub mod index;
 pub mod net;
 pub mod pdf;
 pub mod platform;
+pub mod sources;
 pub mod webdav;
 pub mod zotero;
 

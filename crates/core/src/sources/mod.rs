@@ -1,0 +1,14 @@
+//! Sources: where a new library item comes from, for the import tools (upstream-spec §8).
+//!
+//! An import starts from what a person pastes: a DOI, an arXiv id, an ISBN, a PubMed or PMC id, or a link that
+//! carries one of them. This module turns that text into an [`Identifier`] — [`detect`] for one, [`detect_all`]
+//! for a list with an outcome per item — without any I/O, so it runs the same on the Worker and natively and is
+//! tested with a plain `cargo test`. Looking an identifier up (CrossRef, arXiv, Open Library, PubMed) builds on
+//! it and needs the platform's HTTP seam.
+//!
+//! What is accepted, and where this differs from the TypeScript server's `detectIdentifier`, is documented on
+//! [`detect`] and [`detect_all`].
+
+mod identifier;
+
+pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
