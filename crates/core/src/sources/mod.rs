@@ -8,7 +8,12 @@
 //!
 //! What is accepted, and where this differs from the TypeScript server's `detectIdentifier`, is documented on
 //! [`detect`] and [`detect_all`].
+//!
+//! An import may also start from a file another reference manager exported: [`ris::parse_ris`] reads RIS into
+//! Zotero item data, entry by entry.
 
 mod identifier;
+pub mod ris;
 
 pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
+pub use self::ris::{parse_ris, RisEntry, RisError};
