@@ -7,7 +7,7 @@
 //! loses nothing: the cursor in `CACHE_KV` moves only when a cycle has finished, so the next run takes up the
 //! same cycle again.
 
-use zotero_mcp_core::index::{self, SyncOptions, SyncReport};
+use zotero_mcp_core::index::{self, IndexError, SyncOptions, SyncReport};
 
 use crate::app::App;
 use crate::context::RequestContext;
@@ -33,15 +33,32 @@ pub async fn sync_semantic_index(app: &App) -> Result<SyncReport, String> {
 }
 
 async fn run(ctx: &RequestContext) -> Result<SyncReport, String> {
-    let index = ctx.semantic_index()?;
-    let zotero = ctx.zotero().map_err(|e| e.to_string())?;
+    run_sync(ctx, false, None).await.map_err(|e| e.to_string())
+}
+
+/// Why a sync run did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncRunError {
+    /// The deployment cannot run it (an unusable `AI_SEARCH_INSTANCE`, Zotero or WebDAV settings).
+    #[error("{0}")]
+    Setup(String),
+    /// It failed part-way; what it sent stays sent, and the cursor did not move.
+    #[error(transparent)]
+    Sync(#[from] IndexError),
+}
+
+/// One sync run with the deployment's settings — the cron's and `zotero_reindex`'s alike — `full` and `limit`
+/// as asked (the batch size defaults to `SYNC_BATCH_LIMIT` everywhere: the TypeScript server ignored it on
+/// demand, Q9). A paper without text in Zotero's index is read from WebDAV when WebDAV is configured.
+pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) -> Result<SyncReport, SyncRunError> {
+    let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
+    let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
+    let files = ctx.webdav().map_err(|e| SyncRunError::Setup(e.to_string()))?;
     let options = SyncOptions {
-        full: false,
-        limit: ctx.config.sync_batch_limit,
+        full,
+        limit: limit.unwrap_or(ctx.config.sync_batch_limit),
         subrequest_budget: ctx.config.sync_subrequest_budget,
         full_text: ctx.config.index_full_text,
     };
-    // A paper without text in Zotero's index is read from WebDAV, when WebDAV is configured.
-    let files = ctx.webdav().map_err(|e| e.to_string())?;
-    index::sync_with_files(zotero, index, ctx.cache(), &options, files).await.map_err(|e| e.to_string())
+    Ok(index::sync_with_files(zotero, index, ctx.cache(), &options, files).await?)
 }

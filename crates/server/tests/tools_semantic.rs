@@ -85,9 +85,8 @@ async fn the_scheduled_sync_fills_the_index_and_search_finds_papers_with_a_passa
     assert!(score > 0.0 && score <= 1.0);
     assert!(items[0]["passage"].as_str().unwrap().len() > 20);
     let keys: Vec<&str> = items.iter().map(|i| i["key"].as_str().unwrap()).collect();
-    let mut unique = keys.clone();
-    unique.dedup();
-    assert_eq!(keys.len(), unique.len(), "an item comes back once");
+    let unique: std::collections::HashSet<&str> = keys.iter().copied().collect();
+    assert_eq!(keys.len(), unique.len(), "an item comes back once: {keys:?}");
     assert!(text(&result).contains("Matching passages"));
     assert_eq!(ok(&result)["scored"], items.len());
 }

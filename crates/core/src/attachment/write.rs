@@ -53,14 +53,17 @@ pub struct StoredAttachment {
     pub bytes: usize,
     pub md5: String,
     pub mtime_ms: u64,
-    /// Whether the item records the file's md5/mtime. False only when that last step failed: the file is
-    /// complete on WebDAV and Zotero Desktop downloads it, but the item does not list its checksum yet.
-    pub recorded: bool,
-    /// What happened, for the caller to pass on (set when a step did not go as planned).
+    /// Set only when the last step, recording md5/mtime on the item, failed: what happened and how to finish.
+    /// The file is complete on WebDAV and Zotero Desktop downloads it, but the item does not list its checksum.
     pub warning: Option<String>,
 }
 
 impl StoredAttachment {
+    /// Whether the item records the file's md5/mtime.
+    pub fn recorded(&self) -> bool {
+        self.warning.is_none()
+    }
+
     /// A file stored as `props` describes it, recorded on the item unless [`record`] says otherwise.
     fn new(key: &str, filename: String, content_type: String, bytes: usize, props: &FileProps) -> Self {
         Self {
@@ -70,7 +73,6 @@ impl StoredAttachment {
             bytes,
             md5: props.md5.clone(),
             mtime_ms: props.mtime_ms,
-            recorded: true,
             warning: None,
         }
     }
@@ -333,7 +335,6 @@ async fn record(
     mut stored: StoredAttachment,
 ) -> StoredAttachment {
     if let Err(e) = patch_once_more_on_conflict(zotero, key, version, changes).await {
-        stored.recorded = false;
         stored.warning = Some(format!(
             "{STEP_RECORD} failed ({e}). The file is complete on WebDAV and Zotero Desktop will download it, but the \
              item does not list its new checksum{}. Call zotero_put_attachment again with replaceAttachmentKey={key} \

@@ -292,6 +292,7 @@ async fn create(ctx: &RequestContext, input: &AnnotationsInput) -> Result<Create
         color: Some(input.color.to_ascii_lowercase()),
         tags: input.tags.iter().flatten().map(TagIn::to_zotero).collect(),
     };
+    // `annotate::place` refuses these too; checked here first so that a bad call costs no download.
     if kind == AnnotationKind::Note && request.page.is_none() {
         return Err(invalid("a note needs `page`, the 1-based page it goes on"));
     }

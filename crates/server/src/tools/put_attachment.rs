@@ -108,7 +108,7 @@ impl Tool for PutAttachment {
                     .into(),
             )
         })?;
-        check_combination(&input)?;
+        refuse_new_only_arguments(&input)?;
         if let Some(content_type) = &input.content_type {
             if !is_media_type(content_type) {
                 return Err(invalid(format!(
@@ -117,6 +117,8 @@ impl Tool for PutAttachment {
             }
         }
         let (data, fetched_name, fetched_type) = match (&input.source_url, input.base64_data.take()) {
+            (Some(_), Some(_)) => return Err(invalid("give either sourceUrl or base64Data, not both".into())),
+            (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
             (Some(url), None) => {
                 let download =
                     ctx.download(url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
@@ -124,7 +126,6 @@ impl Tool for PutAttachment {
             }
             // Taken out of the input, so the encoded text is freed as soon as it is decoded.
             (None, Some(encoded)) => (decode_base64(&encoded)?, None, None),
-            _ => unreachable_combination()?,
         };
         if input.content_type.as_deref() == Some("application/pdf") && !looks_like_pdf(&data) {
             return Err(invalid(
@@ -136,10 +137,8 @@ impl Tool for PutAttachment {
         let stored = match &input.replace_attachment_key {
             Some(key) => {
                 let item = zotero.item(key).await?;
-                let filename = input.filename.as_deref().or(fetched_name.as_deref());
-                // A name the URL suggests replaces the stored one only when the caller asked for it (Q4).
-                let filename = if input.filename.is_some() { filename } else { None };
-                let content_type = input.content_type.as_deref();
+                // Only a name the caller gives replaces the stored one, not one the URL suggests (Q4).
+                let (filename, content_type) = (input.filename.as_deref(), input.content_type.as_deref());
                 write::replace(zotero, dav, ctx.clock(), &item, filename, content_type, data).await
             }
             None => {
@@ -166,25 +165,20 @@ impl Tool for PutAttachment {
         };
         let stored: StoredAttachment = stored.map_err(write_error)?;
         Ok(PutAttachmentOutput {
+            recorded: stored.recorded(),
             attachment_key: stored.key,
             filename: stored.filename,
             bytes: stored.bytes,
             md5: stored.md5,
             content_type: stored.content_type,
             replaced: input.replace_attachment_key.is_some(),
-            recorded: stored.recorded,
             warning: stored.warning,
         })
     }
 }
 
-/// Which arguments go together, checked before anything is read or written.
-fn check_combination(input: &PutAttachmentInput) -> Result<(), ToolError> {
-    match (&input.source_url, &input.base64_data) {
-        (Some(_), Some(_)) => return Err(invalid("give either sourceUrl or base64Data, not both".into())),
-        (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
-        _ => {}
-    }
+/// Arguments only a new attachment takes are refused with a replacement, before anything is read or written.
+fn refuse_new_only_arguments(input: &PutAttachmentInput) -> Result<(), ToolError> {
     if input.replace_attachment_key.is_some() {
         let extras = [
             (input.parent_item_key.is_some(), "parentItemKey"),
@@ -202,10 +196,6 @@ fn check_combination(input: &PutAttachmentInput) -> Result<(), ToolError> {
         }
     }
     Ok(())
-}
-
-fn unreachable_combination<T>() -> Result<T, ToolError> {
-    Err(invalid("give the file as sourceUrl or as base64Data".into()))
 }
 
 fn invalid(problem: String) -> ToolError {

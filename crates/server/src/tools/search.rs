@@ -212,13 +212,7 @@ impl Tool for ZoteroSearch {
 
 /// The filters Zotero applies itself.
 fn server_filters(input: &SearchInput) -> Query {
-    let mut query = Query::new().item_type(input.item_type.as_deref().unwrap_or("-attachment").trim());
-    for tag in input.tags.iter().flatten() {
-        query = query.tag(tag);
-    }
-    if let Some(since) = input.since {
-        query = query.since(since);
-    }
+    let mut query = item_filters(input.item_type.as_deref(), input.tags.as_deref(), input.since);
     query = query.include_trashed(input.include_trashed);
     if let Some(sort) = input.sort {
         query = query.sort(sort.as_str(), input.direction == Some(Direction::Desc));
@@ -237,18 +231,37 @@ fn effective_qmode(input: &SearchInput, text: &str) -> QMode {
     }
 }
 
+/// The filters Zotero applies itself that both searches (this one and `zotero_semantic_search`) take: one item
+/// type (default: no attachments), tags, changed since a version.
+pub(super) fn item_filters(item_type: Option<&str>, tags: Option<&[String]>, since: Option<u64>) -> Query {
+    let mut query = Query::new().item_type(item_type.unwrap_or("-attachment").trim());
+    for tag in tags.into_iter().flatten() {
+        query = query.tag(tag);
+    }
+    if let Some(since) = since {
+        query = query.since(since);
+    }
+    query
+}
+
 fn has_year_filter(input: &SearchInput) -> bool {
     input.from_year.is_some() || input.to_year.is_some()
 }
 
 fn within_years(item: &ZoteroObject, input: &SearchInput) -> bool {
-    if !has_year_filter(input) {
+    year_within(item, input.from_year, input.to_year)
+}
+
+/// Whether the item's year (the first four-digit year of its date) lies within the bounds; with a bound, an item
+/// without a year is outside. The one year rule of both searches.
+pub(super) fn year_within(item: &ZoteroObject, from: Option<i32>, to: Option<i32>) -> bool {
+    if from.is_none() && to.is_none() {
         return true;
     }
     let Some(year) = item.field("date").and_then(year_of).and_then(|y| y.parse::<i32>().ok()) else {
         return false;
     };
-    input.from_year.is_none_or(|from| year >= from) && input.to_year.is_none_or(|to| year <= to)
+    from.is_none_or(|from| year >= from) && to.is_none_or(|to| year <= to)
 }
 
 async fn list(

@@ -5,13 +5,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
-use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, SyncOptions, DEFAULT_MIN_SCORE};
-use zotero_mcp_core::zotero::{Query, ZoteroObject};
+use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, DEFAULT_MIN_SCORE};
+use zotero_mcp_core::zotero::ZoteroObject;
 
 use super::args::Key;
+use super::search::{item_filters, year_within};
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
-use crate::format::text::{truncate, year_of};
+use crate::format::text::truncate;
+use crate::jobs::{run_sync, SyncRunError};
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// Most items a semantic search returns (AI Search returns at most 50 chunks per search).
@@ -231,15 +233,8 @@ async fn fetch_in_order<'m>(
 ) -> Result<Vec<(ZoteroObject, &'m IndexMatch)>, ToolError> {
     let zotero = ctx.zotero()?;
     let keys: Vec<&str> = matches.iter().map(|m| m.item_key.as_str()).collect();
-    let mut query = Query::new()
-        .item_type(input.item_type.as_deref().unwrap_or("-attachment").trim())
-        .param("itemKey", keys.join(","));
-    for tag in input.tags.iter().flatten() {
-        query = query.tag(tag);
-    }
-    if let Some(since) = input.since {
-        query = query.since(since);
-    }
+    let query =
+        item_filters(input.item_type.as_deref(), input.tags.as_deref(), input.since).param("itemKey", keys.join(","));
     let page = zotero.items(&query, keys.len()).await?;
     let mut found = Vec::new();
     for m in matches {
@@ -258,16 +253,9 @@ fn in_collection(item: &ZoteroObject, input: &SemanticSearchInput) -> bool {
         .is_some_and(|c| c.iter().any(|k| k.as_str() == Some(collection.as_str())))
 }
 
+/// A year of 0 is no bound here, as the index's own filter reads it (upstream-spec §10.5).
 fn within_years(item: &ZoteroObject, input: &SemanticSearchInput) -> bool {
-    let from = input.from_year.filter(|y| *y > 0);
-    let to = input.to_year.filter(|y| *y > 0);
-    if from.is_none() && to.is_none() {
-        return true;
-    }
-    let Some(year) = item.field("date").and_then(year_of).and_then(|y| y.parse::<i32>().ok()) else {
-        return false;
-    };
-    from.is_none_or(|f| year >= f) && to.is_none_or(|t| year <= t)
+    year_within(item, input.from_year.filter(|y| *y > 0), input.to_year.filter(|y| *y > 0))
 }
 
 /// The result with its scoring report: weak and unscored results are flagged, never hidden.
@@ -376,19 +364,13 @@ impl Tool for Reindex {
     }
 
     async fn call(ctx: &RequestContext, input: ReindexInput) -> Result<ReindexOutput, ToolError> {
-        let index = ctx.semantic_index().map_err(ToolError::Failed)?;
-        let zotero = ctx.zotero()?;
-        let options = SyncOptions {
-            full: input.full,
-            // The deployment's batch size unless the call names one (the TypeScript server ignored it here, Q9).
-            limit: input.limit.map_or(ctx.config.sync_batch_limit, |l| l as usize),
-            subrequest_budget: ctx.config.sync_subrequest_budget,
-            full_text: ctx.config.index_full_text,
+        let report = match run_sync(ctx, input.full, input.limit.map(|l| l as usize)).await {
+            Ok(report) => report,
+            Err(SyncRunError::Setup(why)) => return Err(ToolError::Failed(why)),
+            Err(SyncRunError::Sync(e)) => {
+                return Err(ToolError::Failed(format!("{e}. What was sent before the failure stays sent; call again.")))
+            }
         };
-        let files = ctx.webdav()?;
-        let report = index::sync_with_files(zotero, index, ctx.cache(), &options, files)
-            .await
-            .map_err(|e| ToolError::Failed(format!("{e}. What was sent before the failure stays sent; call again.")))?;
         Ok(ReindexOutput {
             submitted: report.submitted,
             removed: report.removed,

@@ -49,8 +49,6 @@ pub struct Router {
     pub sim: Rc<Simulator>,
     pub folder: Rc<Folder>,
     pub faults: RefCell<Vec<Fault>>,
-    /// Every request as `METHOD path`, in order, Zotero's and WebDAV's together.
-    pub log: RefCell<Vec<String>>,
     /// A web server for `sourceUrl` downloads: any other host, by `host + path`.
     pub web: RefCell<HashMap<String, Page>>,
 }
@@ -59,7 +57,6 @@ pub struct Router {
 impl HttpClient for Router {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         let path = request.uri().path().to_owned();
-        self.log.borrow_mut().push(format!("{} {path}", request.method()));
         let injected = self.faults.borrow_mut().iter_mut().find_map(|f| {
             (f.times > 0 && f.method == request.method().as_str() && path.contains(&f.path)).then(|| {
                 f.times -= 1;
@@ -128,7 +125,6 @@ pub fn bench(webdav: bool) -> Bench {
         sim: sim.clone(),
         folder: folder.clone(),
         faults: RefCell::new(Vec::new()),
-        log: RefCell::new(Vec::new()),
         web: RefCell::new(HashMap::new()),
     });
     app.platform.http = router.clone();
