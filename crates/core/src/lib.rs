@@ -6,6 +6,7 @@
 //! with a plain `cargo test` on the host.
 
 pub mod attachment;
+pub mod duplicates;
 pub mod html_text;
 pub mod index;
 pub mod net;

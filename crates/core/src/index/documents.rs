@@ -76,7 +76,7 @@ pub fn document_text(data: &Map<String, Value>) -> String {
     let lines = [
         js_string(nullish(data.get("title"))),
         creators.join(", "),
-        first_four_digits(&date).unwrap_or_default().to_owned(),
+        crate::zotero::year_of(&date).map(|year| format!("{year:04}")).unwrap_or_default(),
         js_string(venue),
         tags.join(", "),
         slice_utf16(&abstract_note, ABSTRACT_CHARS).to_owned(),
@@ -85,12 +85,12 @@ pub fn document_text(data: &Map<String, Value>) -> String {
     slice_utf16(&kept.join("\n"), METADATA_CHARS).to_owned()
 }
 
-/// `{itemtype, year}`, both strings: the year is the first four digits of the date as a number (`"0999"` →
-/// `"999"`), `"0"` when the date has none.
+/// `{itemtype, year}`, both strings: the year by the one year rule ([`crate::zotero::year_of`]) as a number
+/// (`"0999"` → `"999"`), `"0"` when the date has none.
 pub fn document_metadata(item: &ZoteroObject) -> Map<String, Value> {
     let item_type = js_string(nullish(item.data.get("itemType")));
     let date = js_string(nullish(item.data.get("date")));
-    let year = first_four_digits(&date).and_then(|digits| digits.parse::<u32>().ok()).unwrap_or(0);
+    let year = crate::zotero::year_of(&date).unwrap_or(0);
     let mut metadata = Map::new();
     metadata.insert("itemtype".into(), Value::String(item_type));
     metadata.insert("year".into(), Value::String(year.to_string()));
@@ -264,11 +264,6 @@ fn prefix_within(text: &str, max: usize) -> &str {
 }
 
 /// The first run of four ASCII digits (JavaScript's `/\d{4}/`).
-fn first_four_digits(text: &str) -> Option<&str> {
-    let bytes = text.as_bytes();
-    bytes.windows(4).position(|w| w.iter().all(u8::is_ascii_digit)).map(|at| &text[at..at + 4])
-}
-
 /// The value unless it is absent or null (JavaScript's `??` operand).
 fn nullish(value: Option<&Value>) -> Option<&Value> {
     value.filter(|v| !v.is_null())

@@ -10,6 +10,7 @@ mod query;
 mod transport;
 mod types;
 mod writer;
+mod year;
 
 #[cfg(test)]
 mod tests;
@@ -22,3 +23,4 @@ pub use query::{QMode, Query};
 pub use transport::{RetryPolicy, MAX_IN_FLIGHT};
 pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
 pub use writer::ZoteroWriter;
+pub use year::year_of;

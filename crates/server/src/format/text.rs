@@ -35,15 +35,9 @@ pub fn truncate(text: &str, max: usize) -> String {
 // uses too; one-line previews collapse its output with this.
 pub use zotero_mcp_core::html_text::collapse_whitespace;
 
-/// The first standalone four-digit year in a Zotero date string ("2021-03-04", "March 2021", "2021").
+/// The year of a Zotero date string as four digits, by the core's one year rule ([`zotero_mcp_core::zotero::year_of`]).
 pub fn year_of(date: &str) -> Option<String> {
-    let chars: Vec<char> = date.chars().collect();
-    (0..chars.len().saturating_sub(3)).find_map(|i| {
-        let window = &chars[i..i + 4];
-        let before_ok = i == 0 || !chars[i - 1].is_ascii_digit();
-        let after_ok = chars.get(i + 4).is_none_or(|c| !c.is_ascii_digit());
-        (window.iter().all(char::is_ascii_digit) && before_ok && after_ok).then(|| window.iter().collect())
-    })
+    zotero_mcp_core::zotero::year_of(date).map(|year| format!("{year:04}"))
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use super::args::Key;
 use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
-use crate::format::text::year_of;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// How far a citation-key scan reads before it gives up (20 pages of 100).
@@ -258,7 +257,7 @@ pub(super) fn year_within(item: &ZoteroObject, from: Option<i32>, to: Option<i32
     if from.is_none() && to.is_none() {
         return true;
     }
-    let Some(year) = item.field("date").and_then(year_of).and_then(|y| y.parse::<i32>().ok()) else {
+    let Some(year) = item.field("date").and_then(zotero_mcp_core::zotero::year_of).map(i32::from) else {
         return false;
     };
     from.is_none_or(|from| year >= from) && to.is_none_or(|to| year <= to)
