@@ -695,6 +695,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_delete_attachment",
             "zotero_rename_attachments",
             "zotero_reindex",
+            "zotero_find_duplicates",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
@@ -714,9 +715,11 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         "zotero_delete_attachment",
         "zotero_rename_attachments",
         "zotero_reindex",
+        "zotero_find_duplicates",
     ] {
         assert_eq!(hints(writer)["readOnlyHint"], false, "{writer}");
     }
+    assert_eq!(hints("zotero_find_duplicates")["destructiveHint"], true, "a merge trashes items");
     assert_eq!(hints("zotero_delete_items")["destructiveHint"], true);
     assert_eq!(hints("zotero_delete_attachment")["destructiveHint"], true);
     assert_eq!(hints("zotero_update_item")["idempotentHint"], true);

@@ -55,7 +55,9 @@ impl Fingerprints {
                 }
             }
             Identifier::Arxiv { id, .. } => push_unique(&mut prints.arxiv, id.to_lowercase()),
-            Identifier::Isbn { isbn13, .. } if item.item_type() == Some("book") => push_unique(&mut prints.isbns, isbn13),
+            Identifier::Isbn { isbn13, .. } if item.item_type() == Some("book") => {
+                push_unique(&mut prints.isbns, isbn13)
+            }
             _ => {}
         };
         if let Some(doi) = item.field("DOI") {

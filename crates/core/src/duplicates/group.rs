@@ -8,6 +8,9 @@ use serde_json::Value;
 use super::fingerprint::{Fingerprints, Reason};
 use crate::zotero::ZoteroObject;
 
+/// Picks one kind of identifier out of an item's fingerprints.
+type IdentifiersOf = fn(&Fingerprints) -> &Vec<String>;
+
 /// Items that look like one work, the one to keep first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DuplicateGroup {
@@ -42,7 +45,7 @@ pub fn group_duplicates(items: &[ZoteroObject]) -> Vec<DuplicateGroup> {
     let prints: Vec<Fingerprints> = candidates.iter().map(|item| Fingerprints::of(item)).collect();
     let mut sets = Clusters::new(&prints);
 
-    let strong: [(Reason, fn(&Fingerprints) -> &Vec<String>); 3] =
+    let strong: [(Reason, IdentifiersOf); 3] =
         [(Reason::Doi, |p| &p.dois), (Reason::Isbn, |p| &p.isbns), (Reason::Arxiv, |p| &p.arxiv)];
     for (reason, values) in strong {
         let mut first_with: HashMap<&str, usize> = HashMap::new();

@@ -176,7 +176,9 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
     let mut report = MergeReport { master: plan.master.key.clone(), ..MergeReport::default() };
     let prefix = match client.library_prefix().await {
         Ok(prefix) => prefix.to_owned(),
-        Err(error) => return stop(report, format!("the library could not be identified ({error}); nothing was changed")),
+        Err(error) => {
+            return stop(report, format!("the library could not be identified ({error}); nothing was changed"))
+        }
     };
 
     // 1. Children of every other item, then one batch write moving them all.
@@ -193,11 +195,14 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
                     format!("{} has more than {MAX_CHILDREN} notes and attachments; merge it in Zotero itself. Nothing was changed", other.key),
                 );
             }
-            Ok(page) => children.extend(page.items.into_iter().filter(|child| {
-                matches!(child.item_type(), Some("note" | "attachment"))
-            })),
+            Ok(page) => children.extend(
+                page.items.into_iter().filter(|child| matches!(child.item_type(), Some("note" | "attachment"))),
+            ),
             Err(error) => {
-                return stop(report, format!("the children of {} could not be listed ({error}); nothing was changed", other.key));
+                return stop(
+                    report,
+                    format!("the children of {} could not be listed ({error}); nothing was changed", other.key),
+                );
             }
         }
     }
@@ -222,7 +227,10 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
                 }
             }
             Err(error) => {
-                return stop(report, format!("no note or attachment could be moved ({}); nothing was changed", why(&error)));
+                return stop(
+                    report,
+                    format!("no note or attachment could be moved ({}); nothing was changed", why(&error)),
+                );
             }
         }
         if !report.unmoved_children.is_empty() {
@@ -242,7 +250,9 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
     report.gained_fields = plan.gained_fields().keys().cloned().collect();
     let fresh = match client.items_by_keys(&keys_of(std::iter::once(&plan.master).chain(&plan.others))).await {
         Ok(items) => items,
-        Err(error) => return stop(report, after_children(format!("the items could not be read again ({})", why(&error)))),
+        Err(error) => {
+            return stop(report, after_children(format!("the items could not be read again ({})", why(&error))))
+        }
     };
     let version_of = |key: &str| fresh.iter().find(|item| item.key == key).map(|item| item.version);
     let Some(master_version) = version_of(&plan.master.key) else {
@@ -284,7 +294,8 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
                 if outcome.is_written(position) {
                     report.trashed.push(key);
                 } else {
-                    let why = outcome.failed.get(&position).map(|f| f.message.clone()).unwrap_or_else(|| "not sent".into());
+                    let why =
+                        outcome.failed.get(&position).map(|f| f.message.clone()).unwrap_or_else(|| "not sent".into());
                     report.not_trashed.push((key, why));
                 }
             }
@@ -341,8 +352,17 @@ pub fn item_uri(library_prefix: &str, key: &str) -> String {
 fn is_plain_field(name: &str) -> bool {
     !matches!(
         name,
-        "key" | "version" | "itemType" | "dateAdded" | "dateModified" | "creators" | "tags" | "collections"
-            | "relations" | "deleted" | "parentItem"
+        "key"
+            | "version"
+            | "itemType"
+            | "dateAdded"
+            | "dateModified"
+            | "creators"
+            | "tags"
+            | "collections"
+            | "relations"
+            | "deleted"
+            | "parentItem"
     )
 }
 

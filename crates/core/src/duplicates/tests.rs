@@ -141,7 +141,8 @@ fn notes_attachments_and_trashed_items_are_not_candidates() {
 fn the_richest_copy_comes_first_then_the_oldest() {
     let mut poor = item("AAAAAAAA", json!({"title": "T", "DOI": "10.1000/x", "dateAdded": "2019-01-01T00:00:00Z"}));
     poor.meta.insert("numChildren".into(), json!(0));
-    let mut with_files = item("BBBBBBBB", json!({"title": "T", "DOI": "10.1000/x", "dateAdded": "2020-01-01T00:00:00Z"}));
+    let mut with_files =
+        item("BBBBBBBB", json!({"title": "T", "DOI": "10.1000/x", "dateAdded": "2020-01-01T00:00:00Z"}));
     with_files.meta.insert("numChildren".into(), json!(2));
     let older_twin = item("CCCCCCCC", json!({"title": "T", "DOI": "10.1000/x", "dateAdded": "2018-01-01T00:00:00Z"}));
     let groups = group_duplicates(&[poor, with_files, older_twin]);
@@ -192,6 +193,9 @@ fn merges_desktop_would_refuse_are_refused_before_any_write() {
 
 #[test]
 fn normalised_titles_drop_markup_and_punctuation_only() {
-    assert_eq!(normalise_title("  The <i>E. coli</i> genome: a review (2nd ed.)  "), "the e coli genome a review 2nd ed");
+    assert_eq!(
+        normalise_title("  The <i>E. coli</i> genome: a review (2nd ed.)  "),
+        "the e coli genome a review 2nd ed"
+    );
     assert_eq!(normalise_title("Ünïcode—Titles…"), "ünïcode titles");
 }

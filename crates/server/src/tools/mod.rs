@@ -8,6 +8,7 @@ pub mod annotations;
 pub mod args;
 pub mod attachments;
 pub mod collections;
+pub mod duplicates;
 pub mod fixtures;
 pub mod items;
 pub mod notes;
@@ -64,6 +65,7 @@ fn build(test_fixtures: bool) -> Registry {
     registry.tool::<attachments::DeleteAttachment>();
     registry.tool::<rename_attachments::RenameAttachments>();
     registry.tool::<semantic::Reindex>();
+    registry.tool::<duplicates::FindDuplicates>();
     resources::register(&mut registry);
     if test_fixtures {
         fixtures::register(&mut registry);

@@ -1,0 +1,263 @@
+//! `zotero_find_duplicates`: groups items that describe one work and, when asked, merges each group as Zotero
+//! Desktop does (`zotero_mcp_core::duplicates`). A dry run unless `merge` is set; every merge needs the write
+//! scope, `mergeKeys` included (upstream Q1 merged those on a read-only grant).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeReport, Reason};
+use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
+
+use super::args::Key;
+use crate::context::RequestContext;
+use crate::format::text::truncate;
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+/// Groups merged per call. A merge costs about five requests plus one per duplicate (listing its children), a
+/// scan up to twenty, and a Worker on the free plan may make 50 per call: further groups wait for the next call,
+/// which finds them again.
+pub const MAX_MERGES_PER_CALL: usize = 5;
+
+fn default_scan_limit() -> u32 {
+    500
+}
+
+/// Arguments of `zotero_find_duplicates`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FindDuplicatesInput {
+    /// Look only at this collection's top-level items.
+    pub collection_key: Option<Key>,
+    /// Look only at items of this type, e.g. journalArticle.
+    #[validate(length(min = 1, max = 100))]
+    pub item_type: Option<String>,
+    /// How many top-level items to examine, newest first.
+    #[validate(range(min = 10, max = 2000))]
+    #[serde(default = "default_scan_limit")]
+    #[schemars(default = "default_scan_limit")]
+    pub scan_limit: u32,
+    /// Merge (needs the write scope): each group's richest item is kept, and the others' notes, files, tags,
+    /// collections and missing fields move onto it before they go to the trash. Without it, only the plan is shown.
+    #[serde(default)]
+    #[schemars(default)]
+    pub merge: bool,
+    /// One group chosen by hand instead of a scan: the first key is the item to keep. Merged only with merge=true.
+    #[validate(length(min = 2, max = 20))]
+    pub merge_keys: Option<Vec<Key>>,
+}
+
+/// One group of duplicates.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DuplicateGroupOut {
+    /// What the items share: DOI, ISBN, arXiv, title+year+creator, or explicit (mergeKeys).
+    pub reason: String,
+    /// The item kept first, then its duplicates.
+    pub keys: Vec<String>,
+    pub titles: Vec<String>,
+    pub merged: bool,
+    /// Fields the kept item gains (or would gain) from its duplicates.
+    pub gained_fields: Vec<String>,
+    /// Notes and attachments moved under the kept item.
+    pub moved_children: Vec<String>,
+    /// Duplicates moved to the trash.
+    pub trashed: Vec<String>,
+    /// Why the group was not merged, or merged only in part, and what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Result of `zotero_find_duplicates`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FindDuplicatesOutput {
+    /// Items examined.
+    pub scanned: usize,
+    pub groups: Vec<DuplicateGroupOut>,
+}
+
+pub struct FindDuplicates;
+
+impl Tool for FindDuplicates {
+    type Input = FindDuplicatesInput;
+    type Output = FindDuplicatesOutput;
+    const SPEC: ToolSpec = ToolSpec::mixed(
+        "zotero_find_duplicates",
+        "Find and merge duplicate items",
+        "Finds items that describe one work: the same DOI, ISBN (books) or arXiv id, or the same title, year and \
+         first author when no identifier tells them apart. A dry run by default, listing each group with the \
+         item that would be kept (the richest). merge=true (write scope) merges as Zotero Desktop does: the kept \
+         item gains the others' notes, files, tags, collections and missing fields, and records that it replaces \
+         them; the others go to the trash (at most 5 groups per call; call again to continue). mergeKeys merges \
+         one group chosen by hand, the first key kept.",
+    )
+    .destructive();
+
+    fn render(output: &FindDuplicatesOutput) -> String {
+        if output.groups.is_empty() {
+            return format!("Scanned {} items; no duplicates found.", output.scanned);
+        }
+        let merged = output.groups.iter().filter(|g| g.merged).count();
+        let mut lines = vec![format!(
+            "Scanned {} items and found {} duplicate group(s){}.",
+            output.scanned,
+            output.groups.len(),
+            if merged > 0 { format!(", {merged} merged") } else { String::new() }
+        )];
+        for group in &output.groups {
+            lines.push(String::new());
+            lines.push(format!("- match on {}: {}", group.reason, truncate(&group.titles[0], 120)));
+            lines.push(format!("  keep: {}", group.keys[0]));
+            let verb = if group.merged { "trashed" } else { "duplicates" };
+            lines.push(format!("  {verb}: {}", group.keys[1..].join(", ")));
+            if !group.gained_fields.is_empty() {
+                let tense = if group.merged { "gained" } else { "would gain" };
+                lines.push(format!("  {tense}: {}", group.gained_fields.join(", ")));
+            }
+            if !group.moved_children.is_empty() {
+                lines.push(format!("  notes and files moved: {}", group.moved_children.join(", ")));
+            }
+            if let Some(note) = &group.note {
+                lines.push(format!("  note: {note}"));
+            }
+        }
+        if output.groups.iter().any(|g| !g.merged && g.note.is_none()) {
+            lines.push(String::new());
+            lines.push("Call again with merge=true to merge these groups, or pass mergeKeys to merge one.".into());
+        }
+        lines.join("\n")
+    }
+
+    async fn call(ctx: &RequestContext, input: FindDuplicatesInput) -> Result<FindDuplicatesOutput, ToolError> {
+        // Writing is checked before anything is read: a read-only grant learns at once that merging needs more.
+        let writer = if input.merge { Some(ctx.writer()?) } else { None };
+        let zotero = ctx.zotero()?;
+
+        if let Some(keys) = input.merge_keys.as_ref().filter(|keys| !keys.is_empty()) {
+            let keys: Vec<ObjectKey> = keys.iter().map(|k| k.0.clone()).collect();
+            let found = zotero.items_by_keys(&keys).await?;
+            let missing: Vec<&str> =
+                keys.iter().map(ObjectKey::as_str).filter(|k| !found.iter().any(|f| f.key == *k)).collect();
+            if !missing.is_empty() {
+                return Err(invalid(format!(
+                    "no item with the key {} in this library; nothing was changed",
+                    missing.join(", ")
+                )));
+            }
+            // In the caller's order: the first key is the one kept.
+            let ordered: Vec<ZoteroObject> =
+                keys.iter().filter_map(|key| found.iter().find(|item| item.key == key.as_str()).cloned()).collect();
+            let plan = MergePlan::new(ordered).map_err(|e| invalid(format!("{e}; nothing was changed")))?;
+            let group = run(zotero, writer, "explicit", plan).await;
+            return Ok(FindDuplicatesOutput { scanned: group.keys.len(), groups: vec![group] });
+        }
+
+        let mut query = Query::new();
+        if let Some(item_type) = &input.item_type {
+            query = query.item_type(item_type);
+        }
+        let max = input.scan_limit as usize;
+        let page = match &input.collection_key {
+            Some(collection) => zotero.collection_items(&collection.0, true, &query, max).await?,
+            None => zotero.top_items(&query, max).await?,
+        };
+        let scanned = page.items.len();
+        let mut groups = Vec::new();
+        let mut merges = 0;
+        for group in group_duplicates(&page.items) {
+            let reason = label(group.reason);
+            let kept_type = group.items[0].item_type().map(str::to_owned);
+            // Desktop merges one type at a time: copies of another type are listed, not merged.
+            let (same, other): (Vec<ZoteroObject>, Vec<ZoteroObject>) =
+                group.items.into_iter().partition(|item| item.item_type().map(str::to_owned) == kept_type);
+            let other_note = (!other.is_empty()).then(|| {
+                format!(
+                    "{} {} another item type; change the type in Zotero to merge {}",
+                    other.iter().map(|i| i.key.as_str()).collect::<Vec<_>>().join(", "),
+                    if other.len() == 1 { "has" } else { "have" },
+                    if other.len() == 1 { "it" } else { "them" },
+                )
+            });
+            let mut out = match MergePlan::new(same.clone()) {
+                Ok(plan) if writer.is_some() && merges >= MAX_MERGES_PER_CALL => {
+                    let mut out = preview(reason, &plan);
+                    out.note = Some(format!(
+                        "deferred: at most {MAX_MERGES_PER_CALL} groups are merged per call; call again to continue"
+                    ));
+                    out
+                }
+                Ok(plan) => {
+                    if writer.is_some() {
+                        merges += 1;
+                    }
+                    run(zotero, writer, reason, plan).await
+                }
+                Err(refused) => {
+                    let mut out = preview_of(reason, &same);
+                    out.note = Some(refused.to_string());
+                    out
+                }
+            };
+            out.keys.extend(other.iter().map(|i| i.key.clone()));
+            out.titles.extend(other.iter().map(|i| i.field("title").unwrap_or_default().to_owned()));
+            if let Some(note) = other_note {
+                out.note = Some(match out.note {
+                    Some(first) => format!("{first}; {note}"),
+                    None => note,
+                });
+            }
+            groups.push(out);
+        }
+        Ok(FindDuplicatesOutput { scanned, groups })
+    }
+}
+
+/// Merges `plan` when a writer is given, else describes it.
+async fn run(
+    zotero: &zotero_mcp_core::zotero::ZoteroClient,
+    writer: Option<&zotero_mcp_core::zotero::ZoteroWriter>,
+    reason: &str,
+    plan: MergePlan,
+) -> DuplicateGroupOut {
+    let Some(writer) = writer else { return preview(reason, &plan) };
+    let report = merge(zotero, writer, &plan).await;
+    merged(reason, &plan, report)
+}
+
+fn preview(reason: &str, plan: &MergePlan) -> DuplicateGroupOut {
+    let mut out =
+        preview_of(reason, &std::iter::once(plan.master.clone()).chain(plan.others.clone()).collect::<Vec<_>>());
+    out.gained_fields = plan.gained_fields().keys().cloned().collect();
+    out
+}
+
+fn preview_of(reason: &str, items: &[ZoteroObject]) -> DuplicateGroupOut {
+    DuplicateGroupOut {
+        reason: reason.to_owned(),
+        keys: items.iter().map(|i| i.key.clone()).collect(),
+        titles: items.iter().map(|i| i.field("title").unwrap_or_default().to_owned()).collect(),
+        merged: false,
+        gained_fields: Vec::new(),
+        moved_children: Vec::new(),
+        trashed: Vec::new(),
+        note: None,
+    }
+}
+
+fn merged(reason: &str, plan: &MergePlan, report: MergeReport) -> DuplicateGroupOut {
+    let mut out = preview(reason, plan);
+    out.merged = report.master_updated && report.not_trashed.is_empty();
+    out.gained_fields = if report.master_updated { report.gained_fields } else { Vec::new() };
+    out.moved_children = report.moved_children;
+    out.trashed = report.trashed;
+    out.note = report.stopped.map(|why| format!("the merge stopped: {why}"));
+    out
+}
+
+fn invalid(problem: String) -> ToolError {
+    ToolError::InvalidArguments { tool: "zotero_find_duplicates".into(), problem }
+}
+
+fn label(reason: Reason) -> &'static str {
+    reason.label()
+}
