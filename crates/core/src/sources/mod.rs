@@ -13,7 +13,9 @@
 //! Zotero item data, entry by entry.
 
 mod identifier;
+pub mod resolve;
 pub mod ris;
 
 pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
+pub use self::resolve::{open_access_pdf, resolve, Endpoints, Reference, ResolveError, Source, SourceSettings};
 pub use self::ris::{parse_ris, RisEntry, RisError};
