@@ -20,11 +20,8 @@ pub(super) async fn resolve(
     };
     let what = format!("arXiv:{versioned}");
     let not_found = || ResolveError::NotFound { sources: "arXiv".into(), what: what.clone() };
-    let url = format!(
-        "{}/api/query?id_list={}&max_results=1",
-        base(&settings.endpoints.arxiv),
-        query_value(&versioned)
-    );
+    let url =
+        format!("{}/api/query?id_list={}&max_results=1", base(&settings.endpoints.arxiv), query_value(&versioned));
     let response = fetch::get(http, clock, settings, Source::Arxiv, &what, &url, "application/atom+xml").await?;
     let body = fetch::body_unless_missing(Source::Arxiv, &what, response)?.ok_or_else(not_found)?;
     let text = fetch::text(Source::Arxiv, &what, &body)?;

@@ -16,8 +16,7 @@ pub(super) async fn resolve(
 ) -> Result<Option<Reference>, ResolveError> {
     let what = format!("DOI {doi}");
     let url = format!("{}/dois/{}", base(&settings.endpoints.datacite), doi_path(doi));
-    let response =
-        fetch::get(http, clock, settings, Source::DataCite, &what, &url, "application/vnd.api+json").await?;
+    let response = fetch::get(http, clock, settings, Source::DataCite, &what, &url, "application/vnd.api+json").await?;
     let Some(body) = fetch::body_unless_missing(Source::DataCite, &what, response)? else {
         return Ok(None);
     };

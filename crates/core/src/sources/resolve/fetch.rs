@@ -13,8 +13,15 @@ pub(super) const MAX_BODY: usize = 2 * 1024 * 1024;
 /// What a DOI may keep unencoded in a URL path: letters, digits, `-._~`, the `/` between prefix and suffix, and
 /// `()`, `:`, which DOIs use and servers pass through. `;` is encoded: CrossRef's Jetty would otherwise cut a
 /// SICI DOI (`…2.0.co;2`) at it as a path parameter; `[`, `]`, `#`, `?`, `%`, `<`, `>` and spaces are encoded too.
-const DOI_PATH: &AsciiSet =
-    &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/').remove(b'(').remove(b')').remove(b':');
+const DOI_PATH: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b':');
 
 /// A query value: everything but letters, digits and `-._~` encoded, `/` kept (old arXiv ids have one).
 const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
@@ -46,7 +53,8 @@ pub(super) async fn get(
         .header(http::header::ACCEPT, accept)
         .header(http::header::USER_AGENT, settings.user_agent.as_str())
         .body(Vec::new())
-        .map_err(|error| ResolveError::Transport { service: source,
+        .map_err(|error| ResolveError::Transport {
+            service: source,
             what: what.to_owned(),
             reason: format!("the request could not be built: {error}"),
         })?;
@@ -84,7 +92,8 @@ pub(super) fn body_unless_missing(
 
 /// The body as JSON, or an `Unparseable` error naming the source.
 pub(super) fn json(source: Source, what: &str, body: &[u8]) -> Result<serde_json::Value, ResolveError> {
-    serde_json::from_slice(body).map_err(|error| ResolveError::Unparseable { service: source,
+    serde_json::from_slice(body).map_err(|error| ResolveError::Unparseable {
+        service: source,
         what: what.to_owned(),
         reason: format!("not JSON: {error}"),
     })
@@ -92,7 +101,8 @@ pub(super) fn json(source: Source, what: &str, body: &[u8]) -> Result<serde_json
 
 /// The body as UTF-8 text, or an `Unparseable` error.
 pub(super) fn text(source: Source, what: &str, body: &[u8]) -> Result<String, ResolveError> {
-    String::from_utf8(body.to_vec()).map_err(|_| ResolveError::Unparseable { service: source,
+    String::from_utf8(body.to_vec()).map_err(|_| ResolveError::Unparseable {
+        service: source,
         what: what.to_owned(),
         reason: "not UTF-8 text".into(),
     })

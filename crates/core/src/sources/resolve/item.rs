@@ -15,7 +15,9 @@ fn fields_of(item_type: &str) -> &'static [&'static str] {
             &["publicationTitle", "journalAbbreviation", "volume", "issue", "pages", "series", "DOI", "ISSN"]
         }
         "book" => &["series", "seriesNumber", "volume", "edition", "place", "publisher", "numPages", "ISBN"],
-        "bookSection" => &["bookTitle", "series", "seriesNumber", "volume", "edition", "place", "publisher", "pages", "ISBN"],
+        "bookSection" => {
+            &["bookTitle", "series", "seriesNumber", "volume", "edition", "place", "publisher", "pages", "ISBN"]
+        }
         "conferencePaper" => {
             &["proceedingsTitle", "conferenceName", "place", "publisher", "volume", "pages", "series", "DOI", "ISBN"]
         }
@@ -131,7 +133,9 @@ impl Item {
             Role::Editor => "contributor",
         };
         self.creators.push(match name {
-            Name::Person { first, last } => json!({ "creatorType": creator_type, "firstName": first, "lastName": last }),
+            Name::Person { first, last } => {
+                json!({ "creatorType": creator_type, "firstName": first, "lastName": last })
+            }
             Name::Single(name) => json!({ "creatorType": creator_type, "name": name }),
         });
     }

@@ -239,7 +239,9 @@ pub enum ResolveError {
     )]
     Status { service: Source, what: String, status: u16 },
     /// No response arrived: DNS, TLS, a reset connection.
-    #[error("{service} could not be reached for {what} ({reason}); try again, or create the item with zotero_create_items")]
+    #[error(
+        "{service} could not be reached for {what} ({reason}); try again, or create the item with zotero_create_items"
+    )]
     Transport { service: Source, what: String, reason: String },
     /// No response within the time limit.
     #[error("{service} did not answer for {what} within {after_ms} ms; try again later, or create the item with zotero_create_items")]
@@ -264,8 +266,9 @@ pub async fn resolve(
         Identifier::Doi(doi) => {
             let mut reference = match crossref::resolve(http, clock, doi, settings).await? {
                 Some(reference) => reference,
-                None => datacite::resolve(http, clock, doi, settings).await?.ok_or_else(|| {
-                    ResolveError::NotFound { sources: "CrossRef and DataCite".into(), what: format!("DOI {doi}") }
+                None => datacite::resolve(http, clock, doi, settings).await?.ok_or_else(|| ResolveError::NotFound {
+                    sources: "CrossRef and DataCite".into(),
+                    what: format!("DOI {doi}"),
                 })?,
             };
             reference.pdf_url = open_access_pdf(http, clock, doi, settings).await;

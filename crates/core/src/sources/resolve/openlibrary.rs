@@ -17,10 +17,8 @@ pub(super) async fn resolve(
 ) -> Result<Reference, ResolveError> {
     let what = format!("ISBN {isbn13}");
     let not_found = || ResolveError::NotFound { sources: "Open Library".into(), what: what.clone() };
-    let url = format!(
-        "{}/api/books?bibkeys=ISBN:{isbn13}&format=json&jscmd=data",
-        base(&settings.endpoints.open_library)
-    );
+    let url =
+        format!("{}/api/books?bibkeys=ISBN:{isbn13}&format=json&jscmd=data", base(&settings.endpoints.open_library));
     let response = fetch::get(http, clock, settings, Source::OpenLibrary, &what, &url, "application/json").await?;
     let body = fetch::body_unless_missing(Source::OpenLibrary, &what, response)?.ok_or_else(not_found)?;
     let document = fetch::json(Source::OpenLibrary, &what, &body)?;

@@ -89,12 +89,11 @@ fn map_article(article: &Element, pmid: &str, pmcid: Option<&str>) -> Item {
     let journal = record.and_then(|record| record.child("Journal"));
     let issue = journal.and_then(|journal| journal.child("JournalIssue"));
 
-    let title = record.and_then(|record| record.child_text("ArticleTitle")).map(|title| {
-        match title.strip_suffix('.') {
+    let title =
+        record.and_then(|record| record.child_text("ArticleTitle")).map(|title| match title.strip_suffix('.') {
             Some(trimmed) if !trimmed.ends_with('.') => trimmed.to_owned(),
             _ => title,
-        }
-    });
+        });
     item.set("title", title);
 
     let authors = record.and_then(|record| record.child("AuthorList"));
@@ -141,7 +140,10 @@ fn map_article(article: &Element, pmid: &str, pmcid: Option<&str>) -> Item {
 
     let ids = article.path(&["PubmedData", "ArticleIdList"]);
     let id_of = |kind: &str| {
-        ids.into_iter().flat_map(|list| list.all("ArticleId")).find(|id| id.attribute("IdType") == Some(kind)).map(Element::text)
+        ids.into_iter()
+            .flat_map(|list| list.all("ArticleId"))
+            .find(|id| id.attribute("IdType") == Some(kind))
+            .map(Element::text)
     };
     let doi = id_of("doi").or_else(|| {
         record
