@@ -4,6 +4,7 @@
 
 use zotero_mcp_core::index::sync::DEFAULT_SUBREQUEST_BUDGET;
 use zotero_mcp_core::index::{IndexSettings, DEFAULT_BATCH};
+use zotero_mcp_core::sources::{Endpoints, SourceSettings};
 use zotero_mcp_core::webdav::WebDavSettings;
 use zotero_mcp_core::zotero::LibraryKind;
 
@@ -54,6 +55,11 @@ pub struct Config {
     /// Whether indexed documents carry the paper's text from Zotero's full-text index (`INDEX_FULL_TEXT`,
     /// default on; `0` or `false` indexes metadata only, as the TypeScript project did).
     pub index_full_text: bool,
+    /// How `zotero_import_reference` asks CrossRef, DataCite, arXiv, Open Library, PubMed and OpenAlex:
+    /// `CONTACT_EMAIL` joins the polite pools (CrossRef and OpenAlex `mailto`, NCBI `email`). The sources' base
+    /// URLs are the public ones; only with `ENABLE_TEST_FIXTURES=1` does `SOURCES_TEST_BASE_URL` move all six under
+    /// one local stub (`<base>/crossref`, `/datacite`, `/arxiv`, `/openlibrary`, `/eutils`, `/openalex`).
+    pub sources: SourceSettings,
 }
 
 impl std::fmt::Debug for Config {
@@ -116,7 +122,36 @@ impl Config {
             sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
             sync_subrequest_budget: positive(get("SYNC_SUBREQUEST_BUDGET")).unwrap_or(DEFAULT_SUBREQUEST_BUDGET),
             index_full_text: !matches!(get("INDEX_FULL_TEXT").as_deref(), Some("0" | "false" | "off" | "no")),
+            sources: source_settings(
+                get("CONTACT_EMAIL"),
+                get("SOURCES_TEST_BASE_URL").filter(|_| get("ENABLE_TEST_FIXTURES").as_deref() == Some("1")),
+            ),
         }
+    }
+}
+
+fn source_settings(contact_email: Option<String>, test_base: Option<String>) -> SourceSettings {
+    let endpoints = match test_base {
+        Some(base) => {
+            let base = base.trim_end_matches('/');
+            let at = |path: &str| format!("{base}/{path}");
+            Endpoints {
+                crossref: at("crossref"),
+                datacite: at("datacite"),
+                arxiv: at("arxiv"),
+                open_library: at("openlibrary"),
+                eutils: at("eutils"),
+                openalex: at("openalex"),
+            }
+        }
+        None => Endpoints::default(),
+    };
+    SourceSettings {
+        endpoints,
+        contact_email,
+        user_agent: concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/yousiki/zotero-mcp)")
+            .to_owned(),
+        ..SourceSettings::default()
     }
 }
 

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use zotero_mcp_core::index::SemanticIndex;
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
+use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 
@@ -128,6 +129,16 @@ impl RequestContext {
         let policy =
             DownloadPolicy { allow_loopback_http: self.config.allow_loopback_source_urls, ..DownloadPolicy::default() };
         net::download(self.platform.http.as_ref(), self.platform.clock.as_ref(), url, &policy).await
+    }
+
+    /// Looks an identifier up in the source that holds it (CrossRef, DataCite, arXiv, Open Library, PubMed), as
+    /// configured by `CONTACT_EMAIL`; for a DOI, with OpenAlex's open-access PDF when `find_pdf`.
+    pub async fn resolve_reference(&self, id: &Identifier, find_pdf: bool) -> Result<Reference, ResolveError> {
+        let (http, clock) = (self.platform.http.as_ref(), self.platform.clock.as_ref());
+        match find_pdf {
+            true => sources::resolve(http, clock, id, &self.config.sources).await,
+            false => sources::resolve_metadata(http, clock, id, &self.config.sources).await,
+        }
     }
 
     /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's.

@@ -694,6 +694,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_put_attachment",
             "zotero_delete_attachment",
             "zotero_rename_attachments",
+            "zotero_import_reference",
             "zotero_reindex",
             "zotero_find_duplicates",
         ]
@@ -714,6 +715,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         "zotero_put_attachment",
         "zotero_delete_attachment",
         "zotero_rename_attachments",
+        "zotero_import_reference",
         "zotero_reindex",
         "zotero_find_duplicates",
     ] {
@@ -725,6 +727,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
     assert_eq!(hints("zotero_update_item")["idempotentHint"], true);
     assert_eq!(hints("zotero_rename_attachments")["idempotentHint"], true);
     assert_eq!(hints("zotero_put_attachment")["openWorldHint"], true, "it downloads from URLs");
+    assert_eq!(hints("zotero_import_reference")["openWorldHint"], true, "it asks CrossRef, arXiv, …");
     for tool in &tools {
         assert!(tool["description"].as_str().unwrap().len() > 60, "{} needs a real description", tool["name"]);
         assert!(!zotero_mcp_server::mcp::schema::contains_ref(&tool["inputSchema"]));

@@ -151,3 +151,19 @@ fn first_creator(item: &ZoteroObject) -> String {
         .unwrap_or_default();
     normalise_title(name)
 }
+
+/// Whether two items describe one work by the grouping's rules: a shared identifier, or the same title key
+/// when no identifier of one kind contradicts it. For the existing-copy check of an import.
+pub fn same_work(a: &Fingerprints, b: &Fingerprints) -> bool {
+    let shares = |x: &[String], y: &[String]| x.iter().any(|value| y.contains(value));
+    let contradicts = |x: &[String], y: &[String]| !x.is_empty() && !y.is_empty() && !shares(x, y);
+    if shares(&a.dois, &b.dois) {
+        return true;
+    }
+    if contradicts(&a.dois, &b.dois) || contradicts(&a.isbns, &b.isbns) || contradicts(&a.arxiv, &b.arxiv) {
+        return false;
+    }
+    shares(&a.isbns, &b.isbns)
+        || shares(&a.arxiv, &b.arxiv)
+        || a.title_key.as_ref().is_some_and(|key| b.title_key.as_ref() == Some(key))
+}

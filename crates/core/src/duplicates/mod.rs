@@ -11,6 +11,6 @@ mod merge;
 #[cfg(test)]
 mod tests;
 
-pub use self::fingerprint::{normalise_title, Fingerprints, Reason, MIN_TITLE_CHARS};
+pub use self::fingerprint::{normalise_title, same_work, Fingerprints, Reason, MIN_TITLE_CHARS};
 pub use self::group::{group_duplicates, is_candidate, richness, sort_by_richness, DuplicateGroup};
 pub use self::merge::{item_uri, merge, MergePlan, MergeRefused, MergeReport, MAX_CHILDREN};

@@ -13,9 +13,13 @@
 //! Zotero item data, entry by entry.
 
 mod identifier;
+pub mod payload;
 pub mod resolve;
 pub mod ris;
 
 pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
-pub use self::resolve::{open_access_pdf, resolve, Endpoints, Reference, ResolveError, Source, SourceSettings};
+pub use self::payload::{fit_to_template, Payload};
+pub use self::resolve::{
+    open_access_pdf, resolve, resolve_metadata, Endpoints, Reference, ResolveError, Source, SourceSettings,
+};
 pub use self::ris::{parse_ris, RisEntry, RisError};

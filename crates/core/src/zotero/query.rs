@@ -6,7 +6,8 @@
 pub enum QMode {
     /// Title, creators and year (Zotero's default).
     TitleCreatorYear,
-    /// Every field, notes, and indexed full text.
+    /// Title, creators and year, and indexed full text (the dataserver searches no other field: not a DOI, an
+    /// ISBN, `extra` or a note's body).
     Everything,
 }
 

@@ -10,6 +10,7 @@ pub mod attachments;
 pub mod collections;
 pub mod duplicates;
 pub mod fixtures;
+pub mod import_reference;
 pub mod items;
 pub mod notes;
 pub mod paging;
@@ -64,6 +65,7 @@ fn build(test_fixtures: bool) -> Registry {
     registry.tool::<put_attachment::PutAttachment>();
     registry.tool::<attachments::DeleteAttachment>();
     registry.tool::<rename_attachments::RenameAttachments>();
+    registry.tool::<import_reference::ImportReference>();
     registry.tool::<semantic::Reindex>();
     registry.tool::<duplicates::FindDuplicates>();
     resources::register(&mut registry);

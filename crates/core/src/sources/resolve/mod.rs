@@ -255,25 +255,37 @@ pub enum ResolveError {
 }
 
 /// Looks `id` up in the source that holds its kind and returns the record as Zotero item data. For a DOI the
-/// record's `pdf_url` comes from [`open_access_pdf`] (one more request, which never fails the import).
+/// record's `pdf_url` comes from [`open_access_pdf`] (one more request, which never fails the import);
+/// [`resolve_metadata`] skips it.
 pub async fn resolve(
     http: &dyn HttpClient,
     clock: &dyn Clock,
     id: &Identifier,
     settings: &SourceSettings,
 ) -> Result<Reference, ResolveError> {
+    let mut reference = resolve_metadata(http, clock, id, settings).await?;
+    if let Identifier::Doi(doi) = id {
+        reference.pdf_url = open_access_pdf(http, clock, doi, settings).await;
+    }
+    Ok(reference)
+}
+
+/// [`resolve`] without asking OpenAlex for a DOI's PDF (an arXiv record still names its own PDF): for an import
+/// that attaches none.
+pub async fn resolve_metadata(
+    http: &dyn HttpClient,
+    clock: &dyn Clock,
+    id: &Identifier,
+    settings: &SourceSettings,
+) -> Result<Reference, ResolveError> {
     match id {
-        Identifier::Doi(doi) => {
-            let mut reference = match crossref::resolve(http, clock, doi, settings).await? {
-                Some(reference) => reference,
-                None => datacite::resolve(http, clock, doi, settings).await?.ok_or_else(|| ResolveError::NotFound {
-                    sources: "CrossRef and DataCite".into(),
-                    what: format!("DOI {doi}"),
-                })?,
-            };
-            reference.pdf_url = open_access_pdf(http, clock, doi, settings).await;
-            Ok(reference)
-        }
+        Identifier::Doi(doi) => match crossref::resolve(http, clock, doi, settings).await? {
+            Some(reference) => Ok(reference),
+            None => datacite::resolve(http, clock, doi, settings).await?.ok_or_else(|| ResolveError::NotFound {
+                sources: "CrossRef and DataCite".into(),
+                what: format!("DOI {doi}"),
+            }),
+        },
         Identifier::Arxiv { id, version } => arxiv::resolve(http, clock, id, *version, settings).await,
         Identifier::Isbn { isbn13, isbn10 } => {
             openlibrary::resolve(http, clock, isbn13, isbn10.as_deref(), settings).await

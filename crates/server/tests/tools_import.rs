@@ -1,0 +1,203 @@
+//! `zotero_import_reference` against the simulator, with the sources answering the recorded real bodies in
+//! crates/core/src/sources/resolve/fixtures (served at their real URLs by the test bench's web server) and the
+//! PDF stored in the bench's WebDAV folder.
+
+mod common;
+
+use common::dav::{bench, error_text, ok, Bench};
+use serde_json::{json, Value};
+use zotero_mcp_server::auth::Grant;
+use zotero_sim::LibraryRef;
+
+const LIB: LibraryRef = LibraryRef::User(common::DEMO_USER);
+const PLOS_DOI: &str = "10.1371/journal.pone.0000030";
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/../core/src/sources/resolve/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+const JSON: &[(&str, &str)] = &[("content-type", "application/json")];
+
+/// CrossRef and OpenAlex know the PLOS article, and PLOS serves its PDF.
+fn plos(bench: &Bench) -> Vec<u8> {
+    bench.serve(
+        &format!("api.crossref.org/works/{PLOS_DOI}"),
+        200,
+        JSON,
+        &fixture("crossref-journal-article-plos.json"),
+    );
+    bench.serve(&format!("api.openalex.org/works/doi:{PLOS_DOI}"), 200, JSON, &fixture("openalex-work-with-pdf.json"));
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Triose phosphate isomerase deficiency"]);
+    bench.serve("journals.plos.org/plosone/article/file", 200, &[("content-type", "application/pdf")], &pdf);
+    pdf
+}
+
+fn item(bench: &Bench, key: &str) -> Value {
+    bench.sim.item(LIB, key).unwrap_or_else(|| panic!("{key} is in the library"))
+}
+
+fn writes(bench: &Bench) -> usize {
+    bench.sim.requests().iter().filter(|r| r.method != "GET").count()
+}
+
+#[tokio::test]
+async fn a_doi_becomes_a_complete_item_with_its_open_access_pdf_on_webdav() {
+    let bench = bench(true);
+    let pdf = plos(&bench);
+    let result = bench
+        .write(
+            "zotero_import_reference",
+            json!({"identifier": format!("https://doi.org/{PLOS_DOI}"), "tags": [{"tag": "imported"}]}),
+        )
+        .await;
+    let out = ok(&result);
+    assert_eq!(out["source"], "CrossRef");
+    assert!(out["title"].as_str().unwrap().starts_with("Triose Phosphate Isomerase Deficiency"));
+    let key = out["itemKey"].as_str().unwrap();
+    let data = &item(&bench, key)["data"];
+    assert_eq!(data["itemType"], "journalArticle");
+    assert_eq!(data["DOI"], PLOS_DOI);
+    assert_eq!(data["publicationTitle"], "PLoS ONE");
+    assert!(data["creators"].as_array().unwrap().len() > 3);
+    assert_eq!(data["tags"], json!([{"tag": "imported"}]));
+
+    let attachment_key = out["attachmentKey"].as_str().expect("a PDF was attached");
+    let attachment = &item(&bench, attachment_key)["data"];
+    assert_eq!(attachment["parentItem"], key);
+    assert_eq!(attachment["title"], "Full Text PDF");
+    assert_eq!(attachment["contentType"], "application/pdf");
+    let filename = attachment["filename"].as_str().unwrap();
+    assert!(filename.ends_with(".pdf") && filename.starts_with("Ralser et al. - 2006 - Triose"), "{filename}");
+    let zip = bench.file(&format!("{attachment_key}.zip")).expect("the file is on WebDAV");
+    let stored = zotero_mcp_core::webdav::unpack(&zip, None, &Default::default()).unwrap();
+    assert_eq!(stored.data, pdf);
+    assert!(result["content"][0]["text"].as_str().unwrap().contains("Attached PDF from https://journals.plos.org"));
+}
+
+#[tokio::test]
+async fn a_second_import_finds_the_first_and_writes_nothing_unless_asked() {
+    let bench = bench(true);
+    plos(&bench);
+    let first = bench.write("zotero_import_reference", json!({"identifier": PLOS_DOI, "attachPdf": false})).await;
+    let key = ok(&first)["itemKey"].as_str().unwrap().to_owned();
+
+    let before = writes(&bench);
+    let again =
+        bench.write("zotero_import_reference", json!({"identifier": format!("https://dx.doi.org/{PLOS_DOI}")})).await;
+    let out = ok(&again);
+    assert_eq!(out["existingKeys"], json!([key]));
+    assert!(out.get("itemKey").is_none());
+    assert_eq!(out["attachmentKey"], Value::Null);
+    assert!(again["content"][0]["text"].as_str().unwrap().contains("allowDuplicate=true"));
+    assert_eq!(writes(&bench), before);
+
+    let forced = bench
+        .write("zotero_import_reference", json!({"identifier": PLOS_DOI, "allowDuplicate": true, "attachPdf": false}))
+        .await;
+    assert_ne!(ok(&forced)["itemKey"], json!(key));
+}
+
+#[tokio::test]
+async fn several_identifiers_each_get_their_own_outcome() {
+    let bench = bench(true);
+    plos(&bench);
+    bench.serve(
+        "export.arxiv.org/api/query",
+        200,
+        &[("content-type", "application/atom+xml")],
+        &fixture("arxiv-2206.06921.xml"),
+    );
+    bench.serve(
+        "api.crossref.org/works/10.1371/notarealdoi",
+        404,
+        &[("content-type", "text/plain")],
+        &fixture("crossref-not-found.txt"),
+    );
+    bench.serve("api.datacite.org/dois/10.1371/notarealdoi", 404, JSON, &fixture("datacite-not-found.json"));
+    let input = format!("{PLOS_DOI}\narXiv:2206.06921\n10.1371/notarealdoi\nnonsense");
+    let result = bench.write("zotero_import_reference", json!({"identifier": input, "attachPdf": false})).await;
+    let results = ok(&result)["results"].as_array().unwrap().clone();
+    let statuses: Vec<&str> = results.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["created", "created", "failed", "failed"], "{result}");
+    assert_eq!(results[1]["source"], "arXiv");
+    assert_eq!(results[1]["itemType"], "preprint");
+    let preprint = &item(&bench, results[1]["itemKey"].as_str().unwrap())["data"];
+    assert_eq!(preprint["archiveID"], "arXiv:2206.06921");
+    assert!(results[2]["error"].as_str().unwrap().contains("CrossRef and DataCite have no record"));
+    assert!(results[3]["error"].as_str().unwrap().contains("DOI"));
+}
+
+#[tokio::test]
+async fn an_ris_block_is_imported_entry_by_entry_and_its_duplicates_are_found_by_title() {
+    let bench = bench(true);
+    let ris = "TY  - JOUR\nTI  - Street trees and the urban heat island of Lisbon\nAU  - Silva, Ana\nPY  - 2020\nJO  - Urban Climate\nER  - \n\
+               TY  - BOOK\nTI  - A handbook of urban forestry practice\nAU  - Jones, K.\nPY  - 2018\nSN  - 978-0-306-40615-7\nER  - \n";
+    let first = bench.write("zotero_import_reference", json!({"identifier": ris})).await;
+    let results = ok(&first)["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["status"] == "created" && r["source"] == "RIS"), "{first}");
+    assert!(results.iter().all(|r| r.get("pdf").is_none()), "no PDF is looked for without an identifier");
+    let book = &item(&bench, results[1]["itemKey"].as_str().unwrap())["data"];
+    assert_eq!(book["itemType"], "book");
+
+    let again = bench.write("zotero_import_reference", json!({"identifier": ris})).await;
+    let statuses: Vec<Value> = ok(&again)["results"].as_array().unwrap().iter().map(|r| r["status"].clone()).collect();
+    assert_eq!(statuses, [json!("existing"), json!("existing")]);
+}
+
+#[tokio::test]
+async fn a_read_only_grant_is_refused_before_any_source_is_asked() {
+    let bench = bench(true);
+    plos(&bench);
+    let before = bench.sim.requests().len();
+    let result =
+        bench.tool("zotero_import_reference", Grant::read_only("owner"), json!({"identifier": PLOS_DOI})).await;
+    assert!(error_text(&result).contains("read-only"));
+    assert_eq!(bench.sim.requests().len(), before);
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_the_accepted_forms() {
+    let bench = bench(true);
+    let before = bench.sim.requests().len();
+    let unknown = bench.write("zotero_import_reference", json!({"identifier": "the attention paper"})).await;
+    assert!(error_text(&unknown).contains("DOI"));
+    let two_with_pdf = bench
+        .write(
+            "zotero_import_reference",
+            json!({"identifier": "10.1000/a\n10.1000/b", "pdfUrl": "https://example.org/a.pdf"}),
+        )
+        .await;
+    assert!(error_text(&two_with_pdf).contains("pdfUrl"));
+    let too_many: Vec<String> = (0..11).map(|i| format!("10.1000/x{i}")).collect();
+    let many = bench.write("zotero_import_reference", json!({"identifier": too_many.join("\n")})).await;
+    assert!(error_text(&many).contains("at most 10"));
+    assert_eq!(bench.sim.requests().len(), before);
+}
+
+#[tokio::test]
+async fn without_webdav_the_item_is_created_and_the_pdf_s_address_given() {
+    let bench = bench(false);
+    plos(&bench);
+    let result = bench.write("zotero_import_reference", json!({"identifier": PLOS_DOI})).await;
+    let out = ok(&result);
+    assert!(out["itemKey"].is_string());
+    assert_eq!(out["attachmentKey"], Value::Null);
+    let pdf = out["results"][0]["pdf"].as_str().unwrap();
+    assert!(pdf.contains("WebDAV is not configured") && pdf.contains("journals.plos.org"), "{pdf}");
+}
+
+#[tokio::test]
+async fn a_pdf_url_that_serves_a_web_page_is_not_attached() {
+    let bench = bench(true);
+    plos(&bench);
+    bench.serve("example.org/paper.pdf", 200, &[("content-type", "text/html")], b"<html>Log in</html>");
+    let result = bench
+        .write("zotero_import_reference", json!({"identifier": PLOS_DOI, "pdfUrl": "https://example.org/paper.pdf"}))
+        .await;
+    let out = ok(&result);
+    assert!(out["itemKey"].is_string());
+    assert_eq!(out["attachmentKey"], Value::Null);
+    assert!(out["results"][0]["pdf"].as_str().unwrap().contains("text/html rather than a PDF"));
+}
