@@ -12,8 +12,10 @@
 //! An import may also start from a file another reference manager exported: [`ris::parse_ris`] reads RIS into
 //! Zotero item data, entry by entry.
 
+pub mod bibtex;
 mod identifier;
 pub mod ris;
 
+pub use self::bibtex::{parse_bibtex, BibEntry, BibError};
 pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
 pub use self::ris::{parse_ris, RisEntry, RisError};
