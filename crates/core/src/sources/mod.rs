@@ -12,11 +12,13 @@
 //! An import may also start from a file another reference manager exported: [`ris::parse_ris`] reads RIS into
 //! Zotero item data, entry by entry.
 
+pub mod bibtex;
 mod identifier;
 pub mod payload;
 pub mod resolve;
 pub mod ris;
 
+pub use self::bibtex::{parse_bibtex, BibEntry, BibError};
 pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
 pub use self::payload::{fit_to_template, Payload};
 pub use self::resolve::{
