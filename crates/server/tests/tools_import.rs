@@ -201,3 +201,44 @@ async fn a_pdf_url_that_serves_a_web_page_is_not_attached() {
     assert_eq!(out["attachmentKey"], Value::Null);
     assert!(out["results"][0]["pdf"].as_str().unwrap().contains("text/html rather than a PDF"));
 }
+
+#[tokio::test]
+async fn a_bibtex_block_keeps_good_entries_around_a_broken_one_and_files_them_where_asked() {
+    let bench = bench(true);
+    let collection = bench.sim.insert_collection(LIB, json!({"name": "Imported"}));
+    // The first entry as DBLP exports it; the second is missing its closing brace.
+    let bibtex = r#"@inproceedings{DBLP:conf/nips/VaswaniSPUJGKP17,
+  author    = {Ashish Vaswani and Noam Shazeer and Niki Parmar},
+  title     = {Attention is All you Need},
+  booktitle = {Advances in Neural Information Processing Systems 30},
+  pages     = {5998--6008},
+  year      = {2017},
+}
+@article{broken,
+  title = {Never closed,
+@book{knuth1984,
+  author = {Knuth, Donald E.},
+  title = {The {\TeX}book},
+  publisher = {Addison-Wesley},
+  year = 1984,
+  isbn = {0-201-13447-0},
+}
+"#;
+    let result = bench
+        .write("zotero_import_reference", json!({"identifier": bibtex, "collections": [collection], "attachPdf": true}))
+        .await;
+    let results = ok(&result)["results"].as_array().unwrap().clone();
+    let statuses: Vec<&str> = results.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["created", "failed", "created"], "{result}");
+    assert_eq!(results[0]["source"], "BibTeX");
+    assert!(results[0]["input"].as_str().unwrap().contains("DBLP:conf/nips/VaswaniSPUJGKP17"));
+    assert!(results[1]["error"].as_str().unwrap().contains("line"), "{}", results[1]["error"]);
+    let paper = &item(&bench, results[0]["itemKey"].as_str().unwrap())["data"];
+    assert_eq!(paper["itemType"], "conferencePaper");
+    assert_eq!(paper["proceedingsTitle"], "Advances in Neural Information Processing Systems 30");
+    assert_eq!(paper["pages"], "5998-6008");
+    assert_eq!(paper["collections"], json!([collection]));
+    let book = &item(&bench, results[2]["itemKey"].as_str().unwrap())["data"];
+    assert_eq!(book["title"], "The TeXbook");
+    assert_eq!(book["creators"][0]["lastName"], "Knuth");
+}

@@ -220,7 +220,7 @@ impl Tool for ImportReference {
             let (Some(template), Some(reference)) = (templates.get(&results[i].item_type), entries[i].record()) else {
                 continue;
             };
-            payloads.push(Value::Object(fit_to_template(template, &reference.data, &tags, &collections).data));
+            payloads.push(Value::Object(fit_to_template(template, reference.data, &tags, &collections).data));
             positions.push(i);
         }
         let mut created: Vec<(usize, ZoteroObject)> = Vec::new();
@@ -391,7 +391,25 @@ fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
     if trimmed.chars().count() as u64 > MAX_INPUT_CHARS {
         return Err(invalid(format!("the text is longer than {MAX_INPUT_CHARS} characters; import it in parts")));
     }
-    let entries: Vec<Entry> = if looks_like_ris(trimmed) {
+    let entries: Vec<Entry> = if looks_like_bibtex(trimmed) {
+        sources::parse_bibtex(trimmed)
+            .into_iter()
+            .map(|entry| {
+                let label = match &entry.key {
+                    Some(key) => format!("BibTeX entry {} ({key})", entry.index),
+                    None => format!("BibTeX entry {}", entry.index),
+                };
+                Entry {
+                    input: label,
+                    origin: Origin::BibTex,
+                    kind: match entry.outcome {
+                        Ok(data) => EntryKind::Parsed(data),
+                        Err(error) => EntryKind::Failed(error.to_string()),
+                    },
+                }
+            })
+            .collect()
+    } else if looks_like_ris(trimmed) {
         sources::parse_ris(trimmed)
             .into_iter()
             .map(|entry| {
@@ -454,7 +472,17 @@ fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
     Ok(entries)
 }
 
-/// An RIS export: a line starting `TY  - ` before anything else that matters.
+/// A BibTeX export: a line that opens an entry, `@article{` or `@book(` (identifiers never start with `@`).
+fn looks_like_bibtex(text: &str) -> bool {
+    text.lines().map(str::trim_start).any(|line| {
+        line.strip_prefix('@').is_some_and(|rest| {
+            let name_len = rest.chars().take_while(|c| c.is_ascii_alphabetic()).count();
+            name_len > 0 && rest[name_len..].trim_start().starts_with(['{', '('])
+        })
+    })
+}
+
+/// An RIS export: a line starting `TY  - `.
 fn looks_like_ris(text: &str) -> bool {
     text.lines()
         .map(str::trim_end)
@@ -465,10 +493,7 @@ fn looks_like_ris(text: &str) -> bool {
 /// a shared DOI, ISBN or arXiv id, or the same title, year and first author), found with one quick search for
 /// the title's longest words. Zotero's quick search matches titles, creators and years (and full text), never a
 /// DOI or ISBN field, which is why the TypeScript server's search for the DOI itself found nothing.
-async fn existing_copies(
-    zotero: &ZoteroClient,
-    data: &Map<String, Value>,
-) -> Result<Vec<(String, String)>, ToolError> {
+async fn existing_copies(zotero: &ZoteroClient, data: &Map<String, Value>) -> Result<Vec<(String, String)>, ToolError> {
     let new_item = ZoteroObject { key: String::new(), version: 0, meta: Map::new(), data: data.clone() };
     let Some(needle) = new_item.field("title").map(title_words).filter(|n| !n.is_empty()) else {
         return Ok(Vec::new());
