@@ -89,6 +89,11 @@ LOGS+=("$WEBDAV_LOG")
 start_webdav "$WEBDAV_LOG" || die "the WebDAV server (Apache mod_dav) did not start; run scripts/setup.sh"
 PIDS+=("$WEBDAV_PID")
 echo "e2e: WebDAV (Apache mod_dav, the demo library's files) on $WEBDAV_URL"
+SOURCES_LOG="$WORK_DIR/sources-stub.log"
+LOGS+=("$SOURCES_LOG")
+start_sources "$SOURCES_LOG" || die "the metadata services' stand-in did not start"
+PIDS+=("$SOURCES_PID")
+echo "e2e: CrossRef/DataCite/arXiv/Open Library/PubMed/OpenAlex stand-in (recorded answers) on $SOURCES_TEST_BASE_URL"
 ZOTERO_MCP_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/zotero-mcp"
 export ZOTERO_MCP_BIN
 

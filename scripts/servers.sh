@@ -36,6 +36,9 @@ start_worker() {
     WEBDAV_VARS=(--var "WEBDAV_URL:$WEBDAV_URL" --var "WEBDAV_USERNAME:$WEBDAV_USERNAME"
       --var "WEBDAV_PASSWORD:$WEBDAV_PASSWORD")
   fi
+  if [ -n "${SOURCES_TEST_BASE_URL:-}" ]; then
+    WEBDAV_VARS+=(--var "SOURCES_TEST_BASE_URL:$SOURCES_TEST_BASE_URL")
+  fi
   (
     export WRANGLER_SEND_METRICS=false
     export WRANGLER_SEND_ERROR_REPORTS=false
@@ -131,6 +134,23 @@ start_webdav() {
   WEBDAV_USERNAME=demo
   WEBDAV_PASSWORD=demo-dav-password
   export WEBDAV_URL WEBDAV_USERNAME WEBDAV_PASSWORD
+}
+
+# The metadata services' stand-in (tests/e2e/sources-stub.mjs: recorded real answers) on a free loopback port.
+# Exports SOURCES_TEST_BASE_URL for the servers started after it (they honour it only with
+# ENABLE_TEST_FIXTURES=1, which the test config sets). Stops by itself after 30 minutes.
+start_sources() {
+  local log="$1" port
+  port="$(free_port)"
+  node tests/e2e/sources-stub.mjs "$port" --exit-after 1800 >"$log" 2>&1 &
+  SOURCES_PID=$!
+  for _ in $(seq 1 100); do
+    grep -q 'listening' "$log" 2>/dev/null && break
+    kill -0 "$SOURCES_PID" 2>/dev/null || { echo "the sources stub exited: $(cat "$log")" >&2; return 1; }
+    sleep 0.1
+  done
+  SOURCES_TEST_BASE_URL="http://127.0.0.1:$port"
+  export SOURCES_TEST_BASE_URL
 }
 
 # The release Worker under `wrangler dev` and the native server, each on a free port and answering: sets
