@@ -30,6 +30,12 @@ pub const MAX_ENTRIES_PER_CALL: usize = 25;
 /// PDFs attached per call: each is a download of up to 40 MiB and four writes. The others are named, with
 /// their URLs, for zotero_put_attachment.
 pub const MAX_PDFS_PER_CALL: usize = 3;
+/// Outbound requests one call plans for: a Worker on the free plan may make 50, and the OAuth check and the
+/// WebDAV writer's first check take some of them. PDFs are attached only while the estimate stays within it.
+pub const REQUEST_BUDGET: usize = 45;
+/// Requests one PDF costs: the download, the attachment item, the `.zip`, the `.prop`, the md5/mtime record, and
+/// a WebDAV check.
+const REQUESTS_PER_PDF: usize = 6;
 /// Characters of `identifier` accepted (a BibTeX or RIS export pasted whole).
 pub const MAX_INPUT_CHARS: u64 = 1_000_000;
 
@@ -257,6 +263,7 @@ impl Tool for ImportReference {
         // 4. PDFs for the new items.
         if input.attach_pdf {
             let mut attached = 0;
+            let mut spent = requests_before_pdfs(&entries, &results, input.attach_pdf);
             for (i, item) in created {
                 let candidate = input.pdf_url.clone().or_else(|| entries[i].record().and_then(|r| r.pdf_url.cloned()));
                 let Some(url) = candidate else {
@@ -265,15 +272,17 @@ impl Tool for ImportReference {
                     }
                     continue;
                 };
-                if attached >= MAX_PDFS_PER_CALL {
+                if attached >= MAX_PDFS_PER_CALL || spent + REQUESTS_PER_PDF > REQUEST_BUDGET {
                     results[i].pdf = Some(format!(
-                        "A PDF is at {url}, not attached: at most {MAX_PDFS_PER_CALL} PDFs per call. Attach it with \
-                         zotero_put_attachment (parentItemKey {}, sourceUrl).",
+                        "A PDF is at {url}, not attached: one call attaches at most {MAX_PDFS_PER_CALL} PDFs, fewer \
+                         when it imports many entries. Attach it with zotero_put_attachment (parentItemKey {}, \
+                         sourceUrl).",
                         item.key
                     ));
                     continue;
                 }
                 attached += 1;
+                spent += REQUESTS_PER_PDF;
                 match attach_pdf(ctx, &item, &url).await {
                     Ok(key) => {
                         results[i].pdf = Some(format!("Attached PDF from {url} as {key}"));
@@ -294,6 +303,19 @@ impl Tool for ImportReference {
             results,
         })
     }
+}
+
+/// At most the requests made before PDFs are fetched: each identifier's lookup (counted as a DOI's worst case:
+/// CrossRef, DataCite after a miss, and OpenAlex for its PDF), each existing-copy search, each template, and the
+/// batch writes.
+fn requests_before_pdfs(entries: &[Entry], results: &[ImportResult], attach_pdf: bool) -> usize {
+    let identifiers = entries.iter().filter(|entry| entry.origin == Origin::Identifier).count();
+    let lookups = identifiers * (2 + usize::from(attach_pdf));
+    let created: Vec<&ImportResult> = results.iter().filter(|r| r.status == "created").collect();
+    let mut types: Vec<&str> = created.iter().map(|r| r.item_type.as_str()).collect();
+    types.sort_unstable();
+    types.dedup();
+    lookups + entries.len() + types.len() + created.len().div_ceil(50)
 }
 
 /// Where an entry came from.
