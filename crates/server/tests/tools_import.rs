@@ -249,7 +249,7 @@ async fn many_identifiers_attach_only_the_pdfs_the_request_budget_allows() {
     plos(&bench);
     // Ten times the same DOI, each forced in: 10 × 3 lookups + 10 searches + 1 template + 1 write = 42 of 45,
     // so no PDF fits, and each outcome says where the PDF is.
-    let input = vec![PLOS_DOI; 10].join("\n");
+    let input = [PLOS_DOI; 10].join("\n");
     let result = bench.write("zotero_import_reference", json!({"identifier": input, "allowDuplicate": true})).await;
     let results = ok(&result)["results"].as_array().unwrap().clone();
     assert_eq!(results.len(), 10);
