@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
-use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeReport, Reason};
+use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeReport};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
@@ -165,7 +165,7 @@ impl Tool for FindDuplicates {
         let mut groups = Vec::new();
         let mut merges = 0;
         for group in group_duplicates(&page.items) {
-            let reason = label(group.reason);
+            let reason = group.reason.label();
             let kept_type = group.items[0].item_type().map(str::to_owned);
             // Desktop merges one type at a time: copies of another type are listed, not merged.
             let (same, other): (Vec<ZoteroObject>, Vec<ZoteroObject>) =
@@ -256,8 +256,4 @@ fn merged(reason: &str, plan: &MergePlan, report: MergeReport) -> DuplicateGroup
 
 fn invalid(problem: String) -> ToolError {
     ToolError::InvalidArguments { tool: "zotero_find_duplicates".into(), problem }
-}
-
-fn label(reason: Reason) -> &'static str {
-    reason.label()
 }
