@@ -191,9 +191,9 @@ pub(super) fn to_unicode(raw: &str) -> String {
 }
 
 /// A value that is not prose (a URL, a DOI, an e-print id): braces dropped and escaped specials unescaped,
-/// nothing else changed; white space trimmed.
+/// nothing else changed but white space, whose runs become one space, trimmed at the ends.
 pub(super) fn verbatim(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
+    let mut out = Text::default();
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -208,7 +208,7 @@ pub(super) fn verbatim(raw: &str) -> String {
             _ => out.push(c),
         }
     }
-    out.trim().to_owned()
+    out.finish()
 }
 
 /// Reads the command at `chars[start]` (a backslash), writes what it stands for and returns where reading goes
@@ -322,7 +322,7 @@ fn group_end(chars: &[char], open: usize) -> usize {
     chars.len()
 }
 
-/// Output text with white space collapsed as it is written.
+/// Output text with white space (a no-break space too) collapsed to single spaces as it is written.
 #[derive(Default)]
 struct Text {
     text: String,
@@ -330,7 +330,7 @@ struct Text {
 
 impl Text {
     fn push(&mut self, c: char) {
-        if c.is_whitespace() && c != '\u{a0}' {
+        if c.is_whitespace() {
             if !self.text.is_empty() && !self.text.ends_with(' ') {
                 self.text.push(' ');
             }

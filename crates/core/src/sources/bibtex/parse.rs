@@ -271,8 +271,10 @@ impl<'t> Parser<'t> {
         if self.peek() == Some(b'=') {
             // No key: what was read is the first field's name.
             self.pos = key_start;
-        } else if key_end > key_start {
-            *key = Some(self.text[key_start..key_end].to_owned());
+        } else {
+            // Trimmed of the white space that is not ASCII's (a vertical tab, a no-break space, …).
+            let text = self.text[key_start..key_end].trim();
+            *key = (!text.is_empty()).then(|| text.to_owned());
         }
         let mut fields: Vec<(String, String)> = Vec::new();
         // After the key, and after each value, only `,` or the end of the entry may follow.

@@ -662,6 +662,15 @@ fn keys_fields_and_text_outside_entries() {
 }
 
 #[test]
+fn keys_are_trimmed_of_any_white_space() {
+    // Found by the fuzzer: a vertical tab is no ASCII white space to Rust, so it ended up in the key.
+    let entries = parse_bibtex("@misc{\u{a0}key\u{b}, title = {T}}\n@misc{\u{b}, title = {U}}");
+    assert_eq!(entries[0].key.as_deref(), Some("key"));
+    assert_eq!(entries[1].key, None);
+    assert!(entries[1].outcome.as_ref().is_ok_and(|item| item.get("extra").is_none()));
+}
+
+#[test]
 fn a_field_given_twice_keeps_the_first() {
     let item = only_item("@article{k, title = {First}, TITLE = {Second}}");
     assert_eq!(item["title"], json!("First"));
