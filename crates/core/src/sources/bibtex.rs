@@ -10,9 +10,11 @@
 //!
 //! Each entry becomes a [`BibEntry`] with its 1-based position, its citation key and either the item's `data`
 //! (the object the Web API takes in `POST /items`) or a [`BibError`] saying on which line what went wrong. One
-//! broken entry does not take the others with it: an entry whose braces do not balance ends where a line begins
-//! with the next `@type{`, and after any other syntax error reading goes on at such a line. A `@string` that
-//! cannot be read is reported in the same list (its key is `None`), since the entries that use it will lack it.
+//! broken entry does not take the others with it: a line that begins (after spaces) with `@type{` or `@type(`
+//! always starts a new entry, even inside a value that is still open, so an entry whose braces do not balance
+//! ends there with an error; after any other syntax error reading goes on at the next such line. A `@string`
+//! that cannot be read is reported in the same list (its key is `None`), since the entries that use it will
+//! lack it.
 //!
 //! Limits, so that a hostile text costs bounded time and memory: at most [`MAX_TEXT_BYTES`] of text (a longer
 //! one gives a single [`BibError::TextTooLarge`]), [`MAX_ENTRIES`] outcomes (then one
