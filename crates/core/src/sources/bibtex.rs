@@ -34,7 +34,7 @@
 //! | BibTeX / BibLaTeX | Zotero |
 //! |---|---|
 //! | entry type | `itemType`: article → journalArticle (BibLaTeX `entrysubtype` magazine → magazineArticle, newspaper → newspaperArticle); book, mvbook, booklet, manual, proceedings, mvproceedings, collection, mvcollection, reference, mvreference, periodical → book; inbook, incollection, bookinbook, suppbook, suppcollection, inreference → bookSection; inproceedings, conference → conferencePaper; phdthesis, mastersthesis, thesis → thesis; techreport, report → report; misc, online, electronic, www, webpage → preprint with an arXiv e-print, else webpage with a `url` (or a URL in `howpublished`), else document; preprint → preprint; unpublished → manuscript; patent → patent; dataset, data → dataset; software, code → computerProgram; letter → letter; anything else → document |
-//! | `title` + `subtitle` | `title` (`Title: Subtitle`) |
+//! | `title` + `subtitle` | `title` (`Title: Subtitle`); for a BibTeX @inbook without `booktitle` but with a worded `chapter`, `bookTitle`, and `chapter` is the `title` |
 //! | `shorttitle` | `shortTitle` |
 //! | `journal`, `journaltitle` | `publicationTitle` (journal, magazine, newspaper article) |
 //! | `shortjournal` | `journalAbbreviation` |
@@ -463,7 +463,17 @@ fn into_item(entry: RawEntry) -> Map<String, Value> {
     let mut extra: Vec<String> = Vec::new();
     item.data.insert("itemType".to_owned(), json!(item_type));
 
-    item.put("title", fields.titled("title", "subtitle"));
+    // A classic BibTeX @inbook names the book in `title` and the part in `chapter`; BibLaTeX's has `booktitle`.
+    // Only a chapter with words (not a bare number) is taken as the part's title.
+    let classic_inbook = ty == "inbook"
+        && fields.raw("booktitle").is_none()
+        && fields.text(&["chapter"]).is_some_and(|chapter| chapter.chars().any(char::is_alphabetic));
+    if classic_inbook {
+        item.put("title", fields.text(&["chapter"]));
+        item.put("bookTitle", fields.titled("title", "subtitle"));
+    } else {
+        item.put("title", fields.titled("title", "subtitle"));
+    }
     item.data.insert("creators".to_owned(), Value::Array(creators(item_type, &fields)));
     item.put("abstractNote", fields.text(&["abstract"]));
     item.put("shortTitle", fields.text(&["shorttitle"]));

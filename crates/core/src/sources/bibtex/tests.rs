@@ -465,6 +465,24 @@ fn a_chapter_with_editors_and_translators() {
 }
 
 #[test]
+fn a_classic_inbook_names_the_book_in_its_title() {
+    let classic = only_item(
+        "@inbook{k, author = {Knuth, Donald E.}, title = {Fundamental Algorithms}, chapter = {Information \
+         Structures}, pages = {228--463}, publisher = {Addison-Wesley}, year = 1997}",
+    );
+    assert_eq!(classic["itemType"], json!("bookSection"));
+    assert_eq!(classic["title"], json!("Information Structures"));
+    assert_eq!(classic["bookTitle"], json!("Fundamental Algorithms"));
+    assert_eq!(classic["pages"], json!("228-463"));
+    let biblatex = only_item("@inbook{k, title = {Part}, booktitle = {Whole}, chapter = {3}}");
+    assert_eq!(biblatex["title"], json!("Part"));
+    assert_eq!(biblatex["bookTitle"], json!("Whole"));
+    let numbered = only_item("@inbook{k, title = {Whole}, chapter = 3}");
+    assert_eq!(numbered["title"], json!("Whole"));
+    assert!(numbered.get("bookTitle").is_none());
+}
+
+#[test]
 fn a_book_with_a_page_total_and_a_proceedings_volume() {
     let book = only_item(
         "@book{knuth97, author = {Donald E. Knuth}, title = {The Art of Computer Programming}, volume = 1, \
