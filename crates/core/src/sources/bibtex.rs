@@ -4,9 +4,10 @@
 //! The syntax is BibTeX's: `@type{key, field = value, …}` or `@type(key, …)`, where a value is `{…}` (braces
 //! nest), `"…"`, a number, or a `@string` macro name, and `#` joins pieces. `@string{name = value}` defines a
 //! macro (the month macros `jan` … `dec` are predefined; an undefined name reads as itself); `@preamble` and
-//! `@comment` blocks and all text outside entries are ignored. Field names and types are case-insensitive; of a
-//! field given twice the first counts. A byte-order mark and CRLF line ends are accepted. An entry without a key
-//! is read, with `key` `None`.
+//! `@comment` blocks (up to the next line that begins with an entry, if their braces do not balance) and all
+//! text outside entries are ignored. Field names and types are case-insensitive; of a field given twice the
+//! first counts. A byte-order mark and CRLF line ends are accepted. An entry without a key is read, with `key`
+//! `None`.
 //!
 //! Each entry becomes a [`BibEntry`] with its 1-based position, its citation key and either the item's `data`
 //! (the object the Web API takes in `POST /items`) or a [`BibError`] saying on which line what went wrong. One
@@ -69,6 +70,8 @@ mod names;
 mod parse;
 #[cfg(test)]
 mod tests;
+
+use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
@@ -567,12 +570,12 @@ fn into_item(entry: RawEntry) -> Map<String, Value> {
     item.put("accessDate", fields.text(&["urldate"]).filter(|date| is_iso_date(date) && date.len() == 10));
     item.put("language", fields.text(&["language", "langid"]));
 
-    let mut tags: Vec<String> = Vec::new();
-    if let Some(keywords) = fields.text(&["keywords"]) {
-        for keyword in keywords.split([',', ';']).map(str::trim).filter(|keyword| !keyword.is_empty()) {
-            if !tags.iter().any(|tag| tag == keyword) {
-                tags.push(keyword.to_owned());
-            }
+    let mut tags: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let keywords = fields.text(&["keywords"]).unwrap_or_default();
+    for keyword in keywords.split([',', ';']).map(str::trim).filter(|keyword| !keyword.is_empty()) {
+        if seen.insert(keyword) {
+            tags.push(keyword);
         }
     }
     item.data.insert("tags".to_owned(), tags.into_iter().map(|tag| json!({ "tag": tag })).collect());

@@ -803,6 +803,27 @@ fn limits() {
 }
 
 #[test]
+fn hostile_texts_take_linear_time() {
+    // Each of these was quadratic in a first draft; at the text limit they must finish at once.
+    let comments = "@comment{".repeat(MAX_TEXT_BYTES / 9);
+    assert!(parse_bibtex(&comments).is_empty());
+    let unclosed_comment = "@comment{ {\n@article{k, title = {T}}\n";
+    assert_eq!(only_item(unclosed_comment)["title"], json!("T"));
+
+    let mut many_fields = String::from("@misc{k");
+    for field in 0..150_000 {
+        many_fields.push_str(&format!(",f{field}=1"));
+    }
+    many_fields.push_str(", title = {T}}");
+    assert!(many_fields.len() < MAX_TEXT_BYTES);
+    assert_eq!(only_item(&many_fields)["title"], json!("T"));
+
+    let keywords: Vec<String> = (0..7_000).map(|n| format!("k{n}")).collect();
+    let item = only_item(&format!("@misc{{k, keywords = {{{}, k1}}}}", keywords.join(", ")));
+    assert_eq!(item["tags"].as_array().map(Vec::len), Some(7_000));
+}
+
+#[test]
 fn deep_nesting_costs_no_stack() {
     // As deep as a value may be long.
     let depth = 30_000;
