@@ -242,19 +242,20 @@ impl<'t> Parser<'t> {
             return Err(Stop::Syntax { at: self.pos, expected: "a macro name" });
         }
         self.skip_ws()?;
-        self.expect(b'=', "`=` after the macro name")?;
+        self.eat(b'=', "`=` after the macro name")?;
         let value = self.value(&name)?;
         self.skip_ws()?;
         if self.peek() == Some(b',') {
             self.pos += 1;
             self.skip_ws()?;
         }
-        self.expect(close, if close == b'}' { "`}` closing the @string" } else { "`)` closing the @string" })?;
+        self.eat(close, if close == b'}' { "`}` closing the @string" } else { "`)` closing the @string" })?;
         self.macros.insert(name, value);
         Ok(())
     }
 
-    fn expect(&mut self, byte: u8, expected: &'static str) -> Result<(), Stop> {
+    /// Steps over `byte`, or stops with a syntax error saying what was expected there.
+    fn eat(&mut self, byte: u8, expected: &'static str) -> Result<(), Stop> {
         if self.peek() == Some(byte) {
             self.pos += 1;
             Ok(())
@@ -314,7 +315,7 @@ impl<'t> Parser<'t> {
                 return Err(Stop::Syntax { at: name_at, expected: "a field name" });
             }
             self.skip_ws()?;
-            self.expect(b'=', "`=` after the field name")?;
+            self.eat(b'=', "`=` after the field name")?;
             let value = self.value(&name)?;
             if seen.insert(name.clone()) {
                 fields.push((name, value));
