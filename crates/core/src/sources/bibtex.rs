@@ -4,15 +4,18 @@
 //! The syntax is BibTeX's: `@type{key, field = value, …}` or `@type(key, …)`, where a value is `{…}` (braces
 //! nest), `"…"`, a number, or a `@string` macro name, and `#` joins pieces. `@string{name = value}` defines a
 //! macro (the month macros `jan` … `dec` are predefined; an undefined name reads as itself); `@preamble` and
-//! `@comment` blocks and all text outside entries are ignored. Field names and types are case-insensitive; of a
-//! field given twice the first counts. A byte-order mark and CRLF line ends are accepted. An entry without a key
-//! is read, with `key` `None`.
+//! `@comment` blocks (up to the next line that begins with an entry, if their braces do not balance) and all
+//! text outside entries are ignored. Field names and types are case-insensitive; of a field given twice the
+//! first counts. A byte-order mark and CRLF line ends are accepted. An entry without a key is read, with `key`
+//! `None`.
 //!
 //! Each entry becomes a [`BibEntry`] with its 1-based position, its citation key and either the item's `data`
 //! (the object the Web API takes in `POST /items`) or a [`BibError`] saying on which line what went wrong. One
-//! broken entry does not take the others with it: an entry whose braces do not balance ends where a line begins
-//! with the next `@type{`, and after any other syntax error reading goes on at such a line. A `@string` that
-//! cannot be read is reported in the same list (its key is `None`), since the entries that use it will lack it.
+//! broken entry does not take the others with it: a line that begins (after spaces) with `@type{` or `@type(`
+//! always starts a new entry, even inside a value that is still open, so an entry whose braces do not balance
+//! ends there with an error; after any other syntax error reading goes on at the next such line. A `@string`
+//! that cannot be read is reported in the same list (its key is `None`), since the entries that use it will
+//! lack it.
 //!
 //! Limits, so that a hostile text costs bounded time and memory: at most [`MAX_TEXT_BYTES`] of text (a longer
 //! one gives a single [`BibError::TextTooLarge`]), [`MAX_ENTRIES`] outcomes (then one
@@ -32,7 +35,7 @@
 //! | BibTeX / BibLaTeX | Zotero |
 //! |---|---|
 //! | entry type | `itemType`: article → journalArticle (BibLaTeX `entrysubtype` magazine → magazineArticle, newspaper → newspaperArticle); book, mvbook, booklet, manual, proceedings, mvproceedings, collection, mvcollection, reference, mvreference, periodical → book; inbook, incollection, bookinbook, suppbook, suppcollection, inreference → bookSection; inproceedings, conference → conferencePaper; phdthesis, mastersthesis, thesis → thesis; techreport, report → report; misc, online, electronic, www, webpage → preprint with an arXiv e-print, else webpage with a `url` (or a URL in `howpublished`), else document; preprint → preprint; unpublished → manuscript; patent → patent; dataset, data → dataset; software, code → computerProgram; letter → letter; anything else → document |
-//! | `title` + `subtitle` | `title` (`Title: Subtitle`) |
+//! | `title` + `subtitle` | `title` (`Title: Subtitle`); for a BibTeX @inbook without `booktitle` but with a worded `chapter`, `bookTitle`, and `chapter` is the `title` |
 //! | `shorttitle` | `shortTitle` |
 //! | `journal`, `journaltitle` | `publicationTitle` (journal, magazine, newspaper article) |
 //! | `shortjournal` | `journalAbbreviation` |
@@ -67,6 +70,8 @@ mod names;
 mod parse;
 #[cfg(test)]
 mod tests;
+
+use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
@@ -461,7 +466,17 @@ fn into_item(entry: RawEntry) -> Map<String, Value> {
     let mut extra: Vec<String> = Vec::new();
     item.data.insert("itemType".to_owned(), json!(item_type));
 
-    item.put("title", fields.titled("title", "subtitle"));
+    // A classic BibTeX @inbook names the book in `title` and the part in `chapter`; BibLaTeX's has `booktitle`.
+    // Only a chapter with words (not a bare number) is taken as the part's title.
+    let classic_inbook = ty == "inbook"
+        && fields.raw("booktitle").is_none()
+        && fields.text(&["chapter"]).is_some_and(|chapter| chapter.chars().any(char::is_alphabetic));
+    if classic_inbook {
+        item.put("title", fields.text(&["chapter"]));
+        item.put("bookTitle", fields.titled("title", "subtitle"));
+    } else {
+        item.put("title", fields.titled("title", "subtitle"));
+    }
     item.data.insert("creators".to_owned(), Value::Array(creators(item_type, &fields)));
     item.put("abstractNote", fields.text(&["abstract"]));
     item.put("shortTitle", fields.text(&["shorttitle"]));
@@ -555,12 +570,12 @@ fn into_item(entry: RawEntry) -> Map<String, Value> {
     item.put("accessDate", fields.text(&["urldate"]).filter(|date| is_iso_date(date) && date.len() == 10));
     item.put("language", fields.text(&["language", "langid"]));
 
-    let mut tags: Vec<String> = Vec::new();
-    if let Some(keywords) = fields.text(&["keywords"]) {
-        for keyword in keywords.split([',', ';']).map(str::trim).filter(|keyword| !keyword.is_empty()) {
-            if !tags.iter().any(|tag| tag == keyword) {
-                tags.push(keyword.to_owned());
-            }
+    let mut tags: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let keywords = fields.text(&["keywords"]).unwrap_or_default();
+    for keyword in keywords.split([',', ';']).map(str::trim).filter(|keyword| !keyword.is_empty()) {
+        if seen.insert(keyword) {
+            tags.push(keyword);
         }
     }
     item.data.insert("tags".to_owned(), tags.into_iter().map(|tag| json!({ "tag": tag })).collect());

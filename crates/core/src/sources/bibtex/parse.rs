@@ -5,7 +5,7 @@
 //! of the text) and is reported there; after any other syntax error reading goes on at the next line that begins
 //! with `@type{`. So one broken entry never takes its neighbours with it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{BibError, MAX_ENTRIES, MAX_EXPANSION_BYTES, MAX_VALUE_BYTES};
 
@@ -137,11 +137,7 @@ impl<'t> Parser<'t> {
         let line = self.line(at);
         match ty.as_str() {
             "comment" | "preamble" => {
-                // Skipped whole when it closes; otherwise only the word is skipped, as BibTeX does.
-                match self.skip_block(open, close) {
-                    Some(end) => self.pos = end,
-                    None => self.pos = type_end,
-                }
+                self.pos = self.skip_block(open, close);
                 None
             }
             "string" => match self.string_body(close) {
@@ -188,18 +184,26 @@ impl<'t> Parser<'t> {
         }
     }
 
-    /// The end (past the closing delimiter) of a comment or preamble block opened at `open`, braces balanced.
-    fn skip_block(&self, open: usize, close: u8) -> Option<usize> {
+    /// Where reading goes on after a comment or preamble block opened at `open`: past its closing delimiter
+    /// (braces balanced), or, when it does not close, at the next line that begins with an entry (or the end).
+    fn skip_block(&self, open: usize, close: u8) -> usize {
         let mut depth = 0usize;
-        for (offset, &b) in self.bytes[open + 1..].iter().enumerate() {
+        let mut at = open + 1;
+        while let Some(&b) = self.bytes.get(at) {
             match b {
                 b'{' => depth += 1,
                 b'}' if depth > 0 => depth -= 1,
-                _ if b == close && depth == 0 => return Some(open + 1 + offset + 1),
+                b'\n' => {
+                    if let Some(next) = self.entry_on_line(at + 1) {
+                        return next;
+                    }
+                }
+                _ if b == close && depth == 0 => return at + 1,
                 _ => {}
             }
+            at += 1;
         }
-        None
+        at
     }
 
     /// Skips white space; a line that begins with a new entry while this one is open stops it.
@@ -238,19 +242,20 @@ impl<'t> Parser<'t> {
             return Err(Stop::Syntax { at: self.pos, expected: "a macro name" });
         }
         self.skip_ws()?;
-        self.expect(b'=', "`=` after the macro name")?;
+        self.eat(b'=', "`=` after the macro name")?;
         let value = self.value(&name)?;
         self.skip_ws()?;
         if self.peek() == Some(b',') {
             self.pos += 1;
             self.skip_ws()?;
         }
-        self.expect(close, if close == b'}' { "`}` closing the @string" } else { "`)` closing the @string" })?;
+        self.eat(close, if close == b'}' { "`}` closing the @string" } else { "`)` closing the @string" })?;
         self.macros.insert(name, value);
         Ok(())
     }
 
-    fn expect(&mut self, byte: u8, expected: &'static str) -> Result<(), Stop> {
+    /// Steps over `byte`, or stops with a syntax error saying what was expected there.
+    fn eat(&mut self, byte: u8, expected: &'static str) -> Result<(), Stop> {
         if self.peek() == Some(byte) {
             self.pos += 1;
             Ok(())
@@ -277,6 +282,7 @@ impl<'t> Parser<'t> {
             *key = (!text.is_empty()).then(|| text.to_owned());
         }
         let mut fields: Vec<(String, String)> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         // After the key, and after each value, only `,` or the end of the entry may follow.
         let mut separated = key.is_none();
         loop {
@@ -309,9 +315,9 @@ impl<'t> Parser<'t> {
                 return Err(Stop::Syntax { at: name_at, expected: "a field name" });
             }
             self.skip_ws()?;
-            self.expect(b'=', "`=` after the field name")?;
+            self.eat(b'=', "`=` after the field name")?;
             let value = self.value(&name)?;
-            if !fields.iter().any(|(existing, _)| *existing == name) {
+            if seen.insert(name.clone()) {
                 fields.push((name, value));
             }
         }

@@ -465,6 +465,24 @@ fn a_chapter_with_editors_and_translators() {
 }
 
 #[test]
+fn a_classic_inbook_names_the_book_in_its_title() {
+    let classic = only_item(
+        "@inbook{k, author = {Knuth, Donald E.}, title = {Fundamental Algorithms}, chapter = {Information \
+         Structures}, pages = {228--463}, publisher = {Addison-Wesley}, year = 1997}",
+    );
+    assert_eq!(classic["itemType"], json!("bookSection"));
+    assert_eq!(classic["title"], json!("Information Structures"));
+    assert_eq!(classic["bookTitle"], json!("Fundamental Algorithms"));
+    assert_eq!(classic["pages"], json!("228-463"));
+    let biblatex = only_item("@inbook{k, title = {Part}, booktitle = {Whole}, chapter = {3}}");
+    assert_eq!(biblatex["title"], json!("Part"));
+    assert_eq!(biblatex["bookTitle"], json!("Whole"));
+    let numbered = only_item("@inbook{k, title = {Whole}, chapter = 3}");
+    assert_eq!(numbered["title"], json!("Whole"));
+    assert!(numbered.get("bookTitle").is_none());
+}
+
+#[test]
 fn a_book_with_a_page_total_and_a_proceedings_volume() {
     let book = only_item(
         "@book{knuth97, author = {Donald E. Knuth}, title = {The Art of Computer Programming}, volume = 1, \
@@ -782,6 +800,27 @@ fn limits() {
     let entries = parse_bibtex(&doubling);
     assert!(entries.iter().any(|entry| matches!(entry.outcome, Err(BibError::ValueTooLong { .. }))));
     assert!(entries.len() < 45);
+}
+
+#[test]
+fn hostile_texts_take_linear_time() {
+    // Each of these was quadratic in a first draft; at the text limit they must finish at once.
+    let comments = "@comment{".repeat(MAX_TEXT_BYTES / 9);
+    assert!(parse_bibtex(&comments).is_empty());
+    let unclosed_comment = "@comment{ {\n@article{k, title = {T}}\n";
+    assert_eq!(only_item(unclosed_comment)["title"], json!("T"));
+
+    let mut many_fields = String::from("@misc{k");
+    for field in 0..150_000 {
+        many_fields.push_str(&format!(",f{field}=1"));
+    }
+    many_fields.push_str(", title = {T}}");
+    assert!(many_fields.len() < MAX_TEXT_BYTES);
+    assert_eq!(only_item(&many_fields)["title"], json!("T"));
+
+    let keywords: Vec<String> = (0..7_000).map(|n| format!("k{n}")).collect();
+    let item = only_item(&format!("@misc{{k, keywords = {{{}, k1}}}}", keywords.join(", ")));
+    assert_eq!(item["tags"].as_array().map(Vec::len), Some(7_000));
 }
 
 #[test]
