@@ -76,7 +76,8 @@ fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
     }
     let method = match &request.method {
         Some(m) => Some(
-            http::Method::from_bytes(m.to_ascii_uppercase().as_bytes()).map_err(|_| format!("`{m}` is not a method"))?,
+            http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
+                .map_err(|_| format!("`{m}` is not a method"))?,
         ),
         None => None,
     };
@@ -103,8 +104,6 @@ fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
 fn answer(status: u16, body: serde_json::Value) -> http::Response<Vec<u8>> {
     let mut response = http::Response::new(body.to_string().into_bytes());
     *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-    response
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     response
 }

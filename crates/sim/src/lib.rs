@@ -12,6 +12,7 @@
 //! it over HTTP on loopback.
 
 mod collection;
+pub mod control;
 mod dates;
 pub mod demo;
 mod error;
@@ -22,7 +23,6 @@ mod reply;
 mod routes;
 mod schema;
 mod search;
-pub mod control;
 pub mod server;
 mod state;
 mod write;

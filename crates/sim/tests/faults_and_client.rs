@@ -104,13 +104,15 @@ fn sim_ref() -> Rc<zotero_sim::Simulator> {
 #[test]
 fn the_control_endpoint_arms_faults_from_json_and_refuses_what_a_web_page_could_send() {
     let json_type = [("content-type", "application/json")];
-    let armed = control_request("POST", r#"{"method":"patch","pathContains":"/items/","status":500,"times":2}"#, &json_type);
+    let armed =
+        control_request("POST", r#"{"method":"patch","pathContains":"/items/","status":500,"times":2}"#, &json_type);
     assert_eq!(armed.status(), 200);
     let body: serde_json::Value = serde_json::from_slice(armed.body()).unwrap();
     assert_eq!(body["armed"]["method"], "PATCH");
     assert_eq!(body["armed"]["times"], 2);
     let sim = sim_ref();
-    let patch = || send(&sim, "PATCH", "/users/1/items/ABCD2345", &[("If-Unmodified-Since-Version", "0")], Some(json!({})));
+    let patch =
+        || send(&sim, "PATCH", "/users/1/items/ABCD2345", &[("If-Unmodified-Since-Version", "0")], Some(json!({})));
     assert_eq!(patch().status, 500);
     assert_eq!(patch().status, 500);
     assert_ne!(patch().status, 500);
