@@ -8,6 +8,8 @@
 #   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras, their OAuth support, raw HTTP)
 #   2. the `oauth2` crate as OAuth client (crates/cli/tests/get_token_flow.rs, ignored in plain `cargo test`)
 #   3. scripts/conformance.sh             (the applicable @modelcontextprotocol/conformance scenarios)
+#   4. `zotero-mcp e2e` (crates/cli/src/commands/e2e): read-only, then --write, then --write with a Zotero failure
+#      injected at the highlight (zotero-sim --control), which must fail there and still remove what it created
 # Every request to /mcp needs a bearer token: each step gets its own through the real OAuth flow with the
 # test password of tests/e2e/wrangler.test.toml (the native server gets the same variables).
 # Then, once: `zotero-mcp serve --stdio` driven by the official clients' stdio transports
@@ -20,6 +22,7 @@
 #   E2E_SKIP_CONFORMANCE=1       skip the conformance suite
 #   E2E_SKIP_OAUTH2=1            skip the oauth2 crate client
 #   E2E_SKIP_STDIO=1             skip the stdio client tests
+#   E2E_SKIP_CLI=1               skip the `zotero-mcp e2e` runs
 #   E2E_TEST_FILES="a b"         run only these test files (default tests/e2e/*.test.mjs)
 #   E2E_KEEP_LOG=1               keep the server logs (their paths are printed)
 set -euo pipefail
@@ -110,6 +113,36 @@ TOTAL_FAIL=0
 # "N passed" figures from a log (empty when the log does not exist, e.g. a skipped step).
 count() { [ -f "$2" ] && sed -n "s/$1/\1/p" "$2" | tail -n 1 || true; }
 
+# `zotero-mcp e2e` against one running server ($2 is its /mcp URL; the command takes the origin, as
+# `make deploy` gives it the domain): three runs, each an "ok"/"not ok" line. Read-only, signing in itself
+# (read scope) with the test password; --write with a token from `zotero-mcp get-token`; --write again with a 500
+# from Zotero injected into the highlight's write, which must exit 1 naming that step and still delete the scratch
+# item and its attachment (tests/e2e/cli-e2e-check.mjs asks the simulator and WebDAV). Non-zero when any failed.
+run_cli_e2e() {
+  local target="$1" base="${2%/mcp}" rc failures=0 token verdict out="$WORK_DIR/$target-cli"
+  echo "e2e[$target]: zotero-mcp e2e $base (read-only, signing in)"
+  ZOTERO_MCP_PASSWORD=test-password "$ZOTERO_MCP_BIN" e2e "$base" </dev/null
+  rc=$?
+  if [ "$rc" -eq 0 ]; then echo "cli: ok - read-only run"; else echo "cli: not ok - read-only run exited $rc"; failures=$((failures + 1)); fi
+
+  echo "e2e[$target]: zotero-mcp e2e $base --token … --write"
+  token="$(ZOTERO_MCP_PASSWORD=test-password "$ZOTERO_MCP_BIN" get-token "$base" </dev/null 2>/dev/null)"
+  "$ZOTERO_MCP_BIN" e2e "$base" --token "$token" --write </dev/null
+  rc=$?
+  if [ "$rc" -eq 0 ]; then echo "cli: ok - --write run"; else echo "cli: not ok - --write run exited $rc"; failures=$((failures + 1)); fi
+
+  echo "e2e[$target]: zotero-mcp e2e $base --write --json, with Zotero failing the highlight's write (HTTP 500)"
+  sim_fail '{"method":"POST","pathContains":"/items","bodyContains":"\"annotationType\"","status":500,"times":1}'
+  ZOTERO_MCP_PASSWORD=test-password "$ZOTERO_MCP_BIN" e2e "$base" --write --json </dev/null >"$out-fault.json"
+  rc=$?
+  sim_clear
+  cat "$out-fault.json"
+  verdict="$(node tests/e2e/cli-e2e-check.mjs "$rc" "$out-fault.json" "write: highlight" 2>&1)"
+  echo "cli: $verdict"
+  case "$verdict" in "ok - "*) ;; *) failures=$((failures + 1)) ;; esac
+  [ "$failures" -eq 0 ]
+}
+
 # The whole HTTP suite against one running server.
 run_suite() {
   local target="$1" url="$2" rc
@@ -129,6 +162,10 @@ run_suite() {
     scripts/conformance.sh "$url" 2>&1 | tee "$WORK_DIR/$target-conformance.log"
     rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: conformance exit $rc"
   fi
+  if [ "${E2E_SKIP_CLI:-}" != "1" ]; then
+    run_cli_e2e "$target" "$url" 2>&1 | tee "$WORK_DIR/$target-cli.log"
+    rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: zotero-mcp e2e exit $rc"
+  fi
   set -e
   local np nf op of cp cf
   np=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/$target-node.log"); nf=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/$target-node.log")
@@ -136,7 +173,10 @@ run_suite() {
   of=$(count '^test result: .* [0-9]* passed; \([0-9]*\) failed.*' "$WORK_DIR/$target-oauth2.log")
   cp=$(count '.*conformance summary: \([0-9]*\) passed.*' "$WORK_DIR/$target-conformance.log")
   cf=$(count '.*conformance summary: [0-9]* passed, \([0-9]*\) failed.*' "$WORK_DIR/$target-conformance.log")
-  local pass=$(( ${np:-0} + ${op:-0} + ${cp:-0} )) fail=$(( ${nf:-0} + ${of:-0} + ${cf:-0} ))
+  local ep ef
+  ep=$(grep -c '^cli: ok - ' "$WORK_DIR/$target-cli.log" 2>/dev/null || true)
+  ef=$(grep -c '^cli: not ok - ' "$WORK_DIR/$target-cli.log" 2>/dev/null || true)
+  local pass=$(( ${np:-0} + ${op:-0} + ${cp:-0} + ${ep:-0} )) fail=$(( ${nf:-0} + ${of:-0} + ${cf:-0} + ${ef:-0} ))
   echo "e2e[$target]: $pass passed, $fail failed"
   TOTAL_PASS=$((TOTAL_PASS + pass)); TOTAL_FAIL=$((TOTAL_FAIL + fail))
 }

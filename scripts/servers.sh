@@ -102,11 +102,13 @@ wait_ready() {
   done
 }
 
-# zotero-sim with the demo library on a free loopback port; sets SIM_URL and SIM_PID.
+# zotero-sim with the demo library on a free loopback port; sets SIM_URL and SIM_PID. --control serves its fault
+# injection endpoint (POST /_sim/fail, docs/simulator.md), through which scripts/e2e.sh fails one step of a run.
 start_sim() {
   local log="$1" port
   port="$(free_port)"
-  "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo --exit-after 1800 >"$log" 2>&1 &
+  "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo \
+    --control --exit-after 1800 >"$log" 2>&1 &
   SIM_PID=$!
   for _ in $(seq 1 100); do
     grep -q 'listening' "$log" 2>/dev/null && break
@@ -114,6 +116,17 @@ start_sim() {
     sleep 0.1
   done
   SIM_URL="http://127.0.0.1:$port"
+}
+
+# Arms a fault in the simulator (its --control endpoint): $1 is the JSON of POST /_sim/fail, e.g.
+# '{"method":"POST","pathContains":"/items","bodyContains":"annotationType","status":500,"times":1}'.
+sim_fail() {
+  curl -fsS -X POST -H 'content-type: application/json' --data "$1" "$SIM_URL/_sim/fail" >/dev/null
+}
+
+# Drops every fault armed in the simulator and not used.
+sim_clear() {
+  curl -fsS -X DELETE "$SIM_URL/_sim/fail" >/dev/null
 }
 
 # A real WebDAV server (Apache httpd with mod_dav, scripts/webdav-server.sh) on loopback, holding the demo

@@ -14,6 +14,7 @@ commands:
   serve --http [ADDR]      serve MCP over Streamable HTTP (default 127.0.0.1:8787)
   get-token <server-url>   sign in to a zotero-mcp server and print an OAuth access token
   reindex <server>         fill a deployed server's semantic index (AI Search) and wait until it is indexed
+  e2e <server>             check a running server end to end (read-only; --write adds a write cycle)
   help                     this text
 
 `zotero-mcp <command> --help` describes each command.";
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Some("serve") => commands::serve::main(rest),
         Some("get-token") => commands::get_token::main(rest),
         Some("reindex") => commands::reindex::main(rest),
+        Some("e2e") => commands::e2e::main(rest),
         None | Some("help" | "-h" | "--help") => {
             println!("{HELP}");
             ExitCode::SUCCESS

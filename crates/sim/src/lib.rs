@@ -12,6 +12,7 @@
 //! it over HTTP on loopback.
 
 mod collection;
+pub mod control;
 mod dates;
 pub mod demo;
 mod error;
@@ -54,6 +55,27 @@ pub enum Fault {
     ServiceUnavailable { retry_after: Option<u64> },
     /// A normal answer that also carries `Backoff: seconds` (the server asking clients to slow down).
     Backoff { seconds: u64 },
+    /// Any other error status (a 500, a 403…), with a plain-text body naming it as injected.
+    Status { status: u16 },
+}
+
+/// Which requests a fault armed with [`Simulator::fail_matching`] answers: every condition given must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultMatch {
+    /// The method, e.g. `POST`.
+    pub method: Option<http::Method>,
+    /// A substring of the path (without the query), e.g. `/items/`.
+    pub path_contains: Option<String>,
+    /// A substring of the body, e.g. `"annotationType"`: singles out one write among those to the same path.
+    pub body_contains: Option<String>,
+}
+
+impl FaultMatch {
+    pub(crate) fn matches(&self, method: &http::Method, path: &str, body: &[u8]) -> bool {
+        self.method.as_ref().is_none_or(|m| m == method)
+            && self.path_contains.as_deref().is_none_or(|p| path.contains(p))
+            && self.body_contains.as_deref().is_none_or(|b| String::from_utf8_lossy(body).contains(b))
+    }
 }
 
 /// A request as the simulator received it.
@@ -339,6 +361,23 @@ impl Simulator {
         for _ in 0..count {
             state.faults.push_back(fault.clone());
         }
+    }
+
+    /// Answers the next `count` requests that `matcher` selects with `fault` (after recording them); others are
+    /// served as usual. Checked before the faults of [`Simulator::fail_next`]; several are tried in the order armed.
+    /// This is how a test outside the process (`zotero-sim --control`, `POST /_sim/fail`) fails one step of a
+    /// longer exchange while the requests around it go through.
+    pub fn fail_matching(&self, count: usize, matcher: FaultMatch, fault: Fault) {
+        if count > 0 {
+            self.state.borrow_mut().matched_faults.push((matcher, count, fault));
+        }
+    }
+
+    /// Drops every fault armed and not yet used, by [`Simulator::fail_next`] or [`Simulator::fail_matching`].
+    pub fn clear_faults(&self) {
+        let mut state = self.state.borrow_mut();
+        state.faults.clear();
+        state.matched_faults.clear();
     }
 
     /// Simulates another client: just before the next write request is handled, the object is saved elsewhere

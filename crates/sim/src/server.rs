@@ -9,12 +9,12 @@ use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use crate::{Simulator, DEMO_API_KEY, DEMO_USER_ID};
+use crate::{control, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -32,21 +32,25 @@ pub struct Options {
     pub api_key: String,
     pub user_id: u64,
     pub exit_after: Option<u64>,
+    /// Serve the control endpoint (`/_sim/…`, [`crate::control`]): fault injection from outside, for tests.
+    pub control: bool,
 }
 
-/// Parses `--listen ADDR [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS]`.
+/// Parses `--listen ADDR [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]`.
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, ServerError> {
     let mut listen = None;
     let mut demo = false;
     let mut api_key = DEMO_API_KEY.to_string();
     let mut user_id = DEMO_USER_ID;
     let mut exit_after = None;
+    let mut control = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
         match arg.as_str() {
             "--listen" => listen = Some(value("--listen")?),
             "--demo" => demo = true,
+            "--control" => control = true,
             "--api-key" => api_key = value("--api-key")?,
             "--user-id" => {
                 let v = value("--user-id")?;
@@ -69,7 +73,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
         return Err(ServerError::Usage("--api-key must not be empty".into()));
     }
     let listen = listen.ok_or_else(|| ServerError::Usage("--listen is required".into()))?;
-    Ok(Options { listen, demo, api_key, user_id, exit_after })
+    Ok(Options { listen, demo, api_key, user_id, exit_after, control })
 }
 
 /// Resolves the listen address and checks that every address it names is loopback.
@@ -150,7 +154,12 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
         };
         match server.recv_timeout(wait) {
             Ok(Some(mut request)) => {
+                // The listener is loopback-only; the peer check keeps the control endpoint so should that change.
+                let from_loopback = request.remote_addr().is_some_and(|a| a.ip().is_loopback());
                 let response = match to_http(&mut request) {
+                    Some(req) if opts.control && from_loopback && req.uri().path().starts_with(control::PREFIX) => {
+                        control::handle(&sim, &req)
+                    }
                     Some(req) => sim.handle(req),
                     None => {
                         let mut r = http::Response::new(b"Bad request".to_vec());
@@ -184,8 +193,17 @@ mod tests {
         let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             opts,
-            Options { listen: "127.0.0.1:9".into(), demo: true, api_key: "k".into(), user_id: 5, exit_after: Some(3) }
+            Options {
+                listen: "127.0.0.1:9".into(),
+                demo: true,
+                api_key: "k".into(),
+                user_id: 5,
+                exit_after: Some(3),
+                control: false
+            }
         );
+        let opts = parse_args(["--listen", "127.0.0.1:9", "--control"].iter().map(|s| s.to_string()));
+        assert!(opts.is_ok_and(|o| o.control));
         assert!(parse_args(["--demo".to_string()]).is_err());
     }
 }

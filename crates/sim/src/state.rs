@@ -12,7 +12,7 @@ use crate::dates;
 use crate::item::{item_uri, relation_values, ItemData, Tag};
 use crate::keys::{Grant, KeyGen};
 use crate::schema::Schema;
-use crate::{Fault, LibraryRef, RecordedRequest};
+use crate::{Fault, FaultMatch, LibraryRef, RecordedRequest};
 
 pub const API_BASE: &str = "https://api.zotero.org";
 pub const WWW_BASE: &str = "https://www.zotero.org";
@@ -397,6 +397,8 @@ pub struct State {
     pub usernames: BTreeMap<u64, String>,
     pub write_tokens: HashMap<(String, String), WriteToken>,
     pub faults: VecDeque<Fault>,
+    /// Faults for the requests a matcher selects, each with the number of requests it still answers.
+    pub matched_faults: Vec<(FaultMatch, usize, Fault)>,
     pub pending_edits: Vec<(LibraryRef, String)>,
     pub requests: Vec<RecordedRequest>,
     pub keygen: KeyGen,
@@ -410,6 +412,7 @@ impl State {
             usernames: BTreeMap::new(),
             write_tokens: HashMap::new(),
             faults: VecDeque::new(),
+            matched_faults: Vec::new(),
             pending_edits: Vec::new(),
             requests: Vec::new(),
             keygen: KeyGen::new(dates::unix_now() ^ 0x5EED_2345),

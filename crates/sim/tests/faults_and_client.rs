@@ -7,7 +7,7 @@ use std::rc::Rc;
 use common::*;
 use serde_json::json;
 use zotero_mcp_core::platform::HttpClient;
-use zotero_sim::{Fault, InProcess};
+use zotero_sim::{control, Fault, FaultMatch, InProcess};
 
 #[test]
 fn too_many_requests_carries_retry_after_then_recovers() {
@@ -49,6 +49,90 @@ fn faulted_writes_change_nothing() {
     let resp = post(&sim, "items", json!([{"itemType": "book"}]));
     assert_eq!(resp.status, 503);
     assert_eq!(sim.library_version(LIB), 0);
+}
+
+#[test]
+fn a_matched_fault_answers_only_the_requests_it_selects_as_often_as_asked() {
+    let sim = sim();
+    let annotation = FaultMatch {
+        method: Some(http::Method::POST),
+        path_contains: Some("/items".into()),
+        body_contains: Some("annotationType".into()),
+    };
+    sim.fail_matching(1, annotation, Fault::Status { status: 500 });
+    // Reads and other writes to the same path go through.
+    assert_eq!(get(&sim, "/users/1/items").status, 200);
+    assert_eq!(post(&sim, "items", json!([{"itemType": "book"}])).status, 200);
+    let version = sim.library_version(LIB);
+    let failed = post(&sim, "items", json!([{"itemType": "annotation", "annotationType": "highlight"}]));
+    assert_eq!(failed.status, 500);
+    assert!(failed.text().contains("injected fault"), "{}", failed.text());
+    assert_eq!(sim.library_version(LIB), version, "a faulted write changes nothing");
+    // Used up: the same request now reaches the API (which has its own opinion of an annotation without parent).
+    let again = post(&sim, "items", json!([{"itemType": "annotation", "annotationType": "highlight"}]));
+    assert_ne!(again.status, 500);
+}
+
+#[test]
+fn matched_faults_come_before_the_queue_and_can_be_cleared() {
+    let sim = sim();
+    sim.fail_next(1, Fault::ServiceUnavailable { retry_after: None });
+    let deletes = FaultMatch { method: Some(http::Method::DELETE), ..FaultMatch::default() };
+    sim.fail_matching(2, deletes, Fault::Status { status: 403 });
+    assert_eq!(send(&sim, "DELETE", "/users/1/items/ABCD2345", &[], None).status, 403);
+    assert_eq!(get(&sim, "/users/1/items").status, 503, "the queued fault is still next for other requests");
+    sim.clear_faults();
+    assert_ne!(send(&sim, "DELETE", "/users/1/items/ABCD2345", &[], None).status, 403);
+}
+
+fn control_request(method: &str, body: &str, headers: &[(&str, &str)]) -> http::Response<Vec<u8>> {
+    let mut builder = http::Request::builder().method(method).uri("/_sim/fail");
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    control::handle(&sim_ref(), &builder.body(body.as_bytes().to_vec()).unwrap())
+}
+
+thread_local! {
+    static CONTROLLED: Rc<zotero_sim::Simulator> = Rc::new(sim());
+}
+
+fn sim_ref() -> Rc<zotero_sim::Simulator> {
+    CONTROLLED.with(Rc::clone)
+}
+
+#[test]
+fn the_control_endpoint_arms_faults_from_json_and_refuses_what_a_web_page_could_send() {
+    let json_type = [("content-type", "application/json")];
+    let armed =
+        control_request("POST", r#"{"method":"patch","pathContains":"/items/","status":500,"times":2}"#, &json_type);
+    assert_eq!(armed.status(), 200);
+    let body: serde_json::Value = serde_json::from_slice(armed.body()).unwrap();
+    assert_eq!(body["armed"]["method"], "PATCH");
+    assert_eq!(body["armed"]["times"], 2);
+    let sim = sim_ref();
+    let patch =
+        || send(&sim, "PATCH", "/users/1/items/ABCD2345", &[("If-Unmodified-Since-Version", "0")], Some(json!({})));
+    assert_eq!(patch().status, 500);
+    assert_eq!(patch().status, 500);
+    assert_ne!(patch().status, 500);
+
+    // Without a JSON type, with an Origin, or with a bad fault: refused, nothing armed.
+    assert_eq!(control_request("POST", r#"{"status":500}"#, &[("content-type", "text/plain")]).status(), 415);
+    let from_page = [("content-type", "application/json"), ("origin", "https://evil.example")];
+    assert_eq!(control_request("POST", r#"{"status":500}"#, &from_page).status(), 403);
+    assert_eq!(control_request("POST", r#"{"status":200}"#, &json_type).status(), 400);
+    assert_eq!(control_request("POST", r#"{"status":500,"times":0}"#, &json_type).status(), 400);
+    assert_eq!(control_request("POST", r#"{"status":500,"colour":"red"}"#, &json_type).status(), 400);
+    assert_eq!(get(&sim, "/users/1/items").status, 200);
+
+    // 429 and 503 carry Retry-After as the queued faults do; DELETE drops what is armed.
+    assert_eq!(control_request("POST", r#"{"status":429,"retryAfter":7}"#, &json_type).status(), 200);
+    assert_eq!(control_request("DELETE", "", &[]).status(), 200);
+    assert_eq!(get(&sim, "/users/1/items").status, 200);
+    assert_eq!(control_request("POST", r#"{"status":429,"retryAfter":7}"#, &json_type).status(), 200);
+    let limited = get(&sim, "/users/1/items");
+    assert_eq!((limited.status, limited.header("retry-after").as_deref()), (429, Some("7")));
 }
 
 #[test]

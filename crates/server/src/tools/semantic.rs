@@ -21,7 +21,8 @@ const MAX_ITEMS: u32 = 50;
 /// Candidates fetched per wanted item when filters the index cannot apply may drop some.
 const FILTER_OVERSHOOT: usize = 3;
 
-const UNBOUND: &str = "Semantic search is unavailable: AI Search is not bound to this deployment. Use \
+/// The whole answer of a deployment without the AI_SEARCH binding (`zotero-mcp e2e` recognises it by this text).
+pub const UNBOUND: &str = "Semantic search is unavailable: AI Search is not bound to this deployment. Use \
                        zotero_search for text and field queries.";
 
 fn default_min_score() -> f64 {

@@ -1,4 +1,4 @@
-//! `zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS]`
+//! `zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]`
 //!
 //! Serves the Zotero Web API simulator over HTTP on a loopback address. See docs/simulator.md.
 

@@ -95,7 +95,20 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     });
 
     let mut backoff = None;
-    match state.faults.pop_front() {
+    let matched = state.matched_faults.iter().position(|(m, _, _)| m.matches(&parts.method, &path, &body));
+    let fault = match matched {
+        Some(index) => {
+            let entry = &mut state.matched_faults[index];
+            entry.1 -= 1;
+            let fault = entry.2.clone();
+            if entry.1 == 0 {
+                state.matched_faults.remove(index);
+            }
+            Some(fault)
+        }
+        None => state.faults.pop_front(),
+    };
+    match fault {
         Some(Fault::TooManyRequests { retry_after }) => {
             let mut reply = Reply::text(429, "Too many requests");
             if let Some(s) = retry_after {
@@ -111,6 +124,10 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
             return finish(reply, &parts.method, None);
         }
         Some(Fault::Backoff { seconds }) => backoff = Some(seconds),
+        Some(Fault::Status { status }) => {
+            let reply = Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})"));
+            return finish(reply, &parts.method, None);
+        }
         None => {}
     }
 

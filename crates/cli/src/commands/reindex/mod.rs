@@ -6,7 +6,6 @@
 //! everything is sent, AI Search still indexes in the background: the command then calls again every
 //! `--poll-secs` and shows that backlog draining, until it is empty or `--max-wait-mins` have passed.
 
-mod mcp;
 mod progress;
 
 use std::io::IsTerminal;
@@ -16,12 +15,14 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use self::mcp::{Auth, Client};
 use self::progress::{Backlog, Sending};
 use crate::commands::get_token::sign_in;
+use crate::commands::mcp_client::{server_address, Auth, Client};
 use crate::get_token::{mcp_url, ALL_SCOPES};
 
 const TOOL: &str = "zotero_reindex";
+/// How this command names itself to the server (OAuth client, `clientInfo`, User-Agent).
+const CLIENT_NAME: &str = "zotero-mcp reindex";
 /// Calls in a row without a readable backlog before giving up on it.
 const UNKNOWN_BACKLOG_CALLS: u32 = 3;
 
@@ -132,21 +133,6 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     Ok(parsed)
 }
 
-/// A bare domain becomes an https address (http for loopback names, where development servers run).
-fn server_address(server: &str) -> String {
-    let server = server.trim();
-    if server.contains("://") {
-        return server.to_owned();
-    }
-    let authority = server.split('/').next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
-        None => authority.split(':').next().unwrap_or(""),
-    };
-    let loopback = host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1";
-    format!("{}://{server}", if loopback { "http" } else { "https" })
-}
-
 /// Why the command stopped short.
 enum Failure {
     /// AI Search is not bound: nothing can be indexed.
@@ -185,11 +171,10 @@ fn authenticate(args: &Args, server: &str) -> Result<Client, String> {
     match &args.token {
         Some(token) => {
             let url = mcp_url(server).map_err(|e| e.to_string())?;
-            Client::new(url, Auth::Token(token.clone()), timeout, args.retries)
+            Client::new(url, Auth::Token(token.clone()), timeout, args.retries, CLIENT_NAME)
         }
         None => {
-            let signed_in =
-                sign_in(server, "zotero-mcp reindex", args.username.clone(), args.password_stdin, ALL_SCOPES)?;
+            let signed_in = sign_in(server, CLIENT_NAME, args.username.clone(), args.password_stdin, ALL_SCOPES)?;
             if !signed_in.tokens.scopes.is_empty() && !signed_in.tokens.scopes.iter().any(|s| s == "zotero:write") {
                 return Err(format!(
                     "the server granted {} but zotero_reindex needs zotero:write",
@@ -198,7 +183,7 @@ fn authenticate(args: &Args, server: &str) -> Result<Client, String> {
             }
             eprintln!("Signed in to {} ({}).", signed_in.flow.mcp_url, signed_in.tokens.scopes.join(" "));
             let url = signed_in.flow.mcp_url.clone();
-            Client::new(url, Auth::SignedIn(Box::new(signed_in)), timeout, args.retries)
+            Client::new(url, Auth::SignedIn(Box::new(signed_in)), timeout, args.retries, CLIENT_NAME)
         }
     }
 }
@@ -408,16 +393,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bare_domain_becomes_an_address() {
-        assert_eq!(server_address("zotero.example.org"), "https://zotero.example.org");
-        assert_eq!(server_address(" zotero.example.org/mcp "), "https://zotero.example.org/mcp");
-        assert_eq!(server_address("localhost:8787"), "http://localhost:8787");
-        assert_eq!(server_address("127.0.0.1:8787/mcp"), "http://127.0.0.1:8787/mcp");
-        assert_eq!(server_address("[::1]:8787"), "http://[::1]:8787");
-        assert_eq!(server_address("http://example.org"), "http://example.org");
-    }
 
     #[test]
     fn options_are_checked() {

@@ -1,16 +1,19 @@
-//! A minimal MCP client over Streamable HTTP, enough to call one tool of a zotero-mcp server: the 2025-11-25
-//! flow (`initialize`, `notifications/initialized`, `tools/call`), JSON or event-stream answers, a deadline on
-//! every request, bounded retries of what is safe to repeat, and one token refresh when signed in by OAuth.
+//! A minimal MCP client over Streamable HTTP, shared by `zotero-mcp reindex` and `zotero-mcp e2e`: the 2025-era
+//! flow (`initialize`, `notifications/initialized`, then requests) or the 2026-07-28 one (`server/discover`, then
+//! requests carrying the `_meta` envelope and the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers), JSON
+//! or event-stream answers, a deadline on every request, bounded retries of what is safe to repeat, and one
+//! token refresh when signed in by OAuth.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use url::Url;
+use zotero_mcp_server::mcp::protocol::{meta, MODERN_VERSION};
 
 use crate::commands::get_token::SignedIn;
 
-/// The revision offered in `initialize`; the server answers with the one it speaks.
-const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The revision offered in `initialize` unless the caller names one; the server answers with the one it speaks.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
 /// Longest wait a `Retry-After` may ask for before a retry.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// Wait before a retry when the server names none (times the attempt).
@@ -45,41 +48,85 @@ pub struct Client {
     url: Url,
     auth: Auth,
     retries: u32,
+    /// Who this client says it is (`clientInfo.name`, and the User-Agent).
+    name: &'static str,
     protocol_version: Option<String>,
     session: Option<String>,
     next_id: u64,
 }
 
 impl Client {
-    /// A client for the MCP endpoint `url`; `timeout` bounds each HTTP request, `retries` the repeats of one
-    /// that failed in transit or was answered 429/502/503/504.
-    pub fn new(url: Url, auth: Auth, timeout: Duration, retries: u32) -> Result<Self, String> {
+    /// A client named `name` (e.g. "zotero-mcp reindex") for the MCP endpoint `url`; `timeout` bounds each HTTP
+    /// request, `retries` the repeats of one that failed in transit or was answered 429/502/503/504.
+    pub fn new(url: Url, auth: Auth, timeout: Duration, retries: u32, name: &'static str) -> Result<Self, String> {
         let http = reqwest::blocking::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(timeout.min(Duration::from_secs(20)))
             .timeout(timeout)
-            .user_agent(concat!("zotero-mcp-reindex/", env!("CARGO_PKG_VERSION")))
+            .user_agent(format!("{}/{}", name.replace(' ', "-"), env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("could not set up the HTTP client: {e}"))?;
-        Ok(Self { http, url, auth, retries, protocol_version: None, session: None, next_id: 1 })
+        Ok(Self { http, url, auth, retries, name, protocol_version: None, session: None, next_id: 1 })
     }
 
     pub fn url(&self) -> &Url {
         &self.url
     }
 
-    /// `initialize` and `notifications/initialized`; remembers the negotiated revision.
+    /// `initialize` (offering [`PROTOCOL_VERSION`]) and `notifications/initialized`.
     pub fn initialize(&mut self) -> Result<(), String> {
+        self.initialize_as(PROTOCOL_VERSION).map(|_| ())
+    }
+
+    /// `initialize` offering `version`, and `notifications/initialized`; remembers the revision the server
+    /// chose and returns the whole result.
+    pub fn initialize_as(&mut self, version: &str) -> Result<Value, String> {
+        self.protocol_version = None;
         let params = json!({
-            "protocolVersion": PROTOCOL_VERSION,
+            "protocolVersion": version,
             "capabilities": {},
-            "clientInfo": { "name": "zotero-mcp reindex", "version": env!("CARGO_PKG_VERSION") },
+            "clientInfo": { "name": self.name, "version": env!("CARGO_PKG_VERSION") },
         });
         let result = self.request("initialize", params)?;
-        let version = result["protocolVersion"].as_str().unwrap_or(PROTOCOL_VERSION).to_owned();
-        self.protocol_version = Some(version);
+        let chosen = result["protocolVersion"].as_str().unwrap_or(version).to_owned();
+        self.protocol_version = Some(chosen);
         self.post("notifications/initialized", &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))?;
-        Ok(())
+        Ok(result)
+    }
+
+    /// `server/discover` in the 2026-07-28 revision, which every request after it then uses (there is no
+    /// handshake in that revision: each request carries its version). Returns the result.
+    pub fn discover(&mut self) -> Result<Value, String> {
+        self.protocol_version = Some(MODERN_VERSION.to_owned());
+        self.request("server/discover", json!({}))
+    }
+
+    /// Sends the requests from here on in the 2026-07-28 revision, as after [`Client::discover`] (which needs
+    /// no repeating: that revision has no session to set up).
+    pub fn use_modern(&mut self) {
+        self.protocol_version = Some(MODERN_VERSION.to_owned());
+        self.session = None;
+    }
+
+    /// `tools/list`: the tools' names in the order the server lists them, following `nextCursor` if any.
+    pub fn list_tool_names(&mut self) -> Result<Vec<String>, String> {
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        // A bound on pages, so a server that keeps handing out cursors cannot hold the client forever.
+        for _ in 0..20 {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let result = self.request("tools/list", params)?;
+            let tools = result["tools"].as_array().ok_or("tools/list: the answer has no `tools` list")?;
+            names.extend(tools.iter().filter_map(|t| t["name"].as_str()).map(str::to_owned));
+            match result["nextCursor"].as_str() {
+                Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
+                _ => return Ok(names),
+            }
+        }
+        Err("tools/list: the server kept answering with a nextCursor after 20 pages".into())
     }
 
     /// `tools/call`. A tool error (`isError`) is a result like any other; the caller decides.
@@ -96,10 +143,37 @@ impl Client {
         })
     }
 
+    /// A GET of another document of the server (metadata, `/health`), with the client's deadline and without
+    /// following redirects: its status and body. No token is sent; these documents are public.
+    pub fn get(&self, url: &str) -> Result<(u16, Vec<u8>), String> {
+        let response = self
+            .http
+            .get(url)
+            .header("accept", "application/json")
+            .send()
+            .map_err(|e| format!("{}: {e}", self.describe_failure(&e)))?;
+        let status = response.status().as_u16();
+        let body = response.bytes().map_err(|e| format!("the answer from {url} broke off: {e}"))?;
+        Ok((status, body.to_vec()))
+    }
+
     /// One JSON-RPC request; its `result`, or the JSON-RPC error as a message.
-    fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+    fn request(&mut self, method: &str, mut params: Value) -> Result<Value, String> {
         let id = self.next_id;
         self.next_id += 1;
+        if self.is_modern() {
+            // The 2026-07-28 revision has no session: every request says who is asking and in which revision.
+            if let Some(object) = params.as_object_mut() {
+                object.insert(
+                    "_meta".into(),
+                    json!({
+                        meta::PROTOCOL_VERSION: MODERN_VERSION,
+                        meta::CLIENT_INFO: { "name": self.name, "version": env!("CARGO_PKG_VERSION") },
+                        meta::CLIENT_CAPABILITIES: {},
+                    }),
+                );
+            }
+        }
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let message = self.post(method, &body)?.ok_or_else(|| format!("{method}: the server sent no answer"))?;
         if let Some(error) = message.get("error") {
@@ -122,6 +196,13 @@ impl Client {
                 .body(body.to_string());
             if let Some(version) = &self.protocol_version {
                 request = request.header("mcp-protocol-version", version);
+            }
+            if self.is_modern() {
+                request = request.header("mcp-method", method);
+                // The header mirrors what the request names, so gateways can route without parsing the body.
+                if let Some(name) = body["params"]["name"].as_str().filter(|_| method == "tools/call") {
+                    request = request.header("mcp-name", name);
+                }
             }
             if let Some(session) = &self.session {
                 request = request.header("mcp-session-id", session);
@@ -189,6 +270,10 @@ impl Client {
         }
     }
 
+    fn is_modern(&self) -> bool {
+        self.protocol_version.as_deref() == Some(MODERN_VERSION)
+    }
+
     fn describe_failure(&self, error: &reqwest::Error) -> String {
         if error.is_timeout() {
             format!("{} did not answer in time", self.url)
@@ -231,6 +316,21 @@ impl Client {
             }
         }
     }
+}
+
+/// A bare domain becomes an https address (http for loopback names, where development servers run).
+pub fn server_address(server: &str) -> String {
+    let server = server.trim();
+    if server.contains("://") {
+        return server.to_owned();
+    }
+    let authority = server.split('/').next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1";
+    format!("{}://{server}", if loopback { "http" } else { "https" })
 }
 
 /// The message of a JSON-RPC answer, from a JSON body or the first `message` event of an event stream.
@@ -285,6 +385,16 @@ fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bare_domain_becomes_an_address() {
+        assert_eq!(server_address("zotero.example.org"), "https://zotero.example.org");
+        assert_eq!(server_address(" zotero.example.org/mcp "), "https://zotero.example.org/mcp");
+        assert_eq!(server_address("localhost:8787"), "http://localhost:8787");
+        assert_eq!(server_address("127.0.0.1:8787/mcp"), "http://127.0.0.1:8787/mcp");
+        assert_eq!(server_address("[::1]:8787"), "http://[::1]:8787");
+        assert_eq!(server_address("http://example.org"), "http://example.org");
+    }
 
     #[test]
     fn the_first_message_event_is_read() {

@@ -1,0 +1,109 @@
+//! The control endpoint of `zotero-sim --control`: fault injection from outside the process, for end-to-end
+//! tests that drive the simulator through a server (`scripts/e2e.sh` fails one step of `zotero-mcp e2e --write`
+//! this way). Off unless asked for; see docs/simulator.md.
+//!
+//! `POST /_sim/fail` with `{"method", "pathContains", "bodyContains", "status", "times", "retryAfter"}` arms
+//! [`Simulator::fail_matching`]; `DELETE /_sim/fail` drops every armed fault. Only requests a browser could not
+//! send without a CORS preflight are taken (JSON bodies, no `Origin`), and the simulator grants no preflight, so
+//! a web page cannot reach it even on loopback.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::{Fault, FaultMatch, Simulator};
+
+/// Where the control endpoint lives; nothing of the Zotero API starts with it.
+pub const PREFIX: &str = "/_sim/";
+
+/// The body of `POST /_sim/fail`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FailRequest {
+    method: Option<String>,
+    path_contains: Option<String>,
+    body_contains: Option<String>,
+    status: u16,
+    #[serde(default = "one")]
+    times: usize,
+    retry_after: Option<u64>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// Answers a request under [`PREFIX`].
+pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    if request.headers().contains_key(http::header::ORIGIN) {
+        return answer(403, json!({ "error": "the control endpoint takes no requests from web pages (Origin set)" }));
+    }
+    match (request.method().as_str(), request.uri().path()) {
+        ("POST", "/_sim/fail") => {
+            let json_body = request
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
+            if !json_body {
+                return answer(415, json!({ "error": "send the fault as JSON (Content-Type: application/json)" }));
+            }
+            match arm(sim, request.body()) {
+                Ok(armed) => answer(200, json!({ "armed": armed })),
+                Err(problem) => answer(400, json!({ "error": problem })),
+            }
+        }
+        ("DELETE", "/_sim/fail") => {
+            sim.clear_faults();
+            answer(200, json!({ "cleared": true }))
+        }
+        _ => answer(
+            404,
+            json!({ "error": "unknown control request: POST /_sim/fail {method, pathContains, bodyContains, status, \
+                              times, retryAfter} or DELETE /_sim/fail" }),
+        ),
+    }
+}
+
+fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
+    let request: FailRequest = serde_json::from_slice(body).map_err(|e| {
+        format!("not a fault ({e}): expected {{\"method\", \"pathContains\", \"bodyContains\", \"status\", \"times\"}}")
+    })?;
+    if !(400..=599).contains(&request.status) {
+        return Err(format!("status {} is not an error status (400-599)", request.status));
+    }
+    if request.times == 0 {
+        return Err("times must be at least 1".into());
+    }
+    let method = match &request.method {
+        Some(m) => Some(
+            http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
+                .map_err(|_| format!("`{m}` is not a method"))?,
+        ),
+        None => None,
+    };
+    let fault = match request.status {
+        429 => Fault::TooManyRequests { retry_after: request.retry_after },
+        503 => Fault::ServiceUnavailable { retry_after: request.retry_after },
+        status => Fault::Status { status },
+    };
+    let matcher = FaultMatch {
+        method,
+        path_contains: request.path_contains.clone(),
+        body_contains: request.body_contains.clone(),
+    };
+    sim.fail_matching(request.times, matcher, fault);
+    Ok(json!({
+        "method": request.method.map(|m| m.to_ascii_uppercase()),
+        "pathContains": request.path_contains,
+        "bodyContains": request.body_contains,
+        "status": request.status,
+        "times": request.times,
+    }))
+}
+
+fn answer(status: u16, body: serde_json::Value) -> http::Response<Vec<u8>> {
+    let mut response = http::Response::new(body.to_string().into_bytes());
+    *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response
+}
