@@ -123,6 +123,15 @@ impl HttpClient for WorkerFetch {
     }
 }
 
+/// The request `fetch` sends. The method is set on the JavaScript `RequestInit` itself: workers-rs's `Method`
+/// knows no WebDAV verbs, and its `From<String>` turns any other method into GET, so a PROPFIND went out as a GET
+/// (and `/health` said the WebDAV server did not answer).
+fn outbound_request(url: &str, init: &RequestInit, method: &str) -> Result<worker::Request, worker::Error> {
+    let js_init: worker::web_sys::RequestInit = init.into();
+    js_init.set_method(method);
+    Ok(worker::web_sys::Request::new_with_str_and_init(url, &js_init)?.into())
+}
+
 /// One `fetch`, its whole body read, or at most `limit` bytes of it.
 async fn fetch(request: HttpRequest, limit: Option<usize>) -> Result<HttpResponse, HttpError> {
     let url = request.uri().to_string();
@@ -134,13 +143,11 @@ async fn fetch(request: HttpRequest, limit: Option<usize>) -> Result<HttpRespons
         headers.append(name.as_str(), value).map_err(|e| invalid(e.to_string()))?;
     }
     let mut init = RequestInit::new();
-    init.with_method(Method::from(parts.method.as_str().to_owned()))
-        .with_headers(headers)
-        .with_redirect(RequestRedirect::Manual);
+    init.with_headers(headers).with_redirect(RequestRedirect::Manual);
     if !body.is_empty() {
         init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
     }
-    let outbound = worker::Request::new_with_init(&url, &init).map_err(|e| invalid(e.to_string()))?;
+    let outbound = outbound_request(&url, &init, parts.method.as_str()).map_err(|e| invalid(e.to_string()))?;
     let transport = |e: worker::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
     let mut response = Fetch::Request(outbound).send().await.map_err(transport)?;
     let mut builder = http::Response::builder().status(response.status_code());

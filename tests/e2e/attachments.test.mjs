@@ -43,6 +43,12 @@ describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOU
     await client?.close();
   });
 
+  it('reports the WebDAV server as answering on /health (its PROPFIND must go out as a PROPFIND)', async () => {
+    const health = await (await fetch(new URL('/health', mcpUrl()))).json();
+    const webdav = health.checks.find((check) => check.name === 'webdav');
+    assert.equal(webdav?.ok, true, JSON.stringify(health));
+  });
+
   it('reads a whole paper from Zotero\'s index and pages of it from the PDF on WebDAV', async () => {
     const indexed = await call({ itemKey: 'T6W7H8UE' });
     assert.equal(indexed.structuredContent.attachmentKey, '93WJRKG5');
