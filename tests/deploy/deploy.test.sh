@@ -158,6 +158,16 @@ w2=$(grep '^e2e-remote' "$CALLS" || true)
 if [[ $w1 == "e2e-remote zotero.example.org --write "* ]] && [[ $w2 == "e2e-remote zotero.example.org --write "* ]]; then
   ok "$t"; else not_ok "$t"; fi
 
+t="no scripts/e2e-remote in the checkout: deployed, exit 1, what to check by hand"
+sandbox no-e2e; rm "$SANDBOX/scripts/e2e-remote"; STUB_ENV=("STUB_SECRETS=$ALL"); deploy zotero.example.org
+if [ "$status" = 1 ] && called '^wrangler deploy' && output_has "scripts/e2e-remote is missing" &&
+  output_has "https://zotero.example.org/health"; then ok "$t"; else not_ok "$t"; fi
+
+t="--help: the usage, exit 0, nothing run"
+sandbox help; STUB_ENV=(); deploy --help
+if [ "$status" = 0 ] && output_has "Usage: scripts/deploy <domain>" && output_has "--skip-e2e" && [ ! -s "$CALLS" ]; then
+  ok "$t"; else not_ok "$t"; fi
+
 t="--skip-e2e: deployed, no e2e check"
 sandbox skip-e2e; STUB_ENV=("STUB_SECRETS=$ALL"); deploy zotero.example.org --skip-e2e
 if [ "$status" = 0 ] && called '^wrangler deploy' && ! called '^e2e-remote' && output_has "scripts/e2e-remote zotero.example.org"; then
