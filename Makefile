@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8787
 
-.PHONY: setup build dev test fmt lint unit wasm-unit e2e size bench bench-pdf fuzz clean
+.PHONY: setup build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -15,8 +15,13 @@ build: setup
 dev: build
 	@bash scripts/dev.sh $(PORT)
 
-## Every check CI runs: format, lint, native tests, the wasm build, and the Worker end to end.
-test: setup fmt lint unit wasm-unit build e2e
+## Build, check the account's secrets, deploy on DOMAIN, then check it end to end (docs/deployment.md).
+## DEPLOY_FLAGS passes options: --dry-run, --skip-build, --skip-e2e, --write (scripts/deploy --help).
+deploy: setup
+	@bash scripts/deploy "$(DOMAIN)" $(DEPLOY_FLAGS)
+
+## Every check CI runs: format, lint, native tests, the wasm build, the Worker end to end, the deploy script.
+test: setup fmt lint unit wasm-unit build e2e deploy-test
 
 fmt:
 	cargo fmt --all -- --check
@@ -36,6 +41,13 @@ wasm-unit:
 
 e2e:
 	@bash scripts/e2e.sh
+
+## scripts/deploy against stand-ins for wrangler, the build and the e2e check, then its --dry-run with the real
+## wrangler on build/ (when built); shellcheck on both scripts where it is installed.
+deploy-test:
+	@bash tests/deploy/deploy.test.sh
+	@if command -v shellcheck >/dev/null; then shellcheck -x scripts/deploy tests/deploy/deploy.test.sh; \
+	else echo "deploy-test: shellcheck not installed, not run (apt-get install shellcheck)"; fi
 
 size:
 	@bash scripts/size.sh
