@@ -21,7 +21,7 @@ mod keys;
 mod query;
 mod reply;
 mod routes;
-mod schema;
+pub mod schema;
 mod search;
 pub mod server;
 mod state;

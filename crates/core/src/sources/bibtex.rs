@@ -63,7 +63,8 @@
 //! | the key | `Citation Key: …` in `extra` |
 //! | `note`, `annotation`, `addendum` | lines of `extra` |
 //!
-//! Any other field is ignored, and a field goes only into an item type whose Zotero 7 schema has it.
+//! Any other field is ignored, and a field goes only into an item type whose Zotero schema has it
+//! ([`crate::zotero::schema`]).
 
 mod latex;
 mod names;
@@ -74,6 +75,8 @@ mod tests;
 use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
+
+use crate::zotero::schema;
 
 use self::latex::{to_unicode, verbatim};
 use self::names::{names, Name};
@@ -165,96 +168,6 @@ pub fn parse_bibtex(text: &str) -> Vec<BibEntry> {
         .enumerate()
         .map(|(number, (key, outcome))| BibEntry { index: number + 1, key, outcome: outcome.map(into_item) })
         .collect()
-}
-
-/// The Zotero item types this mapping makes, with the fields of their Zotero 7 schema that it may set.
-const SCHEMA: &[(&str, &[&str])] = &[
-    (
-        "journalArticle",
-        &["publicationTitle", "volume", "issue", "pages", "date", "journalAbbreviation", "language", "DOI", "ISSN"],
-    ),
-    ("magazineArticle", &["publicationTitle", "volume", "issue", "date", "pages", "language", "ISSN"]),
-    ("newspaperArticle", &["publicationTitle", "place", "edition", "date", "pages", "language", "ISSN"]),
-    (
-        "book",
-        &[
-            "series",
-            "seriesNumber",
-            "volume",
-            "numberOfVolumes",
-            "edition",
-            "place",
-            "publisher",
-            "date",
-            "numPages",
-            "language",
-            "ISBN",
-        ],
-    ),
-    (
-        "bookSection",
-        &[
-            "bookTitle",
-            "series",
-            "seriesNumber",
-            "volume",
-            "numberOfVolumes",
-            "edition",
-            "place",
-            "publisher",
-            "date",
-            "pages",
-            "language",
-            "ISBN",
-        ],
-    ),
-    (
-        "conferencePaper",
-        &[
-            "date",
-            "proceedingsTitle",
-            "conferenceName",
-            "place",
-            "publisher",
-            "volume",
-            "pages",
-            "series",
-            "language",
-            "DOI",
-            "ISBN",
-        ],
-    ),
-    ("thesis", &["thesisType", "university", "place", "date", "numPages", "language"]),
-    ("report", &["reportNumber", "reportType", "seriesTitle", "place", "institution", "date", "pages", "language"]),
-    ("webpage", &["websiteTitle", "websiteType", "date", "language"]),
-    ("document", &["publisher", "date", "language"]),
-    ("manuscript", &["manuscriptType", "place", "date", "numPages", "language"]),
-    ("patent", &["place", "assignee", "patentNumber", "pages", "issueDate", "language"]),
-    ("dataset", &["versionNumber", "date", "repository", "DOI", "language"]),
-    ("computerProgram", &["seriesTitle", "versionNumber", "date", "place", "company", "ISBN"]),
-    ("preprint", &["repository", "archiveID", "place", "date", "series", "seriesNumber", "DOI", "language"]),
-    ("letter", &["letterType", "date", "language"]),
-];
-
-/// Fields every item type of [`SCHEMA`] has.
-const COMMON_FIELDS: &[&str] = &["title", "abstractNote", "shortTitle", "url", "accessDate", "extra"];
-
-/// The creator types of each item type of [`SCHEMA`], the primary one first.
-fn creator_types(item_type: &str) -> &'static [&'static str] {
-    match item_type {
-        "journalArticle" | "document" | "preprint" => &["author", "contributor", "editor", "translator"],
-        "magazineArticle" | "newspaperArticle" | "webpage" | "manuscript" => &["author", "contributor", "translator"],
-        "book" | "conferencePaper" => &["author", "contributor", "editor", "seriesEditor", "translator"],
-        "bookSection" => &["author", "contributor", "editor", "bookAuthor", "seriesEditor", "translator"],
-        "report" => &["author", "contributor", "seriesEditor", "translator"],
-        "patent" => &["inventor", "contributor"],
-        "computerProgram" => &["programmer", "contributor"],
-        _ => &["author", "contributor"],
-    }
-}
-
-fn has_field(item_type: &str, field: &str) -> bool {
-    COMMON_FIELDS.contains(&field) || SCHEMA.iter().any(|(name, fields)| *name == item_type && fields.contains(&field))
 }
 
 /// An entry's fields, looked up by name.
@@ -600,7 +513,7 @@ struct Item {
 
 impl Item {
     fn has(&self, field: &str) -> bool {
-        has_field(self.item_type, field)
+        schema::has_field(self.item_type, field)
     }
 
     fn put(&mut self, field: &str, value: Option<String>) {
@@ -614,7 +527,7 @@ impl Item {
 
 /// Authors, editors, translators and book authors, in that order, each as the type allows it.
 fn creators(item_type: &str, fields: &Fields<'_>) -> Vec<Value> {
-    let allowed = creator_types(item_type);
+    let allowed = schema::creator_types(item_type);
     let primary = allowed.first().copied().unwrap_or("author");
     let roles = [("author", primary), ("editor", "editor"), ("translator", "translator"), ("bookauthor", "bookAuthor")];
     let mut creators = Vec::new();

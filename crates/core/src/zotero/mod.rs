@@ -7,6 +7,7 @@ mod client;
 mod error;
 mod key;
 mod query;
+pub mod schema;
 mod transport;
 mod types;
 mod writer;

@@ -1,46 +1,10 @@
-//! Zotero item data as the sources build it: a field is kept only when the item type has it in the Zotero 7
-//! schema, so `POST /items` never refuses a record for an invalid field, and the identifiers a type has no field
+//! Zotero item data as the sources build it: a field is kept only when the item type has it in Zotero's
+//! schema ([`crate::zotero::schema`]), so `POST /items` never refuses a record for an invalid field, and the identifiers a type has no field
 //! for (a book's ISSN, a report's DOI) go into `extra` as `DOI: …` lines, which Zotero reads back as fields.
 
 use serde_json::{json, Map, Value};
 
-/// Fields every item type the sources produce has.
-const COMMON: &[&str] = &["title", "abstractNote", "date", "language", "shortTitle", "url", "rights", "extra"];
-
-/// The type-specific fields the sources may set, per item type (Zotero 7 schema, base field names where the
-/// type has no mapped one: `publisher` is `company` for software, and so on, spelled here as the type spells it).
-fn fields_of(item_type: &str) -> &'static [&'static str] {
-    match item_type {
-        "journalArticle" => {
-            &["publicationTitle", "journalAbbreviation", "volume", "issue", "pages", "series", "DOI", "ISSN"]
-        }
-        "book" => &["series", "seriesNumber", "volume", "edition", "place", "publisher", "numPages", "ISBN"],
-        "bookSection" => {
-            &["bookTitle", "series", "seriesNumber", "volume", "edition", "place", "publisher", "pages", "ISBN"]
-        }
-        "conferencePaper" => {
-            &["proceedingsTitle", "conferenceName", "place", "publisher", "volume", "pages", "series", "DOI", "ISBN"]
-        }
-        "preprint" => &["repository", "archiveID", "place", "series", "DOI"],
-        "dataset" => &["repository", "versionNumber", "DOI"],
-        "report" => &["reportNumber", "seriesTitle", "place", "institution", "pages"],
-        "thesis" => &["thesisType", "university", "place", "numPages"],
-        "encyclopediaArticle" => {
-            &["encyclopediaTitle", "series", "volume", "edition", "place", "publisher", "pages", "ISBN"]
-        }
-        "computerProgram" => &["seriesTitle", "versionNumber", "place", "company", "ISBN"],
-        "document" => &["publisher"],
-        _ => &[],
-    }
-}
-
-/// The creator types an item type has, beyond `author` (`programmer` for software) and `contributor`.
-fn has_editor(item_type: &str) -> bool {
-    matches!(
-        item_type,
-        "journalArticle" | "book" | "bookSection" | "conferencePaper" | "preprint" | "encyclopediaArticle" | "document"
-    )
-}
+use crate::zotero::schema;
 
 /// Identifiers worth keeping in `extra` when the type has no field for them.
 const KEPT_IN_EXTRA: &[&str] = &["DOI", "ISSN", "ISBN"];
@@ -99,7 +63,7 @@ impl Item {
     }
 
     pub fn has(&self, field: &str) -> bool {
-        COMMON.contains(&field) || fields_of(self.item_type).contains(&field)
+        schema::has_field(self.item_type, field)
     }
 
     /// Sets a field the type has, trimmed; an empty value is no value. A DOI, ISSN or ISBN the type has no field
@@ -127,9 +91,9 @@ impl Item {
     pub fn creator(&mut self, role: Role, name: Option<Name>) {
         let Some(name) = name else { return };
         let creator_type = match role {
-            Role::Author if self.item_type == "computerProgram" => "programmer",
-            Role::Author => "author",
-            Role::Editor if has_editor(self.item_type) => "editor",
+            // The type's primary creator: `programmer` for software, `author` for the others the sources make.
+            Role::Author => schema::creator_types(self.item_type).first().copied().unwrap_or("author"),
+            Role::Editor if schema::has_creator_type(self.item_type, "editor") => "editor",
             Role::Editor => "contributor",
         };
         self.creators.push(match name {

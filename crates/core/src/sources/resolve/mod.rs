@@ -15,9 +15,9 @@
 //! CrossRef and OpenAlex get `mailto=` and E-utilities `tool=zotero-mcp&email=`: each asks for it and serves such
 //! callers from a politer pool.
 //!
-//! Every record is built so Zotero accepts it as it is: a field is set only when the item type has it (Zotero 7
-//! schema), and a DOI, ISSN or ISBN the type has no field for goes into `extra` as a `DOI: …` line. Dates are ISO
-//! (`2021-04-02`, `2015`). Markup in titles and abstracts (JATS, HTML, MathML) is dropped.
+//! Every record is built so Zotero accepts it as it is: a field is set only when the item type has it (Zotero's
+//! schema, `zotero::schema`), and a DOI, ISSN or ISBN the type has no field for goes into `extra` as a `DOI: …`
+//! line. Dates are ISO (`2021-04-02`, `2015`). Markup in titles and abstracts (JATS, HTML, MathML) is dropped.
 //!
 //! ## CrossRef (`message` of `/works/{doi}`)
 //!
@@ -33,9 +33,9 @@
 //! | `volume`, `issue`, `page` | `volume`, `issue`, `pages` where the type has them |
 //! | `publisher` | `publisher`; `institution` (report); `university` (thesis, after `institution[0].name`); `repository` (dataset; preprint after `institution[0].name`) |
 //! | `publisher-location` | `place` (when no event location) |
-//! | `DOI` | `DOI` (journal article, conference paper, preprint, dataset), else `DOI: …` in `extra` |
+//! | `DOI` | `DOI` (every regular type has one in Zotero's current schema) |
 //! | `ISBN` (all) | `ISBN`, space-separated (book, book section, conference paper, encyclopedia article) |
-//! | `ISSN` (all) | `ISSN`, comma-separated (journal article), else `ISSN: …` in `extra` |
+//! | `ISSN` (all) | `ISSN`, comma-separated, where the type has it (journal article, book, chapter, report, thesis…), else `ISSN: …` in `extra` |
 //! | `resource.primary.URL`, else `URL` | `url` |
 //! | `language` | `language` |
 //! | `abstract` | `abstractNote`: JATS dropped, a line per paragraph, a leading "Abstract" heading dropped |

@@ -94,6 +94,8 @@ async fn a_crossref_journal_article_with_a_jats_abstract() {
                 { "creatorType": "author", "firstName": "Christian S", "lastName": "Hardtke" },
             ],
             "publicationTitle": "eLife",
+            // Zotero's schema gives journal articles a publisher field now.
+            "publisher": "eLife Sciences Publications, Ltd",
             "date": "2014-02-11",
             "volume": "3",
             "DOI": "10.7554/elife.01567",
@@ -132,6 +134,7 @@ async fn a_crossref_journal_article_with_an_editor_and_an_open_access_pdf() {
             "volume": "1",
             "issue": "1",
             "pages": "e30",
+            "publisher": "Public Library of Science (PLoS)",
             "DOI": "10.1371/journal.pone.0000030",
             "ISSN": "1932-6203",
             "url": "https://dx.plos.org/10.1371/journal.pone.0000030",
@@ -145,7 +148,7 @@ async fn a_crossref_journal_article_with_an_editor_and_an_open_access_pdf() {
 }
 
 #[tokio::test]
-async fn a_crossref_book_chapter_is_a_book_section_with_its_isbns_and_the_doi_in_extra() {
+async fn a_crossref_book_chapter_is_a_book_section_with_its_isbns_and_its_doi() {
     let reference = found("10.1007/978-3-662-46370-3_13").await;
     assert_eq!(
         Value::Object(reference.data),
@@ -164,8 +167,8 @@ async fn a_crossref_book_chapter_is_a_book_section_with_its_isbns_and_the_doi_in
             "ISBN": "9783662463697 9783662463703",
             "url": "https://link.springer.com/10.1007/978-3-662-46370-3_13",
             "language": "en",
-            // A book section has no DOI field in Zotero 7; Zotero reads this line back as the DOI.
-            "extra": "DOI: 10.1007/978-3-662-46370-3_13",
+            // Every regular type has a DOI field in Zotero's schema now, book sections included.
+            "DOI": "10.1007/978-3-662-46370-3_13",
         })
     );
 }
@@ -207,7 +210,7 @@ async fn a_crossref_monograph_is_a_book_without_journal_fields() {
             "publisher": "Cambridge University Press",
             "ISBN": "9781108348843 9781108425728 9781108443241",
             "url": "https://www.cambridge.org/core/product/identifier/9781108348843/type/book",
-            "extra": "DOI: 10.1017/9781108348843",
+            "DOI": "10.1017/9781108348843",
         })
     );
 }
