@@ -25,7 +25,7 @@
 //! | `VL`, `IS`, `ET` | `volume`, `issue`, `edition` where the type has them |
 //! | `SP`, `EP` | `pages` `SP-EP` (`numPages` from `SP` for a book or thesis) |
 //! | `SN` | `ISBN` (book, book section, conference paper), `ISSN` (journal, magazine, newspaper), `reportNumber` |
-//! | `DO` | `DOI` without a `https://doi.org/` or `doi:` prefix; a `DOI: …` line in `extra` where the type has none |
+//! | `DO` | `DOI` without a `https://doi.org/` or `doi:` prefix (a `DOI: …` line in `extra` for a type without the field in `zotero::schema`) |
 //! | `UR` | `url` (the first) |
 //! | `AB`, `N2` | `abstractNote` (the first) |
 //! | `LA`, `PB`, `CY` | `language`, `publisher` (`institution`, `university`, `repository`), `place` |
@@ -273,7 +273,7 @@ impl Fields<'_, '_> {
         }
 
         if let Some(doi) = self.first(&["DO"]).map(strip_doi).filter(|doi| !doi.is_empty()) {
-            if matches!(kind, Journal | Conference) || item_type == "dataset" {
+            if crate::zotero::schema::has_field(item_type, "DOI") {
                 put(&mut item, "DOI", Some(doi));
             } else {
                 extra.push(format!("DOI: {doi}"));
