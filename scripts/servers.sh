@@ -102,6 +102,18 @@ wait_ready() {
   done
 }
 
+# Waits (up to 10 s) until the process $1 writes "listening" to its log $2; fails, showing the log, if it exits
+# first. $3 names it in that message.
+wait_listening() {
+  local pid="$1" log="$2" name="$3"
+  for _ in $(seq 1 100); do
+    grep -q 'listening' "$log" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "$name exited: $(cat "$log")" >&2; return 1; }
+    sleep 0.1
+  done
+  return 0
+}
+
 # zotero-sim with the demo library on a free loopback port; sets SIM_URL and SIM_PID. --control serves its fault
 # injection endpoint (POST /_sim/fail, docs/simulator.md), through which scripts/e2e.sh fails one step of a run.
 start_sim() {
@@ -110,11 +122,7 @@ start_sim() {
   "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo \
     --control --exit-after 1800 >"$log" 2>&1 &
   SIM_PID=$!
-  for _ in $(seq 1 100); do
-    grep -q 'listening' "$log" 2>/dev/null && break
-    kill -0 "$SIM_PID" 2>/dev/null || { echo "zotero-sim exited: $(cat "$log")" >&2; return 1; }
-    sleep 0.1
-  done
+  wait_listening "$SIM_PID" "$log" zotero-sim || return 1
   SIM_URL="http://127.0.0.1:$port"
 }
 
@@ -157,11 +165,7 @@ start_sources() {
   port="$(free_port)"
   node tests/e2e/sources-stub.mjs "$port" --exit-after 1800 >"$log" 2>&1 &
   SOURCES_PID=$!
-  for _ in $(seq 1 100); do
-    grep -q 'listening' "$log" 2>/dev/null && break
-    kill -0 "$SOURCES_PID" 2>/dev/null || { echo "the sources stub exited: $(cat "$log")" >&2; return 1; }
-    sleep 0.1
-  done
+  wait_listening "$SOURCES_PID" "$log" "the sources stub" || return 1
   SOURCES_TEST_BASE_URL="http://127.0.0.1:$port"
   export SOURCES_TEST_BASE_URL
 }

@@ -21,12 +21,7 @@ pub(super) async fn resolve(
         return Ok(None);
     };
     let document = fetch::json(Source::CrossRef, &what, &body)?;
-    let work =
-        document.get("message").filter(|message| message.is_object()).ok_or_else(|| ResolveError::Unparseable {
-            service: Source::CrossRef,
-            what: what.clone(),
-            reason: "no `message` object".into(),
-        })?;
+    let work = fetch::object_at(Source::CrossRef, &what, &document, "/message")?;
     Ok(Some(Reference { data: map_work(work).into_data(), source: Source::CrossRef, pdf_url: None }))
 }
 

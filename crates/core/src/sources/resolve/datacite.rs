@@ -21,13 +21,7 @@ pub(super) async fn resolve(
         return Ok(None);
     };
     let document = fetch::json(Source::DataCite, &what, &body)?;
-    let attributes = document.pointer("/data/attributes").filter(|value| value.is_object()).ok_or_else(|| {
-        ResolveError::Unparseable {
-            service: Source::DataCite,
-            what: what.clone(),
-            reason: "no `data.attributes` object".into(),
-        }
-    })?;
+    let attributes = fetch::object_at(Source::DataCite, &what, &document, "/data/attributes")?;
     Ok(Some(Reference { data: map_record(attributes).into_data(), source: Source::DataCite, pdf_url: None }))
 }
 

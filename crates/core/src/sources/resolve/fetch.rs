@@ -99,6 +99,21 @@ pub(super) fn json(source: Source, what: &str, body: &[u8]) -> Result<serde_json
     })
 }
 
+/// The object at `pointer` (`/message`, `/data/attributes`) of a JSON document, or an `Unparseable` error naming
+/// what is missing.
+pub(super) fn object_at<'a>(
+    source: Source,
+    what: &str,
+    document: &'a serde_json::Value,
+    pointer: &str,
+) -> Result<&'a serde_json::Value, ResolveError> {
+    document.pointer(pointer).filter(|value| value.is_object()).ok_or_else(|| ResolveError::Unparseable {
+        service: source,
+        what: what.to_owned(),
+        reason: format!("no `{}` object", pointer.trim_start_matches('/').replace('/', ".")),
+    })
+}
+
 /// The body as UTF-8 text, or an `Unparseable` error.
 pub(super) fn text(source: Source, what: &str, body: &[u8]) -> Result<String, ResolveError> {
     String::from_utf8(body.to_vec()).map_err(|_| ResolveError::Unparseable {
