@@ -132,13 +132,18 @@ impl RequestContext {
     }
 
     /// Looks an identifier up in the source that holds it (CrossRef, DataCite, arXiv, Open Library, PubMed), as
-    /// configured by `CONTACT_EMAIL`; for a DOI, with OpenAlex's open-access PDF when `find_pdf`.
-    pub async fn resolve_reference(&self, id: &Identifier, find_pdf: bool) -> Result<Reference, ResolveError> {
+    /// configured by `CONTACT_EMAIL`. A DOI's open-access PDF is a separate question ([`Self::open_access_pdf`]),
+    /// asked only for items that are created.
+    pub async fn resolve_reference(&self, id: &Identifier) -> Result<Reference, ResolveError> {
         let (http, clock) = (self.platform.http.as_ref(), self.platform.clock.as_ref());
-        match find_pdf {
-            true => sources::resolve(http, clock, id, &self.config.sources).await,
-            false => sources::resolve_metadata(http, clock, id, &self.config.sources).await,
-        }
+        sources::resolve_metadata(http, clock, id, &self.config.sources).await
+    }
+
+    /// The PDF OpenAlex names as the best open-access copy of the work with this DOI; `None` for none, and for
+    /// any failure.
+    pub async fn open_access_pdf(&self, doi: &str) -> Option<String> {
+        let (http, clock) = (self.platform.http.as_ref(), self.platform.clock.as_ref());
+        sources::open_access_pdf(http, clock, doi, &self.config.sources).await
     }
 
     /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's.

@@ -247,14 +247,15 @@ async fn a_bibtex_block_keeps_good_entries_around_a_broken_one_and_files_them_wh
 async fn many_identifiers_attach_only_the_pdfs_the_request_budget_allows() {
     let bench = bench(true);
     plos(&bench);
-    // Ten times the same DOI, each forced in: 10 × 3 lookups + 10 searches + 1 template + 1 write = 42 of 45,
-    // so no PDF fits, and each outcome says where the PDF is.
+    // Ten times the same DOI, each forced in: 10 × 2 lookups + 10 searches + 1 template + 1 write = 32 of 45;
+    // the first item's OpenAlex question and PDF (1 + 6) fit, the second's would not, so it is not even asked.
     let input = [PLOS_DOI; 10].join("\n");
     let result = bench.write("zotero_import_reference", json!({"identifier": input, "allowDuplicate": true})).await;
     let results = ok(&result)["results"].as_array().unwrap().clone();
     assert_eq!(results.len(), 10);
     assert!(results.iter().all(|r| r["status"] == "created"), "{result}");
-    assert!(results.iter().all(|r| r["attachmentKey"].is_null()));
-    let pdf = results[0]["pdf"].as_str().unwrap();
-    assert!(pdf.contains("zotero_put_attachment") && pdf.contains("journals.plos.org"), "{pdf}");
+    assert!(results[0]["attachmentKey"].is_string(), "{result}");
+    assert!(results[1..].iter().all(|r| r["attachmentKey"].is_null()));
+    let pdf = results[1]["pdf"].as_str().unwrap();
+    assert!(pdf.contains("No PDF was looked for") && pdf.contains("zotero_put_attachment"), "{pdf}");
 }

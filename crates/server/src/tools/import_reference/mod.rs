@@ -170,7 +170,7 @@ impl Tool for ImportReference {
                     .into(),
             ));
         }
-        steps::look_up(ctx, &mut entries, input.attach_pdf).await;
+        steps::look_up(ctx, &mut entries).await;
         if !input.allow_duplicate {
             steps::find_copies(zotero, &mut entries).await;
         }

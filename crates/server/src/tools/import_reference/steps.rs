@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use zotero_mcp_core::attachment::filename::{build_renamed_filename, DEFAULT_TEMPLATE};
 use zotero_mcp_core::attachment::write::{self, NewAttachment, Upload};
 use zotero_mcp_core::duplicates::{is_candidate, normalise_title, same_work, Fingerprints};
-use zotero_mcp_core::sources::fit_to_template;
+use zotero_mcp_core::sources::{fit_to_template, Identifier};
 use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, QMode, Query, ZoteroClient, ZoteroObject, ZoteroWriter};
 
 use super::entries::{Entry, Origin, Outcome};
@@ -16,11 +16,12 @@ use super::{MAX_PDFS_PER_CALL, REQUESTS_PER_PDF, REQUEST_BUDGET};
 use crate::context::RequestContext;
 use crate::mcp::ToolError;
 
-/// Looks every identifier up, side by side; with `find_pdf`, a DOI's open-access PDF too.
-pub async fn look_up(ctx: &RequestContext, entries: &mut [Entry], find_pdf: bool) {
+/// Looks every identifier up, side by side (a DOI's open-access PDF is asked for later, and only for the items
+/// that are created).
+pub async fn look_up(ctx: &RequestContext, entries: &mut [Entry]) {
     let lookups = entries.iter().map(|entry| async {
         match (&entry.identifier, entry.is_pending()) {
-            (Some(id), true) => Some(ctx.resolve_reference(id, find_pdf).await.map_err(|e| e.to_string())),
+            (Some(id), true) => Some(ctx.resolve_reference(id).await.map_err(|e| e.to_string())),
             _ => None,
         }
     });
@@ -157,7 +158,20 @@ pub async fn attach_pdfs(ctx: &RequestContext, entries: &mut [Entry], pdf_url: O
     let mut spent = requests_before_pdfs(entries);
     for entry in entries.iter_mut() {
         let Outcome::Created { item, attachment_key } = &mut entry.outcome else { continue };
-        let candidate = pdf_url.map(str::to_owned).or_else(|| entry.record.as_ref().and_then(|r| r.pdf_url.clone()));
+        let mut candidate =
+            pdf_url.map(str::to_owned).or_else(|| entry.record.as_ref().and_then(|r| r.pdf_url.clone()));
+        if let (None, Some(Identifier::Doi(doi))) = (&candidate, &entry.identifier) {
+            if spent + 1 + REQUESTS_PER_PDF > REQUEST_BUDGET {
+                entry.pdf = Some(format!(
+                    "No PDF was looked for: this call imported many entries and its requests are spent. Attach one \
+                     with zotero_put_attachment (parentItemKey {}).",
+                    item.key
+                ));
+                continue;
+            }
+            spent += 1;
+            candidate = ctx.open_access_pdf(doi).await;
+        }
         let Some(url) = candidate else {
             if entry.origin == Origin::Identifier {
                 entry.pdf = Some("No open-access PDF was found. Supply pdfUrl if you have one.".into());
@@ -185,9 +199,8 @@ pub async fn attach_pdfs(ctx: &RequestContext, entries: &mut [Entry], pdf_url: O
     }
 }
 
-/// At most the requests made before PDFs are fetched: each identifier's lookup (counted as a DOI's worst case:
-/// CrossRef, DataCite after a miss, and OpenAlex for its PDF), each existing-copy search, each template, and the
-/// batch writes.
+/// At most the requests made before PDFs are looked for: each identifier's lookup (counted as a DOI's worst case,
+/// CrossRef and then DataCite after a miss), each existing-copy search, each template, and the batch writes.
 fn requests_before_pdfs(entries: &[Entry]) -> usize {
     let identifiers = entries.iter().filter(|entry| entry.origin == Origin::Identifier).count();
     let created: Vec<&ZoteroObject> = entries
@@ -200,7 +213,7 @@ fn requests_before_pdfs(entries: &[Entry]) -> usize {
     let mut types: Vec<&str> = created.iter().filter_map(|item| item.item_type()).collect();
     types.sort_unstable();
     types.dedup();
-    identifiers * 3 + entries.len() + types.len() + created.len().div_ceil(50)
+    identifiers * 2 + entries.len() + types.len() + created.len().div_ceil(50)
 }
 
 /// Downloads `url` (through the SSRF guard) and stores it as the new item's PDF; the key of the attachment.
