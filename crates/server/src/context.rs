@@ -136,7 +136,7 @@ impl RequestContext {
     /// asked only for items that are created.
     pub async fn resolve_reference(&self, id: &Identifier) -> Result<Reference, ResolveError> {
         let (http, clock) = (self.platform.http.as_ref(), self.platform.clock.as_ref());
-        sources::resolve_metadata(http, clock, id, &self.config.sources).await
+        sources::resolve(http, clock, id, &self.config.sources).await
     }
 
     /// The PDF OpenAlex names as the best open-access copy of the work with this DOI; `None` for none, and for

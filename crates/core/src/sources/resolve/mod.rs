@@ -254,25 +254,10 @@ pub enum ResolveError {
     Unparseable { service: Source, what: String, reason: String },
 }
 
-/// Looks `id` up in the source that holds its kind and returns the record as Zotero item data. For a DOI the
-/// record's `pdf_url` comes from [`open_access_pdf`] (one more request, which never fails the import);
-/// [`resolve_metadata`] skips it.
+/// Looks `id` up in the source that holds its kind and returns the record as Zotero item data. An arXiv record
+/// names its own PDF; a DOI's open-access PDF is a separate request ([`open_access_pdf`]), which a caller makes
+/// only for the items it creates.
 pub async fn resolve(
-    http: &dyn HttpClient,
-    clock: &dyn Clock,
-    id: &Identifier,
-    settings: &SourceSettings,
-) -> Result<Reference, ResolveError> {
-    let mut reference = resolve_metadata(http, clock, id, settings).await?;
-    if let Identifier::Doi(doi) = id {
-        reference.pdf_url = open_access_pdf(http, clock, doi, settings).await;
-    }
-    Ok(reference)
-}
-
-/// [`resolve`] without asking OpenAlex for a DOI's PDF (an arXiv record still names its own PDF): for an import
-/// that attaches none.
-pub async fn resolve_metadata(
     http: &dyn HttpClient,
     clock: &dyn Clock,
     id: &Identifier,

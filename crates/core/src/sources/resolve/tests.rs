@@ -49,9 +49,15 @@ fn settings() -> SourceSettings {
     SourceSettings { user_agent: "zotero-mcp-test/1".into(), ..SourceSettings::default() }
 }
 
+/// The record, and for a DOI the open-access PDF asked for after it, as an import does for an item it creates.
 async fn lookup(http: &StubHttp, text: &str) -> Result<Reference, ResolveError> {
     let id = detect(text).expect("a valid identifier");
-    resolve(http, ManualClock::at(0).as_ref(), &id, &settings()).await
+    let clock = ManualClock::at(0);
+    let mut reference = resolve(http, clock.as_ref(), &id, &settings()).await?;
+    if let Identifier::Doi(doi) = &id {
+        reference.pdf_url = open_access_pdf(http, clock.as_ref(), doi, &settings()).await;
+    }
+    Ok(reference)
 }
 
 async fn found(text: &str) -> Reference {
