@@ -6,10 +6,11 @@ pub mod error;
 pub mod jsonrpc;
 pub mod origin;
 pub mod protocol;
+pub mod published;
 pub mod registry;
 pub mod schema;
 pub mod stdio;
 pub mod transport;
 pub mod uri_template;
 
-pub use registry::{Access, CacheHint, Registry, Tool, ToolError, ToolSpec};
+pub use registry::{Access, CacheHint, Declare, Registry, Tool, ToolError, ToolSpec};

@@ -17,7 +17,8 @@ use validator::Validate;
 
 use super::arguments::parse_arguments;
 pub use super::error::ToolError;
-use super::schema::schema_for;
+pub use super::published::PromptArgument;
+use super::published::Published;
 use crate::context::RequestContext;
 use crate::grant::Scope;
 
@@ -128,7 +129,7 @@ pub const MAX_RESULT_CHARS: usize = 120_000;
 #[async_trait(?Send)]
 trait DynTool {
     fn spec(&self) -> &ToolSpec;
-    fn describe(&self) -> Value;
+    fn describe(&self, published: &Published) -> Value;
     async fn call(&self, ctx: &RequestContext, arguments: Value) -> Result<(Value, String), ToolError>;
 }
 
@@ -140,16 +141,20 @@ impl<T: Tool> DynTool for Typed<T> {
         &T::SPEC
     }
 
-    fn describe(&self) -> Value {
+    fn describe(&self, published: &Published) -> Value {
         let spec = &T::SPEC;
-        json!({
+        let (input, output) = published.tool(spec.name);
+        let mut tool = json!({
             "name": spec.name,
             "title": spec.title,
             "description": spec.description,
-            "inputSchema": schema_for::<T::Input>(),
-            "outputSchema": schema_for::<T::Output>(),
-            "annotations": spec.annotations(),
-        })
+            "inputSchema": input,
+        });
+        if let Some(output) = output {
+            tool["outputSchema"] = output;
+        }
+        tool["annotations"] = spec.annotations();
+        tool
     }
 
     async fn call(&self, ctx: &RequestContext, arguments: Value) -> Result<(Value, String), ToolError> {
@@ -253,14 +258,6 @@ pub trait Prompt: 'static {
     async fn render(ctx: &RequestContext, arguments: Self::Arguments) -> Result<Vec<PromptMessage>, LookupError>;
 }
 
-/// A declared prompt argument, as `prompts/list` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PromptArgument {
-    pub name: String,
-    pub description: String,
-    pub required: bool,
-}
-
 /// The fixed facts about a prompt (its arguments come from [`Prompt::Arguments`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PromptSpec {
@@ -319,11 +316,11 @@ impl<T: Resource> DynResource for Typed<T> {
 #[async_trait(?Send)]
 trait DynPrompt {
     fn spec(&self) -> &PromptSpec;
-    fn arguments(&self) -> Vec<PromptArgument>;
     async fn render(
         &self,
         ctx: &RequestContext,
         arguments: &HashMap<String, String>,
+        declared: &[PromptArgument],
     ) -> Result<Vec<PromptMessage>, LookupError>;
 }
 
@@ -333,33 +330,15 @@ impl<T: Prompt> DynPrompt for Typed<T> {
         &T::SPEC
     }
 
-    fn arguments(&self) -> Vec<PromptArgument> {
-        let schema = schema_for::<T::Arguments>();
-        let required: Vec<&str> =
-            schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-        schema["properties"]
-            .as_object()
-            .map(|properties| {
-                properties
-                    .iter()
-                    .map(|(name, property)| PromptArgument {
-                        name: name.clone(),
-                        description: property["description"].as_str().unwrap_or_default().to_owned(),
-                        required: required.contains(&name.as_str()),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
     async fn render(
         &self,
         ctx: &RequestContext,
         arguments: &HashMap<String, String>,
+        declared: &[PromptArgument],
     ) -> Result<Vec<PromptMessage>, LookupError> {
         // A blank required argument counts as missing: clients often send the empty string for an untouched
         // field, and "review the collection ``" helps nobody.
-        for argument in self.arguments().iter().filter(|a| a.required) {
+        for argument in declared.iter().filter(|a| a.required) {
             if arguments.get(&argument.name).is_none_or(|v| v.trim().is_empty()) {
                 return Err(LookupError::InvalidParams(format!(
                     "prompt `{}` needs the argument `{}` ({})",
@@ -374,10 +353,35 @@ impl<T: Prompt> DynPrompt for Typed<T> {
     }
 }
 
+/// Where the catalogue's declarations go: the runtime [`Registry`], or the generator of `schemas.json`
+/// ([`super::schema::SchemaCollector`], run natively by a test). One list of declarations serves both, and the
+/// generator's code (schemars and every type's `JsonSchema`) is reached only from that test, so it is not linked
+/// into the Worker.
+pub trait Declare {
+    fn tool<T: Tool>(&mut self) -> &mut Self;
+    /// A resource; a URI with `{…}` is a template.
+    fn resource<T: Resource>(&mut self) -> &mut Self;
+    fn prompt<T: Prompt>(&mut self) -> &mut Self;
+}
+
+impl Declare for Registry {
+    fn tool<T: Tool>(&mut self) -> &mut Self {
+        Registry::tool::<T>(self)
+    }
+    fn resource<T: Resource>(&mut self) -> &mut Self {
+        Registry::resource::<T>(self)
+    }
+    fn prompt<T: Prompt>(&mut self) -> &mut Self {
+        Registry::prompt::<T>(self)
+    }
+}
+
 /// Everything this server offers, in a fixed order (clients may cache `tools/list`; it must not vary).
 #[derive(Default)]
 pub struct Registry {
     tools: Vec<Rc<dyn DynTool>>,
+    /// The schemas clients are shown, read from `schemas.json` on first use and kept with the registry.
+    published: std::cell::OnceCell<Published>,
     /// `tools/list`'s entries, rendered (schemas and all) on first use and kept with the registry.
     described_tools: std::cell::OnceCell<Vec<Value>>,
     resources: Vec<Rc<dyn DynResource>>,
@@ -421,8 +425,13 @@ impl Registry {
         self.tools.iter().map(|t| t.spec().name).collect()
     }
 
+    fn published(&self) -> &Published {
+        self.published.get_or_init(Published::load)
+    }
+
     pub fn list_tools(&self) -> Vec<Value> {
-        self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe()).collect()).clone()
+        let published = self.published();
+        self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe(published)).collect()).clone()
     }
 
     /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).
@@ -509,7 +518,8 @@ impl Registry {
             .iter()
             .map(|p| {
                 let s = p.spec();
-                json!({ "name": s.name, "title": s.title, "description": s.description, "arguments": p.arguments() })
+                let arguments = self.published().prompt_arguments(s.name);
+                json!({ "name": s.name, "title": s.title, "description": s.description, "arguments": arguments })
             })
             .collect()
     }
@@ -537,7 +547,8 @@ impl Registry {
             }
         }
         let spec = prompt.spec();
-        let messages = prompt.render(ctx, &values).await?;
+        let declared = self.published().prompt_arguments(spec.name);
+        let messages = prompt.render(ctx, &values, &declared).await?;
         let mut result = Map::new();
         result.insert("description".into(), Value::String(spec.description.into()));
         result.insert(

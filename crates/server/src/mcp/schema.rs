@@ -1,11 +1,72 @@
 //! JSON Schemas for tool inputs and outputs, generated from the Rust types so they cannot drift from the code.
 //!
+//! Generation runs natively, in `tests/published_schemas.rs`, which writes (or checks) `schemas.json`; the
+//! server reads that file ([`super::published`]) and never calls into this module, so none of it reaches the
+//! Worker's wasm.
+//!
 //! Every schema is a self-contained JSON Schema 2020-12 object: sub-schemas are inlined because several MCP
 //! clients cannot follow `$ref`, and the root is always `"type": "object"` because 2025-era clients require it.
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+use super::registry::{Declare, Prompt, Resource, Tool};
+
+/// Collects the schemas of every declared tool and the arguments of every prompt: the content of `schemas.json`.
+#[derive(Default)]
+pub struct SchemaCollector {
+    tools: Map<String, Value>,
+    prompts: Map<String, Value>,
+}
+
+impl Declare for SchemaCollector {
+    fn tool<T: Tool>(&mut self) -> &mut Self {
+        let schemas = json!({
+            "inputSchema": schema_for::<T::Input>(),
+            "outputSchema": schema_for::<T::Output>(),
+        });
+        self.tools.insert(T::SPEC.name.to_owned(), schemas);
+        self
+    }
+
+    fn resource<T: Resource>(&mut self) -> &mut Self {
+        self
+    }
+
+    fn prompt<T: Prompt>(&mut self) -> &mut Self {
+        let schema = schema_for::<T::Arguments>();
+        let required: Vec<&str> =
+            schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let arguments: Vec<Value> = schema["properties"]
+            .as_object()
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| {
+                        json!({
+                            "name": name,
+                            "description": property["description"].as_str().unwrap_or_default(),
+                            "required": required.contains(&name.as_str()),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.prompts.insert(T::SPEC.name.to_owned(), Value::Array(arguments));
+        self
+    }
+}
+
+impl SchemaCollector {
+    /// The file's text: pretty JSON, declarations in order, ending with a newline.
+    pub fn to_json(&self) -> String {
+        let root = json!({ "tools": self.tools, "prompts": self.prompts });
+        let mut text = serde_json::to_string_pretty(&root).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
 
 /// The schema of `T`, inlined, without the `$schema` and `title` noise at the root.
 pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {

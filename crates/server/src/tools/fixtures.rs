@@ -9,9 +9,9 @@ use crate::context::RequestContext;
 use crate::mcp::registry::{
     LookupError, NoVariables, Prompt, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
 };
-use crate::mcp::{CacheHint, Registry, Tool, ToolError, ToolSpec};
+use crate::mcp::{CacheHint, Declare, Tool, ToolError, ToolSpec};
 
-pub fn register(registry: &mut Registry) {
+pub fn register(registry: &mut impl Declare) {
     registry.tool::<Echo>().tool::<WriteProbe>().resource::<Hello>().resource::<EchoResource>().prompt::<TopicPrompt>();
 }
 

@@ -24,7 +24,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::config::Config;
-use crate::mcp::Registry;
+use crate::mcp::schema::SchemaCollector;
+use crate::mcp::{Declare, Registry};
 
 thread_local! {
     /// The catalogues built so far in this isolate (or process), by whether test fixtures are on. A catalogue is
@@ -49,6 +50,21 @@ pub fn registry(config: &Config) -> Rc<Registry> {
 
 fn build(test_fixtures: bool) -> Registry {
     let mut registry = Registry::new();
+    declare(&mut registry, test_fixtures);
+    registry
+}
+
+/// The text of `src/mcp/schemas.json`: the schemas of every tool and the arguments of every prompt, test fixtures
+/// included, generated from their types. Called natively by `tests/published_schemas.rs` only, so the generator
+/// never reaches the Worker.
+pub fn generate_schemas() -> String {
+    let mut collector = SchemaCollector::default();
+    declare(&mut collector, true);
+    collector.to_json()
+}
+
+/// The catalogue, in the order clients see it.
+fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry
         .tool::<search::ZoteroSearch>()
         .tool::<semantic::SemanticSearch>()
@@ -68,11 +84,10 @@ fn build(test_fixtures: bool) -> Registry {
     registry.tool::<import_reference::ImportReference>();
     registry.tool::<semantic::Reindex>();
     registry.tool::<duplicates::FindDuplicates>();
-    resources::register(&mut registry);
+    resources::register(registry);
     if test_fixtures {
-        fixtures::register(&mut registry);
+        fixtures::register(registry);
     }
-    registry
 }
 
 /// The core's errors already say what to do next: a tool reports them as they are.

@@ -14,9 +14,9 @@ use crate::format::items::{detail, item_detail_markdown, summarize, summarize_ch
 use crate::mcp::registry::{
     LookupError, NoVariables, Prompt, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
 };
-use crate::mcp::{CacheHint, Registry};
+use crate::mcp::{CacheHint, Declare};
 
-pub fn register(registry: &mut Registry) {
+pub fn register(registry: &mut impl Declare) {
     registry
         .resource::<ItemResource>()
         .resource::<AttachmentResource>()
