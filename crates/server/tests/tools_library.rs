@@ -153,12 +153,18 @@ async fn argument_errors_name_the_argument_before_any_request() {
         ("zotero_get_item", json!({}), "missing field `key`"),
         ("zotero_list_collections", json!({ "collectionKey": "NOPE/123" }), "`collectionKey`"),
         ("zotero_annotations", json!({ "itemKey": "lower123" }), "`itemKey`"),
+        // Wrong JSON types are located through the published schema.
+        ("zotero_search", json!({ "query": "x", "limit": "five" }), "`limit`: invalid type: string \"five\""),
     ] {
         let before = sim.requests().len();
         let message = error_text(&rpc(&sim, tool, arguments.clone()).await);
         assert!(message.contains(needle), "{tool} {arguments}: {message}");
         assert_eq!(sim.requests().len(), before, "{tool} {arguments} made a request");
     }
+    let creator = json!({ "creatorType": "author", "name": 7 });
+    let arguments = json!({ "items": [{ "itemType": "book", "title": "T", "creators": [creator] }] });
+    let message = error_text(&write(&sim, "zotero_create_items", arguments).await);
+    assert!(message.contains("`items[0].creators[0].name`: invalid type: integer `7`"), "{message}");
 }
 
 // ---- zotero_get_item ----

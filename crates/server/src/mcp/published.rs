@@ -54,6 +54,11 @@ impl Published {
         }
     }
 
+    /// A tool's input schema, when the file has it.
+    pub fn input_schema(&self, name: &str) -> Option<&Value> {
+        self.tools.get(name)?.get("inputSchema")
+    }
+
     /// A prompt's arguments as `prompts/list` shows them.
     pub fn prompt_arguments(&self, name: &str) -> Vec<PromptArgument> {
         let Some(Value::Array(arguments)) = self.prompts.get(name) else {

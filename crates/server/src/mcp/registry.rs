@@ -130,7 +130,13 @@ pub const MAX_RESULT_CHARS: usize = 120_000;
 trait DynTool {
     fn spec(&self) -> &ToolSpec;
     fn describe(&self, published: &Published) -> Value;
-    async fn call(&self, ctx: &RequestContext, arguments: Value) -> Result<(Value, String), ToolError>;
+    /// `published` gives the input schema, read only to locate an argument that does not parse.
+    async fn call(
+        &self,
+        ctx: &RequestContext,
+        arguments: Value,
+        published: &Published,
+    ) -> Result<(Value, String), ToolError>;
 }
 
 struct Typed<T>(std::marker::PhantomData<T>);
@@ -157,8 +163,13 @@ impl<T: Tool> DynTool for Typed<T> {
         tool
     }
 
-    async fn call(&self, ctx: &RequestContext, arguments: Value) -> Result<(Value, String), ToolError> {
-        let input: T::Input = parse_arguments(T::SPEC.name, arguments)?;
+    async fn call(
+        &self,
+        ctx: &RequestContext,
+        arguments: Value,
+        published: &Published,
+    ) -> Result<(Value, String), ToolError> {
+        let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
         let output = T::call(ctx, input).await?;
         let markdown = T::render(&output);
         match serde_json::to_value(&output) {
@@ -276,10 +287,18 @@ pub struct PromptMessage {
 /// Turns string values into a typed value, naming the value that does not fit.
 fn parse_strings<T: DeserializeOwned>(values: &HashMap<String, String>, what: &str) -> Result<T, LookupError> {
     let object: Map<String, Value> = values.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-    serde_path_to_error::deserialize(Value::Object(object)).map_err(|e| {
-        let path = e.path().to_string();
-        let place = if path == "." { String::new() } else { format!(" `{path}`") };
-        LookupError::InvalidParams(format!("{what}{place}: {}", e.into_inner()))
+    T::deserialize(&Value::Object(object)).map_err(|e| {
+        let message = e.to_string();
+        // Every value here is a string and serde's messages echo the value; name the one echoed (a key that
+        // does not parse says "`abc` is not a Zotero key"), or the only one there is.
+        let mut echoed = values.iter().filter(|(_, v)| !v.is_empty() && message.contains(v.as_str()));
+        let named = match (echoed.next(), echoed.next()) {
+            (Some((name, _)), None) => Some(name),
+            _ if values.len() == 1 => values.keys().next(),
+            _ => None,
+        };
+        let place = named.map(|name| format!(" `{name}`")).unwrap_or_default();
+        LookupError::InvalidParams(format!("{what}{place}: {message}"))
     })
 }
 
@@ -442,7 +461,7 @@ impl Registry {
         let outcome = if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
             Err(ToolError::WriteScopeRequired { tool: name.to_owned() })
         } else {
-            tool.call(ctx, arguments).await
+            tool.call(ctx, arguments, self.published()).await
         };
         let outcome = outcome.and_then(|(structured, markdown)| {
             // A write's result is sent whatever its size: the change is made, and asking again would repeat it.

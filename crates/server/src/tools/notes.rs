@@ -373,7 +373,7 @@ mod tests {
     use crate::mcp::arguments::parse_arguments;
 
     fn parse(arguments: Value) -> Result<NotesInput, ToolError> {
-        parse_arguments::<NotesInput>(TOOL, arguments)
+        parse_arguments::<NotesInput>(TOOL, arguments, None)
     }
 
     #[test]
