@@ -89,6 +89,19 @@ const CRATE_RULES: &[CrateRule] = &[
         forbidden: &["worker"],
         instead: "only the Worker shell (the root package, src/) may use workers-rs",
     },
+    // Stand-ins for two of lopdf's dependencies (crates/shims/README.md): leaves, with no dependencies at all.
+    CrateRule {
+        dir: "crates/shims/brotli-decompressor",
+        may_use: &[],
+        forbidden: &["worker"],
+        instead: "a shim stands in for one crate and depends on nothing",
+    },
+    CrateRule {
+        dir: "crates/shims/stringprep",
+        may_use: &[],
+        forbidden: &["worker"],
+        instead: "a shim stands in for one crate and depends on nothing",
+    },
 ];
 
 #[test]

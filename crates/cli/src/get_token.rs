@@ -8,6 +8,7 @@
 //! and later refresh or revoke them (RFC 7009).
 
 use std::time::Duration;
+use zotero_mcp_core::net::parse_url;
 
 use oauth2::basic::BasicClient;
 use oauth2::{
@@ -160,7 +161,7 @@ impl Flow {
         // oauth2 refuses a revocation URL that is not https (RFC 7009 §2). A development server on loopback
         // speaks plain http, so for loopback hosts only the URL is given as https and `oauth_http` maps the
         // scheme back; anything else reaches oauth2 unchanged, and a plain-http remote server is refused.
-        let revocation = match Url::parse(&revocation) {
+        let revocation = match parse_url(&revocation) {
             Ok(mut url) if url.scheme() == "http" && is_loopback(&url) => {
                 let _ = url.set_scheme("https");
                 url.to_string()
@@ -205,7 +206,7 @@ impl Flow {
             _ => return Err(status_error("authorization", response)),
         }
         let location = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("");
-        let location = Url::parse(location)
+        let location = parse_url(location)
             .map_err(|e| Error::Protocol { what: "authorization", detail: format!("Location `{location}`: {e}") })?;
         let param = |name: &str| location.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
         if param("state").as_deref() != Some(state.secret().as_str()) {
@@ -281,7 +282,7 @@ impl Flow {
     /// The HTTP client oauth2 runs on: reqwest without redirects, error statuses returned as responses.
     fn oauth_http(&self, request: oauth2::HttpRequest) -> std::result::Result<oauth2::HttpResponse, Error> {
         let mut url = request.uri().to_string();
-        if let Ok(mut parsed) = Url::parse(&url) {
+        if let Ok(mut parsed) = parse_url(&url) {
             let server_is_plain_http = self.metadata.issuer.starts_with("http://");
             if parsed.scheme() == "https" && server_is_plain_http && is_loopback(&parsed) {
                 let _ = parsed.set_scheme("http");
@@ -299,7 +300,7 @@ impl Flow {
 
 /// The MCP endpoint of a server given by its origin (`/mcp` is added) or its MCP URL.
 pub fn mcp_url(server: &str) -> Result<Url> {
-    let mut mcp_url = Url::parse(server.trim()).map_err(|e| Error::BadUrl(server.to_owned(), e.to_string()))?;
+    let mut mcp_url = parse_url(server.trim()).map_err(|e| Error::BadUrl(server.to_owned(), e.to_string()))?;
     if !matches!(mcp_url.scheme(), "http" | "https") {
         return Err(Error::BadUrl(server.to_owned(), "it must be an http(s) URL".into()));
     }

@@ -7,7 +7,6 @@ use common::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use validator::Validate;
 use zotero_mcp_server::auth::Grant;
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::mcp::schema::{contains_ref, schema_for};
@@ -172,7 +171,7 @@ async fn fixtures_are_absent_unless_enabled() {
 /// A deliberately broken tool: its output is a list, which no MCP client accepts as structuredContent.
 struct ListMaker;
 
-#[derive(Deserialize, JsonSchema, Validate)]
+#[derive(Deserialize, JsonSchema)]
 struct NoInput {}
 
 impl Tool for ListMaker {
@@ -219,7 +218,7 @@ fn schemas_inline_nested_types() {
 /// A tool whose answer is far larger than any client accepts.
 struct Flood;
 
-#[derive(Deserialize, JsonSchema, Validate)]
+#[derive(Deserialize, JsonSchema)]
 struct FloodInput {}
 
 #[derive(serde::Serialize, JsonSchema)]
@@ -250,7 +249,7 @@ async fn oversized_results_say_so_instead_of_being_cut_by_the_client() {
 
 // ---- the size guard follows the writer ----
 
-#[derive(Deserialize, JsonSchema, Validate)]
+#[derive(Deserialize, JsonSchema)]
 struct BigInput {
     /// Whether to take the writer before answering.
     write: bool,

@@ -435,7 +435,10 @@ async fn annotations_that_cannot_be_placed_are_not_written() {
         (json!({ "action": "create", "itemKey": PARENT, "type": "note", "comment": "x" }), "needs `page`"),
         (json!({ "action": "create", "itemKey": PARENT, "type": "note", "page": 9 }), "out of range"),
         (json!({ "action": "create", "itemKey": PARENT }), "needs `text`"),
-        (json!({ "action": "create", "itemKey": PARENT, "text": "Residue", "color": "yellow" }), "#rrggbb"),
+        (
+            json!({ "action": "create", "itemKey": PARENT, "text": "Residue", "color": "yellow" }),
+            "`color` must match the pattern ^#[0-9a-fA-F]{6}$",
+        ),
     ];
     for (arguments, expected) in cases {
         let error = error_text(&s.write("zotero_annotations", arguments.clone()).await);

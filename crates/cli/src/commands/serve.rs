@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use zotero_mcp_core::net::parse_url;
 
 use zotero_mcp_server::app::{App, McpAccess};
 use zotero_mcp_server::auth::crypto::sha256_hex;
@@ -153,9 +154,7 @@ async fn run(args: Args) -> Result<(), String> {
                 ));
             };
             let scheme = match args.public_url.as_deref() {
-                Some(url) => {
-                    url::Url::parse(url).map_err(|e| format!("--public-url `{url}`: {e}"))?.scheme().to_owned()
-                }
+                Some(url) => parse_url(url).map_err(|e| format!("--public-url `{url}`: {e}"))?.scheme().to_owned(),
                 None => "http".to_owned(),
             };
             let platform = crate::native::platform(&kv_path)?;

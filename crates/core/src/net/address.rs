@@ -78,7 +78,7 @@ mod tests {
     use super::*;
 
     fn host(url: &str) -> bool {
-        let parsed = url::Url::parse(url).unwrap();
+        let parsed = crate::net::parse_url(url).unwrap();
         is_public_host(&parsed.host().unwrap())
     }
 
@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn loopback_is_127_slash_8_ipv6_one_and_localhost() {
-        let loopback = |url: &str| is_loopback_host(&url::Url::parse(url).unwrap().host().unwrap());
+        let loopback = |url: &str| is_loopback_host(&crate::net::parse_url(url).unwrap().host().unwrap());
         for url in
             ["http://127.0.0.1:8080/", "http://127.9.9.9/", "http://[::1]/", "http://localhost/", "http://LocalHost./"]
         {

@@ -120,7 +120,8 @@ pub async fn download(
     url: &str,
     policy: &DownloadPolicy,
 ) -> Result<Download, DownloadError> {
-    let parsed = Url::parse(url).map_err(|e| DownloadError::InvalidUrl { url: shown(url), reason: e.to_string() })?;
+    let parsed =
+        super::parse_url(url).map_err(|e| DownloadError::InvalidUrl { url: shown(url), reason: e.to_string() })?;
     let mut current = checked(parsed, policy)?;
     let mut redirects = 0;
     loop {
@@ -225,7 +226,8 @@ fn follow(current: &Url, location: &HeaderValue, policy: &DownloadPolicy) -> Res
     // Servers do send raw UTF-8 in Location; it is a URL once parsed either way.
     let text = String::from_utf8_lossy(location.as_bytes());
     let text = text.trim();
-    let next = current.join(text).map_err(|e| DownloadError::InvalidUrl { url: shown(text), reason: e.to_string() })?;
+    let next = super::join_url(current, text)
+        .map_err(|e| DownloadError::InvalidUrl { url: shown(text), reason: e.to_string() })?;
     checked(next, policy)
 }
 

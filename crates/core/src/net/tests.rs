@@ -360,3 +360,38 @@ async fn errors_show_long_urls_cut_short() {
     let error = get(StubHttp::strict().as_ref(), &long).await.unwrap_err();
     assert!(error.to_string().len() < 600, "{}", error.to_string().len());
 }
+
+#[tokio::test]
+async fn an_international_domain_name_must_be_written_in_ascii() {
+    // The build has no Unicode IDNA tables (idna_adapter 1.0): the error says what to write instead.
+    let http = StubHttp::strict();
+    let error = get(http.as_ref(), "https://bücher.example/paper.pdf").await.unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("`bücher.example` is not plain ASCII") && text.contains("punycode"), "{text}");
+    assert!(uris(&http).is_empty(), "nothing was fetched");
+    // Its ASCII form is an ordinary host name.
+    let parsed = parse_url("https://xn--bcher-kva.example/paper.pdf").expect("punycode host");
+    assert_eq!(parsed.host_str(), Some("xn--bcher-kva.example"));
+    // Other mistakes keep url's own reason.
+    assert_eq!(parse_url("https://").unwrap_err().to_string(), "empty host");
+}
+
+#[test]
+fn hosts_are_found_wherever_url_would_read_one() {
+    for text in [
+        "https://bücher.example/",
+        "  https://Bücher.example",
+        "https:bücher.example/x",
+        "HTTPS:\\\\bücher.example",
+        "https://user@bücher.example:8443/x?y#z",
+        "https://b%C3%BCcher.example/",
+    ] {
+        assert!(matches!(parse_url(text), Err(UrlError::NotAsciiHost(_))), "{text}");
+    }
+    // Unicode outside the host is url's business, as before.
+    assert!(parse_url("https://example.org/bücher/ß.pdf?q=é#ü").is_ok());
+    let base = parse_url("https://example.org/a/b").unwrap();
+    assert_eq!(join_url(&base, "bücher.pdf").unwrap().path(), "/a/b%C3%BCcher.pdf");
+    assert!(matches!(join_url(&base, "//bücher.example/x"), Err(UrlError::NotAsciiHost(_))));
+    assert!(matches!(join_url(&base, "https://Bücher.example/x"), Err(UrlError::NotAsciiHost(_))));
+}

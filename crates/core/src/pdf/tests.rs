@@ -265,6 +265,21 @@ fn a_flate_bomb_in_page_content_is_refused_by_the_stream_limit() {
 }
 
 #[test]
+fn a_brotli_stream_is_skipped_like_a_damaged_one_not_a_crash() {
+    // Brotli (/BrotliDecode) is in no PDF standard, and the build links a stand-in that refuses to decode it
+    // (crates/shims/brotli-decompressor). Its content is skipped as any undecodable stream is; the rest reads.
+    let bytes = pdf(2, |doc, pages| {
+        let brotli = Stream::new(dictionary! { "Filter" => "BrotliDecode" }, b"\x1b\x03\x00\x00".to_vec());
+        let content = doc.add_object(brotli.with_compression(false));
+        doc.get_dictionary_mut(pages[0]).unwrap().set("Contents", content);
+    });
+    let doc = open(&bytes).expect("the document opens");
+    assert_eq!(doc.text(1, 1, &TextBudget::default()).unwrap(), [""]);
+    let second = doc.text(2, 2, &TextBudget::default()).unwrap();
+    assert!(second[0].contains("Page 2"), "{second:?}");
+}
+
+#[test]
 fn an_empty_user_password_opens_and_any_other_is_refused() {
     let encrypted = |user: &str| {
         pdf(2, |doc, _| {

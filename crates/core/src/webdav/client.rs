@@ -312,7 +312,7 @@ impl WebDavWriter {
 /// `WEBDAV_URL` as the folder the files are in: trimmed, without trailing slashes, ending in `/zotero`.
 pub fn folder_url(raw: &str) -> Result<String, WebDavError> {
     let trimmed = raw.trim().trim_end_matches('/');
-    let parsed = url::Url::parse(trimmed).map_err(|e| WebDavError::BadUrl { reason: e.to_string() })?;
+    let parsed = crate::net::parse_url(trimmed).map_err(|e| WebDavError::BadUrl { reason: e.to_string() })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(WebDavError::BadUrl { reason: format!("{} is not an http(s) address", parsed.scheme()) });
     }
@@ -330,8 +330,8 @@ pub fn folder_url(raw: &str) -> Result<String, WebDavError> {
 
 /// Where a redirect from `from` to `location` goes, when that is the same scheme, host and port.
 fn same_origin_target(from: &str, location: &str) -> Option<String> {
-    let base = url::Url::parse(from).ok()?;
-    let target = base.join(location).ok()?;
+    let base = crate::net::parse_url(from).ok()?;
+    let target = crate::net::join_url(&base, location).ok()?;
     (target.origin() == base.origin()).then(|| target.to_string())
 }
 

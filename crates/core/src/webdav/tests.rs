@@ -40,6 +40,8 @@ fn the_folder_is_the_zotero_one_with_or_without_it_in_the_url() {
     }
     assert!(matches!(folder_url("ftp://example.org/"), Err(WebDavError::BadUrl { .. })));
     assert!(matches!(folder_url("not a url"), Err(WebDavError::BadUrl { .. })));
+    let idn = folder_url("https://dav.bücher.example/zotero").unwrap_err().to_string();
+    assert!(idn.contains("punycode"), "{idn}");
     let with_password = folder_url("https://me:secret@dav.example.org/").unwrap_err();
     assert!(with_password.to_string().contains("WEBDAV_USERNAME"), "{with_password}");
 }

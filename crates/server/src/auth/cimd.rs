@@ -14,8 +14,8 @@
 //! are never cached, and a cached document that no longer validates is evicted and fetched again.
 
 use serde_json::{Map, Value};
-use url::Url;
 use zotero_mcp_core::net::is_public_host;
+use zotero_mcp_core::net::parse_url;
 use zotero_mcp_core::platform::{within, HttpError, KvError, KvWrite};
 
 use super::client::{ClientMetadata, MetadataError};
@@ -62,7 +62,7 @@ pub enum CimdError {
 
 /// Whether a client id is to be resolved as a metadata document (an `https` URL with a path).
 pub fn is_document_url(client_id: &str) -> bool {
-    Url::parse(client_id).is_ok_and(|u| u.scheme() == "https") && !raw_path(client_id).is_empty()
+    parse_url(client_id).is_ok_and(|u| u.scheme() == "https") && !raw_path(client_id).is_empty()
 }
 
 /// Whether this runtime's HTTP reaches only the public Internet, which the feature depends on: a document URL
@@ -142,7 +142,7 @@ fn validate_url(url: &str) -> Result<(), CimdError> {
     if !url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://")) {
         return bad("it must be an absolute https URL");
     }
-    let Ok(parsed) = Url::parse(url) else { return bad("it is not a valid URL") };
+    let Ok(parsed) = parse_url(url) else { return bad("it is not a valid URL") };
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return bad("it must not contain user info");
     }

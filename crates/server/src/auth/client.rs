@@ -5,6 +5,7 @@ use super::client_name::sanitize_client_name;
 #[cfg(test)]
 use super::client_name::MAX_CLIENT_NAME_CHARS;
 use serde_json::{Map, Value};
+use zotero_mcp_core::net::parse_url;
 
 /// Most redirect URIs a client may register.
 pub const MAX_REDIRECT_URIS: usize = 10;
@@ -94,7 +95,7 @@ fn check_text_length(field: &str, value: &str) -> Result<(), MetadataError> {
 fn opt_http_uri(raw: &Map<String, Value>, field: &str) -> Result<Option<String>, MetadataError> {
     let Some(uri) = opt_string(raw, field)? else { return Ok(None) };
     check_text_length(field, &uri)?;
-    match url::Url::parse(&uri) {
+    match parse_url(&uri) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(Some(uri)),
         _ => Err(err(format!("Invalid {field}: must be an absolute http: or https: URL"))),
     }

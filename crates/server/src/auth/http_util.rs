@@ -1,6 +1,7 @@
 //! Small response and request helpers shared by the OAuth routes.
 
 use crate::platform::{HttpRequest, HttpResponse};
+use zotero_mcp_core::net::parse_url;
 
 pub use crate::respond::{empty as empty_response, json as json_response};
 
@@ -28,7 +29,7 @@ pub fn request_origin(request: &HttpRequest) -> String {
         .or_else(|| header(request, http::header::HOST).map(str::to_owned))
         .unwrap_or_default();
     // The URL parser drops a default port and lowercases the host, as WHATWG URL `origin` does.
-    match url::Url::parse(&format!("{scheme}://{host}/")) {
+    match parse_url(&format!("{scheme}://{host}/")) {
         Ok(url) => url.origin().ascii_serialization(),
         Err(_) => format!("{scheme}://{host}"),
     }

@@ -1,6 +1,7 @@
 //! Redirect URIs: which are acceptable at all, which match a registration, and how answers are appended.
 
 use std::net::IpAddr;
+use zotero_mcp_core::net::parse_url;
 
 use url::{Host, Url};
 
@@ -35,7 +36,7 @@ pub fn problem(uri: &str) -> Option<String> {
     if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Some("contains whitespace or control characters: percent-encode them or remove them".to_owned());
     }
-    let Ok(url) = Url::parse(uri) else {
+    let Ok(url) = parse_url(uri) else {
         return Some(
             "is not an absolute URI: give the full callback URL, such as https://app.example/callback".to_owned(),
         );
@@ -73,7 +74,7 @@ pub fn is_acceptable(uri: &str) -> bool {
 
 /// Whether `uri` names a loopback host (`localhost`, `127.0.0.0/8`, `::1`).
 pub fn is_loopback(uri: &str) -> bool {
-    Url::parse(uri).ok().is_some_and(|url| host_is_loopback(&url))
+    parse_url(uri).ok().is_some_and(|url| host_is_loopback(&url))
 }
 
 fn host_is_loopback(url: &Url) -> bool {
@@ -93,7 +94,7 @@ pub fn matches_registered(requested: &str, registered: &[String]) -> bool {
         if requested == candidate {
             return true;
         }
-        match (Url::parse(requested), Url::parse(candidate)) {
+        match (parse_url(requested), parse_url(candidate)) {
             (Ok(a), Ok(b)) if host_is_loopback(&a) && host_is_loopback(&b) => {
                 let query = |u: &Url| u.query().filter(|q| !q.is_empty()).map(str::to_owned);
                 a.scheme() == b.scheme()
@@ -108,7 +109,7 @@ pub fn matches_registered(requested: &str, registered: &[String]) -> bool {
 
 /// `uri` with `params` set in its query (replacing same-named ones, keeping the rest).
 pub fn with_params(uri: &str, params: &[(&str, &str)]) -> Option<String> {
-    let mut url = Url::parse(uri).ok()?;
+    let mut url = parse_url(uri).ok()?;
     let kept: Vec<(String, String)> = url
         .query_pairs()
         .filter(|(k, _)| !params.iter().any(|(name, _)| k == name))
@@ -125,7 +126,7 @@ pub fn with_params(uri: &str, params: &[(&str, &str)]) -> Option<String> {
 
 /// The host (with port) of a redirect URI, for the consent page.
 pub fn display_host(uri: &str) -> Option<String> {
-    let url = Url::parse(uri).ok()?;
+    let url = parse_url(uri).ok()?;
     let host = url.host_str()?.to_owned();
     Some(match url.port() {
         Some(port) => format!("{host}:{port}"),

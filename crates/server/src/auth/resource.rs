@@ -1,6 +1,7 @@
 //! Resource indicators (RFC 8707) and the audience check on every `/mcp` request.
 
 use url::Url;
+use zotero_mcp_core::net::parse_url;
 
 use super::error::{AuthError, ErrorCode};
 use super::storage::Resource;
@@ -22,7 +23,7 @@ pub fn parse_param(values: &[&str]) -> Result<Option<Resource>, AuthError> {
 }
 
 fn is_valid_resource(value: &str) -> bool {
-    match Url::parse(value) {
+    match parse_url(value) {
         Ok(url) => matches!(url.scheme(), "http" | "https") && url.fragment().is_none(),
         Err(_) => false,
     }
@@ -41,7 +42,7 @@ pub fn own_resource(origin: &str) -> String {
 /// query binds the token to `/mcp` with that query, which is still this server, so it is compared with such a
 /// request.
 pub fn is_own_resource(value: &str, origin: &str) -> bool {
-    let Ok(url) = Url::parse(value) else { return false };
+    let Ok(url) = parse_url(value) else { return false };
     let request = match url.query() {
         Some(query) => format!("{}?{query}", own_resource(origin)),
         None => own_resource(origin),
@@ -93,7 +94,7 @@ pub fn resolve_for_token(
 /// it has one, must be the request's; an origin-only audience (Claude Code sometimes sends the bare origin)
 /// covers every path; otherwise the path must equal the audience's or continue it after a `/`.
 pub fn audience_matches(request_url: &str, audience: &str) -> bool {
-    let (Ok(request), Ok(audience)) = (Url::parse(request_url), Url::parse(audience)) else {
+    let (Ok(request), Ok(audience)) = (parse_url(request_url), parse_url(audience)) else {
         return false;
     };
     if request.origin() != audience.origin() {

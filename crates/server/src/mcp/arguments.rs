@@ -1,15 +1,23 @@
 //! Turning a tool's JSON arguments into its typed input, with errors that name the argument and the rule.
+//!
+//! The published input schema (`schemas.json`, generated from the types and their `#[validate(...)]` bounds) is
+//! also what the arguments are checked against: what clients are shown is what is enforced. serde checks types,
+//! enums and keys; the schema's bounds (lengths, counts, ranges, patterns) are checked here once serde has read
+//! the arguments. A rule a schema cannot say (one field or another) is checked by its tool.
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use validator::{Validate, ValidationError, ValidationErrors, ValidationErrorsKind};
 
 use super::error::ToolError;
 
+/// The pattern of a Zotero key in the published schemas. Keys are the one pattern serde itself enforces (their
+/// deserializer parses them, trimmed), so it is the one [`misfit`] looks at.
+pub const KEY_PATTERN: &str = "^[A-Z0-9]{8}$";
+
 /// Parses and validates arguments. Absent arguments are an empty object, so tools whose arguments are all
-/// optional can be called bare. `schema` (the tool's published input schema) is read only when the arguments do
-/// not parse, to say which argument is wrong.
-pub fn parse_arguments<T: DeserializeOwned + Validate>(
+/// optional can be called bare. `schema` is the tool's published input schema: its bounds are enforced, and when
+/// the arguments do not parse it says which argument is wrong. (Without one, nothing beyond serde is checked.)
+pub fn parse_arguments<T: DeserializeOwned>(
     tool: &str,
     arguments: Value,
     schema: Option<&Value>,
@@ -31,7 +39,14 @@ pub fn parse_arguments<T: DeserializeOwned + Validate>(
             _ => fail(inner),
         }
     })?;
-    input.validate().map_err(|errors| fail(describe_validation(&errors)))?;
+    if let Some(schema) = schema {
+        let mut problems = Vec::new();
+        broken_bounds(&arguments, schema, "", &mut problems);
+        if !problems.is_empty() {
+            problems.sort();
+            return Err(fail(problems.join("; ")));
+        }
+    }
     Ok(input)
 }
 
@@ -97,9 +112,12 @@ fn fits_alone(value: &Value, schema: &Map<String, Value>) -> bool {
         (Some(minimum), Some(number)) => minimum < 0.0 || number >= 0.0,
         _ => true,
     };
-    // The only pattern published is a Zotero key's, which is read trimmed.
+    // A key is read trimmed. Other patterns do not stop serde: they are bounds (`broken_bounds`).
     let pattern_fits = match (schema.get("pattern").and_then(Value::as_str), value.as_str()) {
-        (Some(pattern), Some(text)) => regex_lite::Regex::new(pattern).map_or(true, |re| re.is_match(text.trim())),
+        (Some(KEY_PATTERN), Some(text)) => {
+            let text = text.trim();
+            text.len() == 8 && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        }
         _ => true,
     };
     type_fits && enum_fits && const_fits && sign_fits && pattern_fits
@@ -119,45 +137,107 @@ fn has_type(value: &Value, name: &str) -> bool {
     }
 }
 
-/// One sentence per broken rule, e.g. "`limit` must be at most 100 (got 500)".
-fn describe_validation(errors: &ValidationErrors) -> String {
-    let mut problems = Vec::new();
-    collect(errors, "", &mut problems);
-    problems.sort();
-    problems.join("; ")
-}
-
-fn collect(errors: &ValidationErrors, prefix: &str, out: &mut Vec<String>) {
-    for (field, kind) in errors.errors() {
-        let path = if prefix.is_empty() { field.to_string() } else { format!("{prefix}.{field}") };
-        match kind {
-            ValidationErrorsKind::Field(list) => out.extend(list.iter().map(|e| describe_rule(&path, e))),
-            ValidationErrorsKind::Struct(inner) => collect(inner, &path, out),
-            ValidationErrorsKind::List(items) => {
-                for (index, inner) in items {
-                    collect(inner, &format!("{path}[{index}]"), out);
+/// Collects one sentence per broken bound, e.g. "`limit` must be between 1 and 100 (got 500)", for every value
+/// in `value` (which serde has read, so its types fit). Absent values are not checked: their defaults fit.
+fn broken_bounds(value: &Value, schema: &Value, path: &str, problems: &mut Vec<String>) {
+    let Some(schema) = schema.as_object() else { return };
+    let number = |key: &str| schema.get(key).and_then(Value::as_f64);
+    let say = |rule: String| format!("`{path}` {rule}");
+    match value {
+        Value::String(text) => {
+            let count = text.chars().count() as f64;
+            if let Some(rule) = span_rule(count, number("minLength"), number("maxLength"), CHARACTERS) {
+                problems.push(say(format!("{rule} (got {})", counted(count, CHARACTERS))));
+            }
+            if let Some(pattern) = schema.get("pattern").and_then(Value::as_str).filter(|p| *p != KEY_PATTERN) {
+                if regex_lite::Regex::new(pattern).is_ok_and(|re| !re.is_match(text)) {
+                    problems.push(say(format!("must match the pattern {pattern} (got {})", Value::String(clip(text)))));
                 }
             }
+        }
+        Value::Number(n) => {
+            let got = n.as_f64().unwrap_or_default();
+            if let Some(rule) = span_rule(got, number("minimum"), number("maximum"), ("", "")) {
+                problems.push(say(format!("{rule} (got {n})")));
+            }
+        }
+        Value::Array(items) => {
+            let count = items.len() as f64;
+            if let Some(rule) = span_rule(count, number("minItems"), number("maxItems"), ENTRIES) {
+                problems.push(say(format!("{rule} (got {})", counted(count, ENTRIES))));
+            }
+            if let Some(item_schema) = schema.get("items") {
+                for (index, item) in items.iter().enumerate() {
+                    broken_bounds(item, item_schema, &format!("{path}[{index}]"), problems);
+                }
+            }
+        }
+        Value::Object(object) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            for (name, inner) in object {
+                let inner_path = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
+                let property = properties.and_then(|p| p.get(name)).or(schema.get("additionalProperties"));
+                if let Some(property) = property {
+                    broken_bounds(inner, property, &inner_path, problems);
+                }
+            }
+        }
+        Value::Bool(_) | Value::Null => {}
+    }
+    // `Option<T>` and enums publish their alternatives: the bounds are those of the one the value is.
+    for key in ["anyOf", "oneOf"] {
+        if let Some(option) = schema
+            .get(key)
+            .and_then(Value::as_array)
+            .and_then(|options| options.iter().find(|option| misfit(value, option, path).is_none()))
+        {
+            broken_bounds(value, option, path, problems);
         }
     }
 }
 
-fn describe_rule(path: &str, error: &ValidationError) -> String {
-    if let Some(message) = &error.message {
-        return format!("`{path}` {message}");
+const CHARACTERS: (&str, &str) = ("character", "characters");
+const ENTRIES: (&str, &str) = ("entry", "entries");
+
+/// "must be between 1 and 100", "must have at most 200 characters", or `None` when `got` is within the bounds.
+/// `unit` is (singular, plural), empty for plain numbers.
+fn span_rule(got: f64, min: Option<f64>, max: Option<f64>, unit: (&str, &str)) -> Option<String> {
+    if !min.is_some_and(|m| got < m) && !max.is_some_and(|m| got > m) {
+        return None;
     }
-    let param = |name: &str| error.params.get(name).map(|v| v.to_string());
-    let got = param("value").map(|v| format!(" (got {v})")).unwrap_or_default();
-    let rule = match (error.code.as_ref(), param("min"), param("max")) {
-        ("range", Some(min), Some(max)) => format!("must be between {min} and {max}"),
-        ("range", Some(min), None) => format!("must be at least {min}"),
-        ("range", None, Some(max)) => format!("must be at most {max}"),
-        ("length", Some(min), Some(max)) => format!("must have between {min} and {max} characters or entries"),
-        ("length", Some(min), None) => format!("must have at least {min} characters or entries"),
-        ("length", None, Some(max)) => format!("must have at most {max} characters or entries"),
-        (code, _, _) => format!("breaks the rule `{code}`"),
-    };
-    format!("`{path}` {rule}{got}")
+    let verb = if unit.0.is_empty() { "be" } else { "have" };
+    Some(match (min, max) {
+        (Some(min), Some(max)) => format!("must {verb} between {} and {}", number(min), counted(max, unit)),
+        (Some(min), None) => format!("must {verb} at least {}", counted(min, unit)),
+        (None, max) => format!("must {verb} at most {}", counted(max.unwrap_or_default(), unit)),
+    })
+}
+
+/// `3 entries`, `1 character`, or the bare number when there is no unit.
+fn counted(count: f64, (singular, plural): (&str, &str)) -> String {
+    match (singular.is_empty(), count == 1.0) {
+        (true, _) => number(count),
+        (false, true) => format!("1 {singular}"),
+        (false, false) => format!("{} {plural}", number(count)),
+    }
+}
+
+/// A bound as written in the schema: `100`, not `100.0`.
+fn number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
+}
+
+/// A value echoed in a message, cut short: it may be anything a model sent.
+fn clip(text: &str) -> String {
+    let mut shown: String = text.chars().take(40).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -167,15 +247,13 @@ mod tests {
 
     use super::*;
 
-    #[derive(Debug, Deserialize, Validate)]
+    #[derive(Debug, Deserialize)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
     #[allow(dead_code)]
     struct Input {
         item_key: Option<String>,
-        #[validate(range(min = 1, max = 100))]
         limit: Option<u32>,
         mode: Option<Mode>,
-        #[validate(nested)]
         items: Option<Vec<Entry>>,
     }
 
@@ -186,11 +264,10 @@ mod tests {
         Slow,
     }
 
-    #[derive(Debug, Deserialize, Validate)]
+    #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct Entry {
-        #[validate(length(min = 1))]
         title: String,
         pages: Option<u32>,
     }
@@ -272,6 +349,34 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn counts_and_patterns_are_bounds_reported_with_what_was_sent() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "tags": { "type": "array", "maxItems": 2, "items": { "type": "string", "maxLength": 3 } },
+                "color": { "type": "string", "pattern": "^#[0-9a-f]{6}$" },
+                "ratio": { "type": "number", "minimum": 0.5 }
+            }
+        });
+        let broken = |value: Value| {
+            let mut problems = Vec::new();
+            broken_bounds(&value, &schema, "", &mut problems);
+            problems
+        };
+        assert_eq!(broken(json!({ "tags": ["a", "b", "c"] })), ["`tags` must have at most 2 entries (got 3 entries)"]);
+        assert_eq!(
+            broken(json!({ "tags": ["abcd"] })),
+            ["`tags[0]` must have at most 3 characters (got 4 characters)"]
+        );
+        assert_eq!(
+            broken(json!({ "color": "yellow" })),
+            ["`color` must match the pattern ^#[0-9a-f]{6}$ (got \"yellow\")"]
+        );
+        assert_eq!(broken(json!({ "ratio": 0.25 })), ["`ratio` must be at least 0.5 (got 0.25)"]);
+        assert!(broken(json!({ "tags": ["ab"], "color": "#00ff00", "ratio": 1 })).is_empty());
     }
 
     #[test]

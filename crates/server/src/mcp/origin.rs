@@ -3,7 +3,8 @@
 //! MCP requires servers to check `Origin`: a web page the user visits must not be able to drive their tools.
 //! Server-side clients (claude.ai's backend, ChatGPT, Claude Code) send no `Origin`, so absence is allowed.
 
-use url::{Host, Url};
+use url::Host;
+use zotero_mcp_core::net::parse_url;
 
 use crate::config::Config;
 use crate::platform::HttpRequest;
@@ -75,7 +76,7 @@ fn host_name(authority: &str) -> &str {
 /// `http://127.attacker.example` or `http://localhost.attacker.example` are DNS names whoever owns them can
 /// serve a page from, and this answer is echoed in `Access-Control-Allow-Origin`.
 fn is_loopback_origin(origin: &str) -> bool {
-    let Ok(url) = Url::parse(origin) else { return false };
+    let Ok(url) = parse_url(origin) else { return false };
     // A browser's Origin is scheme, host and port; anything more is not one, so it is not trusted either.
     let bare = url.username().is_empty()
         && url.password().is_none()

@@ -13,7 +13,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use validator::Validate;
 
 use super::arguments::parse_arguments;
 pub use super::error::ToolError;
@@ -108,9 +107,9 @@ impl ToolSpec {
 /// A tool, declared once with typed input and output.
 #[allow(async_fn_in_trait)] // Worker futures are single-threaded by design; `Send` is never needed.
 pub trait Tool: 'static {
-    /// The arguments. Doc comments become schema descriptions; `#[validate(...)]` bounds appear in the schema
-    /// and are enforced before the handler runs.
-    type Input: DeserializeOwned + JsonSchema + Validate;
+    /// The arguments. Doc comments become schema descriptions; `#[validate(length(..))]`/`range(..)` bounds
+    /// appear in the published schema, which is enforced before the handler runs (`mcp::arguments`).
+    type Input: DeserializeOwned + JsonSchema;
     /// The structured result, sent as `structuredContent`. Its schema must be an object.
     type Output: Serialize + JsonSchema;
 

@@ -59,12 +59,15 @@ impl Declare for SchemaCollector {
 }
 
 impl SchemaCollector {
-    /// The file's text: pretty JSON, declarations in order, ending with a newline.
+    /// The file's text: one line per tool and per prompt, each compact, in declaration order. Compact because
+    /// the Worker embeds the file (pretty printing doubled it); a line each so a diff still shows what changed.
     pub fn to_json(&self) -> String {
-        let root = json!({ "tools": self.tools, "prompts": self.prompts });
-        let mut text = serde_json::to_string_pretty(&root).unwrap_or_default();
-        text.push('\n');
-        text
+        let section = |name: &str, entries: &Map<String, Value>| {
+            let lines: Vec<String> =
+                entries.iter().map(|(key, value)| format!("{}:{}", Value::String(key.clone()), value)).collect();
+            format!("\"{name}\":{{\n{}\n}}", lines.join(",\n"))
+        };
+        format!("{{{},\n{}}}\n", section("tools", &self.tools), section("prompts", &self.prompts))
     }
 }
 

@@ -6,7 +6,6 @@ use futures_util::future::{join, join_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use validator::Validate;
 use zotero_mcp_core::attachment::annotate::{self, AnnotationKind, AnnotationRequest};
 use zotero_mcp_core::attachment::{self, AttachmentError};
 use zotero_mcp_core::pdf::{PdfDocument, PdfLimits};
@@ -57,7 +56,7 @@ const MAX_ATTACHMENTS: usize = 100;
 const MAX_ATTACHMENT_CHILDREN: usize = 500;
 
 /// Arguments of `zotero_annotations`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnnotationsInput {
     #[serde(default)]
@@ -87,12 +86,10 @@ pub struct AnnotationsInput {
     pub comment: Option<String>,
     /// create: the colour, as #rrggbb. Zotero's palette: #ffd400 yellow, #ff6666 red, #5fb236 green, #2ea8e5
     /// blue, #a28ae5 purple, #e56eee magenta, #f19837 orange, #aaaaaa grey.
-    #[validate(custom(function = "validate_color"))]
     #[serde(default = "default_color")]
     #[schemars(default = "default_color", regex(pattern = r"^#[0-9a-fA-F]{6}$"))]
     pub color: String,
     /// create: tags for the new annotation.
-    #[validate(nested)]
     pub tags: Option<Vec<TagIn>>,
 }
 
@@ -263,17 +260,6 @@ impl Tool for Annotations {
             .collect();
         Ok(AnnotationsOutput { action: input.action, annotations, truncated, created: None })
     }
-}
-
-/// `#rrggbb`, as Zotero stores annotation colours.
-fn validate_color(color: &str) -> Result<(), validator::ValidationError> {
-    let hex = color.strip_prefix('#').unwrap_or_default();
-    if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Ok(());
-    }
-    let mut error = validator::ValidationError::new("color");
-    error.message = Some("must be a colour written #rrggbb, e.g. #ffd400".into());
-    Err(error)
 }
 
 /// `action=create`: the annotation placed on the item's PDF and written as a child of the attachment.

@@ -53,7 +53,7 @@ impl JsonSchema for Key {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
-            "pattern": "^[A-Z0-9]{8}$",
+            "pattern": crate::mcp::arguments::KEY_PATTERN,
             "description": "A Zotero key: 8 uppercase letters or digits, as returned by searches and listings (e.g. ABCD2345)."
         })
     }

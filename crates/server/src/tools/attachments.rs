@@ -4,7 +4,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use validator::Validate;
 use zotero_mcp_core::attachment::{self, PageRange, ReadSource, DEFAULT_MAX_PAGES};
 use zotero_mcp_core::zotero::FullText;
 
@@ -30,7 +29,7 @@ fn default_max_pages() -> u32 {
 }
 
 /// Arguments of `zotero_read_attachment`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadAttachmentInput {
     /// An attachment, or a regular item whose best file (a PDF first) is read.
@@ -259,7 +258,7 @@ impl Tool for ReadAttachment {
 }
 
 /// Arguments of `zotero_delete_attachment`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteAttachmentInput {
     /// The attachment whose stored file (PDF, EPUB, snapshot…) goes. Any other item is refused: use

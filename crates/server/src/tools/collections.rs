@@ -4,7 +4,6 @@ use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use validator::Validate;
 use zotero_mcp_core::zotero::{ObjectKind, Page, Query};
 
 use super::args::Key;
@@ -23,7 +22,7 @@ fn default_list_limit() -> u32 {
 }
 
 /// Arguments of `zotero_list_collections`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListCollectionsInput {
     /// List the items of this collection instead of the collection tree.
@@ -156,7 +155,7 @@ pub enum CollectionAction {
 }
 
 /// Arguments of `zotero_manage_collections`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ManageCollectionsInput {
     pub action: CollectionAction,
@@ -399,7 +398,7 @@ fn default_tag_limit() -> u32 {
 }
 
 /// Arguments of `zotero_list_tags`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListTagsInput {
     /// Only tags containing this text.

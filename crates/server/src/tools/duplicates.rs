@@ -4,7 +4,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeReport};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
@@ -23,7 +22,7 @@ fn default_scan_limit() -> u32 {
 }
 
 /// Arguments of `zotero_find_duplicates`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FindDuplicatesInput {
     /// Look only at this collection's top-level items.

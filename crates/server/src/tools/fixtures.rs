@@ -3,7 +3,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 
 use crate::context::RequestContext;
 use crate::mcp::registry::{
@@ -16,7 +15,7 @@ pub fn register(registry: &mut impl Declare) {
 }
 
 /// Arguments of `fixture_echo`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EchoInput {
     /// The text to echo back.
@@ -64,7 +63,7 @@ impl Tool for Echo {
 }
 
 /// Arguments of `fixture_write`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteInput {
     /// Anything; nothing is stored.
     pub note: String,

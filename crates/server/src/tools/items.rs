@@ -7,7 +7,6 @@ use futures_util::future::{join3, join_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use validator::{Validate, ValidationError};
 use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject};
 
 use super::args::Key;
@@ -51,7 +50,7 @@ impl ExportFormat {
 }
 
 /// Arguments of `zotero_get_item`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GetItemInput {
     /// The item's key.
@@ -196,9 +195,8 @@ fn default_creator_type() -> String {
 }
 
 /// A creator: either `name` (organisations, single-field names) or `firstName`/`lastName`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[validate(schema(function = "validate_creator"))]
 pub struct CreatorIn {
     /// author, editor, contributor, translator, … (valid types depend on the item type).
     #[serde(default = "default_creator_type")]
@@ -214,15 +212,18 @@ pub struct CreatorIn {
     pub name: Option<String>,
 }
 
-fn validate_creator(creator: &CreatorIn) -> Result<(), ValidationError> {
+/// The one rule about creators their schema cannot say: a single-field name or a split one, exactly one of them.
+/// One sentence per creator that breaks it, each named by `path` (`items[0].creators` → `items[0].creators[1]`).
+fn creator_problems(creators: &[CreatorIn], path: &str, out: &mut Vec<String>) {
     let filled = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
-    let split = filled(&creator.first_name) || filled(&creator.last_name);
-    if filled(&creator.name) == split {
-        let mut error = ValidationError::new("creator");
-        error.message = Some("needs either `name` or `firstName`/`lastName`, not both and not neither".into());
-        return Err(error);
+    for (index, creator) in creators.iter().enumerate() {
+        let split = filled(&creator.first_name) || filled(&creator.last_name);
+        if filled(&creator.name) == split {
+            out.push(format!(
+                "`{path}[{index}]` needs either `name` or `firstName`/`lastName`, not both and not neither"
+            ));
+        }
     }
-    Ok(())
 }
 
 impl CreatorIn {
@@ -239,7 +240,7 @@ impl CreatorIn {
 }
 
 /// A tag to set on an item.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TagIn {
     #[validate(length(min = 1, max = 255))]
@@ -320,7 +321,7 @@ fn failure_lines(failures: &[Failure]) -> String {
 // zotero_create_items
 
 /// One new item.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewItem {
     /// journalArticle, book, bookSection, conferencePaper, preprint, thesis, report, webpage, …
@@ -355,7 +356,7 @@ enum FieldValue {
 }
 
 /// Arguments of `zotero_create_items`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateItemsInput {
     /// The items to create, 1 to 250 (sent to Zotero 50 at a time; each item's outcome is reported).
@@ -398,6 +399,17 @@ impl Tool for CreateItems {
     }
 
     async fn call(ctx: &RequestContext, input: CreateItemsInput) -> Result<CreateItemsOutput, ToolError> {
+        let mut problems = Vec::new();
+        for (index, item) in input.items.iter().enumerate() {
+            creator_problems(
+                item.creators.as_deref().unwrap_or_default(),
+                &format!("items[{index}].creators"),
+                &mut problems,
+            );
+        }
+        if !problems.is_empty() {
+            return Err(invalid("zotero_create_items", problems.join("; ")));
+        }
         let zotero = ctx.writer()?;
         // One template per distinct type, all requested together.
         let mut types: Vec<&str> = Vec::new();
@@ -478,7 +490,7 @@ fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value
 // zotero_update_item
 
 /// Arguments of `zotero_update_item`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateItemInput {
     /// The items to change, 1 to 50. Every change below is applied to each.
@@ -551,6 +563,11 @@ impl Tool for UpdateItem {
 
     async fn call(ctx: &RequestContext, input: UpdateItemInput) -> Result<UpdateItemOutput, ToolError> {
         const TOOL: &str = "zotero_update_item";
+        let mut problems = Vec::new();
+        creator_problems(input.creators.as_deref().unwrap_or_default(), "creators", &mut problems);
+        if !problems.is_empty() {
+            return Err(invalid(TOOL, problems.join("; ")));
+        }
         if input.set_tags.is_some() && (input.add_tags.is_some() || input.remove_tags.is_some()) {
             return Err(invalid(
                 TOOL,
@@ -679,7 +696,7 @@ fn item_patch(data: &Map<String, Value>, input: &UpdateItemInput) -> Map<String,
 // zotero_delete_items
 
 /// Arguments of `zotero_delete_items`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteItemsInput {
     /// The items to delete, 1 to 50.

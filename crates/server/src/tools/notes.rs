@@ -6,7 +6,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use validator::Validate;
 use zotero_mcp_core::zotero::{ObjectKind, QMode, Query, ZoteroClient, ZoteroObject};
 
 use super::args::Key;
@@ -57,7 +56,7 @@ fn default_limit() -> u32 {
 }
 
 /// Arguments of `zotero_notes`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotesInput {
     #[serde(default)]
@@ -373,7 +372,8 @@ mod tests {
     use crate::mcp::arguments::parse_arguments;
 
     fn parse(arguments: Value) -> Result<NotesInput, ToolError> {
-        parse_arguments::<NotesInput>(TOOL, arguments, None)
+        let published = crate::mcp::published::Published::load();
+        parse_arguments::<NotesInput>(TOOL, arguments, published.input_schema(TOOL))
     }
 
     #[test]

@@ -5,7 +5,6 @@
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, Upload, WriteError};
 
 use super::args::Key;
@@ -19,7 +18,7 @@ use crate::mcp::{Tool, ToolError, ToolSpec};
 pub const MAX_BASE64_BYTES: usize = 24 * 1024 * 1024;
 
 /// Arguments of `zotero_put_attachment`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PutAttachmentInput {
     /// The regular item the new attachment belongs to; leave out for a standalone attachment.
@@ -44,7 +43,6 @@ pub struct PutAttachmentInput {
     #[validate(length(min = 1, max = 1000))]
     pub title: Option<String>,
     /// Tags for the new attachment.
-    #[validate(nested)]
     pub tags: Option<Vec<TagIn>>,
     /// Collections for a new standalone attachment (an attachment with a parent is shown under its parent).
     pub collections: Option<Vec<Key>>,

@@ -4,7 +4,6 @@
 use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::attachment::filename::{build_renamed_filename, check_template, DEFAULT_TEMPLATE};
 use zotero_mcp_core::attachment::{require_stored_file, write};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
@@ -30,7 +29,7 @@ fn default_limit() -> u32 {
 }
 
 /// Arguments of `zotero_rename_attachments`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RenameAttachmentsInput {
     /// Items whose stored files are renamed (regular items, or attachments themselves).

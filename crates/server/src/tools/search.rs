@@ -5,7 +5,6 @@ use std::collections::HashSet;
 use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::zotero::{ObjectKey, Page, QMode, Query, ZoteroClient, ZoteroObject};
 
 use super::args::Key;
@@ -66,7 +65,7 @@ fn default_limit() -> u32 {
 }
 
 /// Arguments of `zotero_search`. All optional: with none, the most recent matches of the default filters.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchInput {
     /// Literal words to find. Matched as text, not interpreted.

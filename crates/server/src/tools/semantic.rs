@@ -4,7 +4,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, DEFAULT_MIN_SCORE};
 use zotero_mcp_core::zotero::ZoteroObject;
 
@@ -35,7 +34,7 @@ fn default_limit() -> u32 {
 }
 
 /// Arguments of `zotero_semantic_search`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SemanticSearchInput {
     /// What the papers should be about, in your own words (a question or a description works best).
@@ -293,7 +292,7 @@ fn output(items: Vec<SemanticHit>, mut notes: Vec<String>, min_score: f64) -> Se
 }
 
 /// Arguments of `zotero_reindex`.
-#[derive(Debug, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReindexInput {
     /// Re-send every item, not only those changed since the last sync (also removes documents of items that

@@ -3,12 +3,11 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::zotero::ObjectKind;
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::mcp::{Tool, ToolError, ToolSpec};
 
-#[derive(Deserialize, JsonSchema, Validate)]
+#[derive(Deserialize, JsonSchema)]
 struct Input {}
 
 #[derive(Serialize, JsonSchema)]

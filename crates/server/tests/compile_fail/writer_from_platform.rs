@@ -3,13 +3,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 use zotero_mcp_core::platform::Platform;
 use zotero_mcp_core::zotero::{LibraryKind, ObjectKind, ZoteroError, ZoteroSettings, ZoteroWriter};
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::mcp::{Tool, ToolError, ToolSpec};
 
-#[derive(Deserialize, JsonSchema, Validate)]
+#[derive(Deserialize, JsonSchema)]
 struct Input {}
 
 #[derive(Serialize, JsonSchema)]

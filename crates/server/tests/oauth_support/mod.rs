@@ -5,6 +5,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use zotero_mcp_core::net::parse_url;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -37,8 +38,8 @@ impl Reply {
     /// The query parameters of the `Location` of a redirect.
     pub fn location_params(&self) -> HashMap<String, String> {
         let location = self.header("location");
-        let url = url::Url::parse(location)
-            .unwrap_or_else(|_| panic!("no absolute Location in {} {}", self.status, self.text));
+        let url =
+            parse_url(location).unwrap_or_else(|_| panic!("no absolute Location in {} {}", self.status, self.text));
         url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
     }
     pub fn error(&self) -> &str {

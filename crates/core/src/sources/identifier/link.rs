@@ -8,6 +8,8 @@
 use percent_encoding::percent_decode_str;
 use url::Url;
 
+use crate::net::parse_url;
+
 use super::{arxiv, doi, pubmed, strip_prefix_ignore_case, trim_end, Identifier, IdentifierError};
 
 /// The sites whose links are recognised without a scheme (each with its subdomains: `dx.doi.org`,
@@ -61,7 +63,7 @@ fn known_site_without_scheme(text: &str) -> bool {
 }
 
 fn parse(text: &str) -> Result<Url, IdentifierError> {
-    let parsed = if has_scheme(text) { Url::parse(text) } else { Url::parse(&format!("https://{text}")) };
+    let parsed = if has_scheme(text) { parse_url(text) } else { parse_url(&format!("https://{text}")) };
     parsed.map_err(|error| IdentifierError::InvalidUrl { input: text.to_owned(), reason: error.to_string() })
 }
 

@@ -9,7 +9,6 @@ mod steps;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use validator::Validate;
 
 use self::entries::parse_input;
 use super::args::Key;
@@ -40,7 +39,7 @@ fn yes() -> bool {
 }
 
 /// Arguments of `zotero_import_reference`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImportReferenceInput {
     /// What to import: a DOI, arXiv id, ISBN, PMID (`PMID: 123`), PMCID, or a doi.org / arxiv.org / PubMed link;
@@ -50,7 +49,6 @@ pub struct ImportReferenceInput {
     /// Collections to file the new items in.
     pub collections: Option<Vec<Key>>,
     /// Tags for the new items.
-    #[validate(nested)]
     pub tags: Option<Vec<TagIn>>,
     /// Download and attach an open-access PDF when one is found (needs WebDAV).
     #[serde(default = "yes")]
