@@ -59,6 +59,7 @@ bench: build
 	@bash scripts/bench-runtimes.sh
 	@bash scripts/bench-load.sh
 	@bash scripts/bench-sidebyside.sh
+	@bash scripts/bench-coldstart.sh
 	@bash scripts/bench-attachments.sh
 	@bash scripts/bench-index.sh
 

@@ -35,7 +35,7 @@ pub fn is_served(era: Era, method: &str) -> bool {
 }
 
 /// Cache hints for the catalogues, which only change when the server is redeployed.
-const CATALOGUE_CACHE: CacheHint = CacheHint::public(3_600_000);
+pub(super) const CATALOGUE_CACHE: CacheHint = CacheHint::public(3_600_000);
 
 /// Runs one request. The result is the method's own; era-specific decoration is added by [`finish`].
 pub async fn dispatch(
@@ -122,7 +122,7 @@ pub fn finish(era: Era, mut result: Value, cache: Option<CacheHint>) -> Value {
 
 /// Every list fits in one page, so the only valid cursor is none: a client sending one has a stale or
 /// invented cursor, which the spec says is an invalid-params error.
-fn reject_cursor(method: &str, params: &Value) -> Result<(), RpcError> {
+pub(super) fn reject_cursor(method: &str, params: &Value) -> Result<(), RpcError> {
     if method.ends_with("/list") && params.get("cursor").is_some_and(|c| !c.is_null()) {
         return Err(RpcError::invalid_params("Invalid cursor: this server returns every list in one page"));
     }

@@ -402,6 +402,8 @@ pub struct Registry {
     published: std::cell::OnceCell<Published>,
     /// `tools/list`'s entries, rendered (schemas and all) on first use and kept with the registry.
     described_tools: std::cell::OnceCell<Vec<Value>>,
+    /// The same entries as JSON text (a ~50 KB array), serialized once.
+    tools_json: std::cell::OnceCell<String>,
     resources: Vec<Rc<dyn DynResource>>,
     templates: Vec<Rc<dyn DynResource>>,
     prompts: Vec<Rc<dyn DynPrompt>>,
@@ -450,6 +452,16 @@ impl Registry {
     pub fn list_tools(&self) -> Vec<Value> {
         let published = self.published();
         self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe(published)).collect()).clone()
+    }
+
+    /// `tools/list`'s `tools` array as JSON text, serialized on first use and kept with the registry, so the HTTP
+    /// transport can send it without building or serializing it again.
+    pub fn tools_json(&self) -> &str {
+        self.tools_json.get_or_init(|| {
+            let published = self.published();
+            let tools = self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe(published)).collect());
+            serde_json::to_string(tools).unwrap_or_else(|_| "[]".to_owned())
+        })
     }
 
     /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).

@@ -15,7 +15,7 @@
 //! No `Mcp-Session-Id` is ever issued or required.
 
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::dispatch::{dispatch, finish, is_served, Era};
 use super::jsonrpc::{code, error_message, result_message, Incoming, RpcError};
@@ -124,15 +124,36 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
         let status = if era == Era::Modern { 404 } else { 200 };
         return rpc_error_response(status, &id, &RpcError::method_not_found(&method));
     }
-    let message = match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
-        Ok((result, cache)) => result_message(&id, finish(era, result, cache)),
-        Err(error) => error_message(&id, &error),
+    let no_cursor =
+        || super::dispatch::reject_cursor(&method, incoming.params.as_ref().unwrap_or(&Value::Null)).is_ok();
+    let message = if method == "tools/list" && no_cursor() {
+        tools_list_message(era, &id, registry)
+    } else {
+        match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
+            Ok((result, cache)) => result_message(&id, finish(era, result, cache)),
+            Err(error) => error_message(&id, &error),
+        }
+        .to_string()
     };
     if wants_event_stream(request) {
         event_stream_response(&message)
     } else {
-        json_response(200, &message)
+        respond::typed(200, "application/json", message.into_bytes())
     }
+}
+
+/// `tools/list`'s whole answer as JSON text: the era's envelope spliced around the catalogue's `tools` array,
+/// which the registry serialized once for the isolate. The array is ~50 KB; building it as values and
+/// serializing it again for every request was most of this method's own time (issue 10). The text is exactly
+/// what the general path (`dispatch`, `finish`, `result_message`) makes, as a test checks.
+pub(super) fn tools_list_message(era: Era, id: &Value, registry: &Registry) -> String {
+    let envelope = finish(era, Value::Object(Map::new()), Some(super::dispatch::CATALOGUE_CACHE)).to_string();
+    let tools = registry.tools_json();
+    let result = match envelope.strip_prefix('{').filter(|rest| *rest != "}") {
+        Some(rest) => format!("{{\"tools\":{tools},{rest}"),
+        None => format!("{{\"tools\":{tools}}}"),
+    };
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
 }
 
 /// An HTTP status and the JSON-RPC error that goes with it.
@@ -310,7 +331,7 @@ fn wants_event_stream(request: &HttpRequest) -> bool {
 
 use crate::respond::{empty as empty_response, json as json_response};
 
-fn event_stream_response(message: &Value) -> HttpResponse {
+fn event_stream_response(message: &str) -> HttpResponse {
     let body = format!("event: message\ndata: {message}\n\n").into_bytes();
     let response = respond::typed(200, "text/event-stream", body);
     let response = respond::with_header(response, http::header::CACHE_CONTROL, "no-cache");
@@ -319,4 +340,26 @@ fn event_stream_response(message: &Value) -> HttpResponse {
 
 fn rpc_error_response(status: u16, id: &Value, error: &RpcError) -> HttpResponse {
     json_response(status, &error_message(id, error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spliced_tools_list_is_what_the_general_path_makes() {
+        let config = Config::from_lookup(|name| (name == "ENABLE_TEST_FIXTURES").then(|| "1".to_owned()));
+        let registry = crate::tools::registry(&config);
+        let id = json!("req-7");
+        for era in [Era::Modern, Era::Legacy] {
+            let general = result_message(
+                &id,
+                finish(era, json!({ "tools": registry.list_tools() }), Some(super::super::dispatch::CATALOGUE_CACHE)),
+            );
+            let spliced = tools_list_message(era, &id, &registry);
+            assert_eq!(spliced, general.to_string(), "{era:?}: same text, keys in the same order");
+            let parsed: Value = serde_json::from_str(&spliced).expect("valid JSON");
+            assert!(parsed["result"]["tools"].as_array().is_some_and(|t| t.len() > 18), "fixtures included");
+        }
+    }
 }
