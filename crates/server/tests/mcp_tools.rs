@@ -297,3 +297,23 @@ async fn an_oversized_result_is_refused_unless_the_call_took_the_writer() {
     assert_eq!(refused["isError"], true);
     assert!(text_of(&refused).contains("read-only"), "the writer is refused by scope: {}", text_of(&refused));
 }
+
+#[test]
+fn the_spliced_tools_list_is_what_the_general_path_makes() {
+    use zotero_mcp_server::mcp::dispatch::{finish, Era, CATALOGUE_CACHE};
+    use zotero_mcp_server::mcp::jsonrpc::result_message;
+    use zotero_mcp_server::mcp::transport::tools_list_message;
+
+    let config =
+        zotero_mcp_server::config::Config::from_lookup(|name| (name == "ENABLE_TEST_FIXTURES").then(|| "1".to_owned()));
+    let registry = zotero_mcp_server::tools::registry(&config);
+    let id = json!("req-7");
+    for era in [Era::Modern, Era::Legacy] {
+        let general =
+            result_message(&id, finish(era, json!({ "tools": registry.list_tools() }), Some(CATALOGUE_CACHE)));
+        let spliced = tools_list_message(era, &id, &registry);
+        assert_eq!(spliced, general.to_string(), "{era:?}: the same text, keys in the same order");
+        let parsed: Value = serde_json::from_str(&spliced).expect("valid JSON");
+        assert!(parsed["result"]["tools"].as_array().is_some_and(|t| t.len() > 18), "fixtures included");
+    }
+}

@@ -35,7 +35,7 @@ pub fn is_served(era: Era, method: &str) -> bool {
 }
 
 /// Cache hints for the catalogues, which only change when the server is redeployed.
-pub(super) const CATALOGUE_CACHE: CacheHint = CacheHint::public(3_600_000);
+pub const CATALOGUE_CACHE: CacheHint = CacheHint::public(3_600_000);
 
 /// Runs one request. The result is the method's own; era-specific decoration is added by [`finish`].
 pub async fn dispatch(
