@@ -9,7 +9,9 @@
 # time. Needs the release Worker (make build); builds the release simulator itself.
 #
 # Environment knobs:
-#   BENCH_ROUNDS=60      measured rounds (after 10 warm-up rounds)
+#   BENCH_ROUNDS=60      measured rounds
+#   BENCH_WARMUP=10      unmeasured rounds before them
+#   BENCH_CALLS="server/discover,search 25"  only these calls (their labels in tests/bench/sidebyside.mjs)
 #   BENCH_COMPARE="name=mcpUrl[=proxyUrl[=token]] ..."
 #                        more targets, measured interleaved with this Worker; their own/first ratio is printed.
 #                        Example, a local copy of the TypeScript cloudflare-zotero-mcp on port 8788:

@@ -7,6 +7,7 @@ use worker::{Env, Fetch, Headers, Method, RequestInit, RequestRedirect};
 
 use zotero_mcp_core::platform::{
     Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvError, KvKey, KvListPage, KvStore, KvWrite, Platform,
+    KV_BULK_READ_MAX,
 };
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::config::Config;
@@ -62,6 +63,15 @@ async fn read_body(request: &mut worker::Request) -> worker::Result<Result<Vec<u
     }
     if request.inner().body().is_none() {
         return Ok(Ok(Vec::new()));
+    }
+    if declared.is_some() {
+        // A declared length within the limit frames the body: the runtime delivers exactly that many bytes, so
+        // it is taken in one read rather than chunk by chunk (each chunk is a round through the JS glue).
+        let body = request.bytes().await?;
+        if body.len() > limit {
+            return Ok(Err(zotero_mcp_server::router::body_too_large(limit)));
+        }
+        return Ok(Ok(body));
     }
     let mut stream = request.stream()?;
     let mut body = Vec::new();
@@ -244,6 +254,16 @@ fn kv_error(key: &str, error: impl std::fmt::Display) -> KvError {
 impl KvStore for WorkerKv {
     async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
         self.store.get(key).text().await.map_err(|e| kv_error(key, e))
+    }
+
+    /// One bulk read per [`KV_BULK_READ_MAX`] keys: a single round trip where separate reads would be several.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<String>>, KvError> {
+        let mut values = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(KV_BULK_READ_MAX) {
+            let found = self.store.get_bulk(chunk).text().await.map_err(|e| kv_error(&chunk.join(", "), e))?;
+            values.extend(chunk.iter().map(|key| found.get(*key).cloned().flatten()));
+        }
+        Ok(values)
     }
 
     async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {

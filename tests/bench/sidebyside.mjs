@@ -7,10 +7,13 @@
 //                                                   upstream figures); token is a bearer token (absent: one is
 //                                                   obtained through the OAuth flow of tests/e2e/helpers.mjs)
 //   FLOOR_URL=http://127.0.0.1:PORT/               the empty Worker
-//   BENCH_ROUNDS=60                                 measured rounds after 10 warm-up rounds
+//   BENCH_ROUNDS=60                                 measured rounds
+//   BENCH_WARMUP=10                                 unmeasured rounds before them
+//   BENCH_CALLS="label,label"                       only these calls (by their label in CALLS)
 //
 // Every round runs every call on every target (the targets' order alternating), each call right after a POST
-// of the same request to the floor Worker, so machine noise hits all of them alike. Per call and target:
+// of the same request to the floor Worker, so machine noise hits all of them alike. Every timed POST follows an
+// untimed one to the same server (see `wake`). Per call and target:
 //   latency      median wall time of the HTTP exchange, body read
 //   requests     Zotero API requests the server made for the call (counted by its proxy)
 //   steps        how many of those ran one after another: sorted by start, a request that starts after every
@@ -18,9 +21,11 @@
 //   upstream     median length of the union of those requests' intervals (time the server was waiting on Zotero)
 //   own          median(latency - upstream) - median(floor): what the server itself adds, local workerd's cost
 //                of each outbound fetch included
-//   net          own less what local workerd costs per outbound fetch (per sequential step) and per byte of
-//                upstream answer, both measured with the empty Worker fetching the proxy's /__pong: the
-//                server's own work
+//   net          own less what local workerd costs for the call's outbound fetches and per byte of upstream
+//                answer, both measured with the empty Worker fetching the proxy's /__pong: the server's own work.
+//                Fetches are priced as the call made them: each sequential step at what the empty Worker pays
+//                for that many fetches at once (one, two or three in parallel, measured every round; two at
+//                once cost more than one, less than two one after the other)
 // The floor is one median over every floor POST of the run (the calls' rounds are spread over the same time, so
 // a per-call floor would only be noisier). It is the cost of local workerd: for a target not served by
 // `wrangler dev` (the native server, say) own comes out too low, even negative.
@@ -35,7 +40,7 @@ const PONG_URL = process.env.PONG_URL;
 const PONG_DELAY_MS = Number(process.env.PONG_DELAY_MS ?? 0);
 // The size of the large /__pong answer that prices a byte of upstream answer in local workerd.
 const PONG_BIG_BYTES = 200_000;
-const WARMUP = 10;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 // A proxied request still open when the call's answer arrived must finish within this, or the bench fails.
 const SETTLE_MS = 1000;
 
@@ -55,7 +60,7 @@ const CALLS = [
   // T6W7H8UE has a PDF attachment with annotations and a note in the demo library (crates/sim/demo).
   { label: 'get_item +children', ...tool('zotero_get_item', { key: 'T6W7H8UE', includeChildren: true }) },
   { label: 'list_collections', ...tool('zotero_list_collections', {}) },
-];
+].filter((call) => !process.env.BENCH_CALLS || process.env.BENCH_CALLS.split(',').includes(call.label));
 
 // ---------------------------------------------------------------------------------------------------------
 // Targets
@@ -120,14 +125,17 @@ async function entriesAfter(target, mark) {
 
 const byStart = (entries) => [...entries].sort((a, b) => a.start - b.start);
 
+// The sequential steps of a call, as the number of requests in each (its width): sorted by start, a request
+// that starts after every earlier request has ended opens a new step; overlapping requests share one.
 function sequentialSteps(entries) {
-  let steps = 0;
+  const widths = [];
   let frontier = -Infinity; // latest end among the requests started so far
   for (const e of byStart(entries)) {
-    if (e.start >= frontier) steps += 1;
+    if (e.start >= frontier) widths.push(0);
+    widths[widths.length - 1] += 1;
     frontier = Math.max(frontier, e.end);
   }
-  return steps;
+  return widths;
 }
 
 function unionMs(entries) {
@@ -169,22 +177,39 @@ function failure(res) {
   return undefined;
 }
 
+// An untimed request to the same server just before a timed one. On this kind of machine a process that has
+// been idle for even a few tens of milliseconds (while the other target, the floor or an upstream request ran)
+// answers its next request 1-6 ms slower: CPU and scheduler wake-up, which every server under `wrangler dev`
+// pays alike and which is not its own work. Without credentials, so an OAuth server answers 401 at once; an
+// open server answers a ping. Its answer is not looked at.
+async function wake(url, headers) {
+  const { authorization: _, ...anonymous } = headers;
+  const response = await fetch(url, { method: 'POST', headers: anonymous, body: WAKE_BODY });
+  await response.arrayBuffer();
+}
+const WAKE_BODY = JSON.stringify({ jsonrpc: '2.0', id: 'bench-wake', method: 'ping' });
+
 async function callOnce(target, call) {
   const mark = target.proxy ? await markBefore(target) : 0;
-  const res = await timedPost(target.url, requestFor(call, target.auth));
+  const request = requestFor(call, target.auth);
+  await wake(target.url, request.headers);
+  const res = await timedPost(target.url, request);
   const why = failure(res);
   if (why) throw new Error(`${target.name} ${call.label}: ${why}: ${res.text.slice(0, 500)}`);
   if (!target.proxy) return { ms: res.ms };
   const entries = await entriesAfter(target, mark);
   const bytes = entries.reduce((sum, e) => sum + (e.bytes ?? 0), 0);
-  return { ms: res.ms, requests: entries.length, steps: sequentialSteps(entries), upstreamMs: unionMs(entries), bytes, entries };
+  const widths = sequentialSteps(entries);
+  return { ms: res.ms, requests: entries.length, steps: widths.length, widths, upstreamMs: unionMs(entries), bytes, entries };
 }
 
 // The same request, headers and body, to the empty Worker: only the plumbing is timed. With `pong`, the floor
-// Worker also makes one subrequest to the proxy's /__pong (answered after the proxy's delay, nothing behind it).
-async function floorOnce(floorUrl, call, pong) {
+// Worker also fetches the proxy's /__pong (answered after the proxy's delay, nothing behind it), `width` times at
+// once.
+async function floorOnce(floorUrl, call, pong, width = 1) {
   const request = requestFor(call, 'Bearer floor');
-  if (pong) request.headers = { ...request.headers, 'x-floor-fetch': pong };
+  await wake(floorUrl, request.headers);
+  if (pong) request.headers = { ...request.headers, 'x-floor-fetch': pong, 'x-floor-fetch-count': String(width) };
   const res = await timedPost(floorUrl, request);
   if (res.status !== 200) throw new Error(`floor: HTTP ${res.status}: ${res.text.slice(0, 200)}`);
   return res.ms;
@@ -194,29 +219,33 @@ async function floorOnce(floorUrl, call, pong) {
 // Rounds and figures
 
 function newSamples(targets) {
-  return { floor: [], floorFetch: [], pongSmall: [], pongBig: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
+  return { floor: [], floorFetch: [], floorWide: { 2: [], 3: [] }, pongBig: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
 }
 
 async function round(targets, floorUrl, samples, index) {
   const order = index % 2 === 0 ? targets : [...targets].reverse();
   if (PONG_URL) {
-    // One small and one large subrequest answer, same request otherwise: the difference is workerd's cost of
-    // taking in the bytes, which both servers pay for every upstream answer.
-    const small = await floorOnce(floorUrl, CALLS[0], PONG_URL);
+    // What local workerd adds for outbound fetches, priced at the start of the round rather than next to each
+    // call: while a fetch waits out the proxy's delay every process here sits idle, and a call timed right after
+    // that would pay the wake-up (see `wake`) that its floor did not.
+    // One and one again, two and three at once (a step several requests wide), and one large answer: with the
+    // small ones, the difference is workerd's cost of taking in the bytes, which both servers pay for every
+    // upstream answer.
+    const single = [await floorOnce(floorUrl, CALLS[0], PONG_URL), await floorOnce(floorUrl, CALLS[0], PONG_URL)];
+    const wide = { 2: await floorOnce(floorUrl, CALLS[0], PONG_URL, 2), 3: await floorOnce(floorUrl, CALLS[0], PONG_URL, 3) };
     const big = await floorOnce(floorUrl, CALLS[0], `${PONG_URL}?bytes=${PONG_BIG_BYTES}`);
     if (index >= WARMUP) {
-      samples.pongSmall.push(small);
+      samples.floorFetch.push(...single);
       samples.pongBig.push(big);
+      for (const width of [2, 3]) samples.floorWide[width].push(wide[width]);
     }
   }
   for (const [i, call] of CALLS.entries()) {
     for (const target of order) {
       const floorMs = await floorOnce(floorUrl, call);
-      const floorFetchMs = PONG_URL ? await floorOnce(floorUrl, call, PONG_URL) : undefined;
       const sample = await callOnce(target, call);
       if (index >= WARMUP) {
         samples.floor.push(floorMs);
-        if (floorFetchMs !== undefined) samples.floorFetch.push(floorFetchMs);
         samples.calls[i][target.name].push(sample);
       }
     }
@@ -236,7 +265,14 @@ function countOf(values) {
   return lo === hi ? String(lo) : `${lo}-${hi}`;
 }
 
-function figures(runs, floorMs, perStepMs, perByteMs = 0) {
+// What local workerd adds for a step `width` fetches wide: measured up to three, beyond that extended by the
+// last measured increment.
+function stepCost(stepMs, width) {
+  if (width <= 3) return stepMs[width];
+  return stepMs[3] + (width - 3) * Math.max(0, stepMs[3] - stepMs[2]);
+}
+
+function figures(runs, floorMs, stepMs, perByteMs = 0) {
   const proxied = runs[0].requests !== undefined;
   const upstream = (r) => (proxied ? r.upstreamMs : 0);
   return {
@@ -245,11 +281,15 @@ function figures(runs, floorMs, perStepMs, perByteMs = 0) {
     steps: proxied ? countOf(runs.map((r) => r.steps)) : '-',
     upstream: proxied ? median(runs.map(upstream)) : undefined,
     own: median(runs.map((r) => r.ms - upstream(r))) - floorMs,
-    // What is left once local workerd's cost per outbound fetch is taken off each sequential step as well.
+    // What is left once local workerd's cost of the outbound fetches, step by step, is taken off as well.
     net:
-      perStepMs === undefined || !proxied
+      stepMs === undefined || !proxied
         ? undefined
-        : median(runs.map((r) => r.ms - upstream(r) - r.steps * perStepMs - r.bytes * perByteMs)) - floorMs,
+        : median(
+            runs.map(
+              (r) => r.ms - upstream(r) - r.widths.reduce((sum, w) => sum + stepCost(stepMs, w), 0) - r.bytes * perByteMs,
+            ),
+          ) - floorMs,
   };
 }
 
@@ -292,25 +332,27 @@ function report(targets, samples) {
     `floor = ${floorMs.toFixed(2)} ms, median of ${samples.floor.length} POSTs of the same requests to an empty Worker ` +
       'under wrangler dev; own = median(latency - upstream) - floor.',
   );
-  let perStepMs;
+  let stepMs;
   let perByteMs = 0;
   if (samples.floorFetch.length) {
-    perStepMs = Math.max(0, median(samples.floorFetch) - floorMs - PONG_DELAY_MS);
-    perByteMs = Math.max(0, (median(samples.pongBig) - median(samples.pongSmall)) / PONG_BIG_BYTES);
+    const added = (xs) => Math.max(0, median(xs) - floorMs - PONG_DELAY_MS);
+    stepMs = { 1: added(samples.floorFetch), 2: added(samples.floorWide[2]), 3: added(samples.floorWide[3]) };
+    perByteMs = Math.max(0, (median(samples.pongBig) - median(samples.floorFetch)) / PONG_BIG_BYTES);
     console.log(
-      `one subrequest of local workerd = ${perStepMs.toFixed(2)} ms, plus ${(perByteMs * 100_000).toFixed(2)} ms per ` +
-        "100 KB of answer (the empty Worker fetching the proxy's /__pong, less the floor and the delay); net = own " +
-        'less those for each sequential step and upstream byte: the server\'s own work.',
+      `local workerd adds ${stepMs[1].toFixed(2)} ms for one subrequest, ${stepMs[2].toFixed(2)} ms for two at once, ` +
+        `${stepMs[3].toFixed(2)} ms for three, plus ${(perByteMs * 100_000).toFixed(2)} ms per 100 KB of answer ` +
+        "(the empty Worker fetching the proxy's /__pong, less the floor and the delay); net = own less those for " +
+        "each sequential step and upstream byte: the server's own work.",
     );
   }
   console.log(row(COLUMNS.map(([title]) => title), ratioHeader));
   const details = [];
   const fmt = (x) => (x === undefined ? '-' : x.toFixed(2));
   for (const [i, call] of CALLS.entries()) {
-    const base = figures(samples.calls[i][first], floorMs, perStepMs, perByteMs);
+    const base = figures(samples.calls[i][first], floorMs, stepMs, perByteMs);
     for (const target of targets) {
       const runs = samples.calls[i][target.name];
-      const f = figures(runs, floorMs, perStepMs, perByteMs);
+      const f = figures(runs, floorMs, stepMs, perByteMs);
       let ratio;
       if (ratioHeader) {
         const own = target.name === first ? '' : (f.own / base.own).toFixed(2);

@@ -266,6 +266,16 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn several_keys_come_back_in_the_order_asked_with_the_missing_ones_empty() {
+        let kv = MemoryKv::new(ManualClock::at(0));
+        kv.put("token:a", "t", KvWrite::Forever).await.unwrap();
+        kv.put("grant:a", "g", KvWrite::Forever).await.unwrap();
+        let values = kv.get_many(&["grant:a", "grant:b", "token:a", "grant:a"]).await.unwrap();
+        assert_eq!(values, [Some("g".to_owned()), None, Some("t".to_owned()), Some("g".to_owned())]);
+        assert!(kv.get_many(&[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
     async fn memory_kv_lists_by_prefix_in_pages() {
         let kv = MemoryKv::new(ManualClock::at(0));
         for key in ["grant:a", "grant:b", "grant:c", "token:a"] {

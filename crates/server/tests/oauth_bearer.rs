@@ -2,8 +2,13 @@
 
 mod oauth_support;
 
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use async_trait::async_trait;
 use oauth_support::*;
 use serde_json::json;
+use zotero_mcp_core::platform::{KvError, KvListPage, KvStore, KvWrite};
 
 fn challenge_error(reply: &Reply) -> String {
     reply.header("www-authenticate").to_owned()
@@ -96,6 +101,46 @@ async fn the_ticked_scopes_reach_the_tools() {
     assert_eq!(refused.json["result"]["isError"], true);
     let message = refused.json["result"]["content"][0]["text"].as_str().unwrap();
     assert!(message.contains("zotero:write") && message.contains("write"), "{message}");
+}
+
+/// `OAUTH_KV` with a tally of its reads: single keys and bulk reads (with their sizes).
+struct ReadTally {
+    inner: Rc<dyn KvStore>,
+    single: Cell<u32>,
+    bulk: RefCell<Vec<usize>>,
+}
+
+#[async_trait(?Send)]
+impl KvStore for ReadTally {
+    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
+        self.single.set(self.single.get() + 1);
+        self.inner.get(key).await
+    }
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<String>>, KvError> {
+        self.bulk.borrow_mut().push(keys.len());
+        self.inner.get_many(keys).await
+    }
+    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
+        self.inner.put(key, value, lifetime).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
+        self.inner.list(prefix, cursor, limit).await
+    }
+}
+
+#[tokio::test]
+async fn each_request_reads_its_token_and_grant_in_one_bulk_read() {
+    let mut h = Harness::new();
+    let t = h.flow(&["zotero:read"]).await;
+    let tally = Rc::new(ReadTally { inner: h.oauth_kv.clone(), single: Cell::new(0), bulk: RefCell::default() });
+    h.app.platform.oauth_kv = tally.clone();
+    let reply = h.mcp_call(MCP_URL, &t.access, "fixture_echo", json!({ "text": "x" })).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(*tally.bulk.borrow(), [2], "the token and its grant, together");
+    assert_eq!(tally.single.get(), 0, "nothing else is read from OAUTH_KV on a request");
 }
 
 #[tokio::test]

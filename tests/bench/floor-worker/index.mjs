@@ -4,10 +4,15 @@ export default {
   async fetch(request) {
     // Read the body as the real Worker does, so its transfer is part of the floor.
     await request.arrayBuffer();
-    // With `x-floor-fetch: <url>`, one subrequest and its body too: the cost local workerd adds to every
-    // outbound fetch, which both servers pay and neither can shorten.
+    // With `x-floor-fetch: <url>`, subrequests and their bodies too: the cost local workerd adds to outbound
+    // fetches, which both servers pay and neither can shorten. `x-floor-fetch-count: N` sends N at once (each
+    // with its own query, so nothing along the way can merge them), as a server does for independent requests.
     const target = request.headers.get('x-floor-fetch');
-    if (target) await (await fetch(target)).arrayBuffer();
+    if (target) {
+      const count = Math.min(8, Math.max(1, Number(request.headers.get('x-floor-fetch-count') ?? 1) || 1));
+      const url = (i) => (i === 0 ? target : `${target}${target.includes('?') ? '&' : '?'}n=${i}`);
+      await Promise.all(Array.from({ length: count }, (_, i) => fetch(url(i)).then((r) => r.arrayBuffer())));
+    }
     return new Response(request.method === 'POST' ? '{}' : 'floor\n', {
       status: 200,
       headers: { 'content-type': 'application/json' },

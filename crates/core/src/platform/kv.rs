@@ -11,6 +11,9 @@ pub enum KvError {
     Backend { key: String, reason: String },
 }
 
+/// The most keys one bulk read of Workers KV takes.
+pub const KV_BULK_READ_MAX: usize = 100;
+
 /// How long a written value lives. Workers KV refuses expirations less than 60 seconds away.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum KvWrite {
@@ -46,6 +49,12 @@ pub struct KvListPage {
 #[async_trait(?Send)]
 pub trait KvStore {
     async fn get(&self, key: &str) -> Result<Option<String>, KvError>;
+    /// Several keys at once, the values in the order of `keys` (`None` for a missing key). Workers KV answers up
+    /// to [`KV_BULK_READ_MAX`] keys in one round trip (its bulk get); by default the keys are read one by one,
+    /// all in flight together.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<String>>, KvError> {
+        futures_util::future::try_join_all(keys.iter().map(|key| self.get(key))).await
+    }
     async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError>;
     async fn delete(&self, key: &str) -> Result<(), KvError>;
     /// Keys starting with `prefix`, in lexicographic order, at most `limit` (Workers KV caps it at 1000).

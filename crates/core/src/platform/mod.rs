@@ -15,7 +15,7 @@ pub use self::counters::{
     apply_steps, CountRow, CounterReport, CounterRows, CounterStep, Counters, CountersError, KvCounters, MemoryCounters,
 };
 pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
-pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite};
+pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite, KV_BULK_READ_MAX};
 
 use std::rc::Rc;
 

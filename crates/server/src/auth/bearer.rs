@@ -68,13 +68,13 @@ pub async fn authenticate(request: &HttpRequest, platform: &Platform) -> Result<
     };
     let store = Store::new(platform.oauth_kv.as_ref());
     let hash = sha256_hex(token);
-    // The token and its grant are named by the token itself, so both are read at once: one KV round trip.
-    let (record, grant) =
-        futures_util::future::join(store.token(user_id, grant_id, &hash), store.grant_exists(user_id, grant_id)).await;
-    let record = match record {
-        Ok(Some(record)) => record,
-        Ok(None) => return Err(refuse("Invalid access token", None)),
+    // The token and its grant are named by the token itself, so both are read at once: one bulk KV read.
+    let (record, grant_exists) = match store.token_and_grant(user_id, grant_id, &hash).await {
+        Ok(found) => found,
         Err(e) => return Err(Box::new(e.into_response())),
+    };
+    let Some(record) = record else {
+        return Err(refuse("Invalid access token", None));
     };
     if record.expires_at < platform.clock.now_secs() {
         return Err(refuse("Access token expired", None));
@@ -86,10 +86,8 @@ pub async fn authenticate(request: &HttpRequest, platform: &Platform) -> Result<
         }
     }
     // A revoked grant closes every token of it, even where a token's deletion has not arrived yet.
-    match grant {
-        Ok(true) => {}
-        Ok(false) => return Err(refuse("Invalid access token", None)),
-        Err(e) => return Err(Box::new(e.into_response())),
+    if !grant_exists {
+        return Err(refuse("Invalid access token", None));
     }
     let props = PropsKey::unwrap_with(token, &record.wrapped_encryption_key)
         .and_then(|key| key.decrypt(&record.grant.encrypted_props))

@@ -333,9 +333,26 @@ impl<'a> Store<'a> {
         self.read(&grant_key(user_id, grant_id)).await
     }
 
-    /// Whether the grant exists, without parsing it (the bearer check on every `/mcp` request needs no more).
-    pub async fn grant_exists(&self, user_id: &str, grant_id: &str) -> Result<bool, AuthError> {
-        Ok(self.kv.get(&grant_key(user_id, grant_id)).await?.is_some())
+    /// An access token's record and whether its grant still exists, in one read of both keys (the bearer check
+    /// on every `/mcp` request; the grant is not parsed, its presence is all that check needs).
+    pub async fn token_and_grant(
+        &self,
+        user_id: &str,
+        grant_id: &str,
+        hash: &str,
+    ) -> Result<(Option<StoredToken>, bool), AuthError> {
+        let token_key = token_key(user_id, grant_id, hash);
+        let values = self.kv.get_many(&[&token_key, &grant_key(user_id, grant_id)]).await?;
+        let mut values = values.into_iter();
+        let (token, grant) = (values.next().flatten(), values.next().flatten());
+        let token = match token {
+            None => None,
+            Some(text) => Some(
+                serde_json::from_str(&text)
+                    .map_err(|e| AuthError::Corrupt { key: token_key, reason: e.to_string() })?,
+            ),
+        };
+        Ok((token, grant.is_some()))
     }
 
     /// Stores a grant whose code is still pending: it disappears with the code.
