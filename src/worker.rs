@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use worker::{Env, Fetch, Headers, Method, RequestInit, RequestRedirect};
+use worker::{web_sys, Env, Headers, Method, RequestInit, RequestRedirect};
 
 use zotero_mcp_core::platform::{
     Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvError, KvKey, KvListPage, KvStore, KvWrite, Platform,
@@ -136,10 +136,20 @@ impl HttpClient for WorkerFetch {
 /// The request `fetch` sends. The method is set on the JavaScript `RequestInit` itself: workers-rs's `Method`
 /// knows no WebDAV verbs, and its `From<String>` turns any other method into GET, so a PROPFIND went out as a GET
 /// (and `/health` said the WebDAV server did not answer).
-fn outbound_request(url: &str, init: &RequestInit, method: &str) -> Result<worker::Request, worker::Error> {
-    let js_init: worker::web_sys::RequestInit = init.into();
+fn outbound_request(url: &str, init: &RequestInit, method: &str) -> Result<web_sys::Request, worker::Error> {
+    let js_init: web_sys::RequestInit = init.into();
     js_init.set_method(method);
-    Ok(worker::web_sys::Request::new_with_str_and_init(url, &js_init)?.into())
+    Ok(web_sys::Request::new_with_str_and_init(url, &js_init)?)
+}
+
+/// The runtime's global `fetch`, its answer as the runtime's own `Response`. Not workers-rs's `Fetch`: its
+/// `Response::bytes` reads a body chunk by chunk through the JS glue (a promise and a microtask per chunk), which
+/// for a 60 KB Zotero page cost more than everything the tool then does with it; `arrayBuffer()` is one call.
+async fn runtime_fetch(request: &web_sys::Request) -> Result<web_sys::Response, worker::Error> {
+    use wasm_bindgen::JsCast;
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let answer = wasm_bindgen_futures::JsFuture::from(global.fetch_with_request(request)).await?;
+    Ok(answer.dyn_into::<web_sys::Response>()?)
 }
 
 /// One `fetch`, its whole body read, or at most `limit` bytes of it.
@@ -159,15 +169,23 @@ async fn fetch(request: HttpRequest, limit: Option<usize>) -> Result<HttpRespons
     }
     let outbound = outbound_request(&url, &init, parts.method.as_str()).map_err(|e| invalid(e.to_string()))?;
     let transport = |e: worker::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
-    let mut response = Fetch::Request(outbound).send().await.map_err(transport)?;
-    let mut builder = http::Response::builder().status(response.status_code());
-    for (name, value) in response.headers().entries() {
+    let answer = runtime_fetch(&outbound).await.map_err(transport)?;
+    let mut builder = http::Response::builder().status(answer.status());
+    for (name, value) in Headers(answer.headers()).entries() {
         builder = builder.header(name, value);
     }
     let body = match limit {
-        None => response.bytes().await.map_err(transport)?,
+        None => {
+            let buffer = wasm_bindgen_futures::JsFuture::from(answer.array_buffer().map_err(|e| transport(e.into()))?)
+                .await
+                .map_err(|e| transport(e.into()))?;
+            js_sys::Uint8Array::new(&buffer).to_vec()
+        }
         Some(limit) => {
             use futures_util::StreamExt;
+            // Chunk by chunk here, not in one read: the runtime undoes a `Content-Encoding` on the way in, so a
+            // small declared length can still unpack into far more than the limit.
+            let mut response = worker::Response::from(answer);
             let too_large = || HttpError::TooLarge { url: url.clone(), limit };
             let declared = response.headers().get("content-length").ok().flatten();
             if declared.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > limit as u64) {

@@ -162,11 +162,15 @@ function requestFor(call, auth) {
     : modernRequest(call.method, call.params, { headers });
 }
 
+// The clock stops when the last byte of the answer is in: parsing it (JSON, or SSE then JSON) is the client's
+// work, and a larger answer would otherwise be charged to the server twice.
 async function timedPost(url, { headers, body }) {
   const started = performance.now();
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  const decoded = await decodeResponse(response);
-  return { ms: performance.now() - started, ...decoded };
+  const text = await response.text();
+  const ms = performance.now() - started;
+  const received = new Response(text === '' ? null : text, { status: response.status, headers: response.headers });
+  return { ms, ...(await decodeResponse(received)) };
 }
 
 function failure(res) {
@@ -219,27 +223,29 @@ async function floorOnce(floorUrl, call, pong, width = 1) {
 // Rounds and figures
 
 function newSamples(targets) {
-  return { floor: [], floorFetch: [], floorWide: { 2: [], 3: [] }, pongBig: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
+  return { floor: [], priceFloor: [], floorFetch: [], floorWide: { 2: [], 3: [] }, pongBig: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
+}
+
+// What local workerd adds for outbound fetches, priced in rounds of their own before the calls: while a fetch
+// waits out the proxy's delay every process here sits idle, and a call timed soon after pays a wake-up (see
+// `wake`) that one wake request does not wholly undo, so fetches and calls are not mixed. Each round: the plain
+// floor, one fetch, two and three at once (a step several requests wide), and one large answer: with the small
+// one, the difference is workerd's cost of taking in the bytes, which both servers pay for every upstream answer.
+async function priceRound(floorUrl, samples, index) {
+  const plain = await floorOnce(floorUrl, CALLS[0]);
+  const single = await floorOnce(floorUrl, CALLS[0], PONG_URL);
+  const wide = { 2: await floorOnce(floorUrl, CALLS[0], PONG_URL, 2), 3: await floorOnce(floorUrl, CALLS[0], PONG_URL, 3) };
+  const big = await floorOnce(floorUrl, CALLS[0], `${PONG_URL}?bytes=${PONG_BIG_BYTES}`);
+  if (index >= WARMUP) {
+    samples.priceFloor.push(plain);
+    samples.floorFetch.push(single);
+    samples.pongBig.push(big);
+    for (const width of [2, 3]) samples.floorWide[width].push(wide[width]);
+  }
 }
 
 async function round(targets, floorUrl, samples, index) {
   const order = index % 2 === 0 ? targets : [...targets].reverse();
-  if (PONG_URL) {
-    // What local workerd adds for outbound fetches, priced at the start of the round rather than next to each
-    // call: while a fetch waits out the proxy's delay every process here sits idle, and a call timed right after
-    // that would pay the wake-up (see `wake`) that its floor did not.
-    // One and one again, two and three at once (a step several requests wide), and one large answer: with the
-    // small ones, the difference is workerd's cost of taking in the bytes, which both servers pay for every
-    // upstream answer.
-    const single = [await floorOnce(floorUrl, CALLS[0], PONG_URL), await floorOnce(floorUrl, CALLS[0], PONG_URL)];
-    const wide = { 2: await floorOnce(floorUrl, CALLS[0], PONG_URL, 2), 3: await floorOnce(floorUrl, CALLS[0], PONG_URL, 3) };
-    const big = await floorOnce(floorUrl, CALLS[0], `${PONG_URL}?bytes=${PONG_BIG_BYTES}`);
-    if (index >= WARMUP) {
-      samples.floorFetch.push(...single);
-      samples.pongBig.push(big);
-      for (const width of [2, 3]) samples.floorWide[width].push(wide[width]);
-    }
-  }
   for (const [i, call] of CALLS.entries()) {
     for (const target of order) {
       const floorMs = await floorOnce(floorUrl, call);
@@ -335,7 +341,8 @@ function report(targets, samples) {
   let stepMs;
   let perByteMs = 0;
   if (samples.floorFetch.length) {
-    const added = (xs) => Math.max(0, median(xs) - floorMs - PONG_DELAY_MS);
+    // Against the floor of the same rounds.
+    const added = (xs) => Math.max(0, median(xs) - median(samples.priceFloor) - PONG_DELAY_MS);
     stepMs = { 1: added(samples.floorFetch), 2: added(samples.floorWide[2]), 3: added(samples.floorWide[3]) };
     perByteMs = Math.max(0, (median(samples.pongBig) - median(samples.floorFetch)) / PONG_BIG_BYTES);
     console.log(
@@ -381,6 +388,7 @@ async function main() {
   if (!floorUrl) throw new Error('FLOOR_URL is not set: run scripts/bench-sidebyside.sh');
   for (const target of targets) await authorize(target);
   const samples = newSamples(targets);
+  if (PONG_URL) for (let index = 0; index < WARMUP + ROUNDS; index += 1) await priceRound(floorUrl, samples, index);
   for (let index = 0; index < WARMUP + ROUNDS; index += 1) await round(targets, floorUrl, samples, index);
   report(targets, samples);
 }
