@@ -10,7 +10,7 @@
 #
 # Environment knobs:
 #   BENCH_ROUNDS=60      measured rounds
-#   BENCH_WARMUP=10      unmeasured rounds before them
+#   BENCH_WARMUP=30      unmeasured rounds before them
 #   BENCH_CALLS="server/discover,search 25"  only these calls (their labels in tests/bench/sidebyside.mjs)
 #   BENCH_COMPARE="name=mcpUrl[=proxyUrl[=token]] ..."
 #                        more targets, measured interleaved with this Worker; their own/first ratio is printed.

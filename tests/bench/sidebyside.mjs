@@ -8,7 +8,7 @@
 //                                                   obtained through the OAuth flow of tests/e2e/helpers.mjs)
 //   FLOOR_URL=http://127.0.0.1:PORT/               the empty Worker
 //   BENCH_ROUNDS=60                                 measured rounds
-//   BENCH_WARMUP=10                                 unmeasured rounds before them
+//   BENCH_WARMUP=30                                 unmeasured rounds before them
 //   BENCH_CALLS="label,label"                       only these calls (by their label in CALLS)
 //
 // Every round runs every call on every target (the targets' order alternating), each call right after a POST
@@ -40,7 +40,10 @@ const PONG_URL = process.env.PONG_URL;
 const PONG_DELAY_MS = Number(process.env.PONG_DELAY_MS ?? 0);
 // The size of the large /__pong answer that prices a byte of upstream answer in local workerd.
 const PONG_BIG_BYTES = 200_000;
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
+// V8 runs a wasm function in its baseline tier until it has been called often enough to be optimized; 30 rounds
+// (about 250 requests per server) reach the steady state that a busy isolate serves from. The first request of a
+// fresh isolate is scripts/bench-coldstart.sh's.
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 30);
 // A proxied request still open when the call's answer arrived must finish within this, or the bench fails.
 const SETTLE_MS = 1000;
 
@@ -226,11 +229,12 @@ function newSamples(targets) {
   return { floor: [], priceFloor: [], floorFetch: [], floorWide: { 2: [], 3: [] }, pongBig: [], calls: CALLS.map(() => Object.fromEntries(targets.map((t) => [t.name, []]))) };
 }
 
-// What local workerd adds for outbound fetches, priced in rounds of their own before the calls: while a fetch
-// waits out the proxy's delay every process here sits idle, and a call timed soon after pays a wake-up (see
-// `wake`) that one wake request does not wholly undo, so fetches and calls are not mixed. Each round: the plain
-// floor, one fetch, two and three at once (a step several requests wide), and one large answer: with the small
-// one, the difference is workerd's cost of taking in the bytes, which both servers pay for every upstream answer.
+// What local workerd adds for outbound fetches, priced in rounds of their own, half before the calls and half
+// after (so a drift over the run reaches both alike): a call timed soon after such a round comes out up to
+// 0.6 ms slower, even after several untimed requests to every server, so fetches and calls are not mixed. Each
+// round: the plain floor, one fetch, two and three at once (a step several requests wide), and one large answer:
+// with the small one, the difference is workerd's cost of taking in the bytes, which both servers pay for every
+// upstream answer.
 async function priceRound(floorUrl, samples, index) {
   const plain = await floorOnce(floorUrl, CALLS[0]);
   const single = await floorOnce(floorUrl, CALLS[0], PONG_URL);
@@ -256,6 +260,10 @@ async function round(targets, floorUrl, samples, index) {
       }
     }
   }
+}
+
+async function sequence(from, to, step) {
+  for (let index = from; index < to; index += 1) await step(index);
 }
 
 const median = (xs) => {
@@ -388,8 +396,11 @@ async function main() {
   if (!floorUrl) throw new Error('FLOOR_URL is not set: run scripts/bench-sidebyside.sh');
   for (const target of targets) await authorize(target);
   const samples = newSamples(targets);
-  if (PONG_URL) for (let index = 0; index < WARMUP + ROUNDS; index += 1) await priceRound(floorUrl, samples, index);
-  for (let index = 0; index < WARMUP + ROUNDS; index += 1) await round(targets, floorUrl, samples, index);
+  const rounds = WARMUP + ROUNDS;
+  const priceRounds = (from, to) => (PONG_URL ? sequence(from, to, (index) => priceRound(floorUrl, samples, index)) : undefined);
+  await priceRounds(0, WARMUP + Math.ceil(ROUNDS / 2));
+  for (let index = 0; index < rounds; index += 1) await round(targets, floorUrl, samples, index);
+  await priceRounds(WARMUP + Math.ceil(ROUNDS / 2), rounds);
   report(targets, samples);
 }
 
