@@ -46,7 +46,8 @@ echo
 # The demo library's documents as the sync builds them, for the stand-in timed in Node.
 "$EXAMPLE" --dump-demo-documents "$WORK_DIR/demo-documents.json"
 port="$(free_port)"
-start_worker "$port" "$WORK_DIR/worker.log"
+# At the floor's log level (warn): wrangler's line per request at info would be counted as the Worker's time.
+WRANGLER_LOG_LEVEL=warn start_worker "$port" "$WORK_DIR/worker.log"
 PIDS+=("$SERVER_PID")
 WORKER_URL="http://127.0.0.1:$port/mcp"
 wait_ready "$SERVER_PID" "$WORKER_URL"

@@ -18,7 +18,9 @@
 #                          target/release/zotero-sim --listen 127.0.0.1:9998 --demo --api-key demo --exit-after 3600 &
 #                          node tests/bench/counting-proxy.mjs http://127.0.0.1:9998 --port 9999 --exit-after 3600 &
 #                          # start it with ZOTERO_API_BASE=http://127.0.0.1:9999, ZOTERO_API_KEY=demo,
-#                          # ZOTERO_LIBRARY_ID=1234567, then get a bearer token from it:
+#                          # ZOTERO_LIBRARY_ID=1234567 under `wrangler dev --log-level warn` (as this Worker and
+#                          # the floor run: at info, wrangler's line per request costs ~0.6 ms), then get a
+#                          # bearer token from it:
 #                          BENCH_COMPARE="ts=http://127.0.0.1:8788/mcp=http://127.0.0.1:9999=TOKEN" make bench
 #                        Without a token the bench runs this project's OAuth flow (tests/e2e/helpers.mjs) against it;
 #                        without a proxy URL its upstream columns are empty and own = latency - floor.
@@ -84,10 +86,11 @@ bounded_wrangler
 start_proxy "$SIM_URL" "$WORK_DIR/proxy.log"
 PIDS+=("$PROXY_PID")
 
-# start_worker points ZOTERO_API_BASE at $SIM_URL: make that the proxy.
+# start_worker points ZOTERO_API_BASE at $SIM_URL: make that the proxy. Wrangler logs at warn, as the floor does:
+# its line per request at info costs ~0.6 ms, which the floor would not subtract.
 SIM_URL="$PROXY_URL"
 worker_port="$(free_port)"
-start_worker "$worker_port" "$WORK_DIR/worker.log"
+WRANGLER_LOG_LEVEL=warn start_worker "$worker_port" "$WORK_DIR/worker.log"
 PIDS+=("$SERVER_PID")
 WORKER_URL="http://127.0.0.1:$worker_port/mcp"
 ready_or_log "$SERVER_PID" "$WORKER_URL" "$WORK_DIR/worker.log"

@@ -28,7 +28,8 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
-# The release Worker (build/worker/shim.mjs) under `wrangler dev`, with throw-away local KV.
+# The release Worker (build/worker/shim.mjs) under `wrangler dev`, with throw-away local KV. WRANGLER_LOG_LEVEL
+# (default info: a line per request, which the e2e logs want) is wrangler's own log level.
 start_worker() {
   local port="$1" log="$2"
   WEBDAV_VARS=()
@@ -56,7 +57,7 @@ start_worker() {
       --test-scheduled \
       --var "ZOTERO_API_BASE:$SIM_URL" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 \
       "${WEBDAV_VARS[@]}" \
-      --log-level info
+      --log-level "${WRANGLER_LOG_LEVEL:-info}"
   ) </dev/null >"$log" 2>&1 &
   SERVER_PID=$!
 }
