@@ -39,20 +39,6 @@ async fn write(sim: &Rc<Simulator>, arguments: Value) -> Value {
         .expect("zotero_notes is registered")
 }
 
-fn ok(result: &Value) -> &Value {
-    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
-    &result["structuredContent"]
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().expect("a text block")
-}
-
-fn error_text(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "expected an error, got {result}");
-    text(result).to_owned()
-}
-
 fn keys(notes: &Value) -> Vec<String> {
     notes.as_array().expect("a list").iter().map(|n| n["key"].as_str().expect("a key").to_owned()).collect()
 }

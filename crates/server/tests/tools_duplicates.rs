@@ -26,16 +26,6 @@ async fn call(sim: &Rc<Simulator>, grant: Grant, arguments: Value) -> Value {
     call_on(&app_with_sim(sim.clone()), grant, arguments).await
 }
 
-fn ok(result: &Value) -> &Value {
-    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
-    &result["structuredContent"]
-}
-
-fn error_text(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "expected an error, got {result}");
-    result["content"][0]["text"].as_str().unwrap().to_owned()
-}
-
 fn writes(sim: &Simulator) -> usize {
     sim.requests().iter().filter(|r| r.method != "GET").count()
 }

@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::dav::{bench, error_text, ok, Bench};
+use common::dav::{bench, Bench};
+use common::{error_text, ok};
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
 use zotero_sim::LibraryRef;

@@ -5,7 +5,6 @@ mod common;
 
 use std::rc::Rc;
 
-use common::dav::{error_text, ok, text};
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::MemoryAiSearch;

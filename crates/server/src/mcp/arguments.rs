@@ -114,10 +114,7 @@ fn fits_alone(value: &Value, schema: &Map<String, Value>) -> bool {
     };
     // A key is read trimmed. Other patterns do not stop serde: they are bounds (`broken_bounds`).
     let pattern_fits = match (schema.get("pattern").and_then(Value::as_str), value.as_str()) {
-        (Some(KEY_PATTERN), Some(text)) => {
-            let text = text.trim();
-            text.len() == 8 && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-        }
+        (Some(KEY_PATTERN), Some(text)) => zotero_mcp_core::zotero::ObjectKey::parse(text.trim()).is_ok(),
         _ => true,
     };
     type_fits && enum_fits && const_fits && sign_fits && pattern_fits

@@ -449,19 +449,22 @@ impl Registry {
         self.published.get_or_init(Published::load)
     }
 
+    /// `tools/list`'s entries, rendered on first use.
+    fn described(&self) -> &Vec<Value> {
+        self.described_tools.get_or_init(|| {
+            let published = self.published();
+            self.tools.iter().map(|t| t.describe(published)).collect()
+        })
+    }
+
     pub fn list_tools(&self) -> Vec<Value> {
-        let published = self.published();
-        self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe(published)).collect()).clone()
+        self.described().clone()
     }
 
     /// `tools/list`'s `tools` array as JSON text, serialized on first use and kept with the registry, so the HTTP
     /// transport can send it without building or serializing it again.
     pub fn tools_json(&self) -> &str {
-        self.tools_json.get_or_init(|| {
-            let published = self.published();
-            let tools = self.described_tools.get_or_init(|| self.tools.iter().map(|t| t.describe(published)).collect());
-            serde_json::to_string(tools).unwrap_or_else(|_| "[]".to_owned())
-        })
+        self.tools_json.get_or_init(|| serde_json::to_string(self.described()).unwrap_or_else(|_| "[]".to_owned()))
     }
 
     /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).

@@ -171,17 +171,3 @@ impl Bench {
         self.router.faults.borrow_mut().push(Fault { method, path: path.to_owned(), status, times });
     }
 }
-
-pub fn ok(result: &Value) -> &Value {
-    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
-    &result["structuredContent"]
-}
-
-pub fn error_text(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "expected an error, got {result}");
-    result["content"][0]["text"].as_str().unwrap().to_owned()
-}
-
-pub fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap()
-}

@@ -164,3 +164,20 @@ impl Reply {
         self.body.get("result").unwrap_or_else(|| panic!("no result in {}", self.text))
     }
 }
+
+/// A tool result's `structuredContent`, after checking it is not an error.
+pub fn ok(result: &Value) -> &Value {
+    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
+    &result["structuredContent"]
+}
+
+/// A tool error's message, after checking the result is one.
+pub fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "expected an error, got {result}");
+    result["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+/// The first text block of a tool result.
+pub fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap()
+}

@@ -32,16 +32,6 @@ pub async fn write(sim: &Rc<Simulator>, name: &str, arguments: Value) -> Value {
     call_as(sim, Grant::read_write("owner"), name, arguments).await
 }
 
-pub fn ok(result: &Value) -> &Value {
-    assert!(result.get("isError").is_none(), "unexpected error: {}", result["content"][0]["text"]);
-    &result["structuredContent"]
-}
-
-pub fn error_text(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "expected an error, got {result}");
-    result["content"][0]["text"].as_str().unwrap().to_owned()
-}
-
 pub fn keys(list: &Value) -> Vec<String> {
     list.as_array().unwrap().iter().map(|i| i["key"].as_str().unwrap().to_owned()).collect()
 }
