@@ -91,15 +91,16 @@ fn parse_tag(html: &str, start: usize) -> Option<ParsedTag<'_>> {
     let name_len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(after.len());
     let name = after[..name_len].to_ascii_lowercase();
     let name_end = html.len() - after.len() + name_len;
-    // Find the closing `>`, skipping quoted attribute values.
-    let mut quote: Option<char> = None;
+    // Find the closing `>`, skipping quoted attribute values. Bytes, not chars: the three delimiters are ASCII,
+    // which never occurs inside a multi-byte UTF-8 sequence, and Zotero's citation attributes run to kilobytes.
+    let mut quote: Option<u8> = None;
     let mut end = None;
-    for (offset, c) in html[name_end..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
+    for (offset, &b) in html.as_bytes()[name_end..].iter().enumerate() {
+        match (quote, b) {
+            (Some(q), b) if b == q => quote = None,
             (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => {
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'>') => {
                 end = Some(name_end + offset);
                 break;
             }

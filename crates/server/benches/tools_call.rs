@@ -22,6 +22,11 @@ fn iterations() -> u32 {
     std::env::var("BENCH_ITERATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(200)
 }
 
+/// Whether to run the case `label`: `BENCH_CASES` (labels, comma-separated) picks some, for a profile of one.
+fn wanted(label: &str) -> bool {
+    std::env::var("BENCH_CASES").map_or(true, |cases| cases.split(',').any(|case| case.trim() == label))
+}
+
 /// The simulator, with a stopwatch around it. Nothing here writes, so the simulator answers a request the same
 /// way every time: each answer is kept after its first time and handed out again, which keeps the simulator's
 /// work out of the loop (and out of a profile: `perf record` on this bench shows the Worker side only).
@@ -56,7 +61,7 @@ fn main() {
     ];
     let iterations = iterations();
     println!("Worker-side time per tools/call, {iterations} calls each (simulator time subtracted)");
-    for (label, arguments) in cases {
+    for (label, arguments) in cases.into_iter().filter(|(label, _)| wanted(label)) {
         let name = label.split(' ').next().unwrap_or(label);
         let timed = Rc::new(TimedSim {
             sim: common::demo_sim(),

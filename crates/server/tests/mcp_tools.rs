@@ -317,3 +317,28 @@ fn the_spliced_tools_list_is_what_the_general_path_makes() {
         assert!(parsed["result"]["tools"].as_array().is_some_and(|t| t.len() > 18), "fixtures included");
     }
 }
+
+#[tokio::test]
+async fn a_spliced_tool_answer_is_what_the_general_path_makes() {
+    use zotero_mcp_server::mcp::dispatch::{answer_message, finish, Answer, Era};
+    use zotero_mcp_server::mcp::jsonrpc::result_message;
+
+    let mut registry = Registry::new();
+    registry.tool::<Flood>();
+    let ctx = context(Grant::read_only("owner"));
+    let echo = zotero_mcp_server::tools::registry(&app().config)
+        .run_tool(&ctx, "fixture_echo", json!({ "text": "a \"quoted\" line\n", "repeat": 2 }))
+        .await
+        .expect("fixture_echo exists");
+    let failed = registry.run_tool(&ctx, "flood", json!({})).await.expect("flood exists");
+    assert!(echo.structured.as_deref().is_some_and(|s| s.starts_with('{')) && failed.structured.is_none());
+    let id = json!(12);
+    for reply in [echo, failed] {
+        for era in [Era::Modern, Era::Legacy] {
+            let general = result_message(&id, finish(era, reply.to_value(), None));
+            let spliced = answer_message(era, &id, Answer::Tool(reply.clone()), None);
+            let parsed: Value = serde_json::from_str(&spliced).expect("valid JSON");
+            assert_eq!(parsed, general, "{era:?}: the same message");
+        }
+    }
+}

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::batch::BATCH_SIZE;
+use super::card::ItemCard;
 use super::error::ZoteroError;
 use super::key::ObjectKey;
 use super::query::Query;
@@ -38,6 +39,21 @@ pub const EXPORT_FORMATS: &[&str] = &[
     "tei",
     "wikipedia",
 ];
+
+/// Which items a listing reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemScope<'a> {
+    /// Every item, top-level and children.
+    All,
+    /// Top-level items only (no child attachments, notes or annotations).
+    Top,
+    /// Items in the trash.
+    Trash,
+    /// Items in a collection (not its subcollections).
+    Collection { key: &'a ObjectKey, top_only: bool },
+    /// An item's attachments, notes and annotations.
+    Children(&'a ObjectKey),
+}
 
 /// Whose library the server works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,19 +212,43 @@ impl ZoteroClient {
 
     // ---- items ----
 
+    /// The path of a set of items.
+    async fn items_path(&self, scope: ItemScope<'_>) -> Result<String, ZoteroError> {
+        let rest = match scope {
+            ItemScope::All => "/items".to_owned(),
+            ItemScope::Top => "/items/top".to_owned(),
+            ItemScope::Trash => "/items/trash".to_owned(),
+            ItemScope::Collection { key, top_only: false } => format!("/collections/{key}/items"),
+            ItemScope::Collection { key, top_only: true } => format!("/collections/{key}/items/top"),
+            ItemScope::Children(key) => format!("/items/{key}/children"),
+        };
+        self.library_path(&rest).await
+    }
+
+    /// The items of `scope` matching `query`, each read as the card a listing shows (not every field): the cheap
+    /// way to list. Use the other listings where every field is needed.
+    pub async fn item_cards(
+        &self,
+        scope: ItemScope<'_>,
+        query: &Query,
+        max: usize,
+    ) -> Result<Page<ItemCard>, ZoteroError> {
+        self.list(self.items_path(scope).await?, query, max).await
+    }
+
     /// All items (top-level and children) matching `query`.
     pub async fn items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.library_path("/items").await?, query, max).await
+        self.list(self.items_path(ItemScope::All).await?, query, max).await
     }
 
     /// Top-level items only (no child attachments, notes or annotations).
     pub async fn top_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.library_path("/items/top").await?, query, max).await
+        self.list(self.items_path(ItemScope::Top).await?, query, max).await
     }
 
     /// Items in the trash.
     pub async fn trash_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.library_path("/items/trash").await?, query, max).await
+        self.list(self.items_path(ItemScope::Trash).await?, query, max).await
     }
 
     /// Items in a collection (not its subcollections).
@@ -219,12 +259,18 @@ impl ZoteroClient {
         query: &Query,
         max: usize,
     ) -> Result<Page<ZoteroObject>, ZoteroError> {
-        let suffix = if top_only { "/items/top" } else { "/items" };
-        self.list(self.library_path(&format!("/collections/{collection}{suffix}")).await?, query, max).await
+        self.list(self.items_path(ItemScope::Collection { key: collection, top_only }).await?, query, max).await
     }
 
     pub async fn item(&self, key: &ObjectKey) -> Result<ZoteroObject, ZoteroError> {
         self.get(self.library_path(&format!("/items/{key}")).await?, Vec::new()).await?.json()
+    }
+
+    /// One item in full, and the same answer read as its card (what a detail view shows besides the fields):
+    /// one request, read twice, so the summary follows the one reading rule of listings.
+    pub async fn item_with_card(&self, key: &ObjectKey) -> Result<(ZoteroObject, ItemCard), ZoteroError> {
+        let reply = self.get(self.library_path(&format!("/items/{key}")).await?, Vec::new()).await?;
+        Ok((reply.json()?, reply.json()?))
     }
 
     /// Several items by key, 50 keys per request (Zotero's `itemKey` limit), in Zotero's order.
@@ -240,7 +286,7 @@ impl ZoteroClient {
 
     /// An item's attachments, notes and annotations.
     pub async fn children(&self, key: &ObjectKey, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.library_path(&format!("/items/{key}/children")).await?, &Query::new(), max).await
+        self.list(self.items_path(ItemScope::Children(key)).await?, &Query::new(), max).await
     }
 
     /// The empty item Zotero would create for `item_type` (and `link_mode` for attachments).

@@ -3,6 +3,7 @@
 //! four requests in flight, `Backoff` and `Retry-After` honoured, keys validated before they reach a URL.
 
 mod batch;
+mod card;
 mod client;
 mod error;
 mod key;
@@ -17,7 +18,8 @@ mod year;
 mod tests;
 
 pub use batch::{WriteFailure, WriteOutcome, BATCH_SIZE};
-pub use client::{LibraryKind, ZoteroClient, ZoteroSettings, DEFAULT_BASE_URL, EXPORT_FORMATS, PAGE_LIMIT};
+pub use card::{CardData, CardMeta, ItemCard};
+pub use client::{ItemScope, LibraryKind, ZoteroClient, ZoteroSettings, DEFAULT_BASE_URL, EXPORT_FORMATS, PAGE_LIMIT};
 pub use error::ZoteroError;
 pub use key::{KeyError, ObjectKey};
 pub use query::{QMode, Query};

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use zotero_mcp_core::html_text::{html_to_text, title_line};
-use zotero_mcp_core::zotero::ZoteroObject;
+use zotero_mcp_core::zotero::{ItemCard, ZoteroObject};
 
 use super::text::{collapse_whitespace, truncate, year_of};
 
@@ -154,37 +154,10 @@ fn text(data: &Map<String, Value>, name: &str) -> Option<String> {
     }
 }
 
-fn tag_names(data: &Map<String, Value>) -> Vec<String> {
-    data.get("tags")
-        .and_then(Value::as_array)
-        .map(|tags| tags.iter().filter_map(|t| t.get("tag").and_then(Value::as_str)).map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-fn collection_keys(data: &Map<String, Value>) -> Vec<String> {
-    data.get("collections")
-        .and_then(Value::as_array)
-        .map(|keys| keys.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-/// "Smith", "Smith & Jones", "Smith et al." from every creator, whatever their role.
-pub fn creator_summary(data: &Map<String, Value>) -> Option<String> {
-    let names: Vec<String> = data
-        .get("creators")
-        .and_then(Value::as_array)
-        .map(|creators| {
-            creators
-                .iter()
-                .filter_map(|c| {
-                    let last = c.get("lastName").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
-                    let name = c.get("name").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
-                    last.or(name).map(str::to_owned)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    match names.as_slice() {
+/// "Smith", "Smith & Jones", "Smith et al." from every creator's last name (or single-field name), whatever
+/// their role.
+pub fn creator_summary(names: &[String]) -> Option<String> {
+    match names {
         [] => None,
         [one] => Some(one.clone()),
         [a, b] => Some(format!("{a} & {b}")),
@@ -208,36 +181,38 @@ pub fn display_title(detail: &ItemDetail) -> String {
     }
 }
 
-pub fn summarize(item: &ZoteroObject) -> ItemSummary {
+/// The summary of an item in a list, from its card.
+pub fn summarize(item: &ItemCard) -> ItemSummary {
     let data = &item.data;
     ItemSummary {
         key: item.key.clone(),
         version: item.version,
-        item_type: text(data, "itemType").unwrap_or_else(|| "item".into()),
-        title: text(data, "title"),
-        creators: creator_summary(data),
-        year: text(data, "date").and_then(|d| year_of(&d)),
-        publication: text(data, "publicationTitle"),
-        doi: text(data, "DOI"),
-        tags: tag_names(data),
-        collections: collection_keys(data),
-        parent_item: text(data, "parentItem"),
-        num_children: item.meta.get("numChildren").and_then(Value::as_u64),
-        in_trash: item.is_trashed(),
+        item_type: data.item_type.clone().unwrap_or_else(|| "item".into()),
+        title: data.title.clone(),
+        creators: creator_summary(&data.creators),
+        year: data.date.as_deref().and_then(year_of),
+        publication: data.publication_title.clone(),
+        doi: data.doi.clone(),
+        tags: data.tags.clone(),
+        collections: data.collections.clone(),
+        parent_item: data.parent_item.clone(),
+        num_children: item.meta.num_children,
+        in_trash: data.deleted,
     }
 }
 
-pub fn summarize_child(item: &ZoteroObject) -> ChildSummary {
+/// The summary of a child (attachment, note or annotation) in a detail view, from its card.
+pub fn summarize_child(item: &ItemCard) -> ChildSummary {
     let data = &item.data;
     let is_attachment = item.item_type() == Some("attachment");
     let is_note = item.item_type() == Some("note");
     ChildSummary {
         summary: summarize(item),
-        filename: text(data, "filename"),
-        content_type: text(data, "contentType"),
-        link_mode: text(data, "linkMode"),
-        file_uploaded: is_attachment.then(|| text(data, "md5").is_some()),
-        note: if is_note { text(data, "note").map(|n| truncate(&html_to_text(&n), CHILD_NOTE_MAX)) } else { None },
+        filename: data.filename.clone(),
+        content_type: data.content_type.clone(),
+        link_mode: data.link_mode.clone(),
+        file_uploaded: is_attachment.then_some(data.md5.is_some()),
+        note: if is_note { data.note.as_deref().map(|n| truncate(&html_to_text(n), CHILD_NOTE_MAX)) } else { None },
     }
 }
 
@@ -288,8 +263,12 @@ pub fn creators(data: &Map<String, Value>) -> Vec<CreatorOut> {
         .unwrap_or_default()
 }
 
-pub fn detail(item: &ZoteroObject) -> ItemDetail {
-    let s = summarize(item);
+/// The detail view of `item`; `card` is the same item read as a card ([`ZoteroClient::item_with_card`]), which
+/// gives the fields a summary shows.
+///
+/// [`ZoteroClient::item_with_card`]: zotero_mcp_core::zotero::ZoteroClient::item_with_card
+pub fn detail(item: &ZoteroObject, card: &ItemCard) -> ItemDetail {
+    let s = summarize(card);
     let data = &item.data;
     ItemDetail {
         key: s.key,
@@ -421,19 +400,23 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn object(data: Value) -> ZoteroObject {
-        serde_json::from_value(json!({ "key": "ABCD2345", "version": 4, "meta": { "numChildren": 2 }, "data": data }))
-            .unwrap()
+    /// An item as the API sends it, read in full and as a card.
+    fn object(data: Value) -> (ZoteroObject, ItemCard) {
+        let item = json!({ "key": "ABCD2345", "version": 4, "meta": { "numChildren": 2 }, "data": data });
+        (serde_json::from_value(item.clone()).unwrap(), serde_json::from_value(item).unwrap())
     }
 
     #[test]
     fn creator_summaries_follow_zotero() {
-        let one = json!({ "creators": [{ "lastName": "Smith", "firstName": "A" }] });
-        let two = json!({ "creators": [{ "lastName": "Smith" }, { "name": "WHO" }] });
-        let three = json!({ "creators": [{ "lastName": "Smith" }, { "lastName": "Li" }, { "lastName": "Wu" }] });
-        assert_eq!(creator_summary(one.as_object().unwrap()).as_deref(), Some("Smith"));
-        assert_eq!(creator_summary(two.as_object().unwrap()).as_deref(), Some("Smith & WHO"));
-        assert_eq!(creator_summary(three.as_object().unwrap()).as_deref(), Some("Smith et al."));
+        let creators_of =
+            |creators: Value| summarize(&object(json!({ "itemType": "book", "creators": creators })).1).creators;
+        let one = creators_of(json!([{ "lastName": "Smith", "firstName": "A" }]));
+        let two = creators_of(json!([{ "lastName": "Smith" }, { "name": "WHO" }]));
+        let three = creators_of(json!([{ "lastName": "Smith" }, { "lastName": "Li" }, { "lastName": "Wu" }]));
+        assert_eq!(one.as_deref(), Some("Smith"));
+        assert_eq!(two.as_deref(), Some("Smith & WHO"));
+        assert_eq!(three.as_deref(), Some("Smith et al."));
+        assert_eq!(creators_of(json!([])), None);
     }
 
     #[test]
@@ -443,7 +426,7 @@ mod tests {
             "abstractNote": "About rice.", "extra": "Citation Key: li2020", "tags": [{ "tag": "agronomy" }],
             "creators": [{ "creatorType": "author", "firstName": "Ming", "lastName": "Li" }], "numPages": 212,
         }));
-        let d = detail(&item);
+        let d = detail(&item.0, &item.1);
         let names: Vec<&String> = d.fields.keys().collect();
         assert_eq!(names, ["itemType", "title", "date", "numPages", "thesisType", "university"]);
         assert_eq!(d.fields["numPages"], "212");
@@ -460,13 +443,13 @@ mod tests {
             "itemType": "note", "parentItem": "WXYZ6789",
             "note": "<div><h1>Plan &amp; aims</h1><p>First</p><ul><li>a</li></ul><script>x()</script></div>",
         }));
-        let d = detail(&note);
+        let d = detail(&note.0, &note.1);
         assert_eq!(d.note.as_deref(), Some("# Plan & aims\n\nFirst\n\n- a"));
         let attachment = object(json!({
             "itemType": "attachment", "title": "Full Text PDF", "contentType": "application/pdf",
             "linkMode": "imported_file", "filename": "paper.pdf", "md5": "abc",
         }));
-        let children = [summarize_child(&note), summarize_child(&attachment)];
+        let children = [summarize_child(&note.1), summarize_child(&attachment.1)];
         let md = item_detail_markdown(&d, &children, true);
         assert!(md.starts_with("# Plan & aims\n"), "{md}");
         assert!(md.contains("- parent item: WXYZ6789"), "{md}");
@@ -477,7 +460,8 @@ mod tests {
             "{md}"
         );
         assert!(md.ends_with("only the first 2 children are listed._"), "{md}");
-        let untitled = detail(&object(json!({ "itemType": "book" })));
+        let untitled = object(json!({ "itemType": "book" }));
+        let untitled = detail(&untitled.0, &untitled.1);
         assert!(item_detail_markdown(&untitled, &[], false).starts_with("# (untitled)"));
     }
 }

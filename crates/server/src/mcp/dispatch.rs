@@ -2,9 +2,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::jsonrpc::RpcError;
+use super::jsonrpc::{result_message, RpcError};
 use super::protocol::{self, LEGACY_VERSIONS, MODERN_VERSIONS};
-use super::registry::{CacheHint, LookupError, Registry};
+use super::registry::{CacheHint, LookupError, Registry, ToolReply};
 use crate::context::RequestContext;
 
 /// Which protocol era a request belongs to; it decides the result's shape.
@@ -37,8 +37,56 @@ pub fn is_served(era: Era, method: &str) -> bool {
 /// Cache hints for the catalogues, which only change when the server is redeployed.
 pub const CATALOGUE_CACHE: CacheHint = CacheHint::public(3_600_000);
 
-/// Runs one request. The result is the method's own; era-specific decoration is added by [`finish`].
+/// A method's result: a JSON value, or a tool's reply with its structured part already JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Value(Value),
+    Tool(ToolReply),
+}
+
+/// Runs one request. The result is the method's own; era-specific decoration is added by [`finish`] (through
+/// [`answer_message`]).
 pub async fn dispatch(
+    method: &str,
+    params: Option<&Value>,
+    registry: &Registry,
+    ctx: &RequestContext,
+) -> Result<(Answer, Option<CacheHint>), RpcError> {
+    let (result, cache) = match method {
+        "tools/call" => {
+            let name = required_str(params.unwrap_or(&Value::Null), "name", "the tool to call")?;
+            let arguments = params.and_then(|p| p.get("arguments")).cloned().unwrap_or(Value::Null);
+            return match registry.run_tool(ctx, name, arguments).await {
+                Some(reply) => Ok((Answer::Tool(reply), None)),
+                None => Err(RpcError::invalid_params(format!(
+                    "Tool `{name}` not found. Call tools/list to see the tools this server offers."
+                ))),
+            };
+        }
+        _ => dispatch_value(method, params, registry, ctx).await?,
+    };
+    Ok((Answer::Value(result), cache))
+}
+
+/// The whole JSON-RPC message of a successful answer, as text. A tool's structured result is spliced in as the
+/// text it already is, not parsed and serialized again.
+pub fn answer_message(era: Era, id: &Value, answer: Answer, cache: Option<CacheHint>) -> String {
+    match answer {
+        Answer::Value(result) => result_message(id, finish(era, result, cache)).to_string(),
+        Answer::Tool(reply) => {
+            let envelope = finish(era, reply.envelope(), cache).to_string();
+            let result = match (&reply.structured, envelope.strip_prefix('{')) {
+                // The envelope always holds `content`, so `rest` is never just `}`.
+                (Some(structured), Some(rest)) => format!("{{\"structuredContent\":{structured},{rest}"),
+                _ => envelope,
+            };
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+        }
+    }
+}
+
+/// Every method but `tools/call`, whose results are JSON values.
+async fn dispatch_value(
     method: &str,
     params: Option<&Value>,
     registry: &Registry,
@@ -75,16 +123,6 @@ pub async fn dispatch(
         "resources/list" => catalogue("resources", registry.list_resources()),
         "resources/templates/list" => catalogue("resourceTemplates", registry.list_resource_templates()),
         "prompts/list" => catalogue("prompts", registry.list_prompts()),
-        "tools/call" => {
-            let name = required_str(params, "name", "the tool to call")?;
-            let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-            match registry.call_tool(ctx, name, arguments).await {
-                Some(result) => Ok((result, None)),
-                None => Err(RpcError::invalid_params(format!(
-                    "Tool `{name}` not found. Call tools/list to see the tools this server offers."
-                ))),
-            }
-        }
         "resources/read" => {
             let uri = required_str(params, "uri", "the resource URI")?;
             let (contents, cache) = registry.read_resource(ctx, uri).await.map_err(lookup_error)?;

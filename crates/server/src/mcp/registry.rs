@@ -124,6 +124,41 @@ pub trait Tool: 'static {
 /// The largest tool result sent, in characters of JSON plus Markdown (claude.ai's limit is about 150 000).
 pub const MAX_RESULT_CHARS: usize = 120_000;
 
+/// A tool's answer: its Markdown, and its structured result already as JSON text.
+///
+/// The structured result is serialized once, straight from the tool's output type. Building it as a `Value`
+/// first and serializing that twice (once to measure it, once to send it) was a fifth of the server's own time
+/// on a `zotero_get_item` or a 25-item search (issue 10); [`super::dispatch::answer_message`] splices the text
+/// into the JSON-RPC message instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolReply {
+    /// The text content: the Markdown rendering, or the error message.
+    pub markdown: String,
+    /// The `structuredContent` object as JSON text; `None` when the call failed (`isError`).
+    pub structured: Option<String>,
+}
+
+impl ToolReply {
+    /// The result without `structuredContent`: the text content, and `isError` for a failure.
+    pub fn envelope(&self) -> Value {
+        let content = json!([{ "type": "text", "text": self.markdown }]);
+        match self.structured {
+            Some(_) => json!({ "content": content }),
+            None => json!({ "content": content, "isError": true }),
+        }
+    }
+
+    /// The whole `tools/call` result as a JSON value.
+    pub fn to_value(&self) -> Value {
+        let mut result = self.envelope();
+        let structured = self.structured.as_deref().and_then(|text| serde_json::from_str::<Value>(text).ok());
+        if let (Some(object), Some(structured)) = (result.as_object_mut(), structured) {
+            object.insert("structuredContent".into(), structured);
+        }
+        result
+    }
+}
+
 /// The object-safe face of a [`Tool`], so tools of different types share one registry.
 #[async_trait(?Send)]
 trait DynTool {
@@ -135,7 +170,7 @@ trait DynTool {
         ctx: &RequestContext,
         arguments: Value,
         published: &Published,
-    ) -> Result<(Value, String), ToolError>;
+    ) -> Result<(String, String), ToolError>;
 }
 
 struct Typed<T>(std::marker::PhantomData<T>);
@@ -167,12 +202,13 @@ impl<T: Tool> DynTool for Typed<T> {
         ctx: &RequestContext,
         arguments: Value,
         published: &Published,
-    ) -> Result<(Value, String), ToolError> {
+    ) -> Result<(String, String), ToolError> {
         let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
         let output = T::call(ctx, input).await?;
         let markdown = T::render(&output);
-        match serde_json::to_value(&output) {
-            Ok(value @ Value::Object(_)) => Ok((value, markdown)),
+        // Straight to text, once: no `Value` tree in between (see `ToolReply`).
+        match serde_json::to_string(&output) {
+            Ok(text) if text.starts_with('{') => Ok((text, markdown)),
             Ok(_) | Err(_) => Err(ToolError::Failed(format!(
                 "Output validation error: {} produced a result that is not a JSON object. This is a bug in the \
                  server; please report it.",
@@ -468,7 +504,7 @@ impl Registry {
     }
 
     /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).
-    pub async fn call_tool(&self, ctx: &RequestContext, name: &str, arguments: Value) -> Option<Value> {
+    pub async fn run_tool(&self, ctx: &RequestContext, name: &str, arguments: Value) -> Option<ToolReply> {
         let tool = self.find_tool(name)?;
         let spec = tool.spec();
         ctx.enter_tool(spec.name);
@@ -485,7 +521,7 @@ impl Registry {
             }
             // Clients cut (or refuse) oversized results without saying so: claude.ai at ~150k characters, Claude
             // Code at ~25k tokens. Saying so here lets the model ask for less instead of reading a torn result.
-            let size = structured.to_string().len() + markdown.len();
+            let size = structured.len() + markdown.len();
             if size > MAX_RESULT_CHARS {
                 return Err(ToolError::Failed(format!(
                     "The result of {name} is too large to send ({size} characters; clients accept about \
@@ -496,15 +532,14 @@ impl Registry {
             Ok((structured, markdown))
         });
         Some(match outcome {
-            Ok((structured, markdown)) => json!({
-                "content": [{ "type": "text", "text": markdown }],
-                "structuredContent": structured,
-            }),
-            Err(error) => json!({
-                "content": [{ "type": "text", "text": error.to_string() }],
-                "isError": true,
-            }),
+            Ok((structured, markdown)) => ToolReply { markdown, structured: Some(structured) },
+            Err(error) => ToolReply { markdown: error.to_string(), structured: None },
         })
+    }
+
+    /// [`Registry::run_tool`], its reply as the JSON value of a `tools/call` result.
+    pub async fn call_tool(&self, ctx: &RequestContext, name: &str, arguments: Value) -> Option<Value> {
+        Some(self.run_tool(ctx, name, arguments).await?.to_value())
     }
 
     pub fn list_resources(&self) -> Vec<Value> {

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::dispatch::{dispatch, finish, is_served, Era};
-use super::jsonrpc::{code, error_message, result_message, Incoming, RpcError};
+use super::dispatch::{answer_message, dispatch, is_served, Era};
+use super::jsonrpc::{code, error_message, Incoming, RpcError};
 use super::protocol::meta;
 use super::registry::Registry;
 use super::transport::{check_envelope, check_version};
@@ -53,9 +53,8 @@ pub async fn answer_line(line: &str, registry: &Registry, ctx: &RequestContext) 
     if !is_served(era, &method) {
         return Some(error_message(&id, &RpcError::method_not_found(&method)).to_string());
     }
-    let message = match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
-        Ok((result, cache)) => result_message(&id, finish(era, result, cache)),
-        Err(error) => error_message(&id, &error),
-    };
-    Some(message.to_string())
+    Some(match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
+        Ok((answer, cache)) => answer_message(era, &id, answer, cache),
+        Err(error) => error_message(&id, &error).to_string(),
+    })
 }

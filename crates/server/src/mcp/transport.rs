@@ -17,8 +17,8 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::dispatch::{dispatch, finish, is_served, Era};
-use super::jsonrpc::{code, error_message, result_message, Incoming, RpcError};
+use super::dispatch::{answer_message, dispatch, finish, is_served, Era};
+use super::jsonrpc::{code, error_message, Incoming, RpcError};
 use super::origin::{self, Refusal};
 use super::protocol::{meta, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::Registry;
@@ -130,10 +130,9 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
         tools_list_message(era, &id, registry)
     } else {
         match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
-            Ok((result, cache)) => result_message(&id, finish(era, result, cache)),
-            Err(error) => error_message(&id, &error),
+            Ok((answer, cache)) => answer_message(era, &id, answer, cache),
+            Err(error) => error_message(&id, &error).to_string(),
         }
-        .to_string()
     };
     if wants_event_stream(request) {
         event_stream_response(&message)

@@ -4,7 +4,7 @@ use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use zotero_mcp_core::zotero::{ObjectKind, Page, Query};
+use zotero_mcp_core::zotero::{ItemScope, ObjectKind, Page, Query};
 
 use super::args::Key;
 use super::items::Failure;
@@ -97,7 +97,11 @@ impl Tool for ListCollections {
         let items = async {
             match &input.collection_key {
                 Some(key) => zotero
-                    .collection_items(key, input.top_only, &Query::new().offset(paging.offset), paging.limit)
+                    .item_cards(
+                        ItemScope::Collection { key, top_only: input.top_only },
+                        &Query::new().offset(paging.offset),
+                        paging.limit,
+                    )
                     .await
                     .map(Some),
                 None => Ok(None),

@@ -7,7 +7,9 @@ use futures_util::future::{join3, join_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject};
+use zotero_mcp_core::zotero::{
+    ItemScope, ObjectKey, ObjectKind, Query, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject,
+};
 
 use super::args::Key;
 use super::paging::Paging;
@@ -116,7 +118,7 @@ impl Tool for GetItem {
         // The item, its children and the export are independent: one round trip for all three.
         let children = async {
             match input.include_children {
-                true => zotero.children(&input.key, MAX_CHILDREN).await.map(Some),
+                true => zotero.item_cards(ItemScope::Children(&input.key), &Query::new(), MAX_CHILDREN).await.map(Some),
                 false => Ok(None),
             }
         };
@@ -134,8 +136,8 @@ impl Tool for GetItem {
                 None => Ok(None),
             }
         };
-        let (item, children, export) = join3(zotero.item(&input.key), children, export).await;
-        let item = item?;
+        let (item, children, export) = join3(zotero.item_with_card(&input.key), children, export).await;
+        let (item, card) = item?;
         let (children, children_truncated) = match children? {
             Some(page) => {
                 let truncated = Paging::first(MAX_CHILDREN).next_offset(page.items.len(), page.total_results).is_some();
@@ -145,7 +147,7 @@ impl Tool for GetItem {
         };
         let export = export?;
         Ok(GetItemOutput {
-            item: detail(&item),
+            item: detail(&item, &card),
             children,
             children_truncated,
             export_format: export.as_ref().and(input.export_format),

@@ -1,10 +1,11 @@
 //! Resources (`zotero://item/{key}`, `zotero://attachment/{key}` and its pages, `zotero://collections`,
 //! `zotero://recent`) and the `literature-review` prompt.
 
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, DEFAULT_MAX_PAGES};
-use zotero_mcp_core::zotero::Query;
+use zotero_mcp_core::zotero::{ItemScope, Query};
 
 use super::args::Key;
 use super::paging::Paging;
@@ -56,18 +57,22 @@ impl Resource for ItemResource {
     async fn read(ctx: &RequestContext, uri: &str, variables: ItemUri) -> Result<Vec<ResourceContents>, LookupError> {
         let key = variables.key;
         let zotero = ctx.zotero().map_err(failed)?;
-        let item = match zotero.item(&key).await {
+        // The item and its children in one round trip.
+        let everything = Query::new();
+        let children = zotero.item_cards(ItemScope::Children(&key), &everything, MAX_CHILDREN);
+        let (item, children) = join(zotero.item_with_card(&key), children).await;
+        let (item, card) = match item {
             Ok(item) => item,
             Err(error) if error.status() == Some(404) => return Err(LookupError::ResourceNotFound(uri.to_owned())),
             Err(error) => return Err(failed(error)),
         };
-        let children = zotero.children(&key, MAX_CHILDREN).await.map_err(failed)?;
+        let children = children.map_err(failed)?;
         let truncated = Paging::first(MAX_CHILDREN).next_offset(children.items.len(), children.total_results).is_some();
         let children: Vec<_> = children.items.iter().map(summarize_child).collect();
         Ok(vec![ResourceContents {
             uri: uri.to_owned(),
             mime_type: "text/markdown".into(),
-            text: item_detail_markdown(&detail(&item), &children, truncated),
+            text: item_detail_markdown(&detail(&item, &card), &children, truncated),
         }])
     }
 }
@@ -223,7 +228,8 @@ impl Resource for RecentResource {
         // References only: the upstream listed attachments and notes here too, which crowded out the items a
         // reader wants to see. Standalone notes and files are top-level too, so they are filtered out here
         // (with some headroom fetched so 25 references remain).
-        let page = zotero.top_items(&Query::new().sort("dateAdded", true), 60).await.map_err(failed)?;
+        let query = Query::new().sort("dateAdded", true);
+        let page = zotero.item_cards(ItemScope::Top, &query, 60).await.map_err(failed)?;
         let summaries: Vec<_> = page
             .items
             .iter()

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zotero_mcp_core::zotero::{ObjectKey, Page, QMode, Query, ZoteroClient, ZoteroObject};
+use zotero_mcp_core::zotero::{ItemCard, ItemScope, ObjectKey, Page, QMode, Query, ZoteroClient};
 
 use super::args::Key;
 use super::paging::Paging;
@@ -246,17 +246,17 @@ fn has_year_filter(input: &SearchInput) -> bool {
     input.from_year.is_some() || input.to_year.is_some()
 }
 
-fn within_years(item: &ZoteroObject, input: &SearchInput) -> bool {
+fn within_years(item: &ItemCard, input: &SearchInput) -> bool {
     year_within(item, input.from_year, input.to_year)
 }
 
 /// Whether the item's year (the first four-digit year of its date) lies within the bounds; with a bound, an item
 /// without a year is outside. The one year rule of both searches.
-pub(super) fn year_within(item: &ZoteroObject, from: Option<i32>, to: Option<i32>) -> bool {
+pub(super) fn year_within(item: &ItemCard, from: Option<i32>, to: Option<i32>) -> bool {
     if from.is_none() && to.is_none() {
         return true;
     }
-    let Some(year) = item.field("date").and_then(zotero_mcp_core::zotero::year_of).map(i32::from) else {
+    let Some(year) = item.data.date.as_deref().and_then(zotero_mcp_core::zotero::year_of).map(i32::from) else {
         return false;
     };
     from.is_none_or(|from| year >= from) && to.is_none_or(|to| year <= to)
@@ -268,13 +268,13 @@ async fn list(
     query: &Query,
     top_only: bool,
     max: usize,
-) -> Result<Page<ZoteroObject>, ToolError> {
-    let page = match &input.collection_key {
-        Some(collection) => zotero.collection_items(collection, top_only, query, max).await?,
-        None if top_only => zotero.top_items(query, max).await?,
-        None => zotero.items(query, max).await?,
+) -> Result<Page<ItemCard>, ToolError> {
+    let scope = match &input.collection_key {
+        Some(key) => ItemScope::Collection { key, top_only },
+        None if top_only => ItemScope::Top,
+        None => ItemScope::All,
     };
-    Ok(page)
+    Ok(zotero.item_cards(scope, query, max).await?)
 }
 
 async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<SearchOutput, ToolError> {
@@ -339,9 +339,9 @@ async fn full_text_attachments(
     input: &SearchInput,
     text: &str,
     limit: usize,
-) -> Result<Page<ZoteroObject>, ToolError> {
+) -> Result<Page<ItemCard>, ToolError> {
     let query = Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed);
-    Ok(zotero.items(&query, limit).await?)
+    Ok(zotero.item_cards(ItemScope::All, &query, limit).await?)
 }
 
 /// Reports the parents of matching attachments that the main query did not return (the only second round
@@ -349,14 +349,14 @@ async fn full_text_attachments(
 async fn add_full_text_parents(
     zotero: &ZoteroClient,
     input: &SearchInput,
-    attachments: &Page<ZoteroObject>,
+    attachments: &Page<ItemCard>,
     hits: &mut Vec<SearchHit>,
     limit: usize,
 ) -> Result<(), ToolError> {
     let known: HashSet<String> = hits.iter().map(|h| h.item.key.clone()).collect();
-    let mut parents: Vec<(ObjectKey, &ZoteroObject)> = Vec::new();
+    let mut parents: Vec<(ObjectKey, &ItemCard)> = Vec::new();
     for attachment in &attachments.items {
-        let Some(parent) = attachment.field("parentItem").and_then(|p| ObjectKey::parse(p).ok()) else {
+        let Some(parent) = attachment.data.parent_item.as_deref().and_then(|p| ObjectKey::parse(p).ok()) else {
             continue;
         };
         if !known.contains(parent.as_str()) && !parents.iter().any(|(k, _)| k == &parent) {
@@ -382,8 +382,8 @@ async fn add_full_text_parents(
             item: summarize(parent),
             matched_attachment: Some(MatchedAttachment {
                 key: attachment.key.clone(),
-                title: attachment.field("title").map(str::to_owned),
-                filename: attachment.field("filename").map(str::to_owned),
+                title: attachment.data.title.clone(),
+                filename: attachment.data.filename.clone(),
             }),
         });
     }
@@ -406,7 +406,7 @@ async fn search_citation_key(zotero: &ZoteroClient, input: &SearchInput, key: &s
     let hits: Vec<SearchHit> = page
         .items
         .iter()
-        .filter(|item| item.field("extra").is_some_and(|extra| has_citation_key(extra, key)))
+        .filter(|item| item.data.extra.as_deref().is_some_and(|extra| has_citation_key(extra, key)))
         .filter(|item| within_years(item, input))
         .take(input.limit as usize)
         .map(|item| SearchHit { item: summarize(item), matched_attachment: None })

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, DEFAULT_MIN_SCORE};
-use zotero_mcp_core::zotero::ZoteroObject;
+use zotero_mcp_core::zotero::{ItemCard, ItemScope};
 
 use super::args::Key;
 use super::search::{item_filters, year_within};
@@ -230,12 +230,12 @@ async fn fetch_in_order<'m>(
     ctx: &RequestContext,
     input: &SemanticSearchInput,
     matches: &'m [IndexMatch],
-) -> Result<Vec<(ZoteroObject, &'m IndexMatch)>, ToolError> {
+) -> Result<Vec<(ItemCard, &'m IndexMatch)>, ToolError> {
     let zotero = ctx.zotero()?;
     let keys: Vec<&str> = matches.iter().map(|m| m.item_key.as_str()).collect();
     let query =
         item_filters(input.item_type.as_deref(), input.tags.as_deref(), input.since).param("itemKey", keys.join(","));
-    let page = zotero.items(&query, keys.len()).await?;
+    let page = zotero.item_cards(ItemScope::All, &query, keys.len()).await?;
     let mut found = Vec::new();
     for m in matches {
         if let Some(item) = page.items.iter().find(|i| i.key == m.item_key) {
@@ -245,16 +245,13 @@ async fn fetch_in_order<'m>(
     Ok(found)
 }
 
-fn in_collection(item: &ZoteroObject, input: &SemanticSearchInput) -> bool {
+fn in_collection(item: &ItemCard, input: &SemanticSearchInput) -> bool {
     let Some(collection) = &input.collection_key else { return true };
-    item.data
-        .get("collections")
-        .and_then(|c| c.as_array())
-        .is_some_and(|c| c.iter().any(|k| k.as_str() == Some(collection.as_str())))
+    item.data.collections.iter().any(|k| k == collection.as_str())
 }
 
 /// A year of 0 is no bound here, as the index's own filter reads it (upstream-spec §10.5).
-fn within_years(item: &ZoteroObject, input: &SemanticSearchInput) -> bool {
+fn within_years(item: &ItemCard, input: &SemanticSearchInput) -> bool {
     year_within(item, input.from_year.filter(|y| *y > 0), input.to_year.filter(|y| *y > 0))
 }
 
