@@ -89,6 +89,18 @@ impl Counted {
         (result, self.http.log.borrow().len(), self.http.steps.get())
     }
 
+    /// Reads a resource; returns its text and (requests, steps).
+    async fn read(&self, uri: &str) -> (String, usize, usize) {
+        let mut app = app_with_sim(self.sim.clone());
+        app.platform.http = self.http.clone();
+        app.platform.clock = Rc::new(StoppedClock(app.platform.clock.now_ms()));
+        let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+        self.http.reset();
+        let (contents, _) =
+            zotero_mcp_server::tools::registry(&app.config).read_resource(&ctx, uri).await.expect("resource read");
+        (contents[0].text.clone(), self.http.log.borrow().len(), self.http.steps.get())
+    }
+
     fn log(&self) -> Vec<String> {
         self.http.log.borrow().clone()
     }
@@ -137,6 +149,14 @@ async fn get_item_reads_the_item_its_children_and_the_export_together() {
         .call_any("zotero_get_item", json!({ "key": PARENT, "includeChildren": true, "exportFormat": "bibtex" }))
         .await;
     assert_eq!((requests, steps), (3, 1), "{:?}", c.log());
+}
+
+#[tokio::test]
+async fn the_item_resource_reads_the_item_and_its_children_together() {
+    let c = Counted::new();
+    let (text, requests, steps) = c.read(&format!("zotero://item/{PARENT}")).await;
+    assert_eq!((requests, steps), (2, 1), "{:?}", c.log());
+    assert!(text.contains("## Children"), "{text}");
 }
 
 #[tokio::test]
