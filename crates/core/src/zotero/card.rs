@@ -289,6 +289,31 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     })
 }
 
+/// Visitor methods that read every scalar (string, number, boolean, null) as `$value`: for readers that keep
+/// only arrays or objects and skip anything else.
+macro_rules! scalars_read_as {
+    ($value:expr) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
 /// The entries of a JSON array, each read as `T` and kept when it gives a name; anything that is not an array
 /// reads as empty.
 struct Names<T>(Vec<String>, PhantomData<T>);
@@ -317,24 +342,7 @@ impl<'de, T: Deserialize<'de> + NameOf> Deserialize<'de> for Names<T> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(Names(Vec::new(), PhantomData))
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Names(Vec::new(), PhantomData))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Names(Vec::new(), PhantomData))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Names(Vec::new(), PhantomData))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Names(Vec::new(), PhantomData))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Names(Vec::new(), PhantomData))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Names(Vec::new(), PhantomData))
-            }
+            scalars_read_as!(Names(Vec::new(), PhantomData));
         }
         d.deserialize_any(NamesVisitor(PhantomData))
     }
@@ -364,24 +372,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Entry<T> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Entry(None))
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Entry(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Entry(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Entry(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Entry(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Entry(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Entry(None))
-            }
+            scalars_read_as!(Entry(None));
         }
         d.deserialize_any(EntryVisitor(PhantomData))
     }

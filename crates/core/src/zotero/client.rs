@@ -47,8 +47,6 @@ pub enum ItemScope<'a> {
     All,
     /// Top-level items only (no child attachments, notes or annotations).
     Top,
-    /// Items in the trash.
-    Trash,
     /// Items in a collection (not its subcollections).
     Collection { key: &'a ObjectKey, top_only: bool },
     /// An item's attachments, notes and annotations.
@@ -217,7 +215,6 @@ impl ZoteroClient {
         let rest = match scope {
             ItemScope::All => "/items".to_owned(),
             ItemScope::Top => "/items/top".to_owned(),
-            ItemScope::Trash => "/items/trash".to_owned(),
             ItemScope::Collection { key, top_only: false } => format!("/collections/{key}/items"),
             ItemScope::Collection { key, top_only: true } => format!("/collections/{key}/items/top"),
             ItemScope::Children(key) => format!("/items/{key}/children"),
@@ -244,11 +241,6 @@ impl ZoteroClient {
     /// Top-level items only (no child attachments, notes or annotations).
     pub async fn top_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
         self.list(self.items_path(ItemScope::Top).await?, query, max).await
-    }
-
-    /// Items in the trash.
-    pub async fn trash_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.items_path(ItemScope::Trash).await?, query, max).await
     }
 
     /// Items in a collection (not its subcollections).

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::jsonrpc::{result_message, RpcError};
+use super::jsonrpc::{prepend_member, result_message, result_message_text, RpcError};
 use super::protocol::{self, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::{CacheHint, LookupError, Registry, ToolReply};
 use crate::context::RequestContext;
@@ -75,12 +75,11 @@ pub fn answer_message(era: Era, id: &Value, answer: Answer, cache: Option<CacheH
         Answer::Value(result) => result_message(id, finish(era, result, cache)).to_string(),
         Answer::Tool(reply) => {
             let envelope = finish(era, reply.envelope(), cache).to_string();
-            let result = match (&reply.structured, envelope.strip_prefix('{')) {
-                // The envelope always holds `content`, so `rest` is never just `}`.
-                (Some(structured), Some(rest)) => format!("{{\"structuredContent\":{structured},{rest}"),
-                _ => envelope,
+            let result = match &reply.structured {
+                Some(structured) => prepend_member(&envelope, "structuredContent", structured),
+                None => envelope,
             };
-            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+            result_message_text(id, &result)
         }
     }
 }

@@ -123,6 +123,22 @@ pub fn result_message(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// [`result_message`] as text, around a result that is already JSON text: the same keys in the same order.
+pub fn result_message_text(id: &Value, result: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+}
+
+/// A JSON object's text with `"name": value` added as its first member, `value` being JSON text already. Text
+/// that is not an object comes back unchanged.
+pub fn prepend_member(object: &str, name: &str, value: &str) -> String {
+    let name = Value::from(name);
+    match object.strip_prefix('{') {
+        Some("}") => format!("{{{name}:{value}}}"),
+        Some(rest) => format!("{{{name}:{value},{rest}"),
+        None => object.to_owned(),
+    }
+}
+
 /// An error response.
 pub fn error_message(id: &Value, error: &RpcError) -> Value {
     let mut body = json!({ "code": error.code, "message": error.message });
@@ -130,4 +146,19 @@ pub fn error_message(id: &Value, error: &RpcError) -> Value {
         body["data"] = data.clone();
     }
     json!({ "jsonrpc": "2.0", "id": id, "error": body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_is_prepended_to_object_text() {
+        assert_eq!(prepend_member(r#"{"a":1}"#, "b", "[2]"), r#"{"b":[2],"a":1}"#);
+        assert_eq!(prepend_member("{}", "b", "{}"), r#"{"b":{}}"#);
+        assert_eq!(prepend_member("[1]", "b", "2"), "[1]");
+        let spliced = result_message_text(&json!("x"), &prepend_member(r#"{"a":1}"#, "b\"", "true"));
+        let general = result_message(&json!("x"), json!({ "b\"": true, "a": 1 }));
+        assert_eq!(spliced, general.to_string());
+    }
 }

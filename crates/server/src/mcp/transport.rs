@@ -18,7 +18,7 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use super::dispatch::{answer_message, dispatch, finish, is_served, Era};
-use super::jsonrpc::{code, error_message, Incoming, RpcError};
+use super::jsonrpc::{code, error_message, prepend_member, result_message_text, Incoming, RpcError};
 use super::origin::{self, Refusal};
 use super::protocol::{meta, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::Registry;
@@ -147,12 +147,7 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
 /// what the general path (`dispatch`, `finish`, `result_message`) makes, as a test checks.
 pub fn tools_list_message(era: Era, id: &Value, registry: &Registry) -> String {
     let envelope = finish(era, Value::Object(Map::new()), Some(super::dispatch::CATALOGUE_CACHE)).to_string();
-    let tools = registry.tools_json();
-    let result = match envelope.strip_prefix('{').filter(|rest| *rest != "}") {
-        Some(rest) => format!("{{\"tools\":{tools},{rest}"),
-        None => format!("{{\"tools\":{tools}}}"),
-    };
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+    result_message_text(id, &prepend_member(&envelope, "tools", registry.tools_json()))
 }
 
 /// An HTTP status and the JSON-RPC error that goes with it.
