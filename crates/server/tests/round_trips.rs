@@ -1,55 +1,23 @@
 //! How many Zotero requests each tool makes, and in how many sequential steps (issue 10): a tool call's time is
 //! mostly its round trips, so independent requests must go out together and nothing may be fetched twice.
 //!
-//! The simulator is wrapped in [`Steps`], an HTTP seam that lets every request wait one scheduler turn before it
-//! is answered, so requests sent together are in flight together. A request that starts while none is in flight
-//! begins a new sequential step. The bounds are the TypeScript server's sequential requests for the same call
+//! The simulator is wrapped in [`Steps`] (tests/common/steps.rs), which counts requests and sequential steps.
+//! The file tools (WebDAV, downloads, the semantic index, imports, duplicates) are in round_trips_files.rs. The bounds are the TypeScript server's sequential requests for the same call
 //! or better (upstream-spec §1), and at most one extra step where we return more (PDF-body matches).
 
 mod common;
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use async_trait::async_trait;
+use common::steps::Steps;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::StoppedClock;
 use zotero_mcp_server::auth::Grant;
 use zotero_mcp_server::context::RequestContext;
-use zotero_mcp_server::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 use zotero_sim::{InProcess, Simulator};
-
-/// The simulator behind a seam that counts requests and sequential steps.
-struct Steps {
-    inner: InProcess,
-    in_flight: Cell<usize>,
-    steps: Cell<usize>,
-    log: RefCell<Vec<String>>,
-}
-
-impl Steps {
-    fn reset(&self) {
-        self.steps.set(0);
-        self.log.borrow_mut().clear();
-    }
-}
-
-#[async_trait(?Send)]
-impl HttpClient for Steps {
-    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        if self.in_flight.get() == 0 {
-            self.steps.set(self.steps.get() + 1);
-        }
-        self.in_flight.set(self.in_flight.get() + 1);
-        self.log.borrow_mut().push(format!("{} {}", request.method(), request.uri()));
-        // Everything sent in the same turn is now in flight together.
-        tokio::task::yield_now().await;
-        let response = self.inner.send(request).await;
-        self.in_flight.set(self.in_flight.get() - 1);
-        response
-    }
-}
 
 struct Counted {
     sim: Rc<Simulator>,
@@ -59,12 +27,7 @@ struct Counted {
 impl Counted {
     fn new() -> Self {
         let sim = demo_sim();
-        let http = Rc::new(Steps {
-            inner: InProcess(sim.clone()),
-            in_flight: Cell::new(0),
-            steps: Cell::new(0),
-            log: RefCell::new(Vec::new()),
-        });
+        let http = Steps::over(Rc::new(InProcess(sim.clone())));
         Self { sim, http }
     }
 
@@ -86,7 +49,7 @@ impl Counted {
             .call_tool(&ctx, name, arguments)
             .await
             .expect("tool exists");
-        (result, self.http.log.borrow().len(), self.http.steps.get())
+        (result, self.http.requests(), self.http.steps())
     }
 
     /// Reads a resource; returns its text and (requests, steps).
@@ -98,11 +61,11 @@ impl Counted {
         self.http.reset();
         let (contents, _) =
             zotero_mcp_server::tools::registry(&app.config).read_resource(&ctx, uri).await.expect("resource read");
-        (contents[0].text.clone(), self.http.log.borrow().len(), self.http.steps.get())
+        (contents[0].text.clone(), self.http.requests(), self.http.steps())
     }
 
     fn log(&self) -> Vec<String> {
-        self.http.log.borrow().clone()
+        self.http.log()
     }
 }
 

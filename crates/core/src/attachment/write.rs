@@ -9,6 +9,7 @@
 //! holds now and how to finish. Nothing is retried blindly: the only repeated request is a `PATCH` refused with
 //! 412, sent again once after re-reading the item and checking it is still the same file.
 
+use futures_util::future::join;
 use serde_json::{json, Map, Value};
 
 use super::filename::valid_file_name;
@@ -233,18 +234,16 @@ pub async fn rename(
     let key = key_of(item)?;
     let filename = checked_name(new_name)?;
     let current = item.field("filename").unwrap_or_default();
-    let zip = dav
-        .get_zip(&key)
-        .await
+    // The archive and its .prop are independent reads: both go out at once.
+    let (zip, props) = join(dav.get_zip(&key), dav.get_prop(&key)).await;
+    let zip = zip
         .map_err(|e| WriteError::Invalid { reason: format!("the file could not be downloaded ({e})") })?
         .ok_or_else(|| AttachmentError::NoFileOnWebDav { key: item.key.clone() })?;
     let file = unpack(&zip, item.field("filename"), &ZipLimits::default())?;
     drop(zip);
     let md5 = md5_hex(&file.data);
-    let props = dav
-        .get_prop(&key)
-        .await
-        .map_err(|e| WriteError::Invalid { reason: format!("the file's .prop could not be read ({e})") })?;
+    let props =
+        props.map_err(|e| WriteError::Invalid { reason: format!("the file's .prop could not be read ({e})") })?;
     // The file keeps its time; only a file that never had one (no .prop, no mtime on the item) gets now.
     let mtime_ms = props
         .as_ref()

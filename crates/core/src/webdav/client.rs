@@ -10,6 +10,7 @@
 use std::rc::Rc;
 
 use base64::Engine;
+use futures_util::future::join;
 use http::{Method, StatusCode};
 
 use super::prop::FileProps;
@@ -296,16 +297,21 @@ impl WebDavWriter {
         self.client.put(&format!("{}.prop", key.as_str()), props.render().into_bytes(), "text/xml; charset=utf-8").await
     }
 
-    /// Removes the archive and then the `.prop` file; files already gone are not an error.
+    /// Removes the archive and the `.prop` file, both at once: callers delete the item first, or it never recorded
+    /// the file, so no order between the two leaves a half-file that anything refers to. Files already gone are
+    /// not an error.
     pub async fn delete(&self, key: &ObjectKey) -> Result<(), WebDavError> {
-        for name in [format!("{}.zip", key.as_str()), format!("{}.prop", key.as_str())] {
+        let remove = |name: String| async move {
             let url = self.client.file_url(&name);
             let response = self.client.request(Method::DELETE, &url, None, Vec::new()).await?;
-            if !(response.status().is_success() || response.status() == StatusCode::NOT_FOUND) {
-                return Err(self.client.unexpected("DELETE", &url, &response));
+            if response.status().is_success() || response.status() == StatusCode::NOT_FOUND {
+                Ok(())
+            } else {
+                Err(self.client.unexpected("DELETE", &url, &response))
             }
-        }
-        Ok(())
+        };
+        let (zip, prop) = join(remove(format!("{}.zip", key.as_str())), remove(format!("{}.prop", key.as_str()))).await;
+        zip.and(prop)
     }
 }
 

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod dav;
+pub mod steps;
 
 use std::collections::HashMap;
 use std::rc::Rc;
