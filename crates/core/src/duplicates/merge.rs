@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 
+use futures_util::future::join_all;
 use serde_json::{json, Map, Value};
 
 use super::group::is_candidate;
@@ -181,14 +182,18 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
         }
     };
 
-    // 1. Children of every other item, then one batch write moving them all.
-    let mut children: Vec<ZoteroObject> = Vec::new();
+    // 1. Children of every other item, all read at once, then one batch write moving them all.
+    let mut keys = Vec::with_capacity(plan.others.len());
     for other in &plan.others {
-        let key = match ObjectKey::parse(&other.key) {
-            Ok(key) => key,
+        match ObjectKey::parse(&other.key) {
+            Ok(key) => keys.push(key),
             Err(error) => return stop(report, format!("{error}; nothing was changed")),
-        };
-        match client.children(&key, MAX_CHILDREN + 1).await {
+        }
+    }
+    let listed = join_all(keys.iter().map(|key| client.children(key, MAX_CHILDREN + 1))).await;
+    let mut children: Vec<ZoteroObject> = Vec::new();
+    for (other, listing) in plan.others.iter().zip(listed) {
+        match listing {
             Ok(page) if page.items.len() > MAX_CHILDREN => {
                 return stop(
                     report,

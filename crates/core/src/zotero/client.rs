@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use futures_util::future::{join4, OptionFuture};
 use http::Method;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -12,9 +13,12 @@ use super::card::ItemCard;
 use super::error::ZoteroError;
 use super::key::ObjectKey;
 use super::query::Query;
-use super::transport::{Call, Reply, RetryPolicy, Transport};
+use super::transport::{Call, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
 use super::types::{Deleted, FullText, Page, Tag, Versions, ZoteroObject};
 use crate::platform::{Clock, HttpClient};
+
+// A wave of pages is four slots (`ZoteroClient::pages_of`), as many as the transport lets fly.
+const _: () = assert!(MAX_IN_FLIGHT == 4);
 
 /// The real API.
 pub const DEFAULT_BASE_URL: &str = "https://api.zotero.org";
@@ -186,26 +190,63 @@ impl ZoteroClient {
     }
 
     /// Reads a paginated listing until `max` objects or the end, `PAGE_LIMIT` at a time, from the query's
-    /// `offset` (0 unless set).
+    /// `offset` (0 unless set). The paging is [`Self::pages_of`]'s; only the parsing is per type.
     async fn list<T: DeserializeOwned>(&self, path: String, query: &Query, max: usize) -> Result<Page<T>, ZoteroError> {
-        let mut page = Page { items: Vec::new(), total_results: None, library_version: 0 };
-        let first = query.initial_offset();
-        while page.items.len() < max {
-            let limit = PAGE_LIMIT.min(max - page.items.len());
-            let reply = self.get(path.clone(), query.with_page(first + page.items.len(), limit)).await?;
+        let mut items = Vec::new();
+        let mut take = |reply: &Reply| {
             let batch: Vec<T> = reply.json()?;
             let received = batch.len();
-            if page.total_results.is_none() {
-                page.total_results = reply.total_results();
+            items.extend(batch);
+            Ok(received)
+        };
+        let (total_results, library_version) = self.pages_of(&path, query, max, &mut take).await?;
+        Ok(Page { items, total_results, library_version })
+    }
+
+    /// Requests the pages of a listing and hands each answer to `take`, which parses it and says how many objects
+    /// it held; returns `Total-Results` and the highest `Last-Modified-Version` seen.
+    ///
+    /// The first page says how many objects there are (`Total-Results`), so the pages after it are independent
+    /// and go out together, as many at once as the transport lets fly: a 500-item scan takes two sequential steps
+    /// instead of five. Without the header the pages are read one after another. Either way a short page ends
+    /// the listing, and each wave is parsed before the next is sent (no more raw pages held than in flight).
+    async fn pages_of(
+        &self,
+        path: &str,
+        query: &Query,
+        max: usize,
+        take: &mut dyn FnMut(&Reply) -> Result<usize, ZoteroError>,
+    ) -> Result<(Option<u64>, u64), ZoteroError> {
+        let (mut total_results, mut library_version) = (None, 0);
+        let mut next = query.initial_offset();
+        let mut end = next.saturating_add(max);
+        while next < end {
+            let width = if total_results.is_some() { MAX_IN_FLIGHT } else { 1 };
+            let wave: Vec<(usize, usize)> =
+                (next..end).step_by(PAGE_LIMIT).take(width).map(|start| (start, PAGE_LIMIT.min(end - start))).collect();
+            next = wave.last().map_or(end, |(start, limit)| start + limit);
+            // Four fixed slots rather than `join_all`, whose general machinery costs kilobytes of wasm.
+            let page = |slot: usize| {
+                OptionFuture::from(
+                    wave.get(slot).map(|&(start, limit)| self.get(path.to_owned(), query.with_page(start, limit))),
+                )
+            };
+            let (a, b, c, d) = join4(page(0), page(1), page(2), page(3)).await;
+            let mut short = false;
+            for (reply, (_, limit)) in [a, b, c, d].into_iter().flatten().zip(&wave) {
+                let reply = reply?;
+                if total_results.is_none() {
+                    total_results = reply.total_results();
+                    end = end.min(total_results.map_or(usize::MAX, |t| usize::try_from(t).unwrap_or(usize::MAX)));
+                }
+                library_version = library_version.max(reply.last_modified_version());
+                short |= take(&reply)? < *limit;
             }
-            page.library_version = page.library_version.max(reply.last_modified_version());
-            page.items.extend(batch);
-            let exhausted = page.total_results.is_some_and(|total| (first + page.items.len()) as u64 >= total);
-            if received < limit || exhausted {
+            if short {
                 break;
             }
         }
-        Ok(page)
+        Ok((total_results, library_version))
     }
 
     // ---- items ----

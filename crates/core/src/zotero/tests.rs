@@ -1,6 +1,6 @@
 //! The client against stubbed responses: what it sends and how it reacts to each kind of answer.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use async_trait::async_trait;
@@ -323,6 +323,76 @@ async fn at_most_four_requests_are_in_flight() {
     let results = futures::future::join_all(calls).await;
     assert!(results.iter().all(Result::is_ok));
     assert_eq!(http.peak.get(), MAX_IN_FLIGHT);
+}
+
+/// A listing of `total` items, answered a scheduler turn late; it records the most requests in flight at once,
+/// and sends `Total-Results` only when `counted`.
+struct PagedHttp {
+    total: usize,
+    counted: bool,
+    in_flight: Cell<usize>,
+    peak: Cell<usize>,
+    starts: RefCell<Vec<usize>>,
+}
+
+#[async_trait(?Send)]
+impl HttpClient for PagedHttp {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let query = query_of(&request);
+        let get = |name: &str| query.iter().find(|(n, _)| n == name).map(|(_, v)| v.parse::<usize>().unwrap());
+        let (start, limit) = (get("start").unwrap(), get("limit").unwrap());
+        self.starts.borrow_mut().push(start);
+        self.in_flight.set(self.in_flight.get() + 1);
+        self.peak.set(self.peak.get().max(self.in_flight.get()));
+        tokio::task::yield_now().await;
+        self.in_flight.set(self.in_flight.get() - 1);
+        let items: Vec<Value> = (start..(start + limit).min(self.total)).map(|i| item(&format!("K{i:07}"))).collect();
+        let total = self.total.to_string();
+        let headers: &[(&str, &str)] = if self.counted { &[("total-results", total.as_str())] } else { &[] };
+        Ok(respond(200, headers, Value::Array(items)))
+    }
+}
+
+fn paged(total: usize, counted: bool) -> Rc<PagedHttp> {
+    Rc::new(PagedHttp { total, counted, in_flight: Cell::new(0), peak: Cell::new(0), starts: RefCell::new(Vec::new()) })
+}
+
+#[tokio::test]
+async fn pages_after_the_first_go_out_together_in_order() {
+    let http = paged(1_050, true);
+    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock(NOW))).unwrap();
+    let page = client.top_items(&Query::new(), 2_000).await.unwrap();
+    let keys: Vec<String> = page.items.iter().map(|i| i.key.clone()).collect();
+    let expected: Vec<String> = (0..1_050).map(|i| format!("K{i:07}")).collect();
+    assert_eq!(keys, expected, "every item once, in Zotero's order");
+    assert_eq!(page.total_results, Some(1_050));
+    assert_eq!(
+        *http.starts.borrow(),
+        (0..11).map(|p| p * 100).collect::<Vec<_>>(),
+        "no page asked twice or past the end"
+    );
+    assert_eq!(http.peak.get(), MAX_IN_FLIGHT, "the first page alone, then the rest four at a time");
+}
+
+#[tokio::test]
+async fn a_listing_from_an_offset_stops_at_the_callers_maximum() {
+    let http = paged(1_000, true);
+    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock(NOW))).unwrap();
+    let page = client.top_items(&Query::new().param("start", "150"), 320).await.unwrap();
+    assert_eq!(page.items.len(), 320);
+    assert_eq!(page.items[0].key, "K0000150");
+    assert_eq!(page.items[319].key, "K0000469");
+    assert_eq!(*http.starts.borrow(), [150, 250, 350, 450]);
+}
+
+#[tokio::test]
+async fn without_a_total_the_pages_are_read_one_after_another() {
+    let http = paged(250, false);
+    let client = ZoteroClient::new(settings(), http.clone(), Rc::new(StoppedClock(NOW))).unwrap();
+    let page = client.top_items(&Query::new(), 2_000).await.unwrap();
+    assert_eq!(page.items.len(), 250);
+    assert_eq!(*http.starts.borrow(), [0, 100, 200], "until the short page");
+    assert_eq!(http.peak.get(), 1);
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 //! `zotero_mcp_core::attachment::write`.
 
 use base64::Engine;
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, Upload, WriteError};
@@ -114,12 +115,21 @@ impl Tool for PutAttachment {
                 )));
             }
         }
+        let mut current = None;
         let (data, fetched_name, fetched_type) = match (&input.source_url, input.base64_data.take()) {
             (Some(_), Some(_)) => return Err(invalid("give either sourceUrl or base64Data, not both".into())),
             (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
             (Some(url), None) => {
-                let download =
-                    ctx.download(url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
+                // The attachment being replaced is read while the file downloads: neither waits for the other.
+                let replaced = async {
+                    match &input.replace_attachment_key {
+                        Some(key) => Some(zotero.item(key).await),
+                        None => None,
+                    }
+                };
+                let (download, replaced) = join(ctx.download(url), replaced).await;
+                let download = download.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
+                current = replaced.transpose()?;
                 (download.bytes, download.filename, download.content_type)
             }
             // Taken out of the input, so the encoded text is freed as soon as it is decoded.
@@ -134,7 +144,10 @@ impl Tool for PutAttachment {
         }
         let stored = match &input.replace_attachment_key {
             Some(key) => {
-                let item = zotero.item(key).await?;
+                let item = match current {
+                    Some(item) => item,
+                    None => zotero.item(key).await?,
+                };
                 // Only a name the caller gives replaces the stored one, not one the URL suggests (Q4).
                 let (filename, content_type) = (input.filename.as_deref(), input.content_type.as_deref());
                 write::replace(zotero, dav, ctx.clock(), &item, filename, content_type, data).await
