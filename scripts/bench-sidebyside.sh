@@ -22,6 +22,11 @@
 #                          # the floor run: at info, wrangler's line per request costs ~0.6 ms), then get a
 #                          # bearer token from it:
 #                          BENCH_COMPARE="ts=http://127.0.0.1:8788/mcp=http://127.0.0.1:9999=TOKEN" make bench
+#                        Install its dependencies at the versions its bun.lock pins (`bun install --frozen-lockfile`,
+#                        or npm with those exact versions): a plain `npm install` resolves newer releases of the MCP
+#                        SDK and the OAuth provider, which do less per request (README, Development, has both).
+#                        Under wrangler 4.86 it needs `--local` and `--compatibility-date 2026-05-03`, and its
+#                        Zotero base URL must be made configurable (it hard-codes api.zotero.org).
 #                        Without a token the bench runs this project's OAuth flow (tests/e2e/helpers.mjs) against it;
 #                        without a proxy URL its upstream columns are empty and own = latency - floor.
 #   BENCH_UPSTREAM_DELAY_MS=20  each Zotero answer held this long by the proxy, standing in for a real round
