@@ -2,8 +2,9 @@
 //! mostly its round trips, so independent requests must go out together and nothing may be fetched twice.
 //!
 //! The simulator is wrapped in [`Steps`] (tests/common/steps.rs), which counts requests and sequential steps.
-//! The file tools (WebDAV, downloads, the semantic index, imports, duplicates) are in round_trips_files.rs. The bounds are the TypeScript server's sequential requests for the same call
-//! or better (upstream-spec §1), and at most one extra step where we return more (PDF-body matches).
+//! The bounds are the TypeScript server's sequential requests for the same call or better (upstream-spec §1),
+//! and at most one extra step where we return more (PDF-body matches). The file tools (WebDAV, downloads, the
+//! semantic index, imports, duplicates) are counted in round_trips_files.rs.
 
 mod common;
 
@@ -42,6 +43,7 @@ impl Counted {
     async fn call_any(&self, name: &str, arguments: Value) -> (Value, usize, usize) {
         let mut app = app_with_sim(self.sim.clone());
         app.platform.http = self.http.clone();
+        // A StoppedClock: the memory clock's sleeps end at once, so a request waiting its turn would time out.
         app.platform.clock = Rc::new(StoppedClock(app.platform.clock.now_ms()));
         let ctx = RequestContext::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
         self.http.reset();

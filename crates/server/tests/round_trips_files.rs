@@ -10,13 +10,11 @@ mod common;
 
 use std::rc::Rc;
 
-use common::dav::{bench, Bench};
+use common::dav::{bench, Bench, PLOS_DOI};
 use common::steps::Steps;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::{pdf_of_pages, MemoryAiSearch, StoppedClock};
-use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
 use zotero_sim::LibraryRef;
 
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
@@ -38,6 +36,8 @@ impl Counted {
         let mut bench = bench(true);
         let http = Steps::over(bench.router.clone());
         bench.app.platform.http = http.clone();
+        // The memory platform's ManualClock returns from every sleep at once, so a request that waits a turn (as
+        // `Steps` makes each one do) loses the race with its timeout; a StoppedClock's sleeps never end.
         bench.app.platform.clock = Rc::new(StoppedClock(bench.app.platform.clock.now_ms()));
         let ai = MemoryAiSearch::new();
         bench.app.platform.ai_search = Some(ai.clone());
@@ -46,16 +46,8 @@ impl Counted {
 
     /// Calls a tool with a read-write grant, checks it succeeded; returns its result and (requests, steps).
     async fn call(&self, name: &str, arguments: Value) -> (Value, usize, usize) {
-        let ctx = RequestContext::new(
-            Grant::read_write("owner"),
-            self.bench.app.config.clone(),
-            self.bench.app.platform.clone(),
-        );
         self.http.reset();
-        let result = zotero_mcp_server::tools::registry(&self.bench.app.config)
-            .call_tool(&ctx, name, arguments)
-            .await
-            .expect("the tool exists");
+        let result = self.bench.write(name, arguments).await;
         assert!(result.get("isError").is_none(), "{name}: {}", result["content"][0]["text"]);
         (result, self.http.requests(), self.http.steps())
     }
@@ -203,30 +195,10 @@ async fn renaming_reads_each_file_and_its_prop_together() {
 
 // ---- imports ----
 
-const PLOS_DOI: &str = "10.1371/journal.pone.0000030";
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/../core/src/sources/resolve/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 #[tokio::test]
 async fn an_import_with_its_pdf_takes_fewer_steps_than_the_typescript_server() {
     let c = Counted::new();
-    let json = &[("content-type", "application/json")];
-    c.bench.serve(
-        &format!("api.crossref.org/works/{PLOS_DOI}"),
-        200,
-        json,
-        &fixture("crossref-journal-article-plos.json"),
-    );
-    c.bench.serve(
-        &format!("api.openalex.org/works/doi:{PLOS_DOI}"),
-        200,
-        json,
-        &fixture("openalex-work-with-pdf.json"),
-    );
-    c.bench.serve("journals.plos.org/plosone/article/file", 200, &[("content-type", "application/pdf")], &pdf());
+    c.bench.serve_plos();
     let (result, requests, steps) = c.call("zotero_import_reference", json!({ "identifier": PLOS_DOI })).await;
     assert!(result["structuredContent"]["attachmentKey"].is_string(), "{result}");
     // Theirs (with an open-access PDF): CrossRef, the copy search, the template, the item, the download, the

@@ -4,35 +4,14 @@
 
 mod common;
 
-use common::dav::{bench, Bench};
+use common::dav::{bench, source_fixture, Bench, PLOS_DOI};
 use common::{error_text, ok};
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
 use zotero_sim::LibraryRef;
 
 const LIB: LibraryRef = LibraryRef::User(common::DEMO_USER);
-const PLOS_DOI: &str = "10.1371/journal.pone.0000030";
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/../core/src/sources/resolve/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 const JSON: &[(&str, &str)] = &[("content-type", "application/json")];
-
-/// CrossRef and OpenAlex know the PLOS article, and PLOS serves its PDF.
-fn plos(bench: &Bench) -> Vec<u8> {
-    bench.serve(
-        &format!("api.crossref.org/works/{PLOS_DOI}"),
-        200,
-        JSON,
-        &fixture("crossref-journal-article-plos.json"),
-    );
-    bench.serve(&format!("api.openalex.org/works/doi:{PLOS_DOI}"), 200, JSON, &fixture("openalex-work-with-pdf.json"));
-    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Triose phosphate isomerase deficiency"]);
-    bench.serve("journals.plos.org/plosone/article/file", 200, &[("content-type", "application/pdf")], &pdf);
-    pdf
-}
 
 fn item(bench: &Bench, key: &str) -> Value {
     bench.sim.item(LIB, key).unwrap_or_else(|| panic!("{key} is in the library"))
@@ -45,7 +24,7 @@ fn writes(bench: &Bench) -> usize {
 #[tokio::test]
 async fn a_doi_becomes_a_complete_item_with_its_open_access_pdf_on_webdav() {
     let bench = bench(true);
-    let pdf = plos(&bench);
+    let pdf = bench.serve_plos();
     let result = bench
         .write(
             "zotero_import_reference",
@@ -79,7 +58,7 @@ async fn a_doi_becomes_a_complete_item_with_its_open_access_pdf_on_webdav() {
 #[tokio::test]
 async fn a_second_import_finds_the_first_and_writes_nothing_unless_asked() {
     let bench = bench(true);
-    plos(&bench);
+    bench.serve_plos();
     let first = bench.write("zotero_import_reference", json!({"identifier": PLOS_DOI, "attachPdf": false})).await;
     let key = ok(&first)["itemKey"].as_str().unwrap().to_owned();
 
@@ -102,20 +81,20 @@ async fn a_second_import_finds_the_first_and_writes_nothing_unless_asked() {
 #[tokio::test]
 async fn several_identifiers_each_get_their_own_outcome() {
     let bench = bench(true);
-    plos(&bench);
+    bench.serve_plos();
     bench.serve(
         "export.arxiv.org/api/query",
         200,
         &[("content-type", "application/atom+xml")],
-        &fixture("arxiv-2206.06921.xml"),
+        &source_fixture("arxiv-2206.06921.xml"),
     );
     bench.serve(
         "api.crossref.org/works/10.1371/notarealdoi",
         404,
         &[("content-type", "text/plain")],
-        &fixture("crossref-not-found.txt"),
+        &source_fixture("crossref-not-found.txt"),
     );
-    bench.serve("api.datacite.org/dois/10.1371/notarealdoi", 404, JSON, &fixture("datacite-not-found.json"));
+    bench.serve("api.datacite.org/dois/10.1371/notarealdoi", 404, JSON, &source_fixture("datacite-not-found.json"));
     let input = format!("{PLOS_DOI}\narXiv:2206.06921\n10.1371/notarealdoi\nnonsense");
     let result = bench.write("zotero_import_reference", json!({"identifier": input, "attachPdf": false})).await;
     let results = ok(&result)["results"].as_array().unwrap().clone();
@@ -150,7 +129,7 @@ async fn an_ris_block_is_imported_entry_by_entry_and_its_duplicates_are_found_by
 #[tokio::test]
 async fn a_read_only_grant_is_refused_before_any_source_is_asked() {
     let bench = bench(true);
-    plos(&bench);
+    bench.serve_plos();
     let before = bench.sim.requests().len();
     let result =
         bench.tool("zotero_import_reference", Grant::read_only("owner"), json!({"identifier": PLOS_DOI})).await;
@@ -180,7 +159,7 @@ async fn bad_input_is_refused_with_the_accepted_forms() {
 #[tokio::test]
 async fn without_webdav_the_item_is_created_and_the_pdf_s_address_given() {
     let bench = bench(false);
-    plos(&bench);
+    bench.serve_plos();
     let result = bench.write("zotero_import_reference", json!({"identifier": PLOS_DOI})).await;
     let out = ok(&result);
     assert!(out["itemKey"].is_string());
@@ -192,7 +171,7 @@ async fn without_webdav_the_item_is_created_and_the_pdf_s_address_given() {
 #[tokio::test]
 async fn a_pdf_url_that_serves_a_web_page_is_not_attached() {
     let bench = bench(true);
-    plos(&bench);
+    bench.serve_plos();
     bench.serve("example.org/paper.pdf", 200, &[("content-type", "text/html")], b"<html>Log in</html>");
     let result = bench
         .write("zotero_import_reference", json!({"identifier": PLOS_DOI, "pdfUrl": "https://example.org/paper.pdf"}))
@@ -247,7 +226,7 @@ async fn a_bibtex_block_keeps_good_entries_around_a_broken_one_and_files_them_wh
 #[tokio::test]
 async fn many_identifiers_attach_only_the_pdfs_the_request_budget_allows() {
     let bench = bench(true);
-    plos(&bench);
+    bench.serve_plos();
     // Ten times the same DOI, each forced in: 10 × 2 lookups + 10 searches + 1 template + 1 write = 32 of 45;
     // the first item's OpenAlex question and PDF (1 + 6) fit, the second's would not, so it is not even asked.
     let input = [PLOS_DOI; 10].join("\n");

@@ -19,6 +19,9 @@ use zotero_sim::Simulator;
 use super::{app_with, demo_sim, DEMO_KEY};
 
 pub const DAV: &str = "https://dav.test/files";
+/// A PLOS article that CrossRef and OpenAlex know (their recorded answers: [`Bench::serve_plos`]).
+pub const PLOS_DOI: &str = "10.1371/journal.pone.0000030";
+const JSON: &[(&str, &str)] = &[("content-type", "application/json")];
 /// base64("me:dav-pass").
 const DAV_AUTH: &str = "Basic bWU6ZGF2LXBhc3M=";
 
@@ -166,8 +169,26 @@ impl Bench {
         self.router.web.borrow_mut().insert(url.to_owned(), (status, headers, body.to_vec()));
     }
 
+    /// CrossRef and OpenAlex answer for the PLOS article with their recorded bodies, and PLOS serves its PDF
+    /// (returned).
+    pub fn serve_plos(&self) -> Vec<u8> {
+        let crossref = source_fixture("crossref-journal-article-plos.json");
+        self.serve(&format!("api.crossref.org/works/{PLOS_DOI}"), 200, JSON, &crossref);
+        let openalex = source_fixture("openalex-work-with-pdf.json");
+        self.serve(&format!("api.openalex.org/works/doi:{PLOS_DOI}"), 200, JSON, &openalex);
+        let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Triose phosphate isomerase deficiency"]);
+        self.serve("journals.plos.org/plosone/article/file", 200, &[("content-type", "application/pdf")], &pdf);
+        pdf
+    }
+
     /// Fails the next `times` requests `method … path…` with `status`.
     pub fn fail(&self, method: &'static str, path: &str, status: u16, times: usize) {
         self.router.faults.borrow_mut().push(Fault { method, path: path.to_owned(), status, times });
     }
+}
+
+/// A recorded answer of a metadata source (crates/core/src/sources/resolve/fixtures).
+pub fn source_fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/../core/src/sources/resolve/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
