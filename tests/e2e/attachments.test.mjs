@@ -19,6 +19,7 @@ import {
   TEST_TIMEOUT_MS,
   WRITE_SCOPES,
   authHeaders,
+  connectValidating,
   mcpUrl,
   textOf,
 } from './helpers.mjs';
@@ -34,9 +35,7 @@ describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOU
   before(async () => {
     client = new Client({ name: 'zotero-mcp-e2e-attachments', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
     const headers = await authHeaders(READ_SCOPES);
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(client, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }));
   });
 
   after(async () => {
@@ -119,9 +118,7 @@ describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_
     fileUrl = `http://127.0.0.1:${server.address().port}/papers/demo%20paper.pdf`;
     client = new Client({ name: 'zotero-mcp-e2e-attachment-writes', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
     const headers = await authHeaders(WRITE_SCOPES);
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(client, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }));
   });
 
   after(async () => {

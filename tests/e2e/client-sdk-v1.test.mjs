@@ -8,14 +8,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { defineClientSuite } from './client-suite.mjs';
-import { LATEST_LEGACY_VERSION, REQUEST_TIMEOUT_MS, mcpUrl } from './helpers.mjs';
+import { LATEST_LEGACY_VERSION, REQUEST_TIMEOUT_MS, connectValidating, mcpUrl } from './helpers.mjs';
 
 defineClientSuite({
   label: '@modelcontextprotocol/sdk 1.32.2 (legacy)',
   async connect({ headers }) {
     const client = new Client({ name: 'zotero-mcp-e2e-sdk-v1', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } });
-    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+    // Lists the tools too, so every callTool answer is checked against its outputSchema.
+    await connectValidating(client, transport);
     return {
       client,
       transport,

@@ -23,7 +23,8 @@ const opts = { timeout: REQUEST_TIMEOUT_MS };
  * @param {object} spec
  * @param {string} spec.label            suite title
  * @param {(opts: {headers: object}) => Promise<{client: any, close: () => Promise<void>, callTool: (params: object) => Promise<any>}>} spec.connect
- *   connect with these extra request headers (the bearer token; every request to /mcp needs one)
+ *   connect with these extra request headers (the bearer token; every request to /mcp needs one), through
+ *   helpers.mjs's connectValidating, so the client checks every answer against the tool's outputSchema
  * @param {(handle: any) => void} spec.assertConnected  era-specific checks right after connect
  * @param {boolean} [spec.modern]        true for the 2026-07-28 era (enables era-only checks)
  */
@@ -86,8 +87,6 @@ export function defineClientSuite({ label, connect, assertConnected, modern = fa
 
     test('fixture_echo returns structured content and a text block', { timeout: TEST_TIMEOUT_MS }, () =>
       withClient(async (handle) => {
-        // Some clients validate structuredContent against the cached outputSchema: list first.
-        await handle.client.listTools(undefined, opts);
         const text = 'héllo wörld 😀';
         const result = await handle.callTool({ name: 'fixture_echo', arguments: { text, repeat: 2 } });
         assert.ok(!result.isError, `unexpected tool error: ${textOf(result)}`);
@@ -131,7 +130,6 @@ export function defineClientSuite({ label, connect, assertConnected, modern = fa
 
     test('fixture_write works with a zotero:write token', { timeout: TEST_TIMEOUT_MS }, () =>
       withClient(async (handle) => {
-        await handle.client.listTools(undefined, opts);
         const result = await handle.callTool({ name: 'fixture_write', arguments: { note: 'hello' } });
         assert.ok(!result.isError, `unexpected tool error: ${textOf(result)}`);
         assert.deepEqual(result.structuredContent, { written: true });

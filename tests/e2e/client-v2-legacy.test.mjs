@@ -10,14 +10,15 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 import { defineClientSuite } from './client-suite.mjs';
-import { LATEST_LEGACY_VERSION, REQUEST_TIMEOUT_MS, mcpUrl } from './helpers.mjs';
+import { LATEST_LEGACY_VERSION, REQUEST_TIMEOUT_MS, connectValidating, mcpUrl } from './helpers.mjs';
 
 defineClientSuite({
   label: '@modelcontextprotocol/client 2.4.0, legacy (default) mode',
   async connect({ headers }) {
     const client = new Client({ name: 'zotero-mcp-e2e-v2-legacy', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } });
-    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+    // Lists the tools too, so every callTool answer is checked against its outputSchema.
+    await connectValidating(client, transport);
     return {
       client,
       transport,

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 import { defineClientSuite } from './client-suite.mjs';
-import { MODERN_VERSION, REQUEST_TIMEOUT_MS, SERVER_NAME, mcpUrl } from './helpers.mjs';
+import { MODERN_VERSION, REQUEST_TIMEOUT_MS, SERVER_NAME, connectValidating, mcpUrl } from './helpers.mjs';
 
 defineClientSuite({
   label: '@modelcontextprotocol/client 2.4.0, pinned 2026-07-28',
@@ -23,7 +23,8 @@ defineClientSuite({
       { versionNegotiation: { mode: { pin: MODERN_VERSION } } },
     );
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } });
-    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+    // Lists the tools too, so every callTool answer is checked against its outputSchema.
+    await connectValidating(client, transport);
     return {
       client,
       callTool: (params) => client.callTool(params, { timeout: REQUEST_TIMEOUT_MS }),

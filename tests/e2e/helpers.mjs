@@ -7,6 +7,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
 export const MODERN_VERSION = '2026-07-28';
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 export const LATEST_LEGACY_VERSION = '2025-11-25';
@@ -117,14 +120,27 @@ export async function withAuthorization(headers = {}) {
  * POST a JSON-RPC message to the MCP endpoint and decode the answer, whether JSON or SSE.
  * Returns { status, headers, contentType, text, json } where `json` is the JSON-RPC message
  * (the first `message` event of an SSE body), or undefined when the body is empty / not JSON.
+ * A successful tools/call answer is checked against its tool's outputSchema (assertToolCallAnswer).
+ * `url` defaults to MCP_URL (output-validation.test.mjs points it at its own stand-in).
  */
-export async function postMcp({ body, headers }, { rawBody } = {}) {
-  const res = await fetchWithTimeout(mcpUrl(), {
+export async function postMcp({ body, headers }, { rawBody, url = mcpUrl() } = {}) {
+  const sent = await withAuthorization(headers);
+  const res = await fetchWithTimeout(url, {
     method: 'POST',
-    headers: await withAuthorization(headers),
+    headers: sent,
     body: rawBody ?? JSON.stringify(body),
   });
-  return decodeResponse(res);
+  const decoded = await decodeResponse(res);
+  await assertToolCallAnswer(url, rawBody === undefined ? body : parseJson(rawBody), sent, decoded.json);
+  return decoded;
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export async function decodeResponse(res) {
@@ -200,6 +216,10 @@ export async function rawPost(url, { headers, body }) {
     req.on('timeout', () => req.destroy(new Error(`timed out after ${REQUEST_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end(payload);
+  }).then(async (answer) => {
+    // Only JSON bodies: the one tools/call sent this way asks for JSON.
+    await assertToolCallAnswer(url, parseJson(payload), headers, parseJson(answer.text));
+    return answer;
   });
 }
 
@@ -233,6 +253,128 @@ export async function assertRejects(promise, check) {
     return error;
   }
   assert.fail(`expected a rejection, got: ${JSON.stringify(resolved)?.slice(0, 300)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output schemas (issue 34): every successful tool answer must match the outputSchema its tool publishes in
+// tools/list. The official clients enforce this (a mismatch is an error in the host, not a result the model
+// sees), so an answer that fails here is one a real client refuses. Two mechanisms, both exercised against a
+// deliberately wrong stand-in by output-validation.test.mjs:
+//   - raw HTTP (postMcp, rawPost, and the tests that fetch by hand): assertToolCallAnswer, with the
+//     catalogue fetched once per MCP URL;
+//   - the SDK clients: connectValidating lists the tools right after connecting, because both SDKs validate
+//     only against schemas they hold from a listTools() (v1 Client.cacheToolMetadata, v2 the response cache
+//     read by callTool), and then checks every answer here too, with the listing it got.
+
+// The dialect the SDKs use for schemas without `$schema` (v2's AjvJsonSchemaValidator: Ajv2020), with the
+// same formats they register (ajv-formats; zotero_get_item's output has a `uri`).
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+/** Compiled validators by schema text: the same schema from many connections compiles once. */
+const validators = new Map();
+
+function validatorFor(schema) {
+  const key = JSON.stringify(schema);
+  if (!validators.has(key)) validators.set(key, ajv.compile(schema));
+  return validators.get(key);
+}
+
+/** One Ajv error as `<instancePath> <message>`, with the offending name for additional properties. */
+function describeSchemaError(error) {
+  const extra = error.params?.additionalProperty === undefined ? '' : ` (${error.params.additionalProperty})`;
+  return `${error.instancePath || '/'} ${error.message}${extra}`;
+}
+
+/**
+ * Why a tools/call result is not one a validating client accepts, or undefined when it is. `tool` is the
+ * tool's tools/list entry (undefined: not listed). Error results are not checked, as the clients do not.
+ */
+export function outputSchemaMismatch(tool, name, args, result) {
+  if (!result || result.isError === true) return undefined;
+  const context = `; arguments: ${JSON.stringify(args ?? {})}`;
+  if (!tool) return `${name} answered but is not in tools/list${context}`;
+  if (!tool.outputSchema) return undefined;
+  if (result.structuredContent === undefined) {
+    return `${name} has an outputSchema but its answer has no structuredContent${context}`;
+  }
+  const validate = validatorFor(tool.outputSchema);
+  if (validate(result.structuredContent)) return undefined;
+  const errors = validate.errors.map(describeSchemaError).join('; ');
+  return `${name} answer does not match its outputSchema: ${errors}${context}`;
+}
+
+/** tools/list of one MCP URL, by tool name: fetched once per URL (a cached promise; a failure is not kept). */
+const catalogues = new Map();
+function toolCatalogue(url, authorization) {
+  if (!catalogues.has(url)) {
+    const { body, headers } = legacyRequest('tools/list', {});
+    const loading = fetchWithTimeout(url, {
+      method: 'POST',
+      headers: { ...headers, ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify(body),
+    })
+      .then(decodeResponse)
+      .then((res) => {
+        assert.ok(Array.isArray(res.json?.result?.tools), `tools/list for the outputSchemas: ${res.status} ${res.text.slice(0, 300)}`);
+        assert.equal(res.json.result.nextCursor, undefined, 'tools/list in one page');
+        return new Map(res.json.result.tools.map((tool) => [tool.name, tool]));
+      });
+    catalogues.set(url, loading);
+    loading.catch(() => catalogues.delete(url));
+  }
+  return catalogues.get(url);
+}
+
+function headerValue(headers, name) {
+  const found = Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return found?.[1] ?? undefined;
+}
+
+/**
+ * Fails the test when `response` (a decoded JSON-RPC message) is a successful answer to the tools/call
+ * `request` (its body) that does not match the tool's outputSchema. Anything else passes: other methods,
+ * JSON-RPC errors, tool errors. The catalogue is asked for with the call's own Authorization (a token the
+ * server just accepted at this URL; none for the unauthenticated stand-in), in the legacy era, whose
+ * tools/list carries the same schemas.
+ */
+export async function assertToolCallAnswer(url, request, requestHeaders, response) {
+  if (request?.method !== 'tools/call' || !response?.result) return;
+  const { name, arguments: args } = request.params ?? {};
+  const tools = await toolCatalogue(url, headerValue(requestHeaders, 'authorization'));
+  const mismatch = outputSchemaMismatch(tools.get(name), name, args, response.result);
+  if (mismatch) assert.fail(mismatch);
+}
+
+/**
+ * `client.connect(transport)`, then `listTools()`, so the SDK client holds the tools' outputSchemas and
+ * validates every callTool answer against them (neither SDK lists on its own: without a listing, callTool
+ * accepts any structuredContent). The client's callTool is wrapped so that a mismatch, whether the SDK's
+ * own rejection or this module's check of what the SDK let through, fails naming the tool and the
+ * arguments. Works with both SDKs' callTool signatures (v1: params, resultSchema, options; v2: params,
+ * options). Returns the client.
+ */
+export async function connectValidating(client, transport, { timeout = REQUEST_TIMEOUT_MS } = {}) {
+  await client.connect(transport, { timeout });
+  const { tools } = await client.listTools(undefined, { timeout });
+  const listed = new Map(tools.map((tool) => [tool.name, tool]));
+  const callTool = client.callTool.bind(client);
+  client.callTool = async (params, ...rest) => {
+    let result;
+    try {
+      result = await callTool(params, ...rest);
+    } catch (error) {
+      // The SDKs' messages: "… does not match the tool's output schema: <ajv errors>", "… has an output
+      // schema but did not return structured content", "… has an invalid outputSchema …".
+      if (/output ?schema|structured content/i.test(error?.message ?? '')) {
+        error.message = `${params.name}: ${error.message}; arguments: ${JSON.stringify(params.arguments ?? {})}`;
+      }
+      throw error;
+    }
+    const mismatch = outputSchemaMismatch(listed.get(params.name), params.name, params.arguments, result);
+    if (mismatch) assert.fail(`${mismatch} (the client accepted it)`);
+    return result;
+  };
+  return client;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import {
   TEST_TIMEOUT_MS,
   WRITE_SCOPES,
+  assertToolCallAnswer,
   authHeaders,
   fetchWithTimeout,
   mcpUrl,
@@ -99,12 +100,11 @@ describe('hostile input is refused at the edge', () => {
   test('a note field given to zotero_create_items cannot carry script into Zotero', t, async () => {
     const headers = { 'content-type': 'application/json', accept: 'application/json', ...(await authHeaders(WRITE_SCOPES)) };
     const call = async (name, args) => {
-      const res = await fetchWithTimeout(mcpUrl(), {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-      });
-      return (await res.json()).result;
+      const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } };
+      const res = await fetchWithTimeout(mcpUrl(), { method: 'POST', headers, body: JSON.stringify(body) });
+      const message = await res.json();
+      await assertToolCallAnswer(mcpUrl(), body, headers, message);
+      return message.result;
     };
     const created = await call('zotero_create_items', {
       items: [{ itemType: 'note', fields: { note: 'hi <script>alert(1)</script><img src=x onerror=alert(2)>' } }],

@@ -9,6 +9,7 @@ import {
   TEST_TIMEOUT_MS,
   WRITE_SCOPES,
   approve,
+  assertToolCallAnswer,
   authorizeUrl,
   fetchWithTimeout,
   legacyRequest,
@@ -23,12 +24,15 @@ import {
 
 const opts = { timeout: TEST_TIMEOUT_MS };
 
-/** tools/call with a bearer token, optionally at another URL of the same Worker. */
+/** tools/call with a bearer token, optionally at another URL of the same Worker; a result must match its outputSchema. */
 async function callTool(token, name, args, url = mcpUrl()) {
   const { body, headers } = legacyRequest('tools/call', { name, arguments: args });
-  const res = await fetchWithTimeout(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const sent = { ...headers, authorization: `Bearer ${token}` };
+  const res = await fetchWithTimeout(url, { method: 'POST', headers: sent, body: JSON.stringify(body) });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+  const json = text ? JSON.parse(text) : undefined;
+  await assertToolCallAnswer(url, body, sent, json);
+  return { status: res.status, headers: res.headers, json };
 }
 
 describe('OAuth against the Worker', () => {

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 
-import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, approve, mcpUrl, textOf, tokenRequest } from './helpers.mjs';
+import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, approve, connectValidating, mcpUrl, textOf, tokenRequest } from './helpers.mjs';
 
 /** An in-memory OAuthClientProvider whose "browser" is the test itself. */
 class TestProvider {
@@ -73,7 +73,7 @@ describe('@modelcontextprotocol/client OAuth', () => {
 
     const client = newClient();
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), { authProvider: provider });
-    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+    await connectValidating(client, transport);
     try {
       const wrote = await client.callTool({ name: 'fixture_write', arguments: { note: 'sdk' } }, { timeout: REQUEST_TIMEOUT_MS });
       assert.ok(!wrote.isError, textOf(wrote));

@@ -14,6 +14,7 @@ import {
   TEST_TIMEOUT_MS,
   WRITE_SCOPES,
   authHeaders,
+  connectValidating,
   fetchWithTimeout,
   mcpUrl,
   textOf,
@@ -30,9 +31,7 @@ describe('semantic search over AI Search', { timeout: TEST_TIMEOUT_MS * 6 }, () 
   before(async () => {
     client = new Client({ name: 'zotero-mcp-e2e-semantic', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
     const headers = await authHeaders(WRITE_SCOPES);
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(client, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }));
   });
 
   after(async () => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, mcpUrl, textOf } from './helpers.mjs';
+import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, connectValidating, mcpUrl, textOf } from './helpers.mjs';
 
 const DOI = '10.1371/journal.pone.0000030';
 
@@ -30,9 +30,7 @@ describe('import by identifier, with its PDF, and merging the duplicate', { time
   before(async () => {
     client = new Client({ name: 'zotero-mcp-e2e-sources', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
     const headers = await authHeaders(WRITE_SCOPES);
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(client, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }));
   });
 
   after(async () => {
@@ -82,9 +80,7 @@ describe('import by identifier, with its PDF, and merging the duplicate', { time
 
   it('is refused on a read-only connection, with nothing asked or written', async () => {
     const readOnly = new Client({ name: 'zotero-mcp-e2e-sources-ro', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
-    await readOnly.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers: await authHeaders() } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(readOnly, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers: await authHeaders() } }));
     try {
       const refused = await readOnly.callTool({ name: 'zotero_import_reference', arguments: { identifier: DOI } }, { timeout: REQUEST_TIMEOUT_MS });
       assert.equal(refused.isError, true);

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, mcpUrl, textOf } from './helpers.mjs';
+import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, connectValidating, mcpUrl, textOf } from './helpers.mjs';
 
 describe('Zotero tools through the Worker (demo library in zotero-sim)', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
   let client;
@@ -20,9 +20,7 @@ describe('Zotero tools through the Worker (demo library in zotero-sim)', { timeo
   before(async () => {
     client = new Client({ name: 'zotero-mcp-e2e-tools', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
     const headers = await authHeaders(WRITE_SCOPES);
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(client, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }));
   });
 
   after(async () => {
@@ -86,9 +84,7 @@ describe('Zotero tools through the Worker (demo library in zotero-sim)', { timeo
 
   it('refuses writes on a read-only token', async () => {
     const readOnly = new Client({ name: 'zotero-mcp-e2e-readonly', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
-    await readOnly.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers: await authHeaders() } }), {
-      timeout: REQUEST_TIMEOUT_MS,
-    });
+    await connectValidating(readOnly, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers: await authHeaders() } }));
     try {
       const result = await readOnly.callTool({ name: 'zotero_create_items', arguments: { items: [{ itemType: 'book', title: 'x' }] } }, { timeout: REQUEST_TIMEOUT_MS });
       assert.equal(result.isError, true);

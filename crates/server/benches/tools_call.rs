@@ -52,6 +52,9 @@ impl HttpClient for TimedSim {
 }
 
 fn main() {
+    // Benches are built with the tests' features; time the server as it ships, without the schema check.
+    #[cfg(feature = "check-outputs")]
+    zotero_mcp_server::mcp::output_check::pause();
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
     let cases = [
         ("zotero_search", json!({ "query": "protein structure", "limit": 20 })),

@@ -229,7 +229,7 @@ struct FloodOutput {
 impl Tool for Flood {
     type Input = FloodInput;
     type Output = FloodOutput;
-    const SPEC: ToolSpec = ToolSpec::read("flood", "Flood", "Returns too much.");
+    const SPEC: ToolSpec = ToolSpec::read("flood", "Flood", "Returns too much.").ask_for_less("a smaller `size`");
     fn render(output: &FloodOutput) -> String {
         output.text.clone()
     }
@@ -244,7 +244,8 @@ async fn oversized_results_say_so_instead_of_being_cut_by_the_client() {
     registry.tool::<Flood>();
     let result = registry.call_tool(&context(Grant::read_only("owner")), "flood", json!({})).await.unwrap();
     assert_eq!(result["isError"], true);
-    assert!(text_of(&result).contains("too large") && text_of(&result).contains("limit"));
+    let message = text_of(&result);
+    assert!(message.contains("too large") && message.contains("a smaller `size`"), "{message}");
 }
 
 // ---- the size guard follows the writer ----

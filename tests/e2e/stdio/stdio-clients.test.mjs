@@ -12,6 +12,8 @@ import { after, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
+import { connectValidating } from '../helpers.mjs';
+
 const BIN = process.env.ZOTERO_MCP_BIN;
 const SIM_URL = process.env.SIM_URL;
 const TIMEOUT = 30_000;
@@ -35,8 +37,8 @@ async function connect({ modern, readOnly = false }) {
   });
   const options = modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {};
   const client = new Client({ name: 'zotero-mcp-e2e-stdio', version: '1.0.0' }, options);
-  await client.connect(transport, { timeout: TIMEOUT });
-  return client;
+  // Lists the tools too, so every callTool answer is checked against its outputSchema.
+  return connectValidating(client, transport, { timeout: TIMEOUT });
 }
 
 for (const modern of [false, true]) {

@@ -21,13 +21,33 @@ pub struct PageRange {
     pub to: Option<usize>,
     /// The most pages read; a longer range is cut and reported as truncated.
     pub max_pages: usize,
+    /// The most characters of text one answer may carry, counted as JSON writes them ([`json_chars`]). Pages
+    /// are kept whole while they fit; the first one that does not ends the read, reported as truncated, so the
+    /// caller continues from it. `None`: no limit.
+    pub max_chars: Option<usize>,
 }
 
 impl PageRange {
-    /// The whole document (as far as `max_pages` goes).
-    pub fn whole(max_pages: usize) -> Self {
-        Self { from: None, to: None, max_pages }
+    /// The whole document (as far as `max_pages` and `max_chars` go).
+    pub fn whole(max_pages: usize, max_chars: Option<usize>) -> Self {
+        Self { from: None, to: None, max_pages, max_chars }
     }
+
+    fn fits(&self, text: &str) -> bool {
+        self.max_chars.is_none_or(|max| json_chars(text) <= max)
+    }
+}
+
+/// How many characters `text` takes inside a JSON string: one per character, two for a quote, backslash,
+/// newline, tab or carriage return, six for another control character.
+pub fn json_chars(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\t' | '\r' => 2,
+            c if (c as u32) < 0x20 => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// Where a text came from.
@@ -52,9 +72,13 @@ pub struct TextRead {
     /// The pages read, for a paged format; empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<usize>,
-    /// Whether more pages were asked for than were read (`max_pages`).
+    /// Whether more was asked for than was read (`max_pages`, or the text budget `max_chars`).
     #[serde(default)]
     pub truncated: bool,
+    /// The text ends inside a page or a document without pages, cut at the text budget: the rest of that
+    /// page (or document) is not in this answer. Not stored: a cut read is never cached.
+    #[serde(skip)]
+    pub cut: bool,
     pub text: String,
     /// Whether the answer came from the cache (not stored).
     #[serde(skip)]
@@ -75,14 +99,21 @@ pub async fn read_text(
     if range.from.is_none() && range.to.is_none() && !force_file {
         if let Some(indexed) = zotero.fulltext(&key).await? {
             if !indexed.content.trim().is_empty() {
-                return Ok(TextRead {
+                let read = TextRead {
                     source: ReadSource::ZoteroIndex,
                     total_pages: indexed.total_pages,
                     pages: Vec::new(),
                     truncated: false,
+                    cut: false,
                     text: indexed.content,
                     from_cache: false,
-                });
+                };
+                // Zotero's index has no page breaks, so an index text longer than one answer cannot be
+                // continued; the file, read by pages, can. Only when there is no file to read is it cut.
+                let file_readable = webdav.is_some() && is_stored_pdf(attachment);
+                if range.fits(&read.text) || !file_readable {
+                    return Ok(cut_to_fit(read, range.max_chars));
+                }
             }
         }
     }
@@ -90,19 +121,57 @@ pub async fn read_text(
     let cache_key = cache_key(attachment, range);
     if let Ok(Some(hit)) = cache.get(&cache_key).await {
         if let Ok(mut read) = serde_json::from_str::<TextRead>(&hit) {
-            read.from_cache = true;
-            return Ok(read);
+            // A read cached under another budget (or by the TypeScript server, which has none) may not fit.
+            if range.fits(&read.text) {
+                read.from_cache = true;
+                return Ok(read);
+            }
         }
     }
     let (filename, data) = download(webdav, attachment, &key).await?;
     let content_type =
         attachment.field("contentType").map_or_else(|| guess_content_type(&filename).to_owned(), str::to_owned);
     let read = extract(&attachment.key, &content_type, data, range)?;
-    if let Ok(json) = serde_json::to_string(&read) {
-        // A cache that cannot be written costs the next call a download, nothing else.
-        let _ = cache.put(&cache_key, &json, KvWrite::ExpiresIn(TEXT_CACHE_TTL_SECS)).await;
+    // A cut text is not cached: the TypeScript server shares these keys and would serve it as whole.
+    if !read.cut {
+        if let Ok(json) = serde_json::to_string(&read) {
+            // A cache that cannot be written costs the next call a download, nothing else.
+            let _ = cache.put(&cache_key, &json, KvWrite::ExpiresIn(TEXT_CACHE_TTL_SECS)).await;
+        }
     }
     Ok(read)
+}
+
+fn is_stored_pdf(attachment: &ZoteroObject) -> bool {
+    require_stored_file(attachment).is_ok() && attachment.field("contentType") == Some("application/pdf")
+}
+
+/// A text without pages, cut at the budget when it is longer (at the last paragraph or line break before the
+/// limit when there is one in its second half, else at a character), and marked as cut.
+fn cut_to_fit(mut read: TextRead, max_chars: Option<usize>) -> TextRead {
+    let Some(max) = max_chars else { return read };
+    if json_chars(&read.text) <= max {
+        return read;
+    }
+    let end = prefix_within(&read.text, max);
+    let head = &read.text[..end];
+    let end = ["\n\n", "\n"].iter().find_map(|brk| head.rfind(brk).filter(|at| *at >= end / 2)).unwrap_or(end);
+    read.text.truncate(end);
+    read.truncated = true;
+    read.cut = true;
+    read
+}
+
+/// The byte length of the longest prefix of `text` whose [`json_chars`] is at most `max`.
+fn prefix_within(text: &str, max: usize) -> usize {
+    let mut spent = 0;
+    for (at, c) in text.char_indices() {
+        spent += json_chars(c.encode_utf8(&mut [0; 4]));
+        if spent > max {
+            return at;
+        }
+    }
+    text.len()
 }
 
 /// The outline of `attachment`'s PDF.
@@ -145,13 +214,17 @@ pub async fn download(
 
 /// Text out of a file by its content type.
 fn extract(key: &str, content_type: &str, data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError> {
-    let whole = |text: String| TextRead {
-        source: ReadSource::WebDav,
-        total_pages: None,
-        pages: Vec::new(),
-        truncated: false,
-        text,
-        from_cache: false,
+    let whole = |text: String| {
+        let read = TextRead {
+            source: ReadSource::WebDav,
+            total_pages: None,
+            pages: Vec::new(),
+            truncated: false,
+            cut: false,
+            text,
+            from_cache: false,
+        };
+        cut_to_fit(read, range.max_chars)
     };
     match content_type {
         "application/pdf" => pdf_text(data, range),
@@ -177,6 +250,7 @@ fn pdf_text(data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError
         total_pages: Some(total as u64),
         pages: Vec::new(),
         truncated: false,
+        cut: false,
         text: String::new(),
         from_cache: false,
     };
@@ -185,8 +259,28 @@ fn pdf_text(data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError
     }
     let to = requested_to.min(from + range.max_pages.max(1) - 1);
     let texts = doc.text(from, to, &TextBudget::default())?;
-    read.text = texts.iter().map(|t| t.trim()).collect::<Vec<_>>().join("\n\n");
-    read.pages = (from..=to).collect();
-    read.truncated = to < requested_to;
+    // Whole pages while they fit the budget; the page separator counts too.
+    let mut kept = Vec::new();
+    let mut spent = 0;
+    for text in texts.iter().map(|t| t.trim()) {
+        let cost = json_chars(text) + if kept.is_empty() { 0 } else { 4 };
+        if range.max_chars.is_some_and(|max| spent + cost > max) {
+            break;
+        }
+        spent += cost;
+        kept.push(text);
+    }
+    let last = from + kept.len().max(1) - 1;
+    if kept.is_empty() {
+        // One page is already over the budget: its beginning, cut, so the read still moves on.
+        let first = texts.first().map_or("", |t| t.trim());
+        let mut cut = cut_to_fit(TextRead { text: first.to_owned(), ..read.clone() }, range.max_chars);
+        cut.pages = vec![from];
+        cut.truncated = true;
+        return Ok(cut);
+    }
+    read.text = kept.join("\n\n");
+    read.pages = (from..=last).collect();
+    read.truncated = last < requested_to;
     Ok(read)
 }

@@ -5,6 +5,8 @@ pub mod dispatch;
 pub mod error;
 pub mod jsonrpc;
 pub mod origin;
+#[cfg(feature = "check-outputs")]
+pub mod output_check;
 pub mod protocol;
 pub mod published;
 pub mod registry;

@@ -48,12 +48,25 @@ pub struct ToolSpec {
     pub destructive: bool,
     /// Reaches beyond the user's own library and file store (e.g. DOI or arXiv look-ups).
     pub open_world: bool,
+    /// How to ask this tool for less, naming its own arguments in backticks ("a smaller `limit`, and `offset` to
+    /// page"): the advice of the refusal sent when an answer is too large and [`Tool::shorten`] cannot cut it.
+    /// `tests/tool_shapes.rs` checks that every name in it is one of the tool's arguments.
+    pub ask_for_less: &'static str,
 }
 
 impl ToolSpec {
     /// A read-only tool over the user's own library.
     pub const fn read(name: &'static str, title: &'static str, description: &'static str) -> Self {
-        Self { name, title, description, access: Access::Read, idempotent: true, destructive: false, open_world: false }
+        Self {
+            name,
+            title,
+            description,
+            access: Access::Read,
+            idempotent: true,
+            destructive: false,
+            open_world: false,
+            ask_for_less: "",
+        }
     }
     /// A tool that changes the library. Not idempotent and not destructive unless said otherwise.
     pub const fn write(name: &'static str, title: &'static str, description: &'static str) -> Self {
@@ -65,6 +78,7 @@ impl ToolSpec {
             idempotent: false,
             destructive: false,
             open_world: false,
+            ask_for_less: "",
         }
     }
     /// A tool whose reading actions work on any grant and whose writing actions check `zotero:write` themselves
@@ -78,6 +92,7 @@ impl ToolSpec {
             idempotent: false,
             destructive: false,
             open_world: false,
+            ask_for_less: "",
         }
     }
     pub const fn idempotent(mut self) -> Self {
@@ -90,6 +105,11 @@ impl ToolSpec {
     }
     pub const fn open_world(mut self) -> Self {
         self.open_world = true;
+        self
+    }
+    /// See [`ToolSpec::ask_for_less`].
+    pub const fn ask_for_less(mut self, advice: &'static str) -> Self {
+        self.ask_for_less = advice;
         self
     }
 
@@ -118,11 +138,32 @@ pub trait Tool: 'static {
     /// The Markdown shown to clients that ignore `structuredContent`.
     fn render(output: &Self::Output) -> String;
 
+    /// Cuts an answer too large to send to about `fraction` (between 0 and 1) of its size, keeping the first
+    /// entries whole and saying where the rest is (`nextOffset`, `truncated`, a note), so the caller continues
+    /// instead of asking again blindly. Returns false when nothing is left to cut; the registry then refuses the
+    /// answer with [`ToolSpec::ask_for_less`]. Tools whose answers grow with the library implement it.
+    fn shorten(_output: &mut Self::Output, _fraction: f64) -> bool {
+        false
+    }
+
     async fn call(ctx: &RequestContext, input: Self::Input) -> Result<Self::Output, ToolError>;
 }
 
 /// The largest tool result sent, in characters of JSON plus Markdown (claude.ai's limit is about 150 000).
 pub const MAX_RESULT_CHARS: usize = 120_000;
+
+/// The most characters of document text one answer carries: the text goes out twice (in `structuredContent`
+/// and in the Markdown), and the rest of the answer needs room too.
+pub const MAX_TEXT_CHARS: usize = (MAX_RESULT_CHARS - 6_000) / 2;
+
+/// How many times an answer is shortened before it is refused (each pass aims below the limit, so one or two
+/// passes are the rule).
+const MAX_SHORTENINGS: usize = 6;
+
+/// An answer's size as clients count it: characters, not bytes (a Korean page is a third of its UTF-8 bytes).
+fn result_chars(structured: &str, markdown: &str) -> usize {
+    structured.chars().count() + markdown.chars().count()
+}
 
 /// A tool's answer: its Markdown, and its structured result already as JSON text.
 ///
@@ -204,16 +245,32 @@ impl<T: Tool> DynTool for Typed<T> {
         published: &Published,
     ) -> Result<(String, String), ToolError> {
         let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
-        let output = T::call(ctx, input).await?;
-        let markdown = T::render(&output);
-        // Straight to text, once: no `Value` tree in between (see `ToolReply`).
-        match serde_json::to_string(&output) {
-            Ok(text) if text.starts_with('{') => Ok((text, markdown)),
-            Ok(_) | Err(_) => Err(ToolError::Failed(format!(
-                "Output validation error: {} produced a result that is not a JSON object. This is a bug in the \
-                 server; please report it.",
-                T::SPEC.name
-            ))),
+        let mut output = T::call(ctx, input).await?;
+        let mut passes = 0;
+        loop {
+            let markdown = T::render(&output);
+            // Straight to text, once: no `Value` tree in between (see `ToolReply`).
+            let text = match serde_json::to_string(&output) {
+                Ok(text) if text.starts_with('{') => text,
+                Ok(_) | Err(_) => {
+                    return Err(ToolError::Failed(format!(
+                        "Output validation error: {} produced a result that is not a JSON object. This is a bug \
+                         in the server; please report it.",
+                        T::SPEC.name
+                    )))
+                }
+            };
+            // A write's answer is never shortened: it reports what was changed (see `run_tool`).
+            let size = result_chars(&text, &markdown);
+            if size <= MAX_RESULT_CHARS || ctx.writer_taken() || passes == MAX_SHORTENINGS {
+                return Ok((text, markdown));
+            }
+            // Aim a tenth under the limit: entries differ in size, and the Markdown shrinks with them.
+            let fraction = MAX_RESULT_CHARS as f64 / size as f64 * 0.9;
+            if !T::shorten(&mut output, fraction) {
+                return Ok((text, markdown));
+            }
+            passes += 1;
         }
     }
 }
@@ -481,6 +538,11 @@ impl Registry {
         self.tools.iter().map(|t| t.spec().name).collect()
     }
 
+    /// The registered tools' specs, in order.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| *t.spec()).collect()
+    }
+
     fn published(&self) -> &Published {
         self.published.get_or_init(Published::load)
     }
@@ -508,11 +570,19 @@ impl Registry {
         let tool = self.find_tool(name)?;
         let spec = tool.spec();
         ctx.enter_tool(spec.name);
+        #[cfg(feature = "check-outputs")]
+        let checked_arguments = arguments.clone();
         let outcome = if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
             Err(ToolError::WriteScopeRequired { tool: name.to_owned() })
         } else {
             tool.call(ctx, arguments, self.published()).await
         };
+        #[cfg(feature = "check-outputs")]
+        if let (Ok((structured, _)), (_, Some(schema))) = (&outcome, self.published().tool(spec.name)) {
+            if let Some(mismatch) = super::output_check::mismatch(name, &checked_arguments, structured, &schema) {
+                panic!("{mismatch}");
+            }
+        }
         let outcome = outcome.and_then(|(structured, markdown)| {
             // A write's result is sent whatever its size: the change is made, and asking again would repeat it.
             // The rule follows the writer, not the declared access, so a mixed tool's writes are covered too.
@@ -521,12 +591,15 @@ impl Registry {
             }
             // Clients cut (or refuse) oversized results without saying so: claude.ai at ~150k characters, Claude
             // Code at ~25k tokens. Saying so here lets the model ask for less instead of reading a torn result.
-            let size = structured.len() + markdown.len();
+            let size = result_chars(&structured, &markdown);
             if size > MAX_RESULT_CHARS {
+                let advice = match spec.ask_for_less {
+                    "" => "ask again for less".to_owned(),
+                    advice => format!("ask again for less: {advice}"),
+                };
                 return Err(ToolError::Failed(format!(
                     "The result of {name} is too large to send ({size} characters; clients accept about \
-                     {MAX_RESULT_CHARS}). Nothing was cut: ask again for less, with a smaller `limit` or a \
-                     narrower query, and page with `offset`."
+                     {MAX_RESULT_CHARS}). Nothing was sent, so nothing is lost: {advice}."
                 )));
             }
             Ok((structured, markdown))

@@ -7,7 +7,7 @@
 //! Every schema is a self-contained JSON Schema 2020-12 object: sub-schemas are inlined because several MCP
 //! clients cannot follow `$ref`, and the root is always `"type": "object"` because 2025-era clients require it.
 
-use schemars::generate::SchemaSettings;
+use schemars::generate::{Contract, SchemaSettings};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
@@ -24,7 +24,7 @@ impl Declare for SchemaCollector {
     fn tool<T: Tool>(&mut self) -> &mut Self {
         let schemas = json!({
             "inputSchema": schema_for::<T::Input>(),
-            "outputSchema": schema_for::<T::Output>(),
+            "outputSchema": output_schema_for::<T::Output>(),
         });
         self.tools.insert(T::SPEC.name.to_owned(), schemas);
         self
@@ -71,12 +71,26 @@ impl SchemaCollector {
     }
 }
 
-/// The schema of `T`, inlined, without the `$schema` and `title` noise at the root.
+/// The schema of `T` as arguments are read (serde's deserializing rules: a field with a default may be left
+/// out), inlined, without the `$schema` and `title` noise at the root.
 pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
+    generate::<T>(Contract::Deserialize)
+}
+
+/// The schema of `T` as results are written (serde's serializing rules): a field is required exactly when every
+/// answer has it, so `#[serde(skip_serializing_if = ..)]` makes it optional and an `Option` without it is
+/// required and may be `null`. Validating clients check `structuredContent` against this; the deserializing
+/// rules would call a skipped-when-empty list required (issue 34: `pages` in a `mode: "info"` answer).
+pub fn output_schema_for<T: JsonSchema>() -> Map<String, Value> {
+    generate::<T>(Contract::Serialize)
+}
+
+fn generate<T: JsonSchema>(contract: Contract) -> Map<String, Value> {
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
+            s.contract = contract;
         })
         .into_generator();
     let schema = generator.into_root_schema_for::<T>();

@@ -13,7 +13,7 @@ use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 
 use super::args::Key;
 use super::items::TagIn;
-use super::paging::Paging;
+use super::paging::{shorten_list, Paging};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -156,7 +156,16 @@ impl Tool for Annotations {
          action=create (write scope): a highlight or underline of a passage of the item's PDF, anchored by \
          quoting it in `text` (read the page with zotero_read_attachment first and copy the words), or a note \
          with `comment` on `page`. It shows in Zotero's reader at that place after the next sync.",
-    );
+    )
+    .ask_for_less("a smaller `limit`, or one attachment's key as `itemKey`");
+
+    fn shorten(output: &mut AnnotationsOutput, fraction: f64) -> bool {
+        if shorten_list(&mut output.annotations, fraction).is_none() {
+            return false;
+        }
+        output.truncated = true;
+        true
+    }
 
     fn render(output: &AnnotationsOutput) -> String {
         if let Some(created) = &output.created {
@@ -189,7 +198,9 @@ impl Tool for Annotations {
             })
             .collect();
         if output.truncated {
-            lines.push("\n_More annotations exist; raise `limit` to see them._".into());
+            lines.push(
+                "\n_More annotations exist than are shown (more than `limit`, or more than fit in one answer)._".into(),
+            );
         }
         lines.join("\n")
     }

@@ -4,11 +4,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zotero_mcp_core::attachment::{self, PageRange, ReadSource, DEFAULT_MAX_PAGES};
+use zotero_mcp_core::attachment::{self, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES};
 use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
 use crate::context::RequestContext;
+use crate::mcp::registry::MAX_TEXT_CHARS;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// What to read.
@@ -83,12 +84,21 @@ pub struct ReadAttachmentOutput {
     /// Pages read, 1-based.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<usize>,
+    /// Mode text: whether there is more than this answer holds (more pages than `maxPages`, more text than
+    /// one answer carries, or, mode outline, more entries).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
+    /// Mode text, when truncated: the `fromPage` that continues the read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_from_page: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outline: Option<Vec<OutlineOut>>,
+    /// What the caller should know about how complete the answer is (a page cut inside, an index text that
+    /// cannot be continued, an outline cut short).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Mode info: filename, contentType, linkMode, md5, mtime, title, parentItem, onWebDav.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<Value>,
@@ -108,15 +118,34 @@ impl Tool for ReadAttachment {
         "Reads an attachment's text (PDF, EPUB, HTML or text; give the attachment or its parent item, whose PDF \
          is chosen first), its PDF outline, or what Zotero records about the file. A whole-document read uses \
          Zotero's own full-text index when it has the text; a page range, or forceFile, reads the file from \
-         WebDAV. Long documents are read maxPages at a time: continue with fromPage.",
-    );
+         WebDAV. Long documents are read maxPages at a time, and as many whole pages as fit one answer: \
+         continue with fromPage = nextFromPage.",
+    )
+    .ask_for_less("a smaller `maxPages`, or a page range with `fromPage` and `toPage`");
+
+    /// Only the outline can be cut here: a text read is fitted to the answer while it is read.
+    fn shorten(output: &mut ReadAttachmentOutput, fraction: f64) -> bool {
+        let Some(outline) = output.outline.as_mut() else { return false };
+        let keep = ((outline.len() as f64) * fraction) as usize;
+        if keep == 0 || keep >= outline.len() {
+            return false;
+        }
+        let total = outline.len();
+        outline.truncate(keep);
+        output.truncated = Some(true);
+        output.note = Some(format!(
+            "The outline has {total} entries; the first {keep} fit in one answer. Read the pages after the last \
+             entry shown with mode text and fromPage."
+        ));
+        true
+    }
 
     fn render(output: &ReadAttachmentOutput) -> String {
         if let Some(outline) = &output.outline {
             if outline.is_empty() {
                 return "_This PDF has no outline._".to_owned();
             }
-            return outline
+            let mut text = outline
                 .iter()
                 .map(|e| {
                     let page = e.page.map(|p| format!(" (p.{p})")).unwrap_or_default();
@@ -124,6 +153,10 @@ impl Tool for ReadAttachment {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
+            if let Some(note) = &output.note {
+                text.push_str(&format!("\n\n> {note}"));
+            }
+            return text;
         }
         if let Some(file) = &output.file {
             let show = |name: &str, missing: &str| match file.get(name) {
@@ -157,10 +190,15 @@ impl Tool for ReadAttachment {
             header.push(format!("read: {first}–{last}"));
         }
         if output.truncated == Some(true) {
-            let next = output.pages.last().map_or(1, |l| l + 1);
-            header.push(format!("TRUNCATED — call again with fromPage: {next} to continue"));
+            header.push(match output.next_from_page {
+                Some(next) => format!("TRUNCATED — call again with fromPage: {next} to continue"),
+                None => "TRUNCATED".to_owned(),
+            });
         }
         let mut text = header.join(" · ");
+        if let Some(note) = &output.note {
+            text.push_str(&format!("\n{note}"));
+        }
         if let Some(note) = &output.index_write_back {
             text.push_str(&format!("\n{note}"));
         }
@@ -180,8 +218,10 @@ impl Tool for ReadAttachment {
             total_pages: None,
             pages: Vec::new(),
             truncated: None,
+            next_from_page: None,
             text: None,
             outline: None,
+            note: None,
             file: None,
             index_write_back: None,
         };
@@ -211,6 +251,7 @@ impl Tool for ReadAttachment {
                     from: input.from_page.map(|p| p as usize),
                     to: input.to_page.map(|p| p as usize),
                     max_pages: input.max_pages as usize,
+                    max_chars: Some(MAX_TEXT_CHARS),
                 };
                 let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, input.force_file).await?;
                 if let Some(writer) = writer {
@@ -247,6 +288,13 @@ impl Tool for ReadAttachment {
                     }
                     .into(),
                 );
+                output.note = read_note(&read, input.max_pages);
+                output.next_from_page = match (read.truncated, read.pages.last()) {
+                    (true, Some(last)) => {
+                        Some(last + 1).filter(|next| read.total_pages.is_none_or(|t| *next as u64 <= t))
+                    }
+                    _ => None,
+                };
                 output.total_pages = read.total_pages;
                 output.pages = read.pages;
                 output.truncated = Some(read.truncated);
@@ -255,6 +303,34 @@ impl Tool for ReadAttachment {
         }
         Ok(output)
     }
+}
+
+/// Why a text read stops where it does, when that is not simply the last page asked for.
+fn read_note(read: &TextRead, max_pages: u32) -> Option<String> {
+    if !read.truncated {
+        return None;
+    }
+    let next = read.pages.last().map(|last| last + 1);
+    Some(match (read.cut, read.pages.as_slice(), read.source) {
+        (true, [page], _) => format!(
+            "Page {page} alone is longer than one answer carries; this is its beginning. The rest of it cannot be \
+             read here; continue with fromPage: {}.",
+            page + 1
+        ),
+        (true, _, ReadSource::ZoteroIndex) => "Zotero's full-text index holds more text than one answer carries, \
+             and it has no pages to continue from; this is its beginning. With the file on WebDAV, read it by \
+             pages (fromPage)."
+            .to_owned(),
+        (true, _, _) => "This document is longer than one answer carries and has no pages to continue from; this \
+             is its beginning."
+            .to_owned(),
+        (false, pages, _) if pages.len() < max_pages as usize => format!(
+            "Only {} pages fit in one answer (maxPages is {max_pages}); continue with fromPage: {}.",
+            pages.len(),
+            next.unwrap_or(1)
+        ),
+        (false, _, _) => return None,
+    })
 }
 
 /// Arguments of `zotero_delete_attachment`.

@@ -8,7 +8,7 @@ use zotero_mcp_core::zotero::{ItemScope, ObjectKind, Page, Query};
 
 use super::args::Key;
 use super::items::Failure;
-use super::paging::Paging;
+use super::paging::{shorten_list, shorten_page, Paging};
 use crate::context::RequestContext;
 use crate::format::collections::{collection_items_markdown, matches_markdown, tree, tree_markdown, CollectionSummary};
 use crate::format::items::{summarize, ItemSummary};
@@ -65,6 +65,12 @@ pub struct ListCollectionsOutput {
     /// With `query`: the text the collection names were matched against (trimmed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// Without collectionKey: how many collections there are, when only the first of them fit in one answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collections_total: Option<usize>,
+    /// With collectionKey: the `offset` this page started at. Not sent.
+    #[serde(skip)]
+    pub offset: usize,
 }
 
 pub struct ListCollections;
@@ -77,7 +83,21 @@ impl Tool for ListCollections {
         "List collections, or a collection's items",
         "Without arguments: the whole collection tree, each collection with its key, full path and item count. \
          With `query`: the collections whose name contains it. With `collectionKey`: that collection's items.",
-    );
+    )
+    .ask_for_less("a `query` for collection names, or one `collectionKey` with a smaller `limit` and `offset`");
+
+    fn shorten(output: &mut ListCollectionsOutput, fraction: f64) -> bool {
+        if let Some(items) = output.items.as_mut() {
+            return shorten_page(items, fraction, output.offset, &mut output.next_offset);
+        }
+        let Some(collections) = output.collections.as_mut() else { return false };
+        let total = output.collections_total.unwrap_or(collections.len());
+        if shorten_list(collections, fraction).is_none() {
+            return false;
+        }
+        output.collections_total = Some(total);
+        true
+    }
 
     fn render(output: &ListCollectionsOutput) -> String {
         match (&output.collection, &output.query) {
@@ -85,8 +105,20 @@ impl Tool for ListCollections {
                 let items = output.items.as_deref().unwrap_or_default();
                 collection_items_markdown(collection, items, output.next_offset)
             }
-            (None, Some(query)) => matches_markdown(query, output.collections.as_deref().unwrap_or_default()),
-            (None, None) => tree_markdown(output.collections.as_deref().unwrap_or_default()),
+            (None, query) => {
+                let collections = output.collections.as_deref().unwrap_or_default();
+                let mut text = match query {
+                    Some(query) => matches_markdown(query, collections),
+                    None => tree_markdown(collections),
+                };
+                if let Some(total) = output.collections_total {
+                    text.push_str(&format!(
+                        "\n\n_{} of {total} collections fit in one answer; find the others with `query`._",
+                        collections.len()
+                    ));
+                }
+                text
+            }
         }
     }
 
@@ -125,6 +157,8 @@ impl Tool for ListCollections {
                 items: Some(items),
                 next_offset,
                 query: None,
+                collections_total: None,
+                offset: paging.offset,
             });
         }
         let query = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
@@ -141,6 +175,8 @@ impl Tool for ListCollections {
             items: None,
             next_offset: None,
             query: query.map(str::to_owned),
+            collections_total: None,
+            offset: 0,
         })
     }
 }
@@ -433,6 +469,9 @@ pub struct ListTagsOutput {
     pub tags: Vec<TagOut>,
     /// How many tags match in all, when more exist than were returned.
     pub total_results: Option<u64>,
+    /// True when fewer tags are shown than `limit` asked for, because no more fit in one answer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 pub struct ListTags;
@@ -445,7 +484,18 @@ impl Tool for ListTags {
         "List tags",
         "Lists the library's tags with how many items carry each, optionally only those containing some text. \
          Use the names with zotero_search's `tags`.",
-    );
+    )
+    .ask_for_less("a smaller `limit`, or a `query` the tags contain");
+
+    fn shorten(output: &mut ListTagsOutput, fraction: f64) -> bool {
+        let shown = output.tags.len() as u64;
+        if shorten_list(&mut output.tags, fraction).is_none() {
+            return false;
+        }
+        output.total_results = Some(output.total_results.unwrap_or(shown).max(shown));
+        output.cut = true;
+        true
+    }
 
     fn render(output: &ListTagsOutput) -> String {
         if output.tags.is_empty() {
@@ -458,10 +508,12 @@ impl Tool for ListTags {
             .collect::<Vec<_>>()
             .join("\n");
         if let Some(total) = output.total_results.filter(|t| *t as usize > output.tags.len()) {
-            text.push_str(&format!(
-                "\n\n_{} of {total} tags shown; raise `limit` or narrow with `query`._",
-                output.tags.len()
-            ));
+            let advice = if output.cut {
+                "no more fit in one answer: narrow with `query`"
+            } else {
+                "raise `limit` or narrow with `query`"
+            };
+            text.push_str(&format!("\n\n_{} of {total} tags shown; {advice}._", output.tags.len()));
         }
         text
     }
@@ -480,6 +532,7 @@ impl Tool for ListTags {
                 .map(|t| TagOut { tag: t.tag, num_items: t.num_items, automatic: t.kind == 1 })
                 .collect(),
             total_results: page.total_results,
+            cut: false,
         })
     }
 }

@@ -8,6 +8,7 @@ use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeRepor
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
+use super::paging::shorten_list;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -73,6 +74,9 @@ pub struct FindDuplicatesOutput {
     /// Items examined.
     pub scanned: usize,
     pub groups: Vec<DuplicateGroupOut>,
+    /// How many groups were found, when only the first of them fit in one answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_total: Option<usize>,
 }
 
 pub struct FindDuplicates;
@@ -90,7 +94,17 @@ impl Tool for FindDuplicates {
          them; the others go to the trash (at most 5 groups per call; call again to continue). mergeKeys merges \
          one group chosen by hand, the first key kept.",
     )
-    .destructive();
+    .destructive()
+    .ask_for_less("a `collectionKey` or `itemType`, or a smaller `scanLimit`");
+
+    fn shorten(output: &mut FindDuplicatesOutput, fraction: f64) -> bool {
+        let total = output.groups_total.unwrap_or(output.groups.len());
+        if shorten_list(&mut output.groups, fraction).is_none() {
+            return false;
+        }
+        output.groups_total = Some(total);
+        true
+    }
 
     fn render(output: &FindDuplicatesOutput) -> String {
         if output.groups.is_empty() {
@@ -120,6 +134,14 @@ impl Tool for FindDuplicates {
                 lines.push(format!("  note: {note}"));
             }
         }
+        if let Some(total) = output.groups_total {
+            lines.push(String::new());
+            lines.push(format!(
+                "Only {} of the {total} groups fit in one answer: merge these, or narrow the scan with collectionKey \
+                 or itemType, to see the rest.",
+                output.groups.len()
+            ));
+        }
         if output.groups.iter().any(|g| !g.merged && g.note.is_none()) {
             lines.push(String::new());
             lines.push("Call again with merge=true to merge these groups, or pass mergeKeys to merge one.".into());
@@ -148,7 +170,7 @@ impl Tool for FindDuplicates {
                 keys.iter().filter_map(|key| found.iter().find(|item| item.key == key.as_str()).cloned()).collect();
             let plan = MergePlan::new(ordered).map_err(|e| invalid(format!("{e}; nothing was changed")))?;
             let group = run(zotero, writer, "explicit", plan).await;
-            return Ok(FindDuplicatesOutput { scanned: group.keys.len(), groups: vec![group] });
+            return Ok(FindDuplicatesOutput { scanned: group.keys.len(), groups: vec![group], groups_total: None });
         }
 
         let mut query = Query::new();
@@ -207,7 +229,7 @@ impl Tool for FindDuplicates {
             }
             groups.push(out);
         }
-        Ok(FindDuplicatesOutput { scanned, groups })
+        Ok(FindDuplicatesOutput { scanned, groups, groups_total: None })
     }
 }
 

@@ -50,7 +50,8 @@ impl Tool for Echo {
         "fixture_echo",
         "Echo (test fixture)",
         "Returns the given text, repeated. Exists only for end-to-end tests.",
-    );
+    )
+    .ask_for_less("a shorter `text` or a smaller `repeat`");
 
     fn render(output: &EchoOutput) -> String {
         format!("Echo: {}", output.echoed)

@@ -12,7 +12,7 @@ use zotero_mcp_core::zotero::{
 };
 
 use super::args::Key;
-use super::paging::Paging;
+use super::paging::{shorten_list, Paging};
 use crate::context::RequestContext;
 use crate::format::items::{detail, item_detail_markdown, summarize_child, ChildSummary, ItemDetail};
 use crate::format::note_html::note_html;
@@ -79,7 +79,8 @@ pub struct GetItemOutput {
     /// Attachments, notes and annotations, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<ChildSummary>>,
-    /// True when the item has more than 100 children and only the first 100 are in `children`.
+    /// True when `children` does not hold them all: the item has more than 100, or no more fit in one answer
+    /// (zotero_notes and zotero_annotations list them in pages).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(default)]
     pub children_truncated: bool,
@@ -102,7 +103,18 @@ impl Tool for GetItem {
         "Returns every field of one item (creators, dates, identifiers, abstract, tags, collections, Extra), \
          optionally its attachments, notes and annotations, and optionally an export made by Zotero itself: \
          BibTeX, BibLaTeX, RIS, CSL-JSON, or a formatted bibliography entry or citation in any CSL style.",
-    );
+    )
+    .ask_for_less("without `includeChildren` or `exportFormat`");
+
+    /// Children go first (they are listed again by zotero_notes and zotero_annotations); the item stays whole.
+    fn shorten(output: &mut GetItemOutput, fraction: f64) -> bool {
+        let Some(children) = output.children.as_mut() else { return false };
+        if shorten_list(children, fraction).is_none() {
+            return false;
+        }
+        output.children_truncated = true;
+        true
+    }
 
     fn render(output: &GetItemOutput) -> String {
         let children = output.children.as_deref().unwrap_or_default();

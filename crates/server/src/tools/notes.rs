@@ -10,7 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKind, QMode, Query, ZoteroClient, ZoteroObje
 
 use super::args::Key;
 use super::items::TagIn;
-use super::paging::Paging;
+use super::paging::{shorten_page, Paging};
 use crate::context::RequestContext;
 use crate::format::note_html::{
     append_fragment, html_to_text, note_fragment, note_html, notes_markdown, summarize_note, NoteSummary,
@@ -126,19 +126,29 @@ pub struct NotesOutput {
     /// For delete: true when the note was already in the trash, so nothing was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_trashed: Option<bool>,
+    /// For list and search: the `offset` this page started at. Not sent.
+    #[serde(skip)]
+    pub offset: usize,
 }
 
 impl NotesOutput {
-    fn listing(action: NoteAction, notes: Vec<NoteSummary>, total: Option<u64>, next_offset: Option<u64>) -> Self {
+    fn listing(
+        action: NoteAction,
+        notes: Vec<NoteSummary>,
+        total: Option<u64>,
+        paging: Paging,
+        next: Option<u64>,
+    ) -> Self {
         Self {
             action,
             notes: Some(notes),
             total,
-            next_offset,
+            next_offset: next,
             note_key: None,
             parent_item: None,
             appended: None,
             already_trashed: None,
+            offset: paging.offset,
         }
     }
 
@@ -153,6 +163,7 @@ impl NotesOutput {
             parent_item,
             appended: None,
             already_trashed: None,
+            offset: 0,
         }
     }
 }
@@ -175,7 +186,16 @@ impl Tool for Notes {
          raw=true stores `note` as HTML unchanged and is only for HTML the user supplied. Writing needs write \
          access.",
     )
-    .destructive();
+    .destructive()
+    .ask_for_less("a smaller `limit` and `offset` to page, or without `raw`");
+
+    fn shorten(output: &mut NotesOutput, fraction: f64) -> bool {
+        let offset = output.offset;
+        match output.notes.as_mut() {
+            Some(notes) => shorten_page(notes, fraction, offset, &mut output.next_offset),
+            None => false,
+        }
+    }
 
     fn render(output: &NotesOutput) -> String {
         let Some(notes) = &output.notes else {
@@ -255,7 +275,7 @@ async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, T
         }
         let (page, next_offset) = paging.slice(&notes);
         let page = page.iter().map(summarize).collect();
-        return Ok(NotesOutput::listing(input.action, page, Some(notes.len() as u64), next_offset));
+        return Ok(NotesOutput::listing(input.action, page, Some(notes.len() as u64), paging, next_offset));
     }
     let mut request = Query::new().item_type("note");
     request = match query {
@@ -265,7 +285,7 @@ async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, T
     let page = zotero.items(&request.offset(paging.offset), paging.limit).await?;
     let next_offset = paging.next_offset(page.items.len(), page.total_results);
     let notes = page.items.iter().map(summarize).collect();
-    Ok(NotesOutput::listing(input.action, notes, page.total_results, next_offset))
+    Ok(NotesOutput::listing(input.action, notes, page.total_results, paging, next_offset))
 }
 
 async fn create(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
@@ -427,13 +447,16 @@ mod tests {
             tags: vec!["todo".into()],
             date_modified: Some("2024-01-02T03:04:05Z".into()),
         };
-        let listing = NotesOutput::listing(NoteAction::List, vec![note], Some(3), Some(1));
+        let listing = NotesOutput::listing(NoteAction::List, vec![note], Some(3), Paging::first(1), Some(1));
         let text = Notes::render(&listing);
         assert!(text.starts_with("1 of 3 notes."), "{text}");
         assert!(text.contains("### ABCD2345 (on WXYZ6789) · modified 2024-01-02T03:04:05Z · tags: todo"), "{text}");
         assert!(text.contains("# Plan\n\n- a"), "{text}");
         assert!(text.ends_with("call again with offset 1._"), "{text}");
-        assert_eq!(Notes::render(&NotesOutput::listing(NoteAction::Search, vec![], Some(0), None)), "_No notes._");
+        assert_eq!(
+            Notes::render(&NotesOutput::listing(NoteAction::Search, vec![], Some(0), Paging::first(20), None)),
+            "_No notes._"
+        );
         let written = NotesOutput::written(NoteAction::Create, "ABCD2345", None);
         assert_eq!(Notes::render(&written), "Created note ABCD2345 (standalone)");
         assert_eq!(serde_json::to_value(&written).unwrap(), json!({ "action": "create", "noteKey": "ABCD2345" }));

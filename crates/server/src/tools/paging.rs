@@ -40,9 +40,43 @@ impl Paging {
     }
 }
 
+/// Keeps about `fraction` (between 0 and 1) of `list`, its first entries, for an answer too large to send
+/// ([`crate::mcp::Tool::shorten`]). Returns how many entries were dropped; `None` when nothing can be cut (the
+/// list is empty or already down to one entry).
+pub fn shorten_list<T>(list: &mut Vec<T>, fraction: f64) -> Option<usize> {
+    let len = list.len();
+    if len <= 1 {
+        return None;
+    }
+    let keep = ((len as f64 * fraction) as usize).clamp(1, len - 1);
+    list.truncate(keep);
+    Some(len - keep)
+}
+
+/// [`shorten_list`] for a page that started at `offset`: `next_offset` moves back to the first entry left
+/// out, so the caller continues right after the last one shown.
+pub fn shorten_page<T>(list: &mut Vec<T>, fraction: f64, offset: usize, next_offset: &mut Option<u64>) -> bool {
+    if shorten_list(list, fraction).is_none() {
+        return false;
+    }
+    *next_offset = Some((offset + list.len()) as u64);
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_pages_continue_after_the_last_entry_kept() {
+        let mut page: Vec<u32> = (20..30).collect();
+        let mut next = Some(30);
+        assert!(shorten_page(&mut page, 0.45, 20, &mut next));
+        assert_eq!((page.len(), next), (4, Some(24)));
+        let mut last: Vec<u32> = vec![7];
+        assert!(!shorten_page(&mut last, 0.1, 0, &mut next), "one entry is never cut");
+        assert_eq!(shorten_list(&mut vec![1, 2, 3], 0.01), Some(2), "at least one entry stays");
+    }
 
     #[test]
     fn next_offset_only_while_results_remain() {

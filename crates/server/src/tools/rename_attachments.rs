@@ -9,6 +9,7 @@ use zotero_mcp_core::attachment::{require_stored_file, write};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
+use super::paging::shorten_list;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -73,6 +74,9 @@ pub struct PlannedRename {
 pub struct RenameAttachmentsOutput {
     pub applied: bool,
     pub planned: Vec<PlannedRename>,
+    /// A dry run: how many renames were planned, when only the first of them fit in one answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned_total: Option<usize>,
 }
 
 pub struct RenameAttachments;
@@ -89,7 +93,17 @@ impl Tool for RenameAttachments {
          archive on WebDAV: one download and one upload per file, at most 5 files per call (call again to \
          continue).",
     )
-    .idempotent();
+    .idempotent()
+    .ask_for_less("fewer `itemKeys`, or a smaller `limit`");
+
+    fn shorten(output: &mut RenameAttachmentsOutput, fraction: f64) -> bool {
+        let total = output.planned_total.unwrap_or(output.planned.len());
+        if shorten_list(&mut output.planned, fraction).is_none() {
+            return false;
+        }
+        output.planned_total = Some(total);
+        true
+    }
 
     fn render(output: &RenameAttachmentsOutput) -> String {
         let renamed = output.planned.iter().filter(|p| p.status == "renamed").count();
@@ -105,6 +119,12 @@ impl Tool for RenameAttachments {
         } else {
             format!("Dry run over {} attachment(s); call again with apply=true to rename them.", output.planned.len())
         }];
+        if let Some(total) = output.planned_total {
+            lines.push(format!(
+                "Only the first {} of {total} planned renames fit in one answer; ask for fewer items to see the rest.",
+                output.planned.len()
+            ));
+        }
         if output.planned.is_empty() {
             lines.push("_No stored-file attachments were found for these items._".into());
         } else {
@@ -183,7 +203,7 @@ impl Tool for RenameAttachments {
             to: String::new(),
             status: "failed: no item with this key in the library".into(),
         }));
-        Ok(RenameAttachmentsOutput { applied: input.apply, planned })
+        Ok(RenameAttachmentsOutput { applied: input.apply, planned, planned_total: None })
     }
 }
 

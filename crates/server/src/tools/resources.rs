@@ -12,6 +12,7 @@ use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::collections::{tree, tree_markdown};
 use crate::format::items::{detail, item_detail_markdown, summarize, summarize_child};
+use crate::mcp::registry::MAX_RESULT_CHARS;
 use crate::mcp::registry::{
     LookupError, NoVariables, Prompt, PromptMessage, PromptSpec, Resource, ResourceContents, ResourceSpec,
 };
@@ -106,7 +107,7 @@ impl Resource for AttachmentResource {
         uri: &str,
         variables: AttachmentUri,
     ) -> Result<Vec<ResourceContents>, LookupError> {
-        attachment_text(ctx, uri, &variables.key, PageRange::whole(DEFAULT_MAX_PAGES)).await
+        attachment_text(ctx, uri, &variables.key, PageRange::whole(DEFAULT_MAX_PAGES, Some(RESOURCE_TEXT_CHARS))).await
     }
 }
 
@@ -151,10 +152,19 @@ impl Resource for AttachmentPagesResource {
         if from == 0 || to < from {
             return Err(bad());
         }
-        let range = PageRange { from: Some(from), to: Some(to), max_pages: DEFAULT_MAX_PAGES };
+        let range = PageRange {
+            from: Some(from),
+            to: Some(to),
+            max_pages: DEFAULT_MAX_PAGES,
+            max_chars: Some(RESOURCE_TEXT_CHARS),
+        };
         attachment_text(ctx, uri, &variables.key, range).await
     }
 }
+
+/// The most characters of text in one resource answer (sent once, unlike a tool's text), leaving room for the
+/// line that points to the next pages.
+const RESOURCE_TEXT_CHARS: usize = MAX_RESULT_CHARS - 2_000;
 
 async fn attachment_text(
     ctx: &RequestContext,

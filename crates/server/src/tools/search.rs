@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use zotero_mcp_core::zotero::{ItemCard, ItemScope, ObjectKey, Page, QMode, Query, ZoteroClient};
 
 use super::args::Key;
-use super::paging::Paging;
+use super::paging::{shorten_list, Paging};
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -132,6 +132,10 @@ pub struct SearchHit {
     /// that only appears in the PDF).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_attachment: Option<MatchedAttachment>,
+    /// For a hit from the main listing: how many of its entries were looked at up to this one (where the next
+    /// page starts if the answer is cut after it). Not sent.
+    #[serde(skip)]
+    pub consumed: Option<usize>,
 }
 
 /// Result of `zotero_search`.
@@ -150,6 +154,9 @@ pub struct SearchOutput {
     /// Anything the caller should know about how complete the result is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The `offset` this page started at. Not sent.
+    #[serde(skip)]
+    pub offset: usize,
 }
 
 pub struct ZoteroSearch;
@@ -165,7 +172,30 @@ impl Tool for ZoteroSearch {
          whenever results must be ordered. A phrase that only occurs inside a PDF comes back as the PDF's parent \
          item with the attachment named. Returns an empty list, not an error, when nothing matches; page with \
          `offset`.",
-    );
+    )
+    .ask_for_less("a smaller `limit`, narrower filters (`query`, `tags`, `itemType`, `collectionKey`)");
+
+    fn shorten(output: &mut SearchOutput, fraction: f64) -> bool {
+        let before = output.items.len();
+        if shorten_list(&mut output.items, fraction).is_none() {
+            return false;
+        }
+        // The next page starts after the last listed item kept. Items found through an attachment's text come
+        // after the listing's and are looked for on the first page only, so `offset` does not bring those back.
+        if let Some(consumed) = output.items.iter().rev().find_map(|hit| hit.consumed) {
+            output.next_offset = Some((output.offset + consumed) as u64);
+        }
+        output.total = output.items.len();
+        let next = match output.next_offset {
+            Some(next) => {
+                format!("; continue with offset {next} (narrow the search for items matched in attachments' text)")
+            }
+            None => "; narrow the search to see the rest".to_owned(),
+        };
+        output.note =
+            Some(format!("Only the first {} of {before} results fit in one answer{next}.", output.items.len()));
+        true
+    }
 
     fn render(output: &SearchOutput) -> String {
         let rows: Vec<_> = output
@@ -311,7 +341,7 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
         }
         consumed += 1;
         if within_years(item, input) {
-            hits.push(SearchHit { item: summarize(item), matched_attachment: None });
+            hits.push(SearchHit { item: summarize(item), matched_attachment: None, consumed: Some(consumed) });
         }
     }
     // At least what was fetched exists, even when Zotero gave no total: matches fetched but not looked at
@@ -330,6 +360,7 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
         next_offset,
         library_version: page.library_version,
         note: None,
+        offset,
     })
 }
 
@@ -385,6 +416,7 @@ async fn add_full_text_parents(
                 title: attachment.data.title.clone(),
                 filename: attachment.data.filename.clone(),
             }),
+            consumed: None,
         });
     }
     Ok(())
@@ -409,7 +441,7 @@ async fn search_citation_key(zotero: &ZoteroClient, input: &SearchInput, key: &s
         .filter(|item| item.data.extra.as_deref().is_some_and(|extra| has_citation_key(extra, key)))
         .filter(|item| within_years(item, input))
         .take(input.limit as usize)
-        .map(|item| SearchHit { item: summarize(item), matched_attachment: None })
+        .map(|item| SearchHit { item: summarize(item), matched_attachment: None, consumed: None })
         .collect();
     let truncated_scan = page.items.len() >= CITATION_KEY_SCAN_LIMIT
         && page.total_results.is_none_or(|total| total as usize > page.items.len());
@@ -427,6 +459,7 @@ async fn search_citation_key(zotero: &ZoteroClient, input: &SearchInput, key: &s
         next_offset: None,
         library_version: page.library_version,
         note,
+        offset: 0,
     })
 }
 

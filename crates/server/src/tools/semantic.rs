@@ -8,6 +8,7 @@ use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, DEFAULT_MIN_SCORE};
 use zotero_mcp_core::zotero::{ItemCard, ItemScope};
 
 use super::args::Key;
+use super::paging::shorten_list;
 use super::search::{item_filters, year_within};
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
@@ -117,7 +118,30 @@ impl Tool for SemanticSearch {
          item's title, authors, venue, tags, abstract and the text of its PDF. Each result carries the passage \
          that matched and, for text from the paper, its page, so you can quote it. Scores are advisory: read the \
          titles before relying on weak ones. Use zotero_search for exact words, authors or citation keys.",
-    );
+    )
+    .ask_for_less("a smaller `limit`, or narrower filters (`tags`, `itemType`, `collectionKey`, `fromYear`, `toYear`)");
+
+    fn shorten(output: &mut SemanticSearchOutput, fraction: f64) -> bool {
+        let before = output.items.len();
+        if shorten_list(&mut output.items, fraction).is_none() {
+            return false;
+        }
+        output.total = output.items.len();
+        output.scored = output.items.iter().filter(|hit| hit.score.is_some()).count();
+        output.below_threshold =
+            output.items.iter().filter(|hit| hit.score.is_some_and(|s| s < output.min_score)).count();
+        output.unscored = output.total - output.scored;
+        let cut = format!(
+            "Only the {} closest of {before} results fit in one answer; ask with a smaller limit or narrower \
+             filters for the rest.",
+            output.items.len()
+        );
+        output.note = Some(match output.note.take() {
+            Some(note) => format!("{cut} {note}"),
+            None => cut,
+        });
+        true
+    }
 
     fn render(output: &SemanticSearchOutput) -> String {
         let rows: Vec<_> = output
