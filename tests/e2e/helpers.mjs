@@ -327,7 +327,7 @@ function toolCatalogue(url, authorization) {
 
 function headerValue(headers, name) {
   const found = Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name);
-  return found?.[1] ?? undefined;
+  return found?.[1];
 }
 
 /**

@@ -41,6 +41,9 @@ pub struct ToolResult {
     pub is_error: bool,
     pub text: String,
     pub structured: Option<Value>,
+    /// How a successful answer fails the `outputSchema` the server listed for the tool (every failing path), as
+    /// a validating client (the official SDKs) would reject it; `None` when it matches or no schema was listed.
+    pub schema_mismatch: Option<String>,
 }
 
 pub struct Client {
@@ -53,6 +56,8 @@ pub struct Client {
     protocol_version: Option<String>,
     session: Option<String>,
     next_id: u64,
+    /// The output schemas of the tools listed so far, by name (filled by [`Client::list_tool_names`]).
+    output_schemas: std::collections::HashMap<String, Value>,
 }
 
 impl Client {
@@ -66,7 +71,17 @@ impl Client {
             .user_agent(format!("{}/{}", name.replace(' ', "-"), env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("could not set up the HTTP client: {e}"))?;
-        Ok(Self { http, url, auth, retries, name, protocol_version: None, session: None, next_id: 1 })
+        Ok(Self {
+            http,
+            url,
+            auth,
+            retries,
+            name,
+            protocol_version: None,
+            session: None,
+            next_id: 1,
+            output_schemas: Default::default(),
+        })
     }
 
     pub fn url(&self) -> &Url {
@@ -120,7 +135,13 @@ impl Client {
             };
             let result = self.request("tools/list", params)?;
             let tools = result["tools"].as_array().ok_or("tools/list: the answer has no `tools` list")?;
-            names.extend(tools.iter().filter_map(|t| t["name"].as_str()).map(str::to_owned));
+            for tool in tools {
+                let Some(name) = tool["name"].as_str() else { continue };
+                if let Some(schema) = tool.get("outputSchema").filter(|s| s.is_object()) {
+                    self.output_schemas.insert(name.to_owned(), schema.clone());
+                }
+                names.push(name.to_owned());
+            }
             match result["nextCursor"].as_str() {
                 Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
                 _ => return Ok(names),
@@ -136,11 +157,13 @@ impl Client {
             .as_array()
             .map(|blocks| blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
             .unwrap_or_default();
-        Ok(ToolResult {
-            is_error: result["isError"].as_bool().unwrap_or(false),
-            text,
-            structured: result.get("structuredContent").filter(|v| v.is_object()).cloned(),
-        })
+        let is_error = result["isError"].as_bool().unwrap_or(false);
+        let structured = result.get("structuredContent").filter(|v| v.is_object()).cloned();
+        let schema_mismatch = match (is_error, self.output_schemas.get(name)) {
+            (false, Some(schema)) => schema_mismatch(schema, structured.as_ref()),
+            _ => None,
+        };
+        Ok(ToolResult { is_error, text, structured, schema_mismatch })
     }
 
     /// A GET of another document of the server (metadata, `/health`), with the client's deadline and without
@@ -319,6 +342,26 @@ impl Client {
 }
 
 /// A bare domain becomes an https address (http for loopback names, where development servers run).
+/// How `structured` fails `schema`, every failing path on one line; `None` when it matches. A listed output
+/// schema with no `structuredContent` fails too: clients that validate reject that as well.
+fn schema_mismatch(schema: &Value, structured: Option<&Value>) -> Option<String> {
+    let Some(structured) = structured else {
+        return Some("the answer has no structuredContent, though the tool lists an outputSchema".to_owned());
+    };
+    let validator = match jsonschema::draft202012::new(schema) {
+        Ok(validator) => validator,
+        Err(error) => return Some(format!("its listed outputSchema does not compile: {error}")),
+    };
+    let failures: Vec<String> = validator
+        .iter_errors(structured)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            format!("at `{}`: {error}", if at.is_empty() { "/" } else { at.as_str() })
+        })
+        .collect();
+    (!failures.is_empty()).then(|| failures.join("; "))
+}
+
 pub fn server_address(server: &str) -> String {
     let server = server.trim();
     if server.contains("://") {

@@ -18,9 +18,17 @@ const FIX_PROTOCOL: &str = "is the URL the server's address, and is the deployme
 
 /// Calls a tool; an `isError` result or a failed request is a [`Failure`] with `fix` as its advice.
 pub fn call(client: &mut Client, tool: &str, arguments: Value, fix: &str) -> Result<ToolResult, Failure> {
+    let arguments_shown = one_line(&arguments.to_string());
     let result = client.call_tool(tool, arguments).map_err(|e| Failure::new(e, FIX_PROTOCOL))?;
     if result.is_error {
         return Err(Failure::new(format!("{tool}: {}", one_line(&result.text)), fix));
+    }
+    if let Some(mismatch) = &result.schema_mismatch {
+        return Err(Failure::new(
+            format!("{tool} answered outside its listed outputSchema ({mismatch}); arguments: {arguments_shown}"),
+            "validating clients (the official SDKs) reject this answer: the deployment's schemas and answers \
+             disagree, so report it with this line",
+        ));
     }
     Ok(result)
 }
@@ -227,6 +235,12 @@ pub fn semantic(report: &mut Report, client: &mut Client) {
                 format!("zotero_semantic_search: {}", one_line(&result.text)),
                 "AI Search is bound but failed: check the instance in the Cloudflare dashboard; `zotero-mcp reindex` \
                  fills an empty index",
+            ));
+        }
+        if let Some(mismatch) = &result.schema_mismatch {
+            return Err(Failure::new(
+                format!("zotero_semantic_search answered outside its listed outputSchema ({mismatch})"),
+                "validating clients (the official SDKs) reject this answer: report it with this line",
             ));
         }
         let found = structured("zotero_semantic_search", result)?;
