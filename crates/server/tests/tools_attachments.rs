@@ -121,7 +121,7 @@ async fn outline_and_info_modes() {
     s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
     let outline = s.read(json!({ "itemKey": NOT_INDEXED, "mode": "outline" })).await;
     assert_eq!(ok(&outline)["outline"], json!([]));
-    assert_eq!(text(&outline), "_This PDF has no outline._");
+    assert_eq!(text(&outline), "_The PDF of attachment UN79YVS8 has no outline._");
 
     let before = s.dav_requests().len();
     let info = s.read(json!({ "itemKey": NOT_INDEXED, "mode": "info" })).await;

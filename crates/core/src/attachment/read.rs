@@ -284,3 +284,41 @@ fn pdf_text(data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError
     read.truncated = last < requested_to;
     Ok(read)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_chars_counts_what_escaping_adds() {
+        assert_eq!(json_chars("abc"), 3);
+        assert_eq!(json_chars("a\"b\\c\nd"), 10);
+        assert_eq!(json_chars("\u{1}"), 6);
+        assert_eq!(json_chars("한국어"), 3, "characters, not UTF-8 bytes");
+    }
+
+    fn index_read(text: &str) -> TextRead {
+        TextRead {
+            source: ReadSource::ZoteroIndex,
+            total_pages: None,
+            pages: Vec::new(),
+            truncated: false,
+            cut: false,
+            text: text.to_owned(),
+            from_cache: false,
+        }
+    }
+
+    #[test]
+    fn a_text_over_the_budget_is_cut_at_a_paragraph_and_marked() {
+        let text = format!("{}\n\n{}", "a".repeat(60), "b".repeat(60));
+        let cut = cut_to_fit(index_read(&text), Some(100));
+        assert_eq!((cut.text.as_str(), cut.truncated, cut.cut), ("a".repeat(60).as_str(), true, true));
+        let whole = cut_to_fit(index_read(&text), Some(200));
+        assert_eq!((whole.text.len(), whole.truncated, whole.cut), (122, false, false));
+        // No break in the second half: cut at a character boundary, never inside one.
+        let korean = "가".repeat(50);
+        let cut = cut_to_fit(index_read(&korean), Some(20));
+        assert_eq!(cut.text.chars().count(), 20);
+    }
+}

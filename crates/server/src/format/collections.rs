@@ -113,7 +113,7 @@ pub fn collection_items_markdown(
 ) -> String {
     let rows: Vec<_> =
         items.iter().map(|s| (s.clone(), s.title.clone().unwrap_or_else(|| "(untitled)".into()), vec![])).collect();
-    let mut markdown = format!("# {}\n\n{}", collection.path, item_list(&rows));
+    let mut markdown = format!("# {}\n\nkey: {}\n\n{}", collection.path, collection.key, item_list(&rows));
     if let Some(next) = next_offset {
         markdown.push_str(&format!("\n\n_More items: call again with offset {next}._"));
     }

@@ -143,9 +143,10 @@ impl Tool for ReadAttachment {
     fn render(output: &ReadAttachmentOutput) -> String {
         if let Some(outline) = &output.outline {
             if outline.is_empty() {
-                return "_This PDF has no outline._".to_owned();
+                return format!("_The PDF of attachment {} has no outline._", output.attachment_key);
             }
-            let mut text = outline
+            let mut text = format!("Outline of attachment {}\n\n", output.attachment_key);
+            text += &outline
                 .iter()
                 .map(|e| {
                     let page = e.page.map(|p| format!(" (p.{p})")).unwrap_or_default();
