@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8787
 
-.PHONY: setup build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf fuzz clean
+.PHONY: setup build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf read-corpus fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -68,6 +68,12 @@ bench: build
 ## runs a few files only.
 bench-pdf: setup
 	@bash scripts/bench-pdf.sh
+
+## Every corpus PDF read through zotero_read_attachment from the first page to the last, continuing with
+## nextFromPage (issue 34; not part of `make test`): one line per file, non-zero exit on any FAIL. PDF_CORPUS=<dir>
+## as for bench-pdf.
+read-corpus:
+	@bash scripts/read-corpus.sh
 
 ## Fuzzing (cargo +nightly fuzz; not part of `make test`): each target in turn for FUZZ_RUNS executions (default
 ## 1,000,000), printing its figures, then every input in fuzz/regressions once. See fuzz/README.md.

@@ -246,32 +246,52 @@ impl<T: Tool> DynTool for Typed<T> {
     ) -> Result<(String, String), ToolError> {
         let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
         let mut output = T::call(ctx, input).await?;
-        let mut passes = 0;
-        loop {
-            let markdown = T::render(&output);
+        // The generic part is only what needs the type: rendering, serializing, shortening. The loop around
+        // them is written once (`fit`), not once per tool, which kept ~20 copies of it out of the Worker.
+        let mut step = |shorten: Option<f64>| match shorten {
+            Some(fraction) => Step::Shortened(T::shorten(&mut output, fraction)),
             // Straight to text, once: no `Value` tree in between (see `ToolReply`).
-            let text = match serde_json::to_string(&output) {
-                Ok(text) if text.starts_with('{') => text,
-                Ok(_) | Err(_) => {
-                    return Err(ToolError::Failed(format!(
-                        "Output validation error: {} produced a result that is not a JSON object. This is a bug \
-                         in the server; please report it.",
-                        T::SPEC.name
-                    )))
-                }
-            };
-            // A write's answer is never shortened: it reports what was changed (see `run_tool`).
-            let size = result_chars(&text, &markdown);
-            if size <= MAX_RESULT_CHARS || ctx.writer_taken() || passes == MAX_SHORTENINGS {
-                return Ok((text, markdown));
-            }
-            // Aim a tenth under the limit: entries differ in size, and the Markdown shrinks with them.
-            let fraction = MAX_RESULT_CHARS as f64 / size as f64 * 0.9;
-            if !T::shorten(&mut output, fraction) {
-                return Ok((text, markdown));
-            }
-            passes += 1;
+            None => Step::Answer(serde_json::to_string(&output).ok(), T::render(&output)),
+        };
+        fit(ctx, T::SPEC.name, &mut step)
+    }
+}
+
+/// One step of [`fit`]: the answer as (JSON text, Markdown), or whether shortening it changed anything.
+enum Step {
+    Answer(Option<String>, String),
+    Shortened(bool),
+}
+
+/// Renders the answer and, while it is over [`MAX_RESULT_CHARS`], shortens it (at most [`MAX_SHORTENINGS`]
+/// times); what is still too large is refused by [`Registry::run_tool`].
+fn fit(
+    ctx: &RequestContext,
+    name: &str,
+    step: &mut dyn FnMut(Option<f64>) -> Step,
+) -> Result<(String, String), ToolError> {
+    let mut passes = 0;
+    loop {
+        let Step::Answer(text, markdown) = step(None) else {
+            return Err(ToolError::Failed(format!("{name}: the answer could not be rendered")));
+        };
+        let Some(text) = text.filter(|text| text.starts_with('{')) else {
+            return Err(ToolError::Failed(format!(
+                "Output validation error: {name} produced a result that is not a JSON object. This is a bug in \
+                 the server; please report it."
+            )));
+        };
+        // A write's answer is never shortened: it reports what was changed (see `run_tool`).
+        let size = result_chars(&text, &markdown);
+        if size <= MAX_RESULT_CHARS || ctx.writer_taken() || passes == MAX_SHORTENINGS {
+            return Ok((text, markdown));
         }
+        // Aim a tenth under the limit: entries differ in size, and the Markdown shrinks with them.
+        let fraction = MAX_RESULT_CHARS as f64 / size as f64 * 0.9;
+        if !matches!(step(Some(fraction)), Step::Shortened(true)) {
+            return Ok((text, markdown));
+        }
+        passes += 1;
     }
 }
 
