@@ -41,13 +41,15 @@ impl PageRange {
 /// How many characters `text` takes inside a JSON string: one per character, two for a quote, backslash,
 /// newline, tab or carriage return, six for another control character.
 pub fn json_chars(text: &str) -> usize {
-    text.chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\t' | '\r' => 2,
-            c if (c as u32) < 0x20 => 6,
-            _ => 1,
-        })
-        .sum()
+    text.chars().map(json_cost).sum()
+}
+
+fn json_cost(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\t' | '\r' => 2,
+        c if (c as u32) < 0x20 => 6,
+        _ => 1,
+    }
 }
 
 /// Where a text came from.
@@ -154,8 +156,11 @@ fn cut_to_fit(mut read: TextRead, max_chars: Option<usize>) -> TextRead {
         return read;
     }
     let end = prefix_within(&read.text, max);
-    let head = &read.text[..end];
-    let end = ["\n\n", "\n"].iter().find_map(|brk| head.rfind(brk).filter(|at| *at >= end / 2)).unwrap_or(end);
+    // A byte scan, not `rfind("\n\n")`: a reverse substring search links a searcher of its own into the Worker.
+    let bytes = &read.text.as_bytes()[..end];
+    let paragraph = bytes.windows(2).rposition(|w| w == b"\n\n");
+    let line = bytes.iter().rposition(|b| *b == b'\n');
+    let end = [paragraph, line].into_iter().flatten().find(|at| *at >= end / 2).unwrap_or(end);
     read.text.truncate(end);
     read.truncated = true;
     read.cut = true;
@@ -166,7 +171,7 @@ fn cut_to_fit(mut read: TextRead, max_chars: Option<usize>) -> TextRead {
 fn prefix_within(text: &str, max: usize) -> usize {
     let mut spent = 0;
     for (at, c) in text.char_indices() {
-        spent += json_chars(c.encode_utf8(&mut [0; 4]));
+        spent += json_cost(c);
         if spent > max {
             return at;
         }

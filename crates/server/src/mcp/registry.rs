@@ -257,6 +257,17 @@ impl<T: Tool> DynTool for Typed<T> {
     }
 }
 
+/// The answer, when its JSON is an object (the only shape `structuredContent` may have).
+fn as_object(name: &str, text: Option<String>, markdown: String) -> Result<(String, String), ToolError> {
+    match text {
+        Some(text) if text.starts_with('{') => Ok((text, markdown)),
+        _ => Err(ToolError::Failed(format!(
+            "Output validation error: {name} produced a result that is not a JSON object. This is a bug in the \
+             server; please report it."
+        ))),
+    }
+}
+
 /// One step of [`fit`]: the answer as (JSON text, Markdown), or whether shortening it changed anything.
 enum Step {
     Answer(Option<String>, String),
@@ -275,12 +286,7 @@ fn fit(
         let Step::Answer(text, markdown) = step(None) else {
             return Err(ToolError::Failed(format!("{name}: the answer could not be rendered")));
         };
-        let Some(text) = text.filter(|text| text.starts_with('{')) else {
-            return Err(ToolError::Failed(format!(
-                "Output validation error: {name} produced a result that is not a JSON object. This is a bug in \
-                 the server; please report it."
-            )));
-        };
+        let (text, markdown) = as_object(name, text, markdown)?;
         // A write's answer is never shortened: it reports what was changed (see `run_tool`).
         let size = result_chars(&text, &markdown);
         if size <= MAX_RESULT_CHARS || ctx.writer_taken() || passes == MAX_SHORTENINGS {

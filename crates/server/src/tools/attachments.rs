@@ -84,19 +84,17 @@ pub struct ReadAttachmentOutput {
     /// Pages read, 1-based.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<usize>,
-    /// Mode text: whether there is more than this answer holds (more pages than `maxPages`, more text than
-    /// one answer carries, or, mode outline, more entries).
+    /// Whether more remains than this answer holds (pages, text, or outline entries).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
-    /// Mode text, when truncated: the `fromPage` that continues the read.
+    /// When truncated: the `fromPage` that continues the read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_from_page: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outline: Option<Vec<OutlineOut>>,
-    /// What the caller should know about how complete the answer is (a page cut inside, an index text that
-    /// cannot be continued, an outline cut short).
+    /// Why the answer is incomplete, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Mode info: filename, contentType, linkMode, md5, mtime, title, parentItem, onWebDav.
@@ -133,10 +131,7 @@ impl Tool for ReadAttachment {
         let total = outline.len();
         outline.truncate(keep);
         output.truncated = Some(true);
-        output.note = Some(format!(
-            "The outline has {total} entries; the first {keep} fit in one answer. Read the pages after the last \
-             entry shown with mode text and fromPage."
-        ));
+        output.note = Some(format!("Only the first {keep} of {total} outline entries fit in one answer."));
         true
     }
 
@@ -313,23 +308,15 @@ fn read_note(read: &TextRead, max_pages: u32) -> Option<String> {
     }
     let next = read.pages.last().map(|last| last + 1);
     Some(match (read.cut, read.pages.as_slice(), read.source) {
-        (true, [page], _) => format!(
-            "Page {page} alone is longer than one answer carries; this is its beginning. The rest of it cannot be \
-             read here; continue with fromPage: {}.",
-            page + 1
-        ),
-        (true, _, ReadSource::ZoteroIndex) => "Zotero's full-text index holds more text than one answer carries, \
-             and it has no pages to continue from; this is its beginning. With the file on WebDAV, read it by \
-             pages (fromPage)."
-            .to_owned(),
-        (true, _, _) => "This document is longer than one answer carries and has no pages to continue from; this \
-             is its beginning."
-            .to_owned(),
-        (false, pages, _) if pages.len() < max_pages as usize => format!(
-            "Only {} pages fit in one answer (maxPages is {max_pages}); continue with fromPage: {}.",
-            pages.len(),
-            next.unwrap_or(1)
-        ),
+        (true, [page], _) => format!("Page {page} alone is longer than one answer; this is its beginning."),
+        (true, _, ReadSource::ZoteroIndex) => {
+            "This is the beginning of Zotero's index text, which has no pages; read the file by page with fromPage."
+                .to_owned()
+        }
+        (true, _, _) => "This is the beginning of the text, which has no pages to continue from.".to_owned(),
+        (false, pages, _) if pages.len() < max_pages as usize => {
+            format!("Only {} pages fit in one answer; continue with fromPage: {}.", pages.len(), next.unwrap_or(1))
+        }
         (false, _, _) => return None,
     })
 }

@@ -65,7 +65,7 @@ pub struct ListCollectionsOutput {
     /// With `query`: the text the collection names were matched against (trimmed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// Without collectionKey: how many collections there are, when only the first of them fit in one answer.
+    /// How many collections there are, when not all fit in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collections_total: Option<usize>,
     /// With collectionKey: the `offset` this page started at. Not sent.
@@ -469,7 +469,7 @@ pub struct ListTagsOutput {
     pub tags: Vec<TagOut>,
     /// How many tags match in all, when more exist than were returned.
     pub total_results: Option<u64>,
-    /// True when fewer tags are shown than `limit` asked for, because no more fit in one answer.
+    /// True when no more tags fit in the answer.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
 }

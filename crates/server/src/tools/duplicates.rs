@@ -74,7 +74,7 @@ pub struct FindDuplicatesOutput {
     /// Items examined.
     pub scanned: usize,
     pub groups: Vec<DuplicateGroupOut>,
-    /// How many groups were found, when only the first of them fit in one answer.
+    /// How many groups were found, when not all fit in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups_total: Option<usize>,
 }
@@ -136,11 +136,7 @@ impl Tool for FindDuplicates {
         }
         if let Some(total) = output.groups_total {
             lines.push(String::new());
-            lines.push(format!(
-                "Only {} of the {total} groups fit in one answer: merge these, or narrow the scan with collectionKey \
-                 or itemType, to see the rest.",
-                output.groups.len()
-            ));
+            lines.push(format!("Only {} of the {total} groups fit in one answer.", output.groups.len()));
         }
         if output.groups.iter().any(|g| !g.merged && g.note.is_none()) {
             lines.push(String::new());

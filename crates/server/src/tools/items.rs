@@ -79,8 +79,7 @@ pub struct GetItemOutput {
     /// Attachments, notes and annotations, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<ChildSummary>>,
-    /// True when `children` does not hold them all: the item has more than 100, or no more fit in one answer
-    /// (zotero_notes and zotero_annotations list them in pages).
+    /// True when `children` does not hold them all (over 100, or more than fit in the answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(default)]
     pub children_truncated: bool,

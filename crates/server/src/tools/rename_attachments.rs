@@ -74,7 +74,7 @@ pub struct PlannedRename {
 pub struct RenameAttachmentsOutput {
     pub applied: bool,
     pub planned: Vec<PlannedRename>,
-    /// A dry run: how many renames were planned, when only the first of them fit in one answer.
+    /// How many renames were planned, when not all fit in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planned_total: Option<usize>,
 }
@@ -120,10 +120,7 @@ impl Tool for RenameAttachments {
             format!("Dry run over {} attachment(s); call again with apply=true to rename them.", output.planned.len())
         }];
         if let Some(total) = output.planned_total {
-            lines.push(format!(
-                "Only the first {} of {total} planned renames fit in one answer; ask for fewer items to see the rest.",
-                output.planned.len()
-            ));
+            lines.push(format!("Only {} of the {total} planned renames fit in one answer.", output.planned.len()));
         }
         if output.planned.is_empty() {
             lines.push("_No stored-file attachments were found for these items._".into());

@@ -176,7 +176,6 @@ impl Tool for ZoteroSearch {
     .ask_for_less("a smaller `limit`, narrower filters (`query`, `tags`, `itemType`, `collectionKey`)");
 
     fn shorten(output: &mut SearchOutput, fraction: f64) -> bool {
-        let before = output.items.len();
         if shorten_list(&mut output.items, fraction).is_none() {
             return false;
         }
@@ -186,14 +185,7 @@ impl Tool for ZoteroSearch {
             output.next_offset = Some((output.offset + consumed) as u64);
         }
         output.total = output.items.len();
-        let next = match output.next_offset {
-            Some(next) => {
-                format!("; continue with offset {next} (narrow the search for items matched in attachments' text)")
-            }
-            None => "; narrow the search to see the rest".to_owned(),
-        };
-        output.note =
-            Some(format!("Only the first {} of {before} results fit in one answer{next}.", output.items.len()));
+        output.note = Some("Not every result fit in one answer: the rest follow from nextOffset.".to_owned());
         true
     }
 

@@ -98,7 +98,7 @@ pub struct SemanticSearchOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     pub min_score: f64,
-    /// Results that came with a score.
+    /// Results that came with a score (of all found).
     pub scored: usize,
     /// Scored results under `minScore`.
     pub below_threshold: usize,
@@ -127,15 +127,7 @@ impl Tool for SemanticSearch {
             return false;
         }
         output.total = output.items.len();
-        output.scored = output.items.iter().filter(|hit| hit.score.is_some()).count();
-        output.below_threshold =
-            output.items.iter().filter(|hit| hit.score.is_some_and(|s| s < output.min_score)).count();
-        output.unscored = output.total - output.scored;
-        let cut = format!(
-            "Only the {} closest of {before} results fit in one answer; ask with a smaller limit or narrower \
-             filters for the rest.",
-            output.items.len()
-        );
+        let cut = format!("Only the {} closest of {before} results fit in one answer.", output.items.len());
         output.note = Some(match output.note.take() {
             Some(note) => format!("{cut} {note}"),
             None => cut,
