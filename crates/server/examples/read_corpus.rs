@@ -74,6 +74,23 @@ struct Report {
     verdict: Verdict,
 }
 
+impl Report {
+    /// A file not read yet: nothing counted, verdict ok until something fails.
+    fn new(file: &Path) -> Self {
+        Report {
+            name: file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            total: None,
+            calls: 0,
+            pages: Vec::new(),
+            largest: 0,
+            text_chars: 0,
+            cut: Vec::new(),
+            elapsed: Duration::ZERO,
+            verdict: Verdict::Ok,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     if arguments.is_empty() || arguments.iter().any(|a| a == "-h" || a == "--help") {
@@ -167,7 +184,6 @@ fn recorded_pages(file: &Path) -> HashMap<String, u64> {
 
 /// [`check`] on a thread of its own, so that a panic (a schema mismatch, a bug) is one file's FAIL.
 fn check_in_thread(file: &Path) -> Report {
-    let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
     let started = Instant::now();
     let owned = file.to_owned();
     let joined = std::thread::Builder::new()
@@ -187,33 +203,13 @@ fn check_in_thread(file: &Path) -> Report {
         });
     match joined {
         Ok(report) => report,
-        Err(why) => Report {
-            name,
-            total: None,
-            calls: 0,
-            pages: Vec::new(),
-            largest: 0,
-            text_chars: 0,
-            cut: Vec::new(),
-            elapsed: started.elapsed(),
-            verdict: Verdict::Fail(why),
-        },
+        Err(why) => Report { elapsed: started.elapsed(), verdict: Verdict::Fail(why), ..Report::new(file) },
     }
 }
 
 fn check(file: &Path) -> Report {
     let started = Instant::now();
-    let mut report = Report {
-        name: file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned()),
-        total: None,
-        calls: 0,
-        pages: Vec::new(),
-        largest: 0,
-        text_chars: 0,
-        cut: Vec::new(),
-        elapsed: Duration::ZERO,
-        verdict: Verdict::Ok,
-    };
+    let mut report = Report::new(file);
     let data = match std::fs::read(file) {
         Ok(data) => data,
         Err(e) => {

@@ -37,10 +37,6 @@ const INDEXED: &str = "93WJRKG5";
 const PARENT: &str = "KPDKK5UT";
 const ATTACHMENT: &str = "UN79YVS8";
 
-/// Properties no call here can produce, with the reason. Keep this list short: each entry is a shape that
-/// goes out unchecked.
-const UNREACHABLE: &[(&str, &str, &str)] = &[];
-
 /// The answers collected so far: per tool, each successful call's arguments, structured answer and Markdown.
 #[derive(Default)]
 struct Shapes {
@@ -75,8 +71,7 @@ impl Shapes {
                 .map(String::as_str)
                 .collect();
             for property in entry["outputSchema"]["properties"].as_object().expect("properties").keys() {
-                let excused = UNREACHABLE.iter().any(|(t, p, _)| t == tool && p == property);
-                if !seen.contains(property.as_str()) && !excused {
+                if !seen.contains(property.as_str()) {
                     unseen.push(format!("{tool}.{property}"));
                 }
             }

@@ -56,8 +56,8 @@ pub struct Client {
     protocol_version: Option<String>,
     session: Option<String>,
     next_id: u64,
-    /// The output schemas of the tools listed so far, by name (filled by [`Client::list_tool_names`]).
-    output_schemas: std::collections::HashMap<String, Value>,
+    /// The output schemas of the tools listed so far, compiled, by name (filled by [`Client::list_tool_names`]).
+    output_schemas: std::collections::HashMap<String, OutputSchema>,
 }
 
 impl Client {
@@ -138,7 +138,8 @@ impl Client {
             for tool in tools {
                 let Some(name) = tool["name"].as_str() else { continue };
                 if let Some(schema) = tool.get("outputSchema").filter(|s| s.is_object()) {
-                    self.output_schemas.insert(name.to_owned(), schema.clone());
+                    let compiled = jsonschema::draft202012::new(schema).map_err(|e| e.to_string());
+                    self.output_schemas.insert(name.to_owned(), compiled);
                 }
                 names.push(name.to_owned());
             }
@@ -341,14 +342,16 @@ impl Client {
     }
 }
 
-/// A bare domain becomes an https address (http for loopback names, where development servers run).
+/// A listed output schema, compiled once, or why it does not compile.
+type OutputSchema = Result<jsonschema::Validator, String>;
+
 /// How `structured` fails `schema`, every failing path on one line; `None` when it matches. A listed output
 /// schema with no `structuredContent` fails too: clients that validate reject that as well.
-fn schema_mismatch(schema: &Value, structured: Option<&Value>) -> Option<String> {
+fn schema_mismatch(schema: &OutputSchema, structured: Option<&Value>) -> Option<String> {
     let Some(structured) = structured else {
         return Some("the answer has no structuredContent, though the tool lists an outputSchema".to_owned());
     };
-    let validator = match jsonschema::draft202012::new(schema) {
+    let validator = match schema {
         Ok(validator) => validator,
         Err(error) => return Some(format!("its listed outputSchema does not compile: {error}")),
     };
@@ -362,6 +365,7 @@ fn schema_mismatch(schema: &Value, structured: Option<&Value>) -> Option<String>
     (!failures.is_empty()).then(|| failures.join("; "))
 }
 
+/// A bare domain becomes an https address (http for loopback names, where development servers run).
 pub fn server_address(server: &str) -> String {
     let server = server.trim();
     if server.contains("://") {

@@ -59,6 +59,11 @@ impl Published {
         self.tools.get(name)?.get("inputSchema")
     }
 
+    /// A tool's output schema, when the file has one.
+    pub fn output_schema(&self, name: &str) -> Option<&Value> {
+        self.tools.get(name)?.get("outputSchema")
+    }
+
     /// A prompt's arguments as `prompts/list` shows them.
     pub fn prompt_arguments(&self, name: &str) -> Vec<PromptArgument> {
         let Some(Value::Array(arguments)) = self.prompts.get(name) else {

@@ -245,48 +245,46 @@ impl<T: Tool> DynTool for Typed<T> {
         published: &Published,
     ) -> Result<(String, String), ToolError> {
         let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
-        let mut output = T::call(ctx, input).await?;
-        // The generic part is only what needs the type: rendering, serializing, shortening. The loop around
-        // them is written once (`fit`), not once per tool, which kept ~20 copies of it out of the Worker.
-        let mut step = |shorten: Option<f64>| match shorten {
-            Some(fraction) => Step::Shortened(T::shorten(&mut output, fraction)),
-            // Straight to text, once: no `Value` tree in between (see `ToolReply`).
-            None => Step::Answer(serde_json::to_string(&output).ok(), T::render(&output)),
-        };
-        fit(ctx, T::SPEC.name, &mut step)
+        let mut output = Fitted::<T>(T::call(ctx, input).await?);
+        fit(ctx, T::SPEC.name, &mut output)
     }
 }
 
-/// The answer, when its JSON is an object (the only shape `structuredContent` may have).
-fn as_object(name: &str, text: Option<String>, markdown: String) -> Result<(String, String), ToolError> {
-    match text {
-        Some(text) if text.starts_with('{') => Ok((text, markdown)),
-        _ => Err(ToolError::Failed(format!(
-            "Output validation error: {name} produced a result that is not a JSON object. This is a bug in the \
-             server; please report it."
-        ))),
-    }
+/// A tool's answer as [`fit`] handles it: the generic part is only what needs the type (rendering, serializing,
+/// shortening), so the loop around it is written once, not once per tool (~3 KiB of the Worker's gzip size).
+trait Fitting {
+    /// The structured answer as JSON text (`None` when it does not serialize), and its Markdown.
+    fn answer(&self) -> (Option<String>, String);
+    /// [`Tool::shorten`].
+    fn shorten(&mut self, fraction: f64) -> bool;
 }
 
-/// One step of [`fit`]: the answer as (JSON text, Markdown), or whether shortening it changed anything.
-enum Step {
-    Answer(Option<String>, String),
-    Shortened(bool),
+struct Fitted<T: Tool>(T::Output);
+
+impl<T: Tool> Fitting for Fitted<T> {
+    fn answer(&self) -> (Option<String>, String) {
+        // Straight to text, once: no `Value` tree in between (see `ToolReply`).
+        (serde_json::to_string(&self.0).ok(), T::render(&self.0))
+    }
+    fn shorten(&mut self, fraction: f64) -> bool {
+        T::shorten(&mut self.0, fraction)
+    }
 }
 
 /// Renders the answer and, while it is over [`MAX_RESULT_CHARS`], shortens it (at most [`MAX_SHORTENINGS`]
 /// times); what is still too large is refused by [`Registry::run_tool`].
-fn fit(
-    ctx: &RequestContext,
-    name: &str,
-    step: &mut dyn FnMut(Option<f64>) -> Step,
-) -> Result<(String, String), ToolError> {
+fn fit(ctx: &RequestContext, name: &str, output: &mut dyn Fitting) -> Result<(String, String), ToolError> {
     let mut passes = 0;
     loop {
-        let Step::Answer(text, markdown) = step(None) else {
-            return Err(ToolError::Failed(format!("{name}: the answer could not be rendered")));
+        let (text, markdown) = match output.answer() {
+            (Some(text), markdown) if text.starts_with('{') => (text, markdown),
+            _ => {
+                return Err(ToolError::Failed(format!(
+                    "Output validation error: {name} produced a result that is not a JSON object. This is a bug \
+                     in the server; please report it."
+                )))
+            }
         };
-        let (text, markdown) = as_object(name, text, markdown)?;
         // A write's answer is never shortened: it reports what was changed (see `run_tool`).
         let size = result_chars(&text, &markdown);
         if size <= MAX_RESULT_CHARS || ctx.writer_taken() || passes == MAX_SHORTENINGS {
@@ -294,7 +292,7 @@ fn fit(
         }
         // Aim a tenth under the limit: entries differ in size, and the Markdown shrinks with them.
         let fraction = MAX_RESULT_CHARS as f64 / size as f64 * 0.9;
-        if !matches!(step(Some(fraction)), Step::Shortened(true)) {
+        if !output.shorten(fraction) {
             return Ok((text, markdown));
         }
         passes += 1;
@@ -604,8 +602,8 @@ impl Registry {
             tool.call(ctx, arguments, self.published()).await
         };
         #[cfg(feature = "check-outputs")]
-        if let (Ok((structured, _)), (_, Some(schema))) = (&outcome, self.published().tool(spec.name)) {
-            if let Some(mismatch) = super::output_check::mismatch(name, &checked_arguments, structured, &schema) {
+        if let (Ok((structured, _)), Some(schema)) = (&outcome, self.published().output_schema(spec.name)) {
+            if let Some(mismatch) = super::output_check::mismatch(name, &checked_arguments, structured, schema) {
                 panic!("{mismatch}");
             }
         }

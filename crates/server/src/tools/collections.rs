@@ -8,7 +8,7 @@ use zotero_mcp_core::zotero::{ItemScope, ObjectKind, Page, Query};
 
 use super::args::Key;
 use super::items::Failure;
-use super::paging::{shorten_list, shorten_page, Paging};
+use super::paging::{shorten_counted, shorten_list, shorten_page, Paging};
 use crate::context::RequestContext;
 use crate::format::collections::{collection_items_markdown, matches_markdown, tree, tree_markdown, CollectionSummary};
 use crate::format::items::{summarize, ItemSummary};
@@ -90,13 +90,10 @@ impl Tool for ListCollections {
         if let Some(items) = output.items.as_mut() {
             return shorten_page(items, fraction, output.offset, &mut output.next_offset);
         }
-        let Some(collections) = output.collections.as_mut() else { return false };
-        let total = output.collections_total.unwrap_or(collections.len());
-        if shorten_list(collections, fraction).is_none() {
-            return false;
+        match output.collections.as_mut() {
+            Some(collections) => shorten_counted(collections, fraction, &mut output.collections_total),
+            None => false,
         }
-        output.collections_total = Some(total);
-        true
     }
 
     fn render(output: &ListCollectionsOutput) -> String {

@@ -8,7 +8,7 @@ use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeRepor
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
-use super::paging::shorten_list;
+use super::paging::shorten_counted;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -98,12 +98,7 @@ impl Tool for FindDuplicates {
     .ask_for_less("a `collectionKey` or `itemType`, or a smaller `scanLimit`");
 
     fn shorten(output: &mut FindDuplicatesOutput, fraction: f64) -> bool {
-        let total = output.groups_total.unwrap_or(output.groups.len());
-        if shorten_list(&mut output.groups, fraction).is_none() {
-            return false;
-        }
-        output.groups_total = Some(total);
-        true
+        shorten_counted(&mut output.groups, fraction, &mut output.groups_total)
     }
 
     fn render(output: &FindDuplicatesOutput) -> String {

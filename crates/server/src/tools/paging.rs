@@ -53,6 +53,17 @@ pub fn shorten_list<T>(list: &mut Vec<T>, fraction: f64) -> Option<usize> {
     Some(len - keep)
 }
 
+/// [`shorten_list`] for a list that has no `offset` to continue with: `total` keeps how many entries there were
+/// before the first cut (a later pass leaves it as it is), so the answer says how much is not shown.
+pub fn shorten_counted<T>(list: &mut Vec<T>, fraction: f64, total: &mut Option<usize>) -> bool {
+    let before = list.len();
+    if shorten_list(list, fraction).is_none() {
+        return false;
+    }
+    total.get_or_insert(before);
+    true
+}
+
 /// [`shorten_list`] for a page that started at `offset`: `next_offset` moves back to the first entry left
 /// out, so the caller continues right after the last one shown.
 pub fn shorten_page<T>(list: &mut Vec<T>, fraction: f64, offset: usize, next_offset: &mut Option<u64>) -> bool {
@@ -76,6 +87,9 @@ mod tests {
         let mut last: Vec<u32> = vec![7];
         assert!(!shorten_page(&mut last, 0.1, 0, &mut next), "one entry is never cut");
         assert_eq!(shorten_list(&mut vec![1, 2, 3], 0.01), Some(2), "at least one entry stays");
+        let (mut groups, mut total) = ((0..10).collect::<Vec<u32>>(), None);
+        assert!(shorten_counted(&mut groups, 0.5, &mut total) && shorten_counted(&mut groups, 0.5, &mut total));
+        assert_eq!((groups.len(), total), (2, Some(10)), "the total is the count before the first cut");
     }
 
     #[test]

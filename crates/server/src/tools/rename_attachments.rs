@@ -9,7 +9,7 @@ use zotero_mcp_core::attachment::{require_stored_file, write};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
-use super::paging::shorten_list;
+use super::paging::shorten_counted;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -97,12 +97,7 @@ impl Tool for RenameAttachments {
     .ask_for_less("fewer `itemKeys`, or a smaller `limit`");
 
     fn shorten(output: &mut RenameAttachmentsOutput, fraction: f64) -> bool {
-        let total = output.planned_total.unwrap_or(output.planned.len());
-        if shorten_list(&mut output.planned, fraction).is_none() {
-            return false;
-        }
-        output.planned_total = Some(total);
-        true
+        shorten_counted(&mut output.planned, fraction, &mut output.planned_total)
     }
 
     fn render(output: &RenameAttachmentsOutput) -> String {

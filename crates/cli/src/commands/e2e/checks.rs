@@ -23,14 +23,19 @@ pub fn call(client: &mut Client, tool: &str, arguments: Value, fix: &str) -> Res
     if result.is_error {
         return Err(Failure::new(format!("{tool}: {}", one_line(&result.text)), fix));
     }
-    if let Some(mismatch) = &result.schema_mismatch {
-        return Err(Failure::new(
-            format!("{tool} answered outside its listed outputSchema ({mismatch}); arguments: {arguments_shown}"),
-            "validating clients (the official SDKs) reject this answer: the deployment's schemas and answers \
-             disagree, so report it with this line",
-        ));
+    match &result.schema_mismatch {
+        Some(mismatch) => Err(outside_schema(tool, mismatch, &arguments_shown)),
+        None => Ok(result),
     }
-    Ok(result)
+}
+
+/// The failure of an answer a validating client (the official SDKs) would reject.
+fn outside_schema(tool: &str, mismatch: &str, arguments: &str) -> Failure {
+    Failure::new(
+        format!("{tool} answered outside its listed outputSchema ({mismatch}); arguments: {arguments}"),
+        "validating clients (the official SDKs) reject this answer: the deployment's schemas and answers disagree, \
+         so report it with this line",
+    )
 }
 
 /// A tool result's structuredContent, or a failure saying it is missing.
@@ -225,6 +230,7 @@ pub fn collections(report: &mut Report, client: &mut Client) {
 pub fn semantic(report: &mut Report, client: &mut Client) {
     report.check("semantic search", || {
         let arguments = json!({ "query": "research methods", "limit": 3 });
+        let arguments_shown = arguments.to_string();
         let result =
             client.call_tool("zotero_semantic_search", arguments).map_err(|e| Failure::new(e, FIX_PROTOCOL))?;
         if result.is_error {
@@ -238,10 +244,7 @@ pub fn semantic(report: &mut Report, client: &mut Client) {
             ));
         }
         if let Some(mismatch) = &result.schema_mismatch {
-            return Err(Failure::new(
-                format!("zotero_semantic_search answered outside its listed outputSchema ({mismatch})"),
-                "validating clients (the official SDKs) reject this answer: report it with this line",
-            ));
+            return Err(outside_schema("zotero_semantic_search", mismatch, &arguments_shown));
         }
         let found = structured("zotero_semantic_search", result)?;
         let note = found["note"].as_str().map(|n| format!(" ({})", one_line(n))).unwrap_or_default();
