@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 RUNS=${FUZZ_RUNS:-1000000}
 MAX_TIME=${FUZZ_MAX_TIME:-0}
-ALL="jsonrpc_stdio form_parser origin_host redirect_uri note_sanitizer pdf_text bibtex"
+ALL="jsonrpc_stdio form_parser origin_host redirect_uri note_sanitizer pdf_text bibtex filename_template"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then

@@ -55,7 +55,7 @@ start_worker() {
       --persist-to "$WORK_DIR/state" \
       --show-interactive-dev-session=false \
       --test-scheduled \
-      --var "ZOTERO_API_BASE:$SIM_URL" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 \
+      --var "ZOTERO_API_BASE:$SIM_URL" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567 --var UNLIMITED_REGISTRATION:1 \
       "${WEBDAV_VARS[@]}" \
       --log-level "${WRANGLER_LOG_LEVEL:-info}"
   ) </dev/null >"$log" 2>&1 &
@@ -71,7 +71,7 @@ start_native() {
       value="$(echo "$value" | sed 's/^ *"//; s/" *$//')"
       export "$name=$value"
     done < <(sed -n '/^\[vars\]/,/^\[/p' "$CONFIG" | grep -E '^[A-Z_]+ *=')
-    export ZOTERO_API_BASE="$SIM_URL" ZOTERO_API_KEY=demo ZOTERO_LIBRARY_ID=1234567
+    export ZOTERO_API_BASE="$SIM_URL" ZOTERO_API_KEY=demo ZOTERO_LIBRARY_ID=1234567 UNLIMITED_REGISTRATION=1
     export ZOTERO_MCP_DATA_DIR="$WORK_DIR/native-data"
     exec "$ZOTERO_MCP_BIN" serve --http "127.0.0.1:$port" --exit-after 1800
   ) </dev/null >"$log" 2>&1 &

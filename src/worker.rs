@@ -10,13 +10,14 @@ use zotero_mcp_core::platform::{
     KV_BULK_READ_MAX,
 };
 use zotero_mcp_server::app::App;
-use zotero_mcp_server::config::Config;
+use zotero_mcp_server::config::{Config, SetupHint};
 
 /// Reads the configuration and binds the platform for one request.
 pub fn app(env: &Env) -> worker::Result<App> {
     let lookup =
         |name: &str| env.secret(name).map(|s| s.to_string()).ok().or_else(|| env.var(name).map(|v| v.to_string()).ok());
-    let config = Config::from_lookup(lookup);
+    // Variables are Worker secrets and vars here: what a person is told to run for a missing one says so.
+    let config = Config { setup: SetupHint::Worker, ..Config::from_lookup(lookup) };
     let cache_kv: Rc<dyn KvStore> = Rc::new(WorkerKv { store: env.kv("CACHE_KV")? });
     let clock: Rc<dyn Clock> = Rc::new(WorkerClock);
     let platform = Platform {

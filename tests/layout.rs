@@ -6,8 +6,10 @@
 //!    tokio, HTTP stacks, databases): those live in `src/` and `crates/cli`, behind the seams in
 //!    `crates/core/src/platform`.
 //! 2. No module circles. Within each crate the top-level modules (`crate::<module>`) reference each other
-//!    without a cycle, and so do the files inside each directory module (`src/auth/*.rs`), except the few
-//!    that have a circle today ([`SIBLING_CYCLES_ALLOWED`]).
+//!    without a cycle, and so do the modules inside each directory module, at every depth (`src/auth/*.rs`,
+//!    `src/attachment/filename/*.rs`), except the few that have a circle today ([`SIBLING_CYCLES_ALLOWED`]).
+//! 3. The server's layers. Its top-level modules reference only their own layer or those below
+//!    ([`SERVER_LAYERS`]), and `mcp` knows nothing of `auth` or `tools` ([`SERVER_NEVER`]).
 //!
 //! Only text is read (the Cargo.toml files and the sources); nothing is compiled or run. The source scan is a
 //! small tokenizer, not a Rust parser: it skips comments, strings and character literals, follows `use` trees,
@@ -15,11 +17,13 @@
 //!
 //! This file holds the rules and the tests; the machinery is in `tests/layout/`: `manifest` (Cargo.toml
 //! dependencies), `tokens` and `scan` (the source scan), `modules` (a crate's module tree and its reference
-//! graph), `cycles` (finding a circle and describing it).
+//! graph), `cycles` (finding a circle and describing it), `layers` (checking a graph against layers).
 
 // A crate root's `mod x;` looks for `tests/x.rs`, which Cargo would build as a test of its own: hence the paths.
 #[path = "layout/cycles.rs"]
 mod cycles;
+#[path = "layout/layers.rs"]
+mod layers;
 #[path = "layout/manifest.rs"]
 mod manifest;
 #[path = "layout/modules.rs"]
@@ -32,7 +36,8 @@ mod tokens;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use cycles::{cycles, describe_cycle};
+use cycles::{cycles, describe_cycle, Graph};
+use layers::{layer_violations, Layers, Never};
 use manifest::{label, normal_dependencies, read_manifest};
 use modules::Crate;
 use scan::scan_source;
@@ -185,9 +190,10 @@ const SOURCE_DIRS: &[&str] = &["crates/core/src", "crates/server/src", "crates/s
 
 /// Directory modules whose files (the sibling modules inside them) reference each other without a circle
 /// today, and must go on so: edges come from `super::x`, `self::x` and `crate::<dir>::x` references, with the
-/// `use` re-exports of the directory's `mod.rs` followed. A directory module listed nowhere (a new one) is
-/// checked too; only those in [`SIBLING_CYCLES_ALLOWED`] are not.
+/// `use` re-exports of the directory's `mod.rs` followed. Every directory module at every depth is checked,
+/// listed here or not (an unlisted one is reported as new); only those in [`SIBLING_CYCLES_ALLOWED`] are not.
 const SIBLING_CHECKED: &[&str] = &[
+    "crates/core/src/attachment/filename",
     "crates/core/src/platform",
     "crates/core/src/zotero",
     "crates/server/src/auth",
@@ -223,17 +229,27 @@ fn top_level_modules_form_no_cycle() {
     assert!(failures.is_empty(), "module cycles:\n  - {}\n{BREAK_A_CYCLE}\n", failures.join("\n  - "));
 }
 
+/// The circles inside each directory module of `krate` (whose sources are in `src`), at every depth: (the
+/// directory, as `src/a/b`, and each circle described), every directory listed whether it has a circle or not.
+fn directory_cycles(src: &str, krate: &Crate) -> Vec<(String, Vec<String>)> {
+    krate
+        .directory_modules()
+        .into_iter()
+        .map(|dir| {
+            let graph = krate.graph(&dir);
+            let found = cycles(&graph).iter().map(|cycle| describe_cycle(&graph, cycle)).collect();
+            (format!("{src}/{}", dir.join("/")), found)
+        })
+        .collect()
+}
+
 #[test]
 fn files_of_directory_modules_form_no_cycle() {
     let mut failures = Vec::new();
     let mut seen = BTreeSet::new();
     for src in SOURCE_DIRS {
-        let krate = Crate::scan(src);
-        for dir in krate.directory_modules() {
-            let name = format!("{src}/{dir}");
+        for (name, found) in directory_cycles(src, &Crate::scan(src)) {
             seen.insert(name.clone());
-            let graph = krate.graph(std::slice::from_ref(&dir));
-            let found = cycles(&graph);
             if let Some((_, circle)) = SIBLING_CYCLES_ALLOWED.iter().find(|(allowed, _)| *allowed == name) {
                 if found.is_empty() {
                     failures.push(format!(
@@ -245,11 +261,8 @@ fn files_of_directory_modules_form_no_cycle() {
                 continue;
             }
             let listed = if SIBLING_CHECKED.contains(&name.as_str()) { "" } else { " (a new directory module)" };
-            for cycle in found {
-                failures.push(format!(
-                    "{name}{listed}: its files reference each other in a circle: {}",
-                    describe_cycle(&graph, &cycle)
-                ));
+            for circle in found {
+                failures.push(format!("{name}{listed}: its files reference each other in a circle: {circle}"));
             }
         }
     }
@@ -261,7 +274,112 @@ fn files_of_directory_modules_form_no_cycle() {
             ));
         }
     }
+    for listed in SIBLING_CHECKED {
+        if !seen.contains(*listed) {
+            failures.push(format!(
+                "SIBLING_CHECKED in tests/layout.rs lists {listed}, which is no longer a directory module: remove \
+                 the entry"
+            ));
+        }
+    }
     assert!(failures.is_empty(), "module cycles:\n  - {}\n{BREAK_A_CYCLE}\n", failures.join("\n  - "));
+}
+
+/// A circle three levels down is found, and named by its directory.
+#[test]
+fn the_cycle_check_reaches_every_depth() {
+    let file = |path: &str, source: &str| (path.to_owned(), source.to_owned());
+    let krate = Crate::from_sources(
+        "synthetic/src",
+        vec![
+            file("lib.rs", "mod a;"),
+            file("a/mod.rs", "mod b;"),
+            file("a/b/mod.rs", "mod c; mod d;"),
+            file("a/b/c/mod.rs", "mod x; mod y; mod z;"),
+            file("a/b/c/x.rs", "use super::y::Y; pub struct X;"),
+            file("a/b/c/y.rs", "pub struct Y(crate::a::b::c::z::Z);"),
+            file("a/b/c/z.rs", "pub struct Z(Box<super::x::X>);"),
+            file("a/b/d.rs", "use super::c::x::X;"),
+        ],
+    );
+    let found = directory_cycles("synthetic/src", &krate);
+    let names: Vec<&str> = found.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["synthetic/src/a", "synthetic/src/a/b", "synthetic/src/a/b/c"]);
+    assert!(found[0].1.is_empty() && found[1].1.is_empty(), "{found:#?}");
+    assert_eq!(found[2].1.len(), 1, "{found:#?}");
+    let circle = &found[2].1[0];
+    assert!(circle.starts_with("x -> y -> z -> x"), "{circle}");
+    assert!(circle.contains("synthetic/src/a/b/c/z.rs:1 `super::x::X`"), "{circle}");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. The server's layers
+
+/// The server crate's top-level modules in layers, highest first, as AGENTS.md states them: a module may
+/// reference its own layer and those below, never one above. `lib.rs`, the crate root, only declares them and
+/// sits above all. A new module fails the test until it is added to a layer here.
+const SERVER_LAYERS: &Layers = &[
+    ("the router", &["router"]),
+    // `jobs` (the scheduled index sync) is called by the shells beside the router, and builds a RequestContext.
+    ("the request handlers", &["auth", "mcp", "tools", "pages", "jobs"]),
+    ("what handlers share", &["context", "format"]),
+    ("the foundations", &["app", "grant", "config", "respond"]),
+];
+
+/// References refused within a layer.
+const SERVER_NEVER: &Never = &[
+    ("mcp", "auth", "the MCP layer is told who calls by the Grant the router hands it"),
+    ("mcp", "tools", "the MCP layer serves whatever Registry the router hands it"),
+];
+
+#[test]
+fn server_modules_keep_their_layers() {
+    let src = "crates/server/src";
+    let graph = Crate::scan(src).graph(&[]);
+    let failures = layer_violations(src, &graph, SERVER_LAYERS, SERVER_NEVER);
+    assert!(failures.is_empty(), "server layers broken:\n  - {}\n", failures.join("\n  - "));
+    for (_, modules) in SERVER_LAYERS {
+        for module in *modules {
+            assert!(
+                graph.contains_key(*module),
+                "SERVER_LAYERS in tests/layout.rs lists {module}, which is not a module of {src}: remove it"
+            );
+        }
+    }
+}
+
+/// The layer check on a made-up graph: a reference up a layer, a refused pair and an unlisted module are each
+/// reported, with what to do; references down or across a layer are not.
+#[test]
+fn the_layer_check_catches_what_breaks_the_order() {
+    let edge = |graph: &mut Graph, from: &str, to: &str| {
+        graph.entry(to.to_owned()).or_default();
+        graph.entry(from.to_owned()).or_default().insert(to.to_owned(), vec![format!("src/{from}.rs:3 `{to}`")]);
+    };
+    let mut graph = Graph::new();
+    edge(&mut graph, "router", "mcp");
+    edge(&mut graph, "mcp", "context");
+    edge(&mut graph, "tools", "mcp");
+    edge(&mut graph, "context", "tools");
+    edge(&mut graph, "mcp", "auth");
+    edge(&mut graph, "extra", "app");
+    let failures = layer_violations("s", &graph, SERVER_LAYERS, SERVER_NEVER);
+    assert_eq!(failures.len(), 3, "{failures:#?}");
+    assert!(failures[0].starts_with("s/extra is in no layer: add it to the layer it belongs to in SERVER_LAYERS"));
+    assert!(
+        failures[1].starts_with(
+            "s/context (what handlers share) references tools (the request handlers, a \
+                                      higher layer) at:\n      src/context.rs:3 `tools`"
+        ),
+        "{}",
+        failures[1]
+    );
+    assert!(failures[1].contains("move what context takes from tools down into context or a module it may use"));
+    assert!(
+        failures[2].starts_with("s/mcp must not reference auth (the MCP layer is told who calls"),
+        "{}",
+        failures[2]
+    );
 }
 
 /// The scanner itself: what it must see and what it must skip.

@@ -9,6 +9,10 @@
 //! 2. `mcp::stdio::answer_line` (the stdio server's whole per-line path, dispatch included);
 //! 3. `router::route` as `POST /mcp` with the fuzzed headers: the Origin/Host check, method, media type, JSON,
 //!    envelope, header/body agreement, version, method, dispatch and the CORS decision.
+//!
+//! A message of more than `MAX_MESSAGE_VALUES` JSON values is refused before it is parsed (-32600, null id; 413
+//! over HTTP): one whose parsed value holds more must be, and one that is must be longer than the limit in bytes
+//! (each value counted is at least one byte).
 
 #![no_main]
 
@@ -19,7 +23,7 @@ use serde_json::Value;
 use zotero_mcp_fuzz::{block_on, check_rpc_response, echo_ok, valid_id, config, oauth_app, trusted_app, Answer, RawRequest, ORIGIN};
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::grant::Grant;
-use zotero_mcp_server::mcp::jsonrpc::{code, Incoming};
+use zotero_mcp_server::mcp::jsonrpc::{code, Incoming, MAX_MESSAGE_VALUES};
 use zotero_mcp_server::mcp::protocol::{meta, LEGACY_VERSIONS, MODERN_VERSIONS};
 use zotero_mcp_server::mcp::registry::Registry;
 use zotero_mcp_server::mcp::transport::decode_header_value;
@@ -42,6 +46,26 @@ fuzz_target!(|data: &[u8]| {
     }
     check_http(&raw, parsed.as_ref());
 });
+
+/// How many values a parsed message holds: itself and everything inside.
+fn values_in(value: &Value) -> usize {
+    1 + match value {
+        Value::Array(items) => items.iter().map(values_in).sum(),
+        Value::Object(members) => members.values().map(values_in).sum(),
+        _ => 0,
+    }
+}
+
+/// Whether `message` is the refusal of a message over `MAX_MESSAGE_VALUES`, and if so, that it was due.
+fn refused_as_too_many(message: &Value, input_len: usize) -> bool {
+    let refused = message["error"]["code"] == code::INVALID_REQUEST
+        && message["error"]["message"].as_str().is_some_and(|m| m.contains("JSON values"));
+    if refused {
+        assert!(message["id"].is_null(), "refused unparsed, yet echoed an id: {message}");
+        assert!(input_len > MAX_MESSAGE_VALUES, "a {input_len}-byte message cannot hold that many values");
+    }
+    refused
+}
 
 /// JSON-RPC 2.0 validity as MCP narrows it, stated without the server's code: an object, `"jsonrpc": "2.0"`, an
 /// `id`, when present, that is a string or a number representable as `i64` or `u64` (`valid_id`: `1e30` or
@@ -108,6 +132,13 @@ fn check_stdio(line: &str) {
     assert!(!out.contains('\n'), "a stdio answer must be one line: {out:?}");
     let message: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("stdio answer is not JSON ({e}): {out}"));
     let error = check_rpc_response(&message);
+    let too_many = refused_as_too_many(&message, line.trim().len());
+    if let Some(value) = &value {
+        assert!(values_in(value) <= MAX_MESSAGE_VALUES || too_many, "{} values were parsed", values_in(value));
+    }
+    if too_many {
+        return;
+    }
     match value {
         None => assert_eq!(error, Some(code::PARSE_ERROR), "{line:?} -> {out}"),
         Some(value) if value.is_array() => assert_eq!(error, Some(code::INVALID_REQUEST), "{out}"),
@@ -165,6 +196,10 @@ fn check_http(raw: &RawRequest, parsed: Option<&Value>) {
             return;
         }
         200 | 400 | 403 | 404 | 405 | 406 | 415 => {}
+        413 => {
+            assert!(refused_as_too_many(&answer.json(), raw.body.len()), "413 for another reason");
+            return;
+        }
         401 if oauth => return,
         other => panic!("unexpected status {other}"),
     }

@@ -14,7 +14,16 @@
 //! - tags are balanced (void elements aside) and properly nested;
 //! - all text is escaped: outside tags there is no `>`, `"` or `'`, and every `&` starts `&amp;`, `&lt;`,
 //!   `&gt;`, `&quot;` or `&#39;`; so `<script` and `javascript:` can only be inert text;
-//! - the title is escaped in raw mode too (raw mode stores the body as given, by design).
+//! - the title is escaped in raw mode too.
+//!
+//! What must hold for caller HTML (`raw = true`, `format::note_sanitize`):
+//! - the body is the sanitizer's output, after the escaped title heading;
+//! - every `<` opens or closes a tag of Zotero's notes (the grammar above plus span, img, b, i, u, strike, del,
+//!   ins, caption, tfoot), balanced, void elements (hr, br, img) unclosed;
+//! - attributes are `name="value"` from a short list, never an `on…` handler, `style` or `src`; an `href` is
+//!   an http/https/zotero URL once entities are decoded;
+//! - text has no `<` or `>`, and every `&` starts a well-formed character reference;
+//! - sanitizing the output again changes nothing.
 //!
 //! For `html_to_text` on anything: no panic; the text is trimmed, has no trailing spaces on a line and no more
 //! than one blank line in a row; input without `<` or `&` reads as its words joined by single spaces.
@@ -24,6 +33,7 @@
 use libfuzzer_sys::fuzz_target;
 use zotero_mcp_core::html_text::{collapse_whitespace, decode_entities, html_to_text, note_title, title_line};
 use zotero_mcp_server::format::note_html::{append_fragment, markdown_to_html, note_fragment, note_html};
+use zotero_mcp_server::format::note_sanitize::sanitize_note_html;
 
 const WRAPPER_OPEN: &str = "<div data-schema-version=\"9\">";
 const WRAPPER_CLOSE: &str = "</div>";
@@ -32,6 +42,8 @@ const TAGS: &[&str] = &[
     "table", "thead", "tbody", "tr", "th", "td", "hr", "br", "a", "sup", "sub",
 ];
 const VOID: &[&str] = &["hr", "br"];
+/// What caller HTML may keep besides [`TAGS`].
+const RAW_TAGS: &[&str] = &["span", "img", "b", "i", "u", "strike", "del", "ins", "caption", "tfoot"];
 
 fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(data) else { return };
@@ -49,16 +61,21 @@ fuzz_target!(|data: &[u8]| {
     check_sanitized(&html, input);
     check_sanitized(&note_html(None, input, false), input);
 
-    // Raw mode keeps the body as given, but the title is still escaped.
+    // Raw mode: the escaped title, then the body through the sanitizer.
+    let sanitized = sanitize_note_html(body);
     let raw = note_html(Some(title), body, true);
-    assert!(raw.ends_with(body));
-    let head = &raw[..raw.len() - body.len()];
+    assert!(raw.ends_with(&sanitized));
+    let head = &raw[..raw.len() - sanitized.len()];
     if title.trim().is_empty() {
         assert_eq!(head, "");
     } else {
         let escaped = head.strip_prefix("<h1>").and_then(|h| h.strip_suffix("</h1>\n")).expect("title heading");
         check_text(escaped, head);
     }
+    zotero_mcp_fuzz::debug(|| format!("raw {sanitized:?}"));
+    check_raw(&sanitized, body);
+    assert_eq!(sanitize_note_html(&sanitized), sanitized, "sanitizing twice changed {body:?}");
+    check_raw(&sanitize_note_html(input), input);
 
     // Appending keeps what is there and adds the fragment once.
     let appended = append_fragment(input, inner);
@@ -147,6 +164,82 @@ fn check_attributes(name: &str, attributes: &str, html: &str, input: &str) {
             );
         }
         _ => panic!("attributes {attributes:?} on <{name}> in {html:?} from {input:?}"),
+    }
+}
+
+/// The invariants of sanitized caller HTML.
+fn check_raw(html: &str, input: &str) {
+    assert!(!html.to_ascii_lowercase().contains("<script"), "<script in {html:?} from {input:?}");
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        check_raw_text(&rest[..at], html);
+        let after = &rest[at + 1..];
+        let end = after.find('>').unwrap_or_else(|| panic!("unclosed tag in {html:?} from {input:?}"));
+        let tag = &after[..end];
+        rest = &after[end + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            let top = open.pop().unwrap_or_else(|| panic!("</{name}> closes nothing in {html:?} from {input:?}"));
+            assert_eq!(top, name, "</{name}> closes <{top}> in {html:?} from {input:?}");
+            continue;
+        }
+        let name_end = tag.find(' ').unwrap_or(tag.len());
+        let name = &tag[..name_end];
+        assert!(TAGS.contains(&name) || RAW_TAGS.contains(&name), "tag <{tag}> in {html:?} from {input:?}");
+        let mut attributes = &tag[name_end..];
+        while !attributes.is_empty() {
+            let (attribute, value) = attributes
+                .strip_prefix(' ')
+                .and_then(|a| a.split_once("=\""))
+                .unwrap_or_else(|| panic!("attributes {attributes:?} in {html:?} from {input:?}"));
+            let value_end = value.find('"').unwrap_or_else(|| panic!("unquoted value in <{tag}> from {input:?}"));
+            let (value, after_value) = (&value[..value_end], &value[value_end + 1..]);
+            check_text_references(value, html);
+            assert!(!value.contains(['<', '>', '\'']), "unescaped value {value:?} in {html:?}");
+            assert!(
+                !attribute.starts_with("on") && !matches!(attribute, "style" | "src" | "srcset" | "action"),
+                "{attribute} on <{name}> in {html:?} from {input:?}"
+            );
+            if attribute == "href" {
+                let followed: String =
+                    decode_entities(value).chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
+                let scheme = followed.split(':').next().unwrap_or("").to_ascii_lowercase();
+                assert!(
+                    followed.contains(':') && matches!(scheme.as_str(), "http" | "https" | "zotero"),
+                    "link to {followed:?} in {html:?} from {input:?}"
+                );
+            }
+            attributes = after_value;
+        }
+        if !matches!(name, "hr" | "br" | "img") {
+            open.push(name);
+        }
+    }
+    check_raw_text(rest, html);
+    assert!(open.is_empty(), "unclosed {open:?} in {html:?} from {input:?}");
+}
+
+/// Text of sanitized HTML: no `<` or `>`, and every `&` a well-formed reference.
+fn check_raw_text(text: &str, html: &str) {
+    assert!(!text.contains(['<', '>']), "unescaped markup character in text {text:?} of {html:?}");
+    check_text_references(text, html);
+}
+
+fn check_text_references(text: &str, html: &str) {
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        rest = &rest[at + 1..];
+        let end = rest.find(';').unwrap_or_else(|| panic!("a bare & in {text:?} of {html:?}"));
+        let name = &rest[..end];
+        let well_formed = match name.strip_prefix('#') {
+            Some(n) => match n.strip_prefix(['x', 'X']) {
+                Some(hex) => !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+                None => !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
+            },
+            None => name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) && name.bytes().all(|b| b.is_ascii_alphanumeric()),
+        };
+        assert!(well_formed, "&{name}; in {text:?} of {html:?}");
+        rest = &rest[end + 1..];
     }
 }
 

@@ -3,6 +3,9 @@
 // behaviour; the native ring (crates/server/tests) has the finer-grained tests.
 
 import assert from 'node:assert/strict';
+import { lookup } from 'node:dns/promises';
+import { createServer } from 'node:http';
+import { hostname } from 'node:os';
 import { describe, test } from 'node:test';
 
 import {
@@ -175,5 +178,114 @@ describe('hostile input is refused at the edge', () => {
     const checked = statuses.filter((s) => s === 401).length;
     const refused = statuses.filter((s) => s === 429).length;
     assert.deepEqual({ checked, refused }, { checked: 8, refused: 12 }, JSON.stringify(statuses));
+  });
+});
+
+// The second review (issue 26): each probe of a medium or low finding that can be made from outside, on both
+// servers. The finer-grained tests (the limits' exact values, the native-only paths) are in crates/*/tests.
+describe('hostile input, second review', () => {
+  async function callTool(name, args, scopes = READ_SCOPES) {
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...(await authHeaders(scopes)) };
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } };
+    const res = await fetchWithTimeout(mcpUrl(), { method: 'POST', headers, body: JSON.stringify(body) });
+    const message = await res.json();
+    await assertToolCallAnswer(mcpUrl(), body, headers, message);
+    return message;
+  }
+
+  const healthy = async () => {
+    const message = await callTool('zotero_search', { query: 'protein', limit: 1 });
+    assert.notEqual(message.result?.isError, true, JSON.stringify(message));
+  };
+
+  test('a filename template full of exploding patterns is refused before anything runs', t, async () => {
+    const pattern = '(((a?){50}){50}){20}';
+    const parts = Array.from({ length: 33 }, () => `{{ title replaceFrom="${pattern}" replaceTo="b" }}`);
+    const message = await callTool('zotero_rename_attachments', { collectionKey: 'A5NPL7CL', template: parts.join('') });
+    const refused = message.error ?? (message.result?.isError ? message.result : undefined);
+    assert.ok(refused, `the template was run: ${JSON.stringify(message).slice(0, 400)}`);
+    assert.match(JSON.stringify(refused), /pattern/i, 'the refusal names the patterns');
+    // One such pattern alone is refused too: the bound is on each pattern, not only their number.
+    const one = await callTool('zotero_rename_attachments', {
+      collectionKey: 'A5NPL7CL',
+      template: `{{ title replaceFrom="${pattern}" replaceTo="b" }}`,
+    });
+    assert.ok(one.error ?? one.result?.isError, JSON.stringify(one).slice(0, 400));
+    await healthy();
+  });
+
+  test('raw note HTML is stored without script, handlers or javascript: links', t, async () => {
+    const note =
+      '<p>kept <strong>bold</strong></p><script>alert(1)</script><img src=x onerror=alert(2)>' +
+      '<a href="javascript:alert(3)">link</a><p style="position:fixed" onclick="alert(4)">text</p>';
+    const message = await callTool('zotero_notes', { action: 'create', itemKey: 'KPDKK5UT', note, raw: true }, WRITE_SCOPES);
+    assert.notEqual(message.result?.isError, true, JSON.stringify(message));
+    const key = message.result.structuredContent.noteKey;
+    assert.ok(key, JSON.stringify(message.result.structuredContent));
+    const res = await fetchWithTimeout(`${process.env.SIM_URL}/users/1234567/items/${key}`, {
+      headers: { 'zotero-api-key': 'demo' },
+    });
+    const html = (await res.json()).data.note;
+    for (const banned of [/<script/i, /onerror/i, /onclick/i, /javascript:/i, /style=/i]) {
+      assert.ok(!banned.test(html), `${banned} in ${html}`);
+    }
+    assert.match(html, /<strong>bold<\/strong>/, 'the safe markup stays');
+  });
+
+  // The machine's own name resolves to a loopback address here (/etc/hosts), so it stands for any public-looking
+  // name an attacker points at a private address. The literal check passes it; the connection must not happen.
+  test('a sourceUrl whose name resolves to this machine is never fetched', t, async (ctx) => {
+    const name = hostname();
+    const { address } = await lookup(name).catch(() => ({ address: '' }));
+    if (!/^(127\.|::1$|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(address)) {
+      ctx.skip(`${name} resolves to ${address || 'nothing'}, not a private address`);
+      return;
+    }
+    let hits = 0;
+    const server = createServer((req, res) => {
+      hits += 1;
+      res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.4\n');
+    });
+    await new Promise((resolve) => server.listen(0, address, resolve));
+    try {
+      const sourceUrl = `http://${name}:${server.address().port}/paper.pdf`;
+      const message = await callTool('zotero_put_attachment', { parentItemKey: 'KPDKK5UT', sourceUrl }, WRITE_SCOPES);
+      assert.equal(message.result?.isError, true, JSON.stringify(message).slice(0, 400));
+      assert.match(JSON.stringify(message.result), /Nothing was written/);
+      assert.equal(hits, 0, 'the server connected to a private address');
+    } finally {
+      server.close();
+    }
+  });
+
+  test('the previous refresh token works once; a second use, however late the thief, revokes the grant', t, async () => {
+    const first = await oauthFlow(READ_SCOPES);
+    const refresh = (token) =>
+      tokenRequest({ grant_type: 'refresh_token', refresh_token: token, client_id: first.clientId, resource: mcpUrl() });
+    const second = await refresh(first.refresh_token);
+    assert.equal(second.status, 200, second.text);
+    // The owner's answer was lost: one retry with the previous token is served.
+    const retry = await refresh(first.refresh_token);
+    assert.equal(retry.status, 200, retry.text);
+    // A copy used again (the old rule let it work any number of times) is replay.
+    const replay = await refresh(first.refresh_token);
+    assert.equal(replay.status, 400, replay.text);
+    assert.equal(replay.json.error, 'invalid_grant');
+    const after = await refresh(retry.json.refresh_token);
+    assert.equal(after.status, 400, `the newest refresh token went with the grant: ${after.text}`);
+  });
+
+  test('a 4 MB body of numbers is answered, and the server goes on serving', t, async () => {
+    const numbers = Array.from({ length: 1_900_000 }, () => '1').join(',');
+    const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"zotero_search","arguments":{"query":[${numbers}]}}}`;
+    assert.ok(body.length < 4 * 1024 * 1024, `${body.length} bytes`);
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...(await authHeaders()) };
+    const res = await fetchWithTimeout(mcpUrl(), { method: 'POST', headers, body });
+    const message = await res.json();
+    // Refused from a count of its values, before any of them is parsed: nothing was read, not even the id.
+    assert.equal(res.status, 413, JSON.stringify(message).slice(0, 300));
+    assert.equal(message.error?.code, -32600, JSON.stringify(message).slice(0, 300));
+    assert.match(message.error.message, /100,000|values/);
+    await healthy();
   });
 });

@@ -50,34 +50,49 @@ pub struct Crate {
 }
 
 impl Crate {
+    /// Scans the crate whose sources are in `src` (relative to the workspace root).
     pub fn scan(src: &str) -> Self {
         let dir = workspace_root().join(src);
         let mut paths = Vec::new();
         rust_files(&dir, &mut paths);
-        // `src/bin/*` are crate roots of their own.
-        let sources: Vec<(String, Vec<String>, PathBuf)> = paths
+        let files = paths
             .into_iter()
             .map(|path| {
-                let relative = path.strip_prefix(&dir).expect("under src").to_path_buf();
-                (relative.to_string_lossy().replace('\\', "/"), module_of(&relative), path)
+                let relative = path.strip_prefix(&dir).expect("under src").to_string_lossy().replace('\\', "/");
+                let source =
+                    fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+                (relative, source)
             })
-            .filter(|(relative, _, _)| !relative.starts_with("bin/"))
+            .collect();
+        Self::from_sources(src, files)
+    }
+
+    /// A crate made of the given files (paths relative to its source directory, `a/b.rs`), as if read from `src`:
+    /// what the tests of the checker feed it.
+    pub fn from_sources(src: &str, files: Vec<(String, String)>) -> Self {
+        // `src/bin/*` are crate roots of their own.
+        let sources: Vec<(String, Vec<String>, String)> = files
+            .into_iter()
+            .filter(|(relative, _)| !relative.starts_with("bin/"))
+            .map(|(relative, source)| {
+                let module = module_of(Path::new(&relative));
+                (relative, module, source)
+            })
             .collect();
         let modules: BTreeSet<Vec<String>> = sources.iter().map(|(_, module, _)| module.clone()).collect();
-        let mut files = Vec::new();
+        let mut scanned = Vec::new();
         let mut imports = BTreeMap::new();
-        for (relative, module, path) in sources {
+        for (relative, module, source) in sources {
             let children: BTreeSet<String> = modules
                 .iter()
                 .filter(|m| m.len() == module.len() + 1 && m.starts_with(&module))
                 .map(|m| m[module.len()].clone())
                 .collect();
-            let source = fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
             let scan = scan_source(&source, &module, &children);
             imports.entry(module).or_insert_with(BTreeMap::new).extend(scan.imports.clone());
-            files.push((relative, scan));
+            scanned.push((relative, scan));
         }
-        Crate { src: src.to_owned(), modules, files, imports }
+        Crate { src: src.to_owned(), modules, files: scanned, imports }
     }
 
     /// Follows `use` re-exports: `crate::zotero::ZoteroWriter` becomes `crate::zotero::writer::ZoteroWriter`.
@@ -103,15 +118,16 @@ impl Crate {
         path
     }
 
-    /// Top-level modules that are directories (have modules inside).
-    pub fn directory_modules(&self) -> Vec<String> {
-        self.modules
-            .iter()
-            .filter(|m| m.len() == 2)
-            .map(|m| m[0].clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
+    /// Modules that are directories (have modules inside), at every depth, as paths from the crate root
+    /// (`[attachment]`, `[attachment, filename]`), in order.
+    pub fn directory_modules(&self) -> Vec<Vec<String>> {
+        let mut directories = BTreeSet::new();
+        for module in &self.modules {
+            for depth in 1..module.len() {
+                directories.insert(module[..depth].to_vec());
+            }
+        }
+        directories.into_iter().collect()
     }
 
     /// The graph between the modules just under `parent` (`[]` for the top-level modules, `[dir]` for the files

@@ -60,13 +60,24 @@ pub struct ServerMetadata {
     pub revocation_endpoint: Option<String>,
 }
 
-/// Tokens from the token endpoint.
-#[derive(Debug, Clone)]
+/// Tokens from the token endpoint. Its `Debug` shows which tokens there are, never their values.
+#[derive(Clone)]
 pub struct Tokens {
     pub access_token: String,
     pub refresh_token: Option<String>,
     pub expires_in: Option<u64>,
     pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("access_token", &"<set>")
+            .field("refresh_token", &self.refresh_token.as_ref().map(|_| "<set>"))
+            .field("expires_in", &self.expires_in)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
 }
 
 /// The sign-in of the consent page.
@@ -360,5 +371,23 @@ fn describe<E: oauth2::ErrorResponse>(error: &oauth2::RequestTokenError<Error, E
         oauth2::RequestTokenError::Request(e) => e.to_string(),
         oauth2::RequestTokenError::Parse(e, body) => format!("{e}: {}", String::from_utf8_lossy(body)),
         oauth2::RequestTokenError::Other(e) => e.clone(),
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::Tokens;
+
+    #[test]
+    fn debug_output_never_shows_a_token() {
+        let tokens = Tokens {
+            access_token: "access-secret".into(),
+            refresh_token: Some("refresh-secret".into()),
+            expires_in: Some(3600),
+            scopes: vec!["zotero:read".into()],
+        };
+        let shown = format!("{tokens:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("zotero:read"), "{shown}");
     }
 }

@@ -1,7 +1,7 @@
 //! `zotero-mcp serve --http ADDR`: the server crate's router on hyper, one thread, one task per connection.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use zotero_mcp_server::app::App;
+use zotero_mcp_server::auth::client_address::client_address;
 use zotero_mcp_server::{respond, router};
 
 /// How the server is reached, for the absolute URLs the OAuth server derives from each request.
@@ -28,6 +29,13 @@ pub async fn serve(
     base: PublicBase,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
+    if let Some(name) = app.config.trusted_proxy_header.as_deref() {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            eprintln!(
+                "zotero-mcp: TRUSTED_PROXY_HEADER `{name}` is not a header name; client addresses are the sockets'"
+            );
+        }
+    }
     let app = Rc::new(app);
     let base = Rc::new(base);
     tokio::pin!(stop);
@@ -59,7 +67,8 @@ async fn answer(
     app: &App,
     base: &PublicBase,
 ) -> hyper::Response<Full<Bytes>> {
-    let response = match into_http_request(request, peer, base).await {
+    let client = client_address(peer.ip(), request.headers(), app.config.trusted_proxy_header.as_deref());
+    let response = match into_http_request(request, client, base).await {
         Ok(request) => router::route(request, app).await,
         Err(refusal) => refusal,
     };
@@ -70,14 +79,15 @@ async fn answer(
 /// The request as the router takes it: an absolute URL (as the Worker sees it) and the whole body.
 async fn into_http_request(
     request: hyper::Request<Incoming>,
-    peer: SocketAddr,
+    client: IpAddr,
     base: &PublicBase,
 ) -> Result<zotero_mcp_core::platform::HttpRequest, zotero_mcp_core::platform::HttpResponse> {
     let (mut parts, body) = request.into_parts();
-    // The client's address, as Cloudflare gives it to the Worker, for the login throttle: always the socket's
-    // peer, never what the client claims. Behind a proxy every client is the proxy, which only makes the
-    // throttle stricter.
-    if let Ok(value) = http::HeaderValue::from_str(&peer.ip().to_string()) {
+    // The client's address, as Cloudflare gives it to the Worker, for the login throttle and the registration
+    // limit: the socket's peer, never what the client claims, except that a loopback peer's `TRUSTED_PROXY_HEADER`
+    // is believed (`client_address`). Behind a proxy without it every client is the proxy, which only makes the
+    // limits stricter.
+    if let Ok(value) = http::HeaderValue::from_str(&client.to_string()) {
         parts.headers.insert(http::HeaderName::from_static("cf-connecting-ip"), value);
     }
     // The route's limit, checked before the body is held (a declared length) and while it is read (none).

@@ -2,6 +2,10 @@
 //! (`native`), the stdio and HTTP front ends of the server crate, the settings, and the OAuth client behind
 //! `zotero-mcp get-token`.
 
+// Input must never take the process (or a Worker isolate) down: no `unwrap`, `expect` or `panic!` outside
+// tests (clippy.toml lets tests use them). A site that truly cannot fail says why in a local `#[allow]`.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 pub mod commands;
 pub mod get_token;
 pub mod http_server;

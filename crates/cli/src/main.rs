@@ -1,5 +1,9 @@
 //! `zotero-mcp`: the zotero-mcp server as a native program. See `zotero-mcp --help`.
 
+// Input must never take the process (or a Worker isolate) down: no `unwrap`, `expect` or `panic!` outside
+// tests (clippy.toml lets tests use them). A site that truly cannot fail says why in a local `#[allow]`.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::process::ExitCode;
 
 use zotero_mcp_cli::commands;

@@ -14,9 +14,15 @@ fn data_dir(name: &str) -> std::path::PathBuf {
 
 /// Starts `serve --http 127.0.0.1:0` with these variables; returns the child and its /mcp URL.
 fn start_http(name: &str, vars: &[(&str, &str)]) -> (Child, String) {
+    start_http_with(name, vars, &[])
+}
+
+/// [`start_http`] with more arguments after `serve`'s own.
+fn start_http_with(name: &str, vars: &[(&str, &str)], args: &[&str]) -> (Child, String) {
     let mut command = Command::new(BIN);
     command
         .args(["serve", "--http", "127.0.0.1:0", "--exit-after", "60"])
+        .args(args)
         .env_clear()
         .env("ZOTERO_MCP_DATA_DIR", data_dir(name))
         .env("ZOTERO_API_KEY", "unused")
@@ -83,6 +89,78 @@ fn a_loopback_server_without_credentials_answers_loopback_names_only() {
         .send()
         .unwrap();
     assert_eq!(rebound.status().as_u16(), 403);
+    let _ = child.kill();
+}
+
+/// A request as a browser page would send it: `method` to `url`, with these headers (`host` replaces the real
+/// one); the status and the `Access-Control-Allow-Origin` echoed, if any.
+fn browser(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Option<String>) {
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let mut request =
+        client.request(method.parse().unwrap(), url).header("content-type", "application/json").body(body.to_owned());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().expect("an answer");
+    let echoed = response.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), echoed)
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+#[test]
+fn a_loopback_server_without_credentials_lets_in_no_browser_page_unless_listed() {
+    let (mut child, url) = start_http("strict-origins", &[]);
+    assert_eq!(browser("POST", &url, &[], PING).0, 200, "no Origin: a local client");
+    // The default list (for servers that check tokens) and any page on another loopback port are refused:
+    // here being on this machine is the only credential, and both are pages the user merely visits.
+    for origin in ["https://claude.ai", "https://chatgpt.com", "http://localhost:6274", "http://127.0.0.1:3000"] {
+        assert_eq!(browser("POST", &url, &[("origin", origin)], PING), (403, None), "{origin}");
+    }
+    let _ = child.kill();
+
+    // A listed origin may call, and reads the answer.
+    let (mut child, url) = start_http("listed-origin", &[("ALLOWED_ORIGINS", "http://localhost:6274")]);
+    let (status, echoed) = browser("POST", &url, &[("origin", "http://localhost:6274")], PING);
+    assert_eq!((status, echoed.as_deref()), (200, Some("http://localhost:6274")));
+    assert_eq!(browser("POST", &url, &[("origin", "http://localhost:3000")], PING).0, 403);
+    let _ = child.kill();
+}
+
+#[test]
+fn a_token_server_keeps_the_default_origins() {
+    let (mut child, url) = start_http("token-origins", &[("ZOTERO_MCP_TOKEN", "s3cret-token")]);
+    let auth = ("authorization", "Bearer s3cret-token");
+    for origin in ["https://claude.ai", "http://localhost:6274"] {
+        assert_eq!(browser("POST", &url, &[auth, ("origin", origin)], PING).0, 200, "{origin}");
+    }
+    let _ = child.kill();
+}
+
+#[test]
+fn an_oauth_server_on_loopback_answers_loopback_names_only_on_every_route() {
+    let (mut child, url) =
+        start_http_with("oauth-hosts", &[("AUTH_PASSWORD", "pw")], &["--public-url", "https://mcp.example.org"]);
+    // The address printed has the public scheme; the server itself speaks plain http behind its proxy.
+    let url = url.replacen("https://", "http://", 1);
+    let base = url.trim_end_matches("/mcp");
+    let metadata = format!("{base}/.well-known/oauth-authorization-server");
+    assert_eq!(browser("GET", &metadata, &[], "").0, 200);
+    assert_eq!(browser("GET", &metadata, &[("host", "mcp.example.org")], "").0, 200, "the --public-url host");
+    // A page that rebinds evil.example to 127.0.0.1 arrives with its own Host: it can neither reach /mcp nor
+    // post guesses to the login form (each would count against the owner's attempts).
+    let evil = [("host", "evil.example")];
+    assert_eq!(browser("GET", &metadata, &evil, "").0, 403);
+    assert_eq!(browser("POST", &url, &evil, PING).0, 403);
+    let login = format!("{base}/authorize");
+    assert_eq!(browser("POST", &login, &[("host", "evil.example:8787")], "password=guess").0, 403);
+    let _ = child.kill();
+
+    // ALLOWED_HOSTS, when set, is the list.
+    let (mut child, url) = start_http("oauth-hosts-set", &[("AUTH_PASSWORD", "pw"), ("ALLOWED_HOSTS", "evil.example")]);
+    let metadata = format!("{}/.well-known/oauth-authorization-server", url.trim_end_matches("/mcp"));
+    assert_eq!(browser("GET", &metadata, &[("host", "evil.example")], "").0, 200);
+    assert_eq!(browser("GET", &metadata, &[], "").0, 403);
     let _ = child.kill();
 }
 

@@ -5,6 +5,10 @@
 //! implements over its bindings and tests implement in memory. That keeps every piece of library logic testable
 //! with a plain `cargo test` on the host.
 
+// Input must never take the process (or a Worker isolate) down: no `unwrap`, `expect` or `panic!` outside
+// tests (clippy.toml lets tests use them). A site that truly cannot fail says why in a local `#[allow]`.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 pub mod attachment;
 pub mod duplicates;
 pub mod html_text;

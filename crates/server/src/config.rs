@@ -31,8 +31,21 @@ pub struct Config {
     /// against DNS rebinding for servers reachable on loopback. Cloudflare's routing already pins the host in
     /// production, so the deployed Worker leaves it unset.
     pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins other than `allowed_origins` are refused, the server's own and loopback ones too. Never
+    /// read from a variable: the native server sets it when it runs without a token on loopback, where being on
+    /// this machine is the only credential (and `allowed_origins` is then only what `ALLOWED_ORIGINS` lists).
+    pub strict_origins: bool,
     /// Registers the fixture tool, resource and prompt used by the end-to-end tests (`ENABLE_TEST_FIXTURES=1`).
     pub test_fixtures: bool,
+    /// Turns the registration limits off, per address and for the whole server (`UNLIMITED_REGISTRATION=1`,
+    /// honoured only with `ENABLE_TEST_FIXTURES=1`): the end-to-end tests register a client per test file on
+    /// both servers, all from 127.0.0.1. Never set it on a deployment.
+    pub unlimited_registration: bool,
+    /// Native HTTP server only: the request header a reverse proxy on the same host puts the client's address in
+    /// (`TRUSTED_PROXY_HEADER`, e.g. `X-Forwarded-For`; lowercased). Read only from connections whose peer is
+    /// loopback, the right-most entry of a list; without it every proxied client is the proxy's loopback
+    /// address, and shares its limits. The Worker ignores it (Cloudflare sets `CF-Connecting-IP`).
+    pub trusted_proxy_header: Option<String>,
     /// How many leading bits of an IPv6 address the login throttle counts as one client (`LOGIN_IPV6_PREFIX`,
     /// 32–128, default 64: the block one subscriber usually gets).
     pub login_ipv6_prefix: u8,
@@ -60,6 +73,32 @@ pub struct Config {
     /// URLs are the public ones; only with `ENABLE_TEST_FIXTURES=1` does `SOURCES_TEST_BASE_URL` move all six under
     /// one local stub (`<base>/crossref`, `/datacite`, `/arxiv`, `/openlibrary`, `/eutils`, `/openalex`).
     pub sources: SourceSettings,
+    /// How a person sets a variable where this server runs, for the messages about a missing one. A native
+    /// server's unless the Worker shell (src/worker.rs) says otherwise.
+    pub setup: SetupHint,
+}
+
+/// Where the settings live, which is all that differs between the shells in what a person is told to do about
+/// a missing one (issue 26: the core crate names the variable; the shell says how to set it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupHint {
+    /// A Cloudflare Worker: secrets are set with wrangler.
+    Worker,
+    /// The native binary: the environment, or its TOML config file (same names).
+    Native,
+}
+
+impl SetupHint {
+    /// How to set `variable`, as the end of a sentence.
+    pub fn how_to_set(self, variable: &str) -> String {
+        match self {
+            SetupHint::Worker => format!("set it with `wrangler secret put {variable}`"),
+            SetupHint::Native => format!(
+                "set {variable} in the environment or as `{variable} = \"…\"` in the config file, then restart \
+                 the server"
+            ),
+        }
+    }
 }
 
 impl std::fmt::Debug for Config {
@@ -73,13 +112,17 @@ impl std::fmt::Debug for Config {
             .field("auth_username", &self.auth_username)
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
+            .field("strict_origins", &self.strict_origins)
             .field("test_fixtures", &self.test_fixtures)
+            .field("unlimited_registration", &self.unlimited_registration)
+            .field("trusted_proxy_header", &self.trusted_proxy_header)
             .field("allow_loopback_source_urls", &self.allow_loopback_source_urls)
             .field("index", &self.index)
             .field("sync_batch_limit", &self.sync_batch_limit)
             .field("sync_subrequest_budget", &self.sync_subrequest_budget)
             // WebDavSettings' own Debug leaves the password out.
             .field("webdav", &self.webdav)
+            .field("setup", &self.setup)
             .finish_non_exhaustive()
     }
 }
@@ -107,7 +150,11 @@ impl Config {
             allowed_origins: list("ALLOWED_ORIGINS")
                 .unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.iter().map(|s| (*s).to_owned()).collect()),
             allowed_hosts: list("ALLOWED_HOSTS"),
+            strict_origins: false,
             test_fixtures: get("ENABLE_TEST_FIXTURES").as_deref() == Some("1"),
+            unlimited_registration: get("UNLIMITED_REGISTRATION").as_deref() == Some("1")
+                && get("ENABLE_TEST_FIXTURES").as_deref() == Some("1"),
+            trusted_proxy_header: get("TRUSTED_PROXY_HEADER").map(|h| h.to_ascii_lowercase()),
             login_ipv6_prefix: get("LOGIN_IPV6_PREFIX")
                 .and_then(|v| v.parse::<u8>().ok())
                 .map(|bits| bits.clamp(32, 128))
@@ -126,6 +173,7 @@ impl Config {
                 get("CONTACT_EMAIL"),
                 get("SOURCES_TEST_BASE_URL").filter(|_| get("ENABLE_TEST_FIXTURES").as_deref() == Some("1")),
             ),
+            setup: SetupHint::Native,
         }
     }
 }

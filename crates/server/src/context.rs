@@ -7,14 +7,14 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
-use zotero_mcp_core::index::SemanticIndex;
+use zotero_mcp_core::index::{SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 
-use crate::config::Config;
+use crate::config::{Config, SetupHint};
 use crate::grant::{Grant, Scope};
 use crate::platform::Platform;
 
@@ -36,8 +36,9 @@ pub enum WriterRefused {
 pub struct RequestContext {
     /// Who is calling and with which scopes.
     pub grant: Grant,
-    /// The deployment's configuration.
-    pub config: Rc<Config>,
+    /// The deployment's configuration. Private: it holds the Zotero API key and the passwords, which no handler
+    /// needs; handlers get what they use through narrow accessors (the clients below, [`Self::sync_options`]).
+    config: Rc<Config>,
     /// The runtime services (HTTP, KV, clock). Private: a handler that could reach the HTTP seam could build
     /// its own Zotero writer and step around the scope check.
     platform: Platform,
@@ -117,6 +118,17 @@ impl RequestContext {
         Ok(self.semantic.get_or_init(|| index).as_ref())
     }
 
+    /// The options of an index sync run with this deployment's settings (`SYNC_BATCH_LIMIT`,
+    /// `SYNC_SUBREQUEST_BUDGET`, `INDEX_FULL_TEXT`); `limit` replaces the batch size when given.
+    pub fn sync_options(&self, full: bool, limit: Option<usize>) -> SyncOptions {
+        SyncOptions {
+            full,
+            limit: limit.unwrap_or(self.config.sync_batch_limit),
+            subrequest_budget: self.config.sync_subrequest_budget,
+            full_text: self.config.index_full_text,
+        }
+    }
+
     /// The clock (for file times).
     pub fn clock(&self) -> &dyn Clock {
         self.platform.clock.as_ref()
@@ -187,7 +199,19 @@ impl RequestContext {
             library_id: self.config.zotero_library_id.clone(),
             base_url: self.config.zotero_api_base.clone(),
         };
-        let client = ZoteroWriter::new(settings, self.platform.http.clone(), self.platform.clock.clone())?;
+        let client = ZoteroWriter::new(settings, self.platform.http.clone(), self.platform.clock.clone())
+            .map_err(|error| with_setup_hint(error, self.config.setup))?;
         Ok(self.zotero.get_or_init(|| client))
+    }
+}
+
+/// A missing setting, with how to set it where this server runs: the core crate names the variable, the shell
+/// knows whether that is a Worker secret or an environment variable.
+fn with_setup_hint(error: ZoteroError, setup: SetupHint) -> ZoteroError {
+    match error {
+        ZoteroError::Unset { variable, what } => {
+            ZoteroError::Config(format!("{variable} is not set ({what}): {}.", setup.how_to_set(variable)))
+        }
+        other => other,
     }
 }

@@ -7,7 +7,7 @@
 //! loses nothing: the cursor in `CACHE_KV` moves only when a cycle has finished, so the next run takes up the
 //! same cycle again.
 
-use zotero_mcp_core::index::{self, IndexError, SyncOptions, SyncReport};
+use zotero_mcp_core::index::{self, IndexError, SyncReport};
 
 use crate::app::App;
 use crate::context::RequestContext;
@@ -54,11 +54,6 @@ pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) ->
     let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
     let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
     let files = ctx.webdav().map_err(|e| SyncRunError::Setup(e.to_string()))?;
-    let options = SyncOptions {
-        full,
-        limit: limit.unwrap_or(ctx.config.sync_batch_limit),
-        subrequest_budget: ctx.config.sync_subrequest_budget,
-        full_text: ctx.config.index_full_text,
-    };
+    let options = ctx.sync_options(full, limit);
     Ok(index::sync_with_files(zotero, index, ctx.cache(), &options, files).await?)
 }

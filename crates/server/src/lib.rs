@@ -6,6 +6,10 @@
 //! `zotero-mcp` binary (crates/cli implements them over reqwest, tokio and an embedded store). A request goes
 //! `router` → `auth` (bearer check) → `mcp` (transport ladder, dispatch, registry) → `tools` → the core crate.
 
+// Input must never take the process (or a Worker isolate) down: no `unwrap`, `expect` or `panic!` outside
+// tests (clippy.toml lets tests use them). A site that truly cannot fail says why in a local `#[allow]`.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 pub mod app;
 pub mod auth;
 pub mod config;

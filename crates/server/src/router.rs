@@ -11,6 +11,13 @@ pub use crate::app::McpAccess;
 
 /// Serves one request.
 pub async fn route(request: HttpRequest, app: &App) -> HttpResponse {
+    // `ALLOWED_HOSTS` guards every route (`/mcp` answers its refusal in JSON-RPC, in its own checks): a page that
+    // rebinds its name to this server could otherwise post to the login form and spend the owner's attempts.
+    if request.uri().path() != "/mcp" {
+        if let Err(refusal) = crate::mcp::origin::check_host(&request, &app.config) {
+            return respond::text(403, format!("{refusal}\n"));
+        }
+    }
     // The OAuth server: discovery metadata, registration, tokens and the authorization page. Only a server
     // that issues its own tokens has it.
     if matches!(app.access, McpAccess::OAuth) {

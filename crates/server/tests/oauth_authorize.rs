@@ -2,9 +2,12 @@
 
 mod oauth_support;
 
+use std::rc::Rc;
+
 use oauth_support::*;
 use serde_json::json;
 use zotero_mcp_core::platform::{KvStore, KvWrite};
+use zotero_mcp_server::config::{Config, SetupHint};
 
 #[tokio::test]
 async fn a_redirect_uri_that_was_not_registered_gets_an_error_page_and_no_redirect() {
@@ -357,11 +360,39 @@ async fn a_pending_code_lives_ten_minutes() {
     assert_eq!((reply.status, reply.error()), (400, "invalid_grant"));
 }
 
+/// A harness whose configuration says where it runs, as the Worker shell or the native binary sets it.
+fn harness_on(setup: SetupHint, vars: &[(&str, &str)]) -> Harness {
+    let mut h = Harness::with_vars(vars);
+    h.app.config = Rc::new(Config { setup, ..Config::clone(&h.app.config) });
+    h
+}
+
+/// The page says how to set the password where the server runs: wrangler on Workers, never natively.
 #[tokio::test]
-async fn missing_auth_password_is_a_server_error_page() {
-    let h = Harness::with_vars(&[("AUTH_PASSWORD", "")]);
-    let client = h.public_client(REDIRECT).await;
-    let reply = h.approve(&h.authorize_path(&client, REDIRECT, &[]), &[("password", "")]).await;
-    assert_eq!(reply.status, 500);
-    assert!(reply.text.contains("wrangler secret put AUTH_PASSWORD"));
+async fn missing_auth_password_is_a_server_error_page_that_says_how_to_set_it_there() {
+    for (setup, expected) in [
+        (SetupHint::Worker, "`wrangler secret put AUTH_PASSWORD`"),
+        (SetupHint::Native, "set AUTH_PASSWORD in the environment or as `AUTH_PASSWORD = "),
+    ] {
+        let h = harness_on(setup, &[("AUTH_PASSWORD", "")]);
+        let client = h.public_client(REDIRECT).await;
+        let reply = h.approve(&h.authorize_path(&client, REDIRECT, &[]), &[("password", "")]).await;
+        assert_eq!(reply.status, 500);
+        assert!(reply.text.contains("AUTH_PASSWORD is not configured"), "{}", reply.text);
+        assert!(reply.text.contains(expected), "{setup:?}: {}", reply.text);
+        assert_eq!(reply.text.contains("wrangler"), setup == SetupHint::Worker, "{}", reply.text);
+    }
+}
+
+#[tokio::test]
+async fn a_user_name_with_a_colon_is_a_server_error_page_that_says_where_to_change_it() {
+    for (setup, expected) in [(SetupHint::Worker, "deploy again"), (SetupHint::Native, "restart the server")] {
+        let h = harness_on(setup, &[("AUTH_USERNAME", "a:b")]);
+        let client = h.public_client(REDIRECT).await;
+        let form = [("username", "a:b"), ("password", PASSWORD)];
+        let reply = h.approve(&h.authorize_path(&client, REDIRECT, &[]), &form).await;
+        assert_eq!(reply.status, 500);
+        assert!(reply.text.contains("must not contain a colon") && reply.text.contains(expected), "{}", reply.text);
+        assert_eq!(reply.text.contains("wrangler"), setup == SetupHint::Worker, "{}", reply.text);
+    }
 }

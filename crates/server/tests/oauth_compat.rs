@@ -101,10 +101,23 @@ async fn grants_and_tokens_minted_by_the_typescript_provider_work_here() {
     assert_eq!(refreshed.status, 200, "{}", refreshed.text);
     assert!(h.token_works(refreshed.json["access_token"].as_str().unwrap()).await);
 
-    // The previous refresh token of its rotation is honoured too (the one-step grace).
+    // Its tokens carry no tag, and its old ones are still recognised once this server has rotated the grant:
+    // the current token became the previous one (one retry within the minute), its previous one is retired.
+    let next = refreshed.json["refresh_token"].as_str().unwrap().to_owned();
+    let after = h.refresh(&str_of(&public["clientId"]), &next).await;
+    assert_eq!(after.status, 200, "the token issued here refreshes too: {}", after.text);
+    let replay = h.refresh(&str_of(&public["clientId"]), &str_of(&public["previousRefreshToken"])).await;
+    assert_eq!((replay.status, replay.error()), (400, "invalid_grant"), "{}", replay.text);
+    let after_access = after.json["access_token"].as_str().unwrap();
+    assert!(!h.token_works(after_access).await, "its retired token revokes the grant");
+
+    // Its previous refresh token gets no retry: nothing in the record says when it was replaced, and a retry is
+    // allowed only within a minute of the rotation. It is the grant's, so it revokes the grant.
     let h = load(&minted["kv"]).await;
     let previous = h.refresh(&str_of(&public["clientId"]), &str_of(&public["previousRefreshToken"])).await;
-    assert_eq!(previous.status, 200, "{}", previous.text);
+    assert_eq!((previous.status, previous.error()), (400, "invalid_grant"), "{}", previous.text);
+    assert!(previous.json["error_description"].as_str().unwrap().contains("revoked"), "{}", previous.text);
+    assert!(!h.token_works(&access).await);
 
     // A confidential client authenticates with the secret whose hash it stored.
     let confidential = &minted["confidential"];
@@ -158,14 +171,14 @@ async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
     let first = h.flow(&["zotero:read", "zotero:write"]).await;
     let second = h.refresh(&first.client_id, &first.refresh).await;
     assert_eq!(second.status, 200);
-    // A second rotation retires the first refresh token, so the grant carries `retiredRefreshTokenIds`, which
-    // the TypeScript provider does not know.
+    // The grant carries the rotation state the TypeScript provider does not know: the key its refresh tokens are
+    // tagged with and the previous token's retry allowance.
     let third = h.refresh(&first.client_id, second.json["refresh_token"].as_str().unwrap()).await;
     assert_eq!(third.status, 200);
     let grant_key = h.grant_keys().await.remove(0);
     let grant: Value = serde_json::from_str(&h.oauth_kv.get(&grant_key).await.unwrap().unwrap()).unwrap();
-    let retired = grant["retiredRefreshTokenIds"].clone();
-    assert_eq!(retired.as_array().map(Vec::len), Some(1), "{grant}");
+    let family_key = grant["refreshTokenFamilyKey"].clone();
+    assert!(family_key.is_string() && grant["previousRefreshTokenRetry"].is_object(), "{grant}");
     let (conf_id, conf_secret) = h.confidential_client(REDIRECT).await;
     let conf_code = h.code(&h.authorize_path(&conf_id, REDIRECT, &[]), &["zotero:read"]).await;
     let conf = h
@@ -208,7 +221,10 @@ async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
     assert_eq!(results["wrongAudience"]["status"], 401);
     assert_eq!(results["refresh"]["status"], 200, "{results}");
     assert_eq!(results["refreshedMcp"]["status"], 200, "{results}");
-    assert_eq!(results["grantAfterRefresh"]["retiredRefreshTokenIds"], retired, "it keeps the field it does not know");
+    assert_eq!(
+        results["grantAfterRefresh"]["refreshTokenFamilyKey"], family_key,
+        "it keeps the fields it does not know"
+    );
     assert_eq!(results["previousRefresh"]["status"], 200, "{results}");
     assert_eq!(results["confidentialRefresh"]["status"], 200, "{results}");
     assert_eq!(results["confidentialMcp"]["status"], 200, "{results}");
@@ -216,4 +232,14 @@ async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
     assert_eq!(results["pendingExchange"]["scope"], "zotero:read zotero:write");
     assert_eq!(results["pendingMcp"]["status"], 200, "{results}");
     assert_eq!(results["afterRevocation"]["status"], 401, "{results}");
+
+    // Back here after the TypeScript provider rotated the grant: its (untagged) refresh token refreshes, and a
+    // token this server issued before still revokes the grant, because the family key survived.
+    let h = load(&results["kvAfterRefresh"]).await;
+    let theirs = results["refreshedRefreshToken"].as_str().unwrap();
+    let reply = h.refresh(&first.client_id, theirs).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let replay = h.refresh(&first.client_id, &first.refresh).await;
+    assert_eq!((replay.status, replay.error()), (400, "invalid_grant"), "{}", replay.text);
+    assert!(!h.token_works(reply.json["access_token"].as_str().unwrap()).await, "the grant is revoked");
 }

@@ -1,12 +1,16 @@
 //! Refresh token reuse detection (RFC 9700 §4.14.2): a refresh token that rotation retired coming back means
-//! a copy is in someone else's hands, so the whole grant is revoked. The one-step grace for the previous token
-//! stays, and a token that matches nothing revokes nothing.
+//! a copy is in someone else's hands, so the whole grant is revoked. The previous token works once, within a
+//! minute of the rotation, for a client whose answer was lost; a token that matches nothing revokes nothing.
 
 mod oauth_support;
 
 use oauth_support::*;
 use serde_json::Value;
 use zotero_mcp_core::platform::{KvStore, KvWrite};
+use zotero_mcp_server::auth::crypto::sha256_hex;
+
+/// How long after a rotation the previous refresh token may be used once more (`auth::rotation`).
+const RETRY_WINDOW_SECS: u64 = 60;
 
 /// Refreshes with `refresh_token` and returns the new `(access, refresh)` pair, asserting success.
 async fn rotate(h: &Harness, client_id: &str, refresh_token: &str) -> (String, String) {
@@ -67,19 +71,102 @@ async fn another_client_presenting_a_retired_token_revokes_the_grant_too() {
 }
 
 #[tokio::test]
-async fn the_previous_token_is_still_accepted_for_a_retry_and_revokes_nothing() {
+async fn a_lost_answer_retried_once_within_the_window_works() {
     let h = Harness::new();
     let t = h.flow(&["zotero:read"]).await;
     let (access2, r2) = rotate(&h, &t.client_id, &t.refresh).await;
-    // The answer carrying r2 may have been lost: r1 works once more, and nothing is revoked.
+    // The answer carrying r2 may have been lost: within the minute, r1 works once more, and nothing is revoked.
+    h.clock.advance_secs(RETRY_WINDOW_SECS);
     let (access3, r3) = rotate(&h, &t.client_id, &t.refresh).await;
     assert!(h.token_works(&access2).await && h.token_works(&access3).await);
     assert_eq!(h.grant_keys().await.len(), 1);
     let (access4, _) = rotate(&h, &t.client_id, &r3).await;
     assert!(h.token_works(&access4).await);
-    // r2 is the token that retry replaced; the client never had it, so its coming back is a copy too.
+    // r2 is the token that retry replaced; the client never had it, so its coming back is a copy.
     assert_revoked_for_reuse(&h.refresh(&t.client_id, &r2).await);
     assert!(!h.token_works(&access4).await);
+}
+
+#[tokio::test]
+async fn the_previous_token_is_good_for_one_retry_only() {
+    let h = Harness::new();
+    let t = h.flow(&["zotero:read"]).await;
+    let (_, r2) = rotate(&h, &t.client_id, &t.refresh).await;
+    let (access3, _) = rotate(&h, &t.client_id, &t.refresh).await;
+    // A second retry with r1, even at once, is a copy being used.
+    assert_revoked_for_reuse(&h.refresh(&t.client_id, &t.refresh).await);
+    assert!(!h.token_works(&access3).await);
+    assert_eq!(h.refresh(&t.client_id, &r2).await.error(), "invalid_grant");
+    assert!(h.grant_keys().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_retry_after_the_current_token_was_used_revokes() {
+    let h = Harness::new();
+    let t = h.flow(&["zotero:read"]).await;
+    let (_, r2) = rotate(&h, &t.client_id, &t.refresh).await;
+    // The client got r2 and used it, within the same minute: r1 has no use left.
+    let (access3, r3) = rotate(&h, &t.client_id, &r2).await;
+    assert_revoked_for_reuse(&h.refresh(&t.client_id, &t.refresh).await);
+    assert!(!h.token_works(&access3).await);
+    assert_eq!(h.refresh(&t.client_id, &r3).await.error(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_retry_after_the_window_revokes() {
+    let h = Harness::new();
+    let t = h.flow(&["zotero:read"]).await;
+    let (access2, r2) = rotate(&h, &t.client_id, &t.refresh).await;
+    h.clock.advance_secs(RETRY_WINDOW_SECS + 1);
+    assert_revoked_for_reuse(&h.refresh(&t.client_id, &t.refresh).await);
+    assert!(!h.token_works(&access2).await);
+    assert_eq!(h.refresh(&t.client_id, &r2).await.error(), "invalid_grant", "the current token went with it");
+    assert!(h.grant_keys().await.is_empty());
+}
+
+#[tokio::test]
+async fn reusing_the_previous_token_21_times_revokes_at_the_second_use() {
+    // The attack that outlasted the old rule: the previous token worked any number of times, each use retiring
+    // the owner's current token into a list of 20, so after 21 uses the owner's token was merely unknown.
+    let h = Harness::new();
+    let owner = h.flow(&["zotero:read"]).await;
+    let (_, owners_current) = rotate(&h, &owner.client_id, &owner.refresh).await;
+    let stolen = owner.refresh.clone();
+    let mut thiefs_access = Vec::new();
+    let mut outcomes = Vec::new();
+    for _ in 0..21 {
+        let reply = h.refresh(&owner.client_id, &stolen).await;
+        if reply.status == 200 {
+            thiefs_access.push(reply.json["access_token"].as_str().unwrap().to_owned());
+        }
+        outcomes.push((reply.status, reply.error().to_owned()));
+    }
+    assert_eq!(outcomes[0], (200, String::new()), "the first reuse is indistinguishable from a retry");
+    assert_eq!(outcomes[1], (400, "invalid_grant".to_owned()), "the second is not");
+    assert!(outcomes[1..].iter().all(|o| o.0 == 400), "{outcomes:?}");
+    assert!(h.grant_keys().await.is_empty(), "the grant was revoked");
+    for access in &thiefs_access {
+        assert!(!h.token_works(access).await, "the thief's access tokens stop working");
+    }
+    assert_eq!(h.refresh(&owner.client_id, &owners_current).await.error(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_thief_rotating_forward_cannot_outlast_the_owners_token() {
+    // A copy of the current token used first: the thief rotates as often as it likes, and the owner's token,
+    // however far back, is still recognised as the grant's when it comes back.
+    let h = Harness::new();
+    let owner = h.flow(&["zotero:read"]).await;
+    let mut thiefs = owner.refresh.clone();
+    let mut thiefs_access = String::new();
+    for _ in 0..25 {
+        h.clock.advance_secs(120);
+        (thiefs_access, thiefs) = rotate(&h, &owner.client_id, &thiefs).await;
+    }
+    assert_revoked_for_reuse(&h.refresh(&owner.client_id, &owner.refresh).await);
+    assert!(!h.token_works(&thiefs_access).await);
+    assert_eq!(h.refresh(&owner.client_id, &thiefs).await.error(), "invalid_grant");
+    assert!(h.grant_keys().await.is_empty());
 }
 
 #[tokio::test]
@@ -104,67 +191,101 @@ async fn a_token_that_matches_nothing_revokes_nothing() {
 }
 
 #[tokio::test]
-async fn the_grant_remembers_only_its_last_twenty_retired_tokens() {
+async fn the_grant_record_stays_the_same_size_however_often_it_rotates() {
     let h = Harness::new();
     let t = h.flow(&["zotero:read"]).await;
-    // Tokens r1..r26: using r1..r25 retires r1..r24 (r25 is the previous one, r26 the current one).
-    let mut tokens = vec![t.refresh.clone()];
-    for _ in 0..25 {
-        let (_, next) = rotate(&h, &t.client_id, tokens.last().unwrap()).await;
-        tokens.push(next);
+    let (_, mut current) = rotate(&h, &t.client_id, &t.refresh).await;
+    let (_, after_one) = grant_record(&h).await;
+    let size = after_one.to_string().len();
+    for n in 0..200 {
+        h.clock.advance_secs(30);
+        let (_, next) = rotate(&h, &t.client_id, &current).await;
+        if n % 3 == 0 {
+            // Every third rotation the answer is "lost" and the client retries with the token it sent.
+            (_, current) = rotate(&h, &t.client_id, &current).await;
+        } else {
+            current = next;
+        }
     }
     let (_, grant) = grant_record(&h).await;
-    assert_eq!(grant["retiredRefreshTokenIds"].as_array().map(Vec::len), Some(20), "{grant}");
-    // r1..r4 are forgotten: refused like any unknown token, without revoking.
-    let forgotten = h.refresh(&t.client_id, &tokens[0]).await;
-    assert_eq!(forgotten.json["error_description"], "Invalid refresh token", "{}", forgotten.text);
-    assert_eq!(h.grant_keys().await.len(), 1);
-    // r5 is still remembered.
-    assert_revoked_for_reuse(&h.refresh(&t.client_id, &tokens[4]).await);
-    assert!(h.grant_keys().await.is_empty());
+    assert_eq!(grant.to_string().len(), size, "{grant}");
+    assert!(grant.get("retiredRefreshTokenIds").is_none(), "no list of tokens: {grant}");
+    // And yet the oldest token is still known as the grant's.
+    assert_revoked_for_reuse(&h.refresh(&t.client_id, &t.refresh).await);
 }
 
 #[tokio::test]
-async fn retired_tokens_are_stored_as_hashes_in_a_camel_case_field_left_out_while_empty() {
+async fn rotation_state_is_stored_as_hashes_and_a_key_in_camel_case_fields() {
     let h = Harness::new();
     let t = h.flow(&["zotero:read"]).await;
     let (_, fresh) = grant_record(&h).await;
-    assert!(fresh.get("retiredRefreshTokenIds").is_none(), "absent while empty: {fresh}");
+    assert!(fresh.get("previousRefreshTokenRetry").is_none(), "no previous token yet: {fresh}");
+    let family_key = fresh["refreshTokenFamilyKey"].as_str().unwrap().to_owned();
+    assert_eq!(family_key.len(), 43);
     let (_, r2) = rotate(&h, &t.client_id, &t.refresh).await;
     let (_, once) = grant_record(&h).await;
-    assert!(once.get("retiredRefreshTokenIds").is_none(), "r1 is the previous token, not retired yet: {once}");
-    rotate(&h, &t.client_id, &r2).await;
-    let (_, twice) = grant_record(&h).await;
-    let expected = zotero_mcp_server::auth::crypto::sha256_hex(&t.refresh);
-    assert_eq!(twice["retiredRefreshTokenIds"], serde_json::json!([expected]), "{twice}");
-    let secret = t.refresh.rsplit(':').next().unwrap();
-    assert!(!twice.to_string().contains(secret), "no secret is stored");
+    let previous = zotero_mcp_server::auth::crypto::sha256_hex(&t.refresh);
+    assert_eq!(once["previousRefreshTokenId"], previous.as_str());
+    assert_eq!(
+        once["previousRefreshTokenRetry"],
+        serde_json::json!({ "id": previous, "until": NOW_MS / 1000 + RETRY_WINDOW_SECS }),
+        "{once}"
+    );
+    assert_eq!(once["refreshTokenFamilyKey"], family_key.as_str(), "the key never changes");
+    // A retry spends the previous token: it is gone from the record (the TypeScript server refuses it too).
+    rotate(&h, &t.client_id, &t.refresh).await;
+    let (_, retried) = grant_record(&h).await;
+    assert!(retried.get("previousRefreshTokenId").is_none() && retried.get("previousRefreshTokenRetry").is_none());
+    for token in [&t.refresh, &r2] {
+        let secret = token.rsplit(':').next().unwrap();
+        assert!(!retried.to_string().contains(secret), "no secret is stored");
+    }
 }
 
 #[tokio::test]
-async fn a_grant_record_without_the_field_still_refreshes() {
-    // As workers-oauth-provider writes it (or this server before the field): no `retiredRefreshTokenIds`.
+async fn a_grant_record_from_before_tags_still_refreshes_and_its_old_tokens_are_remembered() {
+    // As workers-oauth-provider (or this server before tags) writes it: untagged tokens, a previous token without
+    // a retry allowance, perhaps a list of retired tokens, fields this version does not know.
     let h = Harness::new();
     let t = h.flow(&["zotero:read"]).await;
     let (_, r2) = rotate(&h, &t.client_id, &t.refresh).await;
-    let (_, r3) = rotate(&h, &t.client_id, &r2).await;
     let (key, mut grant) = grant_record(&h).await;
-    assert!(grant.as_object_mut().unwrap().remove("retiredRefreshTokenIds").is_some());
-    grant["futureField"] = Value::Bool(true);
+    let record = grant.as_object_mut().unwrap();
+    for field in ["refreshTokenFamilyKey", "previousRefreshTokenRetry"] {
+        assert!(record.remove(field).is_some(), "{field}");
+    }
+    record.insert("retiredRefreshTokenIds".into(), serde_json::json!([sha256_hex("owner:g:an-older-token")]));
+    record.insert("futureField".into(), Value::Bool(true));
     h.oauth_kv.put(&key, &grant.to_string(), KvWrite::ExpiresIn(3600)).await.unwrap();
+    // Without the key, r1 and r2 are as good as untagged here.
 
-    // The previous token (grace) and then the current one work as before.
-    let (_, r4) = rotate(&h, &t.client_id, &r2).await;
-    let (access5, r5) = rotate(&h, &t.client_id, &r4).await;
-    assert!(h.token_works(&access5).await);
-    // r1 was retired before the field was dropped, so it is now just unknown: refused, nothing revoked.
-    let unknown = h.refresh(&t.client_id, &t.refresh).await;
-    assert_eq!(unknown.json["error_description"], "Invalid refresh token", "{}", unknown.text);
-    assert!(h.token_works(&access5).await);
-    // The list starts again from the rotations made since, and unknown fields are kept.
+    // The current token refreshes; the grant gets a key, and both old tokens are listed.
+    let (access3, r3) = rotate(&h, &t.client_id, &r2).await;
+    assert!(h.token_works(&access3).await);
     let (_, grant) = grant_record(&h).await;
-    assert_eq!(grant["futureField"], true);
-    assert_eq!(grant["retiredRefreshTokenIds"].as_array().map(Vec::len), Some(2), "r3 and r2: {grant}");
-    assert_revoked_for_reuse(&h.refresh(&t.client_id, &r3).await);
-    assert_eq!(h.refresh(&t.client_id, &r5).await.error(), "invalid_grant");
+    assert_eq!(grant["futureField"], true, "unknown fields are kept");
+    assert!(grant["refreshTokenFamilyKey"].is_string());
+    let listed = grant["retiredRefreshTokenIds"].as_array().unwrap();
+    assert_eq!(listed.len(), 3, "the older token, r1 and r2: {grant}");
+    // Nothing more is listed from here on: the tokens issued now are tagged.
+    let (_, r4) = rotate(&h, &t.client_id, &r3).await;
+    let (access5, _) = rotate(&h, &t.client_id, &r4).await;
+    let (_, grant) = grant_record(&h).await;
+    assert_eq!(grant["retiredRefreshTokenIds"].as_array().map(Vec::len), Some(3), "{grant}");
+    assert!(h.token_works(&access5).await);
+    // The untagged r1 is still recognised, and revokes.
+    assert_revoked_for_reuse(&h.refresh(&t.client_id, &t.refresh).await);
+}
+
+#[tokio::test]
+async fn a_previous_token_without_a_retry_allowance_is_refused_and_revokes() {
+    // Nothing in a record another server wrote says when its previous token was replaced, so it gets no retry.
+    let h = Harness::new();
+    let t = h.flow(&["zotero:read"]).await;
+    let (access2, _) = rotate(&h, &t.client_id, &t.refresh).await;
+    let (key, mut grant) = grant_record(&h).await;
+    assert!(grant.as_object_mut().unwrap().remove("previousRefreshTokenRetry").is_some());
+    h.oauth_kv.put(&key, &grant.to_string(), KvWrite::ExpiresIn(3600)).await.unwrap();
+    assert_revoked_for_reuse(&h.refresh(&t.client_id, &t.refresh).await);
+    assert!(!h.token_works(&access2).await);
 }

@@ -271,11 +271,33 @@ async fn creating_escapes_html_end_to_end() {
 }
 
 #[tokio::test]
-async fn raw_html_is_stored_unchanged_when_asked() {
+async fn raw_html_keeps_its_formatting_but_nothing_that_runs() {
     let sim = demo_sim();
-    let html = "<p>User's own <span style=\"color: red\">markup</span></p>";
+    let html =
+        "<p>User's own <strong>markup</strong>, <a href=\"https://example.org/a?b=1&amp;c=2\">a link</a>&nbsp;and \
+                <span style=\"color: red\" onmouseover=\"alert(0)\">colour</span></p>\
+                <script>alert(1)</script><img src=\"x\" onerror=\"alert(2)\">\
+                <a href=\"javascript:alert(3)\">click</a>";
     let result = write(&sim, json!({ "action": "create", "itemKey": ARTICLE, "note": html, "raw": true })).await;
-    assert_eq!(stored_note(&sim, ok(&result)["noteKey"].as_str().expect("key")), html);
+    let stored = stored_note(&sim, ok(&result)["noteKey"].as_str().expect("key"));
+    assert_eq!(
+        stored,
+        "<p>User's own <strong>markup</strong>, <a href=\"https://example.org/a?b=1&amp;c=2\">a link</a>&nbsp;and \
+         <span>colour</span></p><img><a>click</a>"
+    );
+}
+
+#[tokio::test]
+async fn raw_html_appended_to_a_note_is_sanitized_too() {
+    let sim = demo_sim();
+    let note = "<p>More<img src=x onerror=alert(1)></p><script>alert(2)</script>";
+    let arguments = json!({ "action": "update", "itemKey": ARTICLE_NOTE, "append": true, "raw": true, "note": note });
+    ok(&write(&sim, arguments).await);
+    let after = stored_note(&sim, ARTICLE_NOTE);
+    assert!(after.contains("<p>More<img></p>"), "{after}");
+    for payload in ["onerror", "<script", "alert"] {
+        assert!(!after.contains(payload), "{payload} stored: {after}");
+    }
 }
 
 #[tokio::test]

@@ -240,7 +240,10 @@ async fn when_the_rollback_fails_too_the_message_says_how_to_finish() {
     let left = new_children(&s);
     assert_eq!(left.len(), 1, "the item could not be removed");
     let key = left[0]["key"].as_str().unwrap();
-    assert!(error.contains(&format!("replaceAttachmentKey={key}")), "{error}");
+    // The core says the item is left without its file; the tool names the two calls that finish it.
+    assert!(error.contains(&format!("The new attachment item {key} could not be removed")), "{error}");
+    assert!(error.contains("zotero_delete_attachment (permanent=true)"), "{error}");
+    assert!(error.contains(&format!("zotero_put_attachment with replaceAttachmentKey={key}")), "{error}");
     assert!(left[0]["md5"].is_null(), "no md5: Zotero Desktop reads it as not uploaded yet");
 }
 
@@ -253,6 +256,8 @@ async fn when_recording_the_checksum_fails_the_file_is_kept_and_the_result_says_
     assert_eq!(out["recorded"], false);
     assert!(text(&result).contains("Zotero Desktop will download it"), "{}", text(&result));
     let key = out["attachmentKey"].as_str().unwrap();
+    let warning = out["warning"].as_str().unwrap();
+    assert!(warning.contains(&format!("zotero_put_attachment with replaceAttachmentKey={key}")), "{warning}");
     assert!(item(&s, key).unwrap()["md5"].is_null());
     assert!(s.file(&format!("{key}.zip")).is_some() && s.file(&format!("{key}.prop")).is_some());
 }
@@ -431,6 +436,11 @@ async fn annotations_that_cannot_be_placed_are_not_written() {
     s.upload(ATTACHMENT, "paper.pdf", &pdf());
     let cases = [
         (json!({ "action": "create", "itemKey": PARENT, "text": "words that are nowhere in it" }), "not found"),
+        (
+            json!({ "action": "create", "itemKey": PARENT, "text": "words that are nowhere in it" }),
+            "as the page's text has it, at least a few words (read the page with zotero_read_attachment); nothing \
+             was written",
+        ),
         (json!({ "action": "create", "itemKey": PARENT, "text": "Residue contacts", "page": 2 }), "on page 2"),
         (json!({ "action": "create", "itemKey": PARENT, "type": "note", "comment": "x" }), "needs `page`"),
         (json!({ "action": "create", "itemKey": PARENT, "type": "note", "page": 9 }), "out of range"),

@@ -58,6 +58,22 @@ async fn a_whole_document_comes_from_zoteros_index_without_touching_webdav() {
     assert!(s.dav_requests().is_empty());
 }
 
+/// The core says the archive is over its limit and to read what Zotero indexed; the tool names the search that
+/// does (issue 26: the core names no tool).
+#[tokio::test]
+async fn an_archive_over_the_limit_points_to_the_search_over_zoteros_index() {
+    let s = setup(true);
+    let mut bomb = b"%PDF-1.4\n".to_vec();
+    bomb.resize(4 * 1024 * 1024, 0);
+    s.upload(NOT_INDEXED, "paper.pdf", &bomb);
+    let error = error_text(&s.read(json!({ "itemKey": NOT_INDEXED })).await);
+    assert!(error.contains("the attachment's zip on WebDAV is over this server's limit"), "{error}");
+    assert!(
+        error.ends_with("read the text Zotero indexed instead (zotero_search finds words in indexed files)"),
+        "{error}"
+    );
+}
+
 #[tokio::test]
 async fn a_page_range_reads_the_file_once_and_then_the_cache() {
     let s = setup(true);

@@ -31,9 +31,14 @@ ZOTERO_LIBRARY_ID, ZOTERO_LIBRARY_TYPE, ZOTERO_API_BASE, AUTH_PASSWORD, AUTH_USE
 ALLOWED_HOSTS, WEBDAV_URL, WEBDAV_USERNAME, WEBDAV_PASSWORD (attachment files). Native only: ZOTERO_MCP_DATA_DIR (where the key/value database lives) and ZOTERO_MCP_TOKEN.
 
 Who may call the HTTP server:
-  AUTH_PASSWORD set      the OAuth 2.1 server of the Worker, with its login page (any address)
+  AUTH_PASSWORD set      the OAuth 2.1 server of the Worker, with its login page (any address; on a loopback
+                         address Host must be a loopback name or --public-url's host, unless ALLOWED_HOSTS is set)
   ZOTERO_MCP_TOKEN set   requests must carry `Authorization: Bearer <that token>` (any address)
-  neither                no token, on a loopback address only (the Host check stops DNS rebinding)";
+  neither                no token, on a loopback address only (the Host check stops DNS rebinding); browser
+                         pages only from the origins ALLOWED_ORIGINS lists (none unless set)";
+
+/// How often `serve --http` removes the key/value records that expired (opening the file also does).
+const KV_SWEEP_PERIOD: std::time::Duration = std::time::Duration::from_secs(3600);
 
 enum Mode {
     Stdio,
@@ -136,16 +141,32 @@ async fn run(args: Args) -> Result<(), String> {
             }
         }
         Mode::Http(addr) => {
+            let public_url = match args.public_url.as_deref() {
+                Some(url) => Some(parse_url(url).map_err(|e| format!("--public-url `{url}`: {e}"))?),
+                None => None,
+            };
             let access = if config.auth_password.is_some() {
+                if http_server::is_loopback(&addr) {
+                    // A page that rebinds its own domain to 127.0.0.1 arrives with its own Host: refused, or it
+                    // could post wrong passwords to the login form and lock its owner out. A TLS proxy in front
+                    // sends the public name, which --public-url gives.
+                    let public_host = public_url.as_ref().and_then(|u| u.host_str()).map(str::to_owned);
+                    config.allowed_hosts.get_or_insert_with(|| loopback_hosts().chain(public_host).collect());
+                }
                 McpAccess::OAuth
             } else if let Some(token) = settings.get("ZOTERO_MCP_TOKEN") {
                 McpAccess::StaticToken { token_sha256: sha256_hex(&token), grant }
             } else if http_server::is_loopback(&addr) {
                 // Without a token, only this machine may call, and only by a loopback name: a page that
                 // rebinds its own domain to 127.0.0.1 arrives with its own Host and is refused.
-                config.allowed_hosts.get_or_insert_with(|| {
-                    ["localhost", "127.0.0.1", "[::1]"].iter().map(|h| (*h).to_owned()).collect()
-                });
+                config.allowed_hosts.get_or_insert_with(|| loopback_hosts().collect());
+                // Nor may a browser page drive the tools, unless its origin is listed: not claude.ai's or
+                // chatgpt.com's (the default list, for servers that check tokens), not a page on another
+                // loopback port (any local dev server).
+                config.strict_origins = true;
+                if settings.get("ALLOWED_ORIGINS").is_none() {
+                    config.allowed_origins.clear();
+                }
                 McpAccess::Trusted(grant)
             } else {
                 return Err(format!(
@@ -153,11 +174,11 @@ async fn run(args: Args) -> Result<(), String> {
                      (the OAuth login page, as on Workers) or ZOTERO_MCP_TOKEN (one fixed bearer token)"
                 ));
             };
-            let scheme = match args.public_url.as_deref() {
-                Some(url) => parse_url(url).map_err(|e| format!("--public-url `{url}`: {e}"))?.scheme().to_owned(),
-                None => "http".to_owned(),
-            };
-            let platform = crate::native::platform(&kv_path)?;
+            let scheme = public_url.as_ref().map_or("http", |u| u.scheme()).to_owned();
+            let (platform, kv) = crate::native::platform(&kv_path)?;
+            // Reads skip expired records but only a read removes one; abandoned client registrations and spent
+            // codes are never read again, so without this they would fill kv.redb for as long as it runs.
+            tokio::task::spawn_local(kv.sweep_every(KV_SWEEP_PERIOD));
             let listener =
                 tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("could not listen on {addr}: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
@@ -167,10 +188,19 @@ async fn run(args: Args) -> Result<(), String> {
                 McpAccess::StaticToken { .. } => format!("bearer token ZOTERO_MCP_TOKEN, {}", scopes_of(&app)),
                 McpAccess::Trusted(_) => format!("no token, loopback only, {}", scopes_of(&app)),
             };
-            eprintln!("zotero-mcp: listening on {scheme}://{bound}/mcp ({who}; data in {})", data_dir.display());
+            let hosts = match &app.config.allowed_hosts {
+                Some(hosts) => format!("; Host: {}", hosts.join(", ")),
+                None => String::new(),
+            };
+            eprintln!("zotero-mcp: listening on {scheme}://{bound}/mcp ({who}{hosts}; data in {})", data_dir.display());
             http_server::serve(listener, app, PublicBase { scheme }, stop).await.map_err(|e| e.to_string())
         }
     }
+}
+
+/// The names by which this machine reaches a loopback server.
+fn loopback_hosts() -> impl Iterator<Item = String> {
+    ["localhost", "127.0.0.1", "[::1]"].into_iter().map(str::to_owned)
 }
 
 fn scopes_of(app: &App) -> &'static str {

@@ -1,22 +1,40 @@
+use std::sync::Arc;
+
 use async_trait::async_trait;
+use zotero_mcp_core::net::PublicAddressesOnly;
 use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+
+use super::resolve::{only_private, PublicResolver};
 
 /// Outbound HTTP over reqwest (rustls). Like the Worker's `fetch` with `redirect: "manual"`, a redirect is
 /// returned to the caller rather than followed: the callers decide where they are willing to go. Deadlines
 /// are the caller's too (`platform::within`); the connect timeout only stops a dead address from hanging.
+///
+/// Two clients: requests marked [`PublicAddressesOnly`] (URLs someone else chose) go through one whose
+/// resolver drops non-public addresses and which uses no proxy (a proxy would resolve the name itself, out of
+/// our sight); everything else (Zotero, the user's WebDAV server, which may be on their own network) through
+/// the ordinary one. The two never share a connection.
 pub struct ReqwestHttp {
     client: reqwest::Client,
+    public: reqwest::Client,
 }
 
 impl ReqwestHttp {
     pub fn new() -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .user_agent(concat!("zotero-mcp/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("could not set up the HTTP client: {e}"))?;
-        Ok(Self { client })
+        Self::with_resolver(PublicResolver::system())
+    }
+
+    fn with_resolver(resolver: PublicResolver) -> Result<Self, String> {
+        let builder = || {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .user_agent(concat!("zotero-mcp/", env!("CARGO_PKG_VERSION")))
+        };
+        let failed = |e: reqwest::Error| format!("could not set up the HTTP client: {e}");
+        let client = builder().build().map_err(failed)?;
+        let public = builder().no_proxy().dns_resolver(Arc::new(resolver)).build().map_err(failed)?;
+        Ok(Self { client, public })
     }
 }
 
@@ -37,13 +55,17 @@ impl ReqwestHttp {
     async fn fetch(&self, request: HttpRequest, limit: Option<usize>) -> Result<HttpResponse, HttpError> {
         let url = request.uri().to_string();
         let (parts, body) = request.into_parts();
-        let mut outbound = self.client.request(parts.method, &url).headers(parts.headers);
+        let client = if parts.extensions.get::<PublicAddressesOnly>().is_some() { &self.public } else { &self.client };
+        let mut outbound = client.request(parts.method, &url).headers(parts.headers);
         if !body.is_empty() {
             outbound = outbound.body(body);
         }
         let transport = |e: reqwest::Error| HttpError::Transport { url: url.clone(), reason: e.to_string() };
         let too_large = |limit: usize| HttpError::TooLarge { url: url.clone(), limit };
-        let mut response = outbound.send().await.map_err(transport)?;
+        let mut response = outbound.send().await.map_err(|e| match only_private(&e) {
+            Some(refused) => HttpError::NotPublic { url: url.clone(), host: refused.host.clone() },
+            None => transport(e),
+        })?;
         if let Some(limit) = limit.filter(|&l| response.content_length().is_some_and(|n| n > l as u64)) {
             return Err(too_large(limit));
         }
@@ -97,6 +119,60 @@ mod tests {
         bytes.extend(std::iter::repeat_n(b'a', n));
         bytes.extend_from_slice(b"\r\n");
         bytes
+    }
+
+    fn marked(url: &str) -> HttpRequest {
+        let mut request = get(url);
+        request.extensions_mut().insert(PublicAddressesOnly);
+        request
+    }
+
+    /// A download (the core's guard over this client) of `url`, as `zotero_put_attachment`'s `sourceUrl` is.
+    async fn download(http: &ReqwestHttp, url: &str) -> Result<zotero_mcp_core::net::Download, DownloadError> {
+        let policy = zotero_mcp_core::net::DownloadPolicy { timeout_ms: 10_000, ..Default::default() };
+        zotero_mcp_core::net::download(http, &super::super::TokioClock, url, &policy).await
+    }
+
+    use zotero_mcp_core::net::DownloadError;
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_loopback_is_not_connected_to_for_a_marked_request() {
+        // Every name resolves to 127.0.0.1, where a server is listening.
+        let http = ReqwestHttp::with_resolver(PublicResolver::fixed(vec!["127.0.0.1".parse().unwrap()])).unwrap();
+        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+        let server = serve_once(ok, vec![]).await;
+        let port = zotero_mcp_core::net::parse_url(&server).unwrap().port().unwrap();
+
+        let error = http.send(marked(&format!("http://files.example:{port}/doc"))).await.unwrap_err();
+        assert!(matches!(&error, HttpError::NotPublic { host, .. } if host == "files.example"), "{error}");
+        // Through the download guard, as a tool's sourceUrl: a clear refusal, not a connection error.
+        let error = download(&http, &format!("https://files.example:{port}/paper.pdf")).await.unwrap_err();
+        assert!(matches!(error, DownloadError::ResolvesPrivate { .. }), "{error}");
+        assert!(error.to_string().contains("resolves only to private addresses"), "{error}");
+
+        // Unmarked requests (Zotero, the user's own WebDAV server) are not filtered: the server is still
+        // waiting for its one connection, which this one is.
+        let answer = http.send(get(&server)).await.unwrap();
+        assert_eq!(answer.body(), b"ok");
+    }
+
+    #[tokio::test]
+    async fn the_machines_own_name_is_refused_for_a_download() {
+        // The host's name: in /etc/hosts, or found by the system resolver, nearly always at a loopback or
+        // private address. The literal checks let it through (it is a name); the resolver must not.
+        let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") else { return };
+        let name = name.trim().to_owned();
+        let addresses: Vec<std::net::IpAddr> = match std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 443)) {
+            Ok(found) => found.map(|a| a.ip()).collect(),
+            Err(_) => Vec::new(),
+        };
+        if addresses.is_empty() || addresses.iter().any(|ip| zotero_mcp_core::net::is_public_ip(*ip)) {
+            eprintln!("skipped: `{name}` resolves to {addresses:?}, not only to private addresses");
+            return;
+        }
+        let http = ReqwestHttp::new().unwrap();
+        let error = download(&http, &format!("https://{name}/paper.pdf")).await.unwrap_err();
+        assert!(matches!(error, DownloadError::ResolvesPrivate { ref host, .. } if *host == name), "{error}");
     }
 
     #[tokio::test]

@@ -1,10 +1,12 @@
-//! The platform seams of the core crate, implemented for a native process: outbound HTTP over reqwest, time
-//! over tokio's timers, and the two key/value stores in one embedded redb database.
+//! The platform seams of the core crate, implemented for a native process: outbound HTTP over reqwest (URLs
+//! someone else chose through a resolver that keeps to public addresses), time over tokio's timers, and the two
+//! key/value stores in one embedded redb database, readable by its owner only.
 
 mod clock;
 mod http;
 mod kv;
 pub mod log;
+mod resolve;
 
 use std::path::Path;
 use std::rc::Rc;
@@ -15,9 +17,11 @@ pub use self::clock::TokioClock;
 pub use self::http::ReqwestHttp;
 pub use self::kv::{KvFile, RedbKv};
 
-/// The services for a native server whose state lives in the database at `kv_path`.
-pub fn platform(kv_path: &Path) -> Result<Platform, String> {
-    platform_over(KvFile::open(kv_path)?)
+/// The services for a native server whose state lives in the database at `kv_path`, and that database (which
+/// the HTTP server sweeps for expired records while it runs).
+pub fn platform(kv_path: &Path) -> Result<(Platform, KvFile), String> {
+    let file = KvFile::open(kv_path)?;
+    Ok((platform_over(file.clone())?, file))
 }
 
 /// The services for a stdio server. It issues no tokens, so nothing it stores must outlive it: when another

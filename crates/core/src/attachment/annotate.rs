@@ -33,23 +33,21 @@ impl AnnotationKind {
     }
 }
 
-/// Why an annotation could not be placed.
+/// Why an annotation could not be placed. The messages speak of the page's text; a caller that has a way to
+/// show it (a tool) says so after them.
 #[derive(Debug, thiserror::Error)]
 pub enum AnnotateError {
     #[error("page {page} is out of range: the PDF has {total} pages")]
     PageOutOfRange { page: usize, total: usize },
-    #[error("a {kind} needs the text to anchor to: quote the passage in `text`, as zotero_read_attachment shows it")]
+    #[error("a {kind} needs the text to anchor to: quote the passage in `text`, as the page's text has it")]
     NoText { kind: &'static str },
     #[error("a note needs a page number (`page`) to sit on")]
     NoPage,
-    #[error(
-        "that passage was not found {where_}; read the page with zotero_read_attachment and quote it exactly (at \
-         least a few words)"
-    )]
+    #[error("that passage was not found {where_}; quote it exactly as the page's text has it, at least a few words")]
     NotFound { where_: String },
     #[error(
         "only part of that passage was found {where_} ({share}% of it: \"{matched}\"); quote the text exactly as \
-         zotero_read_attachment shows it"
+         the page's text has it"
     )]
     Partial { where_: String, share: u32, matched: String },
     #[error(transparent)]

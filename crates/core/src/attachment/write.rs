@@ -54,8 +54,9 @@ pub struct StoredAttachment {
     pub bytes: usize,
     pub md5: String,
     pub mtime_ms: u64,
-    /// Set only when the last step, recording md5/mtime on the item, failed: what happened and how to finish.
-    /// The file is complete on WebDAV and Zotero Desktop downloads it, but the item does not list its checksum.
+    /// Set only when the last step, recording md5/mtime on the item, failed: what happened and what finishes it
+    /// (storing the same file on the attachment again). The file is complete on WebDAV and Zotero Desktop
+    /// downloads it, but the item does not list its checksum.
     pub warning: Option<String>,
 }
 
@@ -92,6 +93,14 @@ pub enum WriteError {
     /// A step failed after something was written: `state` says what the library holds and what to do.
     #[error("{step} failed: {cause}. {state}")]
     Interrupted { step: &'static str, cause: String, state: String },
+    /// A new attachment's file could not be stored, and the item made for it could not be removed either: the
+    /// library keeps item `key` without a file until it is deleted or given its file (a caller that can do either
+    /// says how).
+    #[error(
+        "{step} failed: {cause}. The new attachment item {key} could not be removed ({reason}): Zotero shows it \
+         without a file until it is deleted or given its file."
+    )]
+    Stranded { step: &'static str, cause: String, key: String, reason: String },
 }
 
 /// Creates a stored-file attachment: the item, then its archive and `.prop` on WebDAV, then its md5/mtime.
@@ -156,8 +165,10 @@ pub async fn create(
     })?;
 
     if let Err(e) = upload_files(dav, &object_key, zip, &props).await {
-        let state = undo_create(zotero, dav, &object_key, version).await;
-        return Err(WriteError::Interrupted { step: e.step, cause: e.cause, state });
+        return Err(match undo_create(zotero, dav, &object_key, version).await {
+            Ok(state) => WriteError::Interrupted { step: e.step, cause: e.cause, state },
+            Err(reason) => WriteError::Stranded { step: e.step, cause: e.cause, key, reason },
+        });
     }
 
     let stored = StoredAttachment::new(&key, filename, content_type, bytes, &props);
@@ -306,21 +317,25 @@ async fn upload_files(dav: &WebDavWriter, key: &ObjectKey, zip: Vec<u8>, props: 
     dav.put_prop(key, props).await.map_err(|e| StepFailure { step: STEP_PROP, cause: e.to_string() })
 }
 
-/// Removes a just-created item and whatever of its files reached WebDAV; says what the library holds after.
-async fn undo_create(zotero: &ZoteroWriter, dav: &WebDavWriter, key: &ObjectKey, version: u64) -> String {
+/// Removes a just-created item and whatever of its files reached WebDAV: what the library holds after, or why
+/// the item could not be removed (it stays, without a file).
+async fn undo_create(
+    zotero: &ZoteroWriter,
+    dav: &WebDavWriter,
+    key: &ObjectKey,
+    version: u64,
+) -> Result<String, String> {
     let files = dav.delete(key).await;
     let item = zotero.delete_item(key, version).await;
     match (item, files) {
-        (Ok(_), Ok(())) => "Nothing was kept: the new attachment item and any part of its file were removed.".into(),
-        (Ok(_), Err(e)) => format!(
+        (Ok(_), Ok(())) => {
+            Ok("Nothing was kept: the new attachment item and any part of its file were removed.".into())
+        }
+        (Ok(_), Err(e)) => Ok(format!(
             "The new attachment item was removed; its partial files on WebDAV could not be ({e}). They are not \
              linked to any item and only take space ({key}.zip / {key}.prop)."
-        ),
-        (Err(e), _) => format!(
-            "The new attachment item {key} could not be removed ({e}): Zotero shows it without a file. Delete it \
-             with zotero_delete_attachment (permanent=true), or call zotero_put_attachment with \
-             replaceAttachmentKey={key} to give it its file."
-        ),
+        )),
+        (Err(e), _) => Err(e.to_string()),
     }
 }
 
@@ -336,8 +351,7 @@ async fn record(
     if let Err(e) = patch_once_more_on_conflict(zotero, key, version, changes).await {
         stored.warning = Some(format!(
             "{STEP_RECORD} failed ({e}). The file is complete on WebDAV and Zotero Desktop will download it, but the \
-             item does not list its new checksum{}. Call zotero_put_attachment again with replaceAttachmentKey={key} \
-             and the same file to record it.",
+             item does not list its new checksum{}. Storing the same file on attachment {key} again records it.",
             if changes.get("filename").is_some() { " or file name" } else { "" }
         ));
     }

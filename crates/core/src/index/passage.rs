@@ -7,6 +7,15 @@ use super::PASSAGE_CHARS;
 /// How far a passage's ends move to reach a word boundary before they give up (unspaced text has none).
 const SNAP_CHARS: usize = 30;
 
+/// The most distinct query words a passage looks for. A query is a caller's text and the window search costs
+/// occurrences × occurrences in a window: a 2,000-character query of 300 overlapping words took 60 ms per chunk
+/// (issue 26). Real queries have a handful of words.
+pub(crate) const MAX_QUERY_WORDS: usize = 32;
+
+/// The most occurrences of query words the window search weighs, the first in the text: text made of one
+/// repeated word would otherwise give one occurrence per character and word.
+pub(crate) const MAX_OCCURRENCES: usize = 2_000;
+
 /// Query words too common to say where a passage is.
 const STOP_WORDS: &[&str] = &[
     "and", "are", "but", "for", "from", "has", "have", "how", "into", "its", "not", "of", "on", "or", "that", "the",
@@ -134,10 +143,13 @@ fn visible_chars(chunk: &str, markers: &[Marker]) -> Vec<Visible> {
 }
 
 /// The query's words, lowercased, without duplicates and stop words; a Latin word needs 3 letters, a word in
-/// an unspaced script (CJK) 1.
-fn query_words(query: &str) -> Vec<Vec<char>> {
+/// an unspaced script (CJK) 1. At most [`MAX_QUERY_WORDS`], the first ones.
+pub(crate) fn query_words(query: &str) -> Vec<Vec<char>> {
     let mut words: Vec<Vec<char>> = Vec::new();
     for word in query.split(|c: char| !c.is_alphanumeric()) {
+        if words.len() == MAX_QUERY_WORDS {
+            break;
+        }
         let lower: Vec<char> = word.chars().map(|c| c.to_lowercase().next().unwrap_or(c)).collect();
         let wide = lower.iter().any(|c| char_weight(*c) > 1);
         let text: String = lower.iter().collect();
@@ -151,19 +163,7 @@ fn query_words(query: &str) -> Vec<Vec<char>> {
 /// The window `[start, end)` of `visible` (at most `size` characters) with the densest run of `words`, and
 /// where that run starts (`None` when no word occurs).
 fn window(visible: &[Visible], words: &[Vec<char>], size: usize) -> (usize, usize, Option<usize>) {
-    // (start, end, which word) of every occurrence, in text order.
-    let mut hits: Vec<(usize, usize, usize)> = Vec::new();
-    for (index, word) in words.iter().enumerate() {
-        if word.is_empty() || word.len() > visible.len() {
-            continue;
-        }
-        for start in 0..=visible.len() - word.len() {
-            if visible[start..start + word.len()].iter().zip(word).all(|(v, c)| v.lower == *c) {
-                hits.push((start, start + word.len(), index));
-            }
-        }
-    }
-    hits.sort_unstable();
+    let hits = occurrences(visible, words);
     let mut best: Option<((usize, usize), usize, usize)> = None;
     for first in 0..hits.len() {
         let mut distinct: Vec<usize> = Vec::new();
@@ -192,6 +192,24 @@ fn window(visible: &[Visible], words: &[Vec<char>], size: usize) -> (usize, usiz
         }
         None => (0, size.min(visible.len()), None),
     }
+}
+
+/// (start, end, which word) of the first [`MAX_OCCURRENCES`] occurrences of `words` in `visible`, in text order.
+fn occurrences(visible: &[Visible], words: &[Vec<char>]) -> Vec<(usize, usize, usize)> {
+    let mut hits: Vec<(usize, usize, usize)> = Vec::new();
+    for (index, word) in words.iter().enumerate() {
+        if word.is_empty() || word.len() > visible.len() {
+            continue;
+        }
+        for start in 0..=visible.len() - word.len() {
+            if visible[start..start + word.len()].iter().zip(word).all(|(v, c)| v.lower == *c) {
+                hits.push((start, start + word.len(), index));
+            }
+        }
+    }
+    hits.sort_unstable();
+    hits.truncate(MAX_OCCURRENCES);
+    hits
 }
 
 /// Moves the window's ends to word boundaries, within [`SNAP_CHARS`].

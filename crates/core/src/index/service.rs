@@ -91,7 +91,7 @@ impl SemanticIndex {
                     format!(
                         "AI Search instance \"{}\" chunks at {} tokens, but this deployment is built for {CHUNK_SIZE}. \
                          Items split across more chunks than a search budgets result slots for, so \
-                         zotero_semantic_search returns fewer items than it was asked for. Delete the instance and \
+                         a semantic search returns fewer items than it was asked for. Delete the instance and \
                          let the next sync rebuild it, or set chunk_size to {CHUNK_SIZE} and re-sync — both \
                          re-index the whole library.",
                         self.instance(),

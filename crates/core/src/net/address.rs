@@ -2,7 +2,7 @@
 //!
 //! These are checks on the host *as written*. A host name is not resolved here (the core has no resolver, and
 //! a name checked now may resolve differently when fetched); stopping names that resolve to private addresses
-//! is the runtime's job (see [`super`]).
+//! is the runtime's job, with [`is_public_ip`] as the rule (see [`super`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

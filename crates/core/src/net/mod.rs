@@ -14,23 +14,29 @@
 //! - the body is read with [`HttpClient::send_limited`](crate::platform::HttpClient::send_limited), so a
 //!   server cannot make us read more than the cap, and each hop has a deadline.
 //!
-//! **Host names are not resolved here.** A public-looking name may resolve to a private address (DNS
-//! rebinding, or simply an internal name). What stops that depends on the runtime, which
-//! [`HttpClient::public_only`](crate::platform::HttpClient::public_only) reports:
-//! - on the Worker, the `global_fetch_strictly_public` compatibility flag makes `fetch` go to the public
-//!   Internet only, whatever a name resolves to (and never to this zone's own origin): `public_only()` is true;
-//! - natively (reqwest) names are resolved by the system resolver when the request is sent, and nothing here
-//!   sees the address: `public_only()` is false and only the literal checks above apply. The native server is
-//!   run by its user on their own machine and network, so a name that resolves to a private address there
-//!   reaches only what that user could reach anyway; a deployment that must not should use the Worker or an
-//!   egress proxy. Pinning the resolved address would need a resolver hook in the client, which the HTTP seam
-//!   does not have.
+//! **Host names are not resolved here**, but every request a download sends is marked
+//! [`PublicAddressesOnly`] (except one to a loopback host a test setup allowed), and the runtime must keep that
+//! promise where the name is resolved, so the check and the connection use the same address:
+//! - on the Worker, the `global_fetch_strictly_public` compatibility flag makes every `fetch` go to the public
+//!   Internet only, whatever a name resolves to (and never to this zone's own origin): the mark would change
+//!   nothing there, so a wasm build does not make it (it would link the http crate's type map), and
+//!   `public_only()` is true;
+//! - natively, a marked request goes through a client whose resolver drops every address [`is_public_ip`]
+//!   refuses; a name left with none (a rebinding domain, an internal name, the machine's own name in
+//!   `/etc/hosts`) fails with [`HttpError::NotPublic`](crate::platform::HttpError::NotPublic) before any
+//!   connection. Unmarked requests (Zotero, the user's own WebDAV server, which may well be on their LAN) use
+//!   the system resolver as before.
 
 mod address;
 mod download;
 
 pub use self::address::{is_loopback_host, is_public_host, is_public_ip};
 pub use self::download::{download, Download, DownloadError, DownloadPolicy};
+
+/// A request extension: this request goes to a URL someone else chose, so the runtime must connect only to
+/// addresses on the public Internet ([`is_public_ip`]), whatever the host name resolves to. It is never sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublicAddressesOnly;
 
 /// Why a URL was not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -177,6 +177,48 @@ async fn a_redirect_to_a_private_address_is_refused_after_the_public_hop() {
 }
 
 #[tokio::test]
+async fn every_hop_asks_the_runtime_for_public_addresses_only() {
+    let marked = |http: &StubHttp| {
+        http.requests().iter().map(|r| r.extensions().get::<PublicAddressesOnly>().is_some()).collect::<Vec<_>>()
+    };
+    let http = StubHttp::new(|request| {
+        Ok(match request.uri().path() {
+            "/a.pdf" => answer(302, &[("location", "https://cdn.example.net/b.pdf")], b""),
+            _ => pdf(),
+        })
+    });
+    get(http.as_ref(), "https://example.org/a.pdf").await.unwrap();
+    assert_eq!(marked(&http), [true, true], "the first request and the redirect");
+
+    // A loopback file server a test allowed is the one exception (its name must resolve to loopback).
+    let allowed = DownloadPolicy { allow_loopback_http: true, ..DownloadPolicy::default() };
+    let http = StubHttp::new(|_| Ok(pdf()));
+    get_with(http.as_ref(), "http://localhost:8000/a.pdf", &allowed).await.unwrap();
+    get_with(http.as_ref(), "https://example.org/a.pdf", &allowed).await.unwrap();
+    assert_eq!(marked(&http), [false, true]);
+}
+
+#[tokio::test]
+async fn a_name_resolving_only_to_private_addresses_is_refused_clearly() {
+    // What the native client answers for a marked request whose host resolves to 127.0.0.1 only.
+    let http = StubHttp::new(|request| {
+        Ok(match request.uri().host() {
+            Some("example.org") => answer(302, &[("location", "https://rebound.example/x.pdf")], b""),
+            _ => return Err(HttpError::NotPublic { url: request.uri().to_string(), host: "rebound.example".into() }),
+        })
+    });
+    for url in ["https://rebound.example/a.pdf", "https://example.org/a.pdf"] {
+        let error = get(http.as_ref(), url).await.unwrap_err();
+        assert!(
+            matches!(error, DownloadError::ResolvesPrivate { ref host, .. } if host == "rebound.example"),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(message.contains("resolves only to private addresses") && message.contains("base64Data"), "{message}");
+    }
+}
+
+#[tokio::test]
 async fn a_redirect_loop_stops_at_the_limit() {
     let http = StubHttp::new(|_| Ok(answer(302, &[("location", "/again")], b"")));
     let error = get(http.as_ref(), "https://example.org/start").await.unwrap_err();

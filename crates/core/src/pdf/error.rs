@@ -40,12 +40,10 @@ pub enum PdfError {
 }
 
 /// What to do when a whole file is too large to open here (a smaller page range would not help: the file is
-/// parsed whole before any page is read).
-pub const FILE_TOO_LARGE_ADVICE: &str =
-    "use Zotero's own full-text index of the attachment instead (zotero_search finds words inside indexed PDFs; \
-     Zotero Desktop builds the index), or attach a smaller copy of the file";
+/// parsed whole before any page is read). A caller with a search over Zotero's index says so after the message.
+pub const FILE_TOO_LARGE_ADVICE: &str = "use Zotero's own full-text index of the attachment instead (Zotero \
+     Desktop builds the index), or attach a smaller copy of the file";
 
 /// What to do when the pages asked for are too much to read in one call.
 pub const TOO_LARGE_ADVICE: &str =
-    "ask for a smaller page range, or use Zotero's own full-text index of the attachment (zotero_search finds \
-     words inside indexed PDFs)";
+    "ask for a smaller page range, or use Zotero's own full-text index of the attachment";

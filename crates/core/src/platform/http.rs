@@ -21,6 +21,13 @@ pub enum HttpError {
     /// The response body is longer than the caller accepts ([`HttpClient::send_limited`]); the rest was not read.
     #[error("the response from {url} is larger than {limit} bytes")]
     TooLarge { url: String, limit: usize },
+    /// A request marked [`PublicAddressesOnly`](crate::net::PublicAddressesOnly) named a host that resolves only
+    /// to addresses off the public Internet, so nothing was sent (the native client's resolver says so).
+    #[error(
+        "the request to {url} was not sent: `{host}` resolves only to private addresses, and this request may go \
+         to the public Internet only"
+    )]
+    NotPublic { url: String, host: String },
 }
 
 /// Sends one HTTP request and reads the whole response.

@@ -49,9 +49,10 @@ pub enum ArchiveError {
          the attachment again"
     )]
     NoFile { names: String },
+    /// Over [`ZipLimits`]; the text Zotero Desktop indexed is the way to the file's words (a caller with a
+    /// search over that index says so).
     #[error(
-        "the attachment's zip on WebDAV is over this server's limit ({detail}); read the text Zotero indexed instead \
-         (zotero_search finds words in indexed files)"
+        "the attachment's zip on WebDAV is over this server's limit ({detail}); read the text Zotero indexed instead"
     )]
     OverLimit { detail: String },
     #[error("the attachment's zip on WebDAV is encrypted or uses a compression this server does not read ({detail})")]
@@ -84,8 +85,16 @@ pub fn pack(filename: &str, data: &[u8], mtime_ms: u64) -> Result<Vec<u8>, Archi
 /// The attachment file in `bytes`: the entry named `preferred` (the item's `filename`) when there is one,
 /// else the first entry that is not bookkeeping, in archive order.
 pub fn unpack(bytes: &[u8], preferred: Option<&str>, limits: &ZipLimits) -> Result<StoredFile, ArchiveError> {
+    // The zip reader builds every central-directory entry in memory (a few hundred bytes each) before it can
+    // be asked how many there are, so the count the end records declare is checked first.
+    if let Some(declared) = declared_entries(bytes).filter(|&n| n > limits.max_entries as u64) {
+        return Err(ArchiveError::OverLimit {
+            detail: format!("{declared} entries declared, at most {}", limits.max_entries),
+        });
+    }
     let mut archive =
         ZipArchive::new(Cursor::new(bytes)).map_err(|e| ArchiveError::NotAZip { detail: e.to_string() })?;
+    // Checked again: the reader may have found a directory the scan above did not take for one.
     if archive.len() > limits.max_entries {
         return Err(ArchiveError::OverLimit {
             detail: format!("{} entries, at most {}", archive.len(), limits.max_entries),
@@ -139,6 +148,63 @@ pub fn unpack(bytes: &[u8], preferred: Option<&str>, limits: &ZipLimits) -> Resu
         });
     }
     Ok(StoredFile { filename, data })
+}
+
+/// The largest entry count that any end-of-central-directory record in `bytes` declares, or `None` when there
+/// is no such record (the reader then refuses the archive itself).
+///
+/// The record (`PK\x05\x06`, 22 bytes plus a comment of up to 64 KiB) sits at the end; a reader searches
+/// backwards for it and, when one turns out unusable, tries an earlier one, so every signature in that tail
+/// whose comment fits in the file counts here, not only the last. The 16-bit counts there say 0xFFFF when the
+/// true count is in the zip64 end record, which ends where the zip64 locator (`PK\x06\x07`, 20 bytes, just
+/// before the end record) starts; its 64-bit counts count too. Both "on this disk" and "total" are read: a
+/// reader loops over one of them.
+fn declared_entries(bytes: &[u8]) -> Option<u64> {
+    const END: &[u8; 4] = b"PK\x05\x06";
+    const END_SIZE: usize = 22;
+    const LOCATOR: &[u8; 4] = b"PK\x06\x07";
+    const LOCATOR_SIZE: usize = 20;
+    const END64: &[u8; 4] = b"PK\x06\x06";
+    let u16_at = |at: usize| bytes.get(at..at + 2).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])));
+    let u64_at =
+        |at: usize| bytes.get(at..at + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes);
+    // The usable end records, each with its two 16-bit counts and the zip64 locator right before it, if any.
+    let tail_start = bytes.len().saturating_sub(END_SIZE + usize::from(u16::MAX));
+    let records: Vec<([u64; 2], Option<usize>)> = (tail_start..=bytes.len().saturating_sub(END_SIZE))
+        .filter(|&at| bytes[at..].starts_with(END))
+        // A comment running past the end of the file: not a record any reader takes.
+        .filter(|&at| at + END_SIZE + u16_at(at + 20) as usize <= bytes.len())
+        .map(|at| {
+            let locator = at.checked_sub(LOCATOR_SIZE).filter(|&l| bytes[l..].starts_with(LOCATOR));
+            ([u16_at(at + 8), u16_at(at + 10)], locator)
+        })
+        .collect();
+    // What the zip64 end records ending at those locators declare, by locator (ascending and distinct, as the
+    // records were found in order; a sorted list rather than a map keeps hashing out of the Worker). A reader
+    // looks for them between the offset a locator gives and the locator itself; here the union of those ranges
+    // is scanned once (a scan per locator would be quadratic, and keeping every signature found would not be
+    // bounded by the tail).
+    let mut zip64: Vec<(usize, Option<u64>)> =
+        records.iter().filter_map(|(_, locator)| *locator).map(|l| (l, None)).collect();
+    let found = |zip64: &[(usize, Option<u64>)], at: usize| zip64.binary_search_by_key(&at, |&(l, _)| l).ok();
+    let from = zip64.iter().map(|&(l, _)| usize::try_from(u64_at(l + 8)).unwrap_or(usize::MAX)).min().unwrap_or(0);
+    let to = zip64.last().map_or(0, |&(l, _)| l);
+    for (offset, _) in bytes.get(from..to).unwrap_or_default().windows(4).enumerate().filter(|(_, w)| w == END64) {
+        let p = from + offset;
+        let ends_at = u64_at(p + 4).checked_add(p as u64 + 12).and_then(|end| usize::try_from(end).ok());
+        if let Some(i) = ends_at.and_then(|end| found(&zip64, end)) {
+            let count = &mut zip64[i].1;
+            *count = Some(count.unwrap_or(0).max(u64_at(p + 24)).max(u64_at(p + 32)));
+        }
+    }
+    records
+        .iter()
+        .map(|(counts, locator)| match locator.and_then(|l| found(&zip64, l)).and_then(|i| zip64[i].1) {
+            // 0xFFFF in a 16-bit count means "see the zip64 record", which was found.
+            Some(count64) => counts.iter().filter(|&&c| c != 0xFFFF).fold(count64, |most, &c| most.max(c)),
+            None => counts[0].max(counts[1]),
+        })
+        .max()
 }
 
 /// The file name of an entry that may be the attachment; `None` for bookkeeping: directories, dot files
@@ -244,6 +310,93 @@ mod tests {
         for junk in [&b""[..], b"PK\x03\x04 not really", b"<html>404</html>"] {
             assert!(matches!(unpack(junk, None, &ZipLimits::default()), Err(ArchiveError::NotAZip { .. })), "{junk:?}");
         }
+    }
+
+    /// A zip64 archive whose end records declare `declared` entries and whose central directory holds `real`
+    /// of them (46-byte headers with 6-digit names, no file data: a reader builds its list from these alone).
+    fn zip64_declaring(declared: u64, real: u64) -> Vec<u8> {
+        let mut zip = Vec::new();
+        for i in 0..real {
+            zip.extend_from_slice(b"PK\x01\x02");
+            zip.extend_from_slice(&[45, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // versions, flags, stored, time, date
+            zip.extend_from_slice(&[0; 12]); // crc, sizes
+            zip.extend_from_slice(&[6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // name length 6, …
+            zip.extend_from_slice(format!("{:06}", i % 1_000_000).as_bytes());
+        }
+        let directory_size = zip.len() as u64;
+        let end64 = zip.len() as u64;
+        zip.extend_from_slice(b"PK\x06\x06");
+        zip.extend_from_slice(&44u64.to_le_bytes());
+        zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        for value in [declared, declared, directory_size, 0] {
+            zip.extend_from_slice(&value.to_le_bytes());
+        }
+        zip.extend_from_slice(b"PK\x06\x07\0\0\0\0");
+        zip.extend_from_slice(&end64.to_le_bytes());
+        zip.extend_from_slice(&1u32.to_le_bytes());
+        zip.extend_from_slice(b"PK\x05\x06\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\0\0");
+        zip
+    }
+
+    #[test]
+    fn an_archive_declaring_too_many_entries_is_refused_from_its_end_record() {
+        // 300,000 entries declared and none present: refused by the declared count, so no directory was read
+        // (the zip reader would have called it malformed instead).
+        let error = unpack(&zip64_declaring(300_000, 0), None, &ZipLimits::default()).unwrap_err();
+        assert_eq!(error, ArchiveError::OverLimit { detail: "300000 entries declared, at most 1000".into() });
+        assert!(error.to_string().contains("over this server's limit"), "{error}");
+
+        // The same in a plain (zip32) end record, and in one hidden behind a later stray signature in a comment.
+        let mut zip32 = archive(&[("paper.pdf", b"%PDF-1.4")]);
+        let end = zip32.len() - 22;
+        zip32[end + 8..end + 12].copy_from_slice(&[0x50, 0xc3, 0x50, 0xc3]); // 50,000 entries
+        let refused = unpack(&zip32, None, &ZipLimits::default()).unwrap_err();
+        assert_eq!(refused, ArchiveError::OverLimit { detail: "50000 entries declared, at most 1000".into() });
+        zip32[end + 20] = 22; // a 22-byte comment holding an end record that declares nothing
+        zip32.extend_from_slice(b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert!(matches!(unpack(&zip32, None, &ZipLimits::default()), Err(ArchiveError::OverLimit { .. })));
+
+        // Within the limit, a zip64 record is read as before (here: its one entry has no file data).
+        let few = unpack(&zip64_declaring(1, 1), None, &ZipLimits::default()).unwrap_err();
+        assert!(!matches!(few, ArchiveError::OverLimit { .. }), "{few}");
+    }
+
+    /// The memory a 300,000-entry central directory costs the zip reader, and what the end-record check costs
+    /// instead: `cargo test -p zotero-mcp-core --lib -- --ignored --nocapture central_directory_memory`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[ignore = "a measurement: prints figures"]
+    fn central_directory_memory() {
+        fn peak_kib() -> u64 {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+            line.split_whitespace().nth(1).unwrap().parse().unwrap()
+        }
+        fn reset_peak() {
+            std::fs::write("/proc/self/clear_refs", "5").unwrap();
+        }
+        let zip = zip64_declaring(300_000, 300_000);
+        reset_peak();
+        let before = peak_kib();
+        let started = std::time::Instant::now();
+        let refused = unpack(&zip, None, &ZipLimits::default()).unwrap_err();
+        let (checked_kib, checked_ms) = (peak_kib() - before, started.elapsed().as_millis());
+        reset_peak();
+        let before = peak_kib();
+        let started = std::time::Instant::now();
+        let parsed = ZipArchive::new(Cursor::new(&zip)).map(|a| a.len());
+        let (parsed_kib, parsed_ms) = (peak_kib() - before, started.elapsed().as_millis());
+        println!(
+            "{} KiB archive, 300,000 entries: unpack refuses in {checked_ms} ms, +{checked_kib} KiB peak ({refused}); \
+             the zip reader alone: {parsed:?} in {parsed_ms} ms, +{parsed_kib} KiB peak",
+            zip.len() / 1024
+        );
+        // The check's worst case: a zip64 locator that sends the scan over the whole of a 64 MiB download.
+        let mut worst = vec![0u8; 64 * 1024 * 1024];
+        worst.extend_from_slice(&zip64_declaring(300_000, 0));
+        let started = std::time::Instant::now();
+        let refused = unpack(&worst, None, &ZipLimits::default()).unwrap_err();
+        println!("64 MiB scanned for zip64 records in {} ms: {refused}", started.elapsed().as_millis());
     }
 
     #[test]

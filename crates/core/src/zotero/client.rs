@@ -65,7 +65,7 @@ pub enum LibraryKind {
 }
 
 /// What the client needs to know, from the deployment's configuration.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ZoteroSettings {
     pub api_key: String,
     pub library_kind: LibraryKind,
@@ -73,6 +73,18 @@ pub struct ZoteroSettings {
     pub library_id: Option<String>,
     /// `ZOTERO_API_BASE`, for the simulator; the real API when absent.
     pub base_url: Option<String>,
+}
+
+impl std::fmt::Debug for ZoteroSettings {
+    // The key is reported as present or absent, never printed: a `{:?}` in a log line must not leak it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZoteroSettings")
+            .field("api_key", &if self.api_key.is_empty() { "<unset>" } else { "<set>" })
+            .field("library_kind", &self.library_kind)
+            .field("library_id", &self.library_id)
+            .field("base_url", &self.base_url)
+            .finish()
+    }
 }
 
 /// The reading half of the Zotero Web API: everything that looks and nothing that changes. Writes are on
@@ -120,9 +132,10 @@ impl ZoteroClient {
     ) -> Result<Self, ZoteroError> {
         let api_key = settings.api_key.trim();
         if api_key.is_empty() {
-            return Err(ZoteroError::Config(
-                "ZOTERO_API_KEY is not set. Create a key at zotero.org/settings/keys and run: wrangler secret put ZOTERO_API_KEY".into(),
-            ));
+            return Err(ZoteroError::Unset {
+                variable: "ZOTERO_API_KEY",
+                what: "the API key, created at zotero.org/settings/keys",
+            });
         }
         let configured_id = match settings.library_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             Some(id) => Some(id.parse::<u64>().map_err(|_| {
@@ -131,12 +144,11 @@ impl ZoteroClient {
             None => None,
         };
         if settings.library_kind == LibraryKind::Group && configured_id.is_none() {
-            return Err(ZoteroError::Config(
-                "ZOTERO_LIBRARY_TYPE is `group` but ZOTERO_LIBRARY_ID is not set. A key does not say which group to \
-                 use: set ZOTERO_LIBRARY_ID to the group's number (from https://www.zotero.org/groups/<number>/…) \
-                 with: wrangler secret put ZOTERO_LIBRARY_ID"
-                    .into(),
-            ));
+            return Err(ZoteroError::Unset {
+                variable: "ZOTERO_LIBRARY_ID",
+                what: "ZOTERO_LIBRARY_TYPE is `group`, and a key does not say which group to use: the group's \
+                       number, from https://www.zotero.org/groups/<number>/…",
+            });
         }
         let base_url = settings.base_url.as_deref().filter(|s| !s.trim().is_empty()).unwrap_or(DEFAULT_BASE_URL);
         Ok(Self {
@@ -423,5 +435,25 @@ impl ZoteroClient {
             total_results: raw.total_results,
             library_version: raw.library_version,
         })
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn settings_debug_says_whether_the_key_is_set_never_what_it_is() {
+        let mut settings = ZoteroSettings {
+            api_key: "P9NiFoyLeZu2bZNvvuQPDWsd".into(),
+            library_kind: LibraryKind::User,
+            library_id: Some("42".into()),
+            base_url: None,
+        };
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("P9NiFoyLeZu2bZNvvuQPDWsd"), "{shown}");
+        assert!(shown.contains("api_key: \"<set>\"") && shown.contains("42"), "{shown}");
+        settings.api_key.clear();
+        assert!(format!("{settings:#?}").contains("<unset>"));
     }
 }

@@ -4,9 +4,15 @@ use crate::platform::HttpError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ZoteroError {
-    /// The deployment's settings cannot work (no key, a group library without an id, …).
+    /// The deployment's settings cannot work (an id that is not a number, …).
     #[error("Zotero is not configured correctly: {0}")]
     Config(String),
+
+    /// A setting the server cannot work without is unset. How to set one depends on where the server runs (a
+    /// Worker secret, an environment variable), so the message names only the variable; the shell adds the how
+    /// (`zotero_mcp_server::config::SetupHint`).
+    #[error("Zotero is not configured: {variable} is not set ({what})")]
+    Unset { variable: &'static str, what: &'static str },
 
     /// `If-Unmodified-Since-Version` (or an object's version) was stale: someone changed the object or library
     /// since it was read. Never retried: the caller must read again and decide.

@@ -19,6 +19,7 @@ use super::storage::{Props, Resource, Store, StoredClient, StoredGrant};
 use super::throttle::{failure_delay_ms, Throttle};
 use super::{cimd, log, redirect, resource, Scope};
 use crate::app::App;
+use crate::config::SetupHint;
 use crate::platform::{HttpRequest, HttpResponse};
 
 /// A validated authorization request (query parameters only; the form adds the password and ticks).
@@ -233,6 +234,15 @@ fn consent_page(
     .render()
 }
 
+/// How a setting already set is changed where this server runs (AUTH_USERNAME is a plain variable on Workers,
+/// in wrangler.toml, not a secret).
+fn change_a_setting(setup: SetupHint) -> &'static str {
+    match setup {
+        SetupHint::Worker => "Change it in wrangler.toml's [vars] and deploy again.",
+        SetupHint::Native => "Change it in the environment or the config file, then restart the server.",
+    }
+}
+
 async fn submit(
     request: &HttpRequest,
     app: &App,
@@ -242,7 +252,7 @@ async fn submit(
     let Some(password) = app.config.auth_password.as_deref() else {
         return Err(Refusal::Page {
             status: 500,
-            message: "AUTH_PASSWORD is not configured. Run: wrangler secret put AUTH_PASSWORD".to_owned(),
+            message: format!("AUTH_PASSWORD is not configured: {}.", app.config.setup.how_to_set("AUTH_PASSWORD")),
         });
     };
     let user_id = app.config.auth_username.as_str();
@@ -250,7 +260,7 @@ async fn submit(
         // Tokens are `userId:grantId:secret`; a colon in the user id would make every token unparseable.
         return Err(Refusal::Page {
             status: 500,
-            message: "AUTH_USERNAME must not contain a colon (:). Change it with wrangler and redeploy.".to_owned(),
+            message: format!("AUTH_USERNAME must not contain a colon (:). {}", change_a_setting(app.config.setup)),
         });
     }
     let media_type = header(request, http::header::CONTENT_TYPE)

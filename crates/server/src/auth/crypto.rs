@@ -144,6 +144,28 @@ fn wrapping_key(token: &str) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
+/// The tag that makes a refresh token provably one of its grant's: base64url of the first 16 bytes of
+/// HMAC-SHA256 over `body` (the token without its tag) under the grant's family key. With it a token that
+/// rotation retired is recognised however long ago, from a key of fixed size instead of a list of every token
+/// (see `auth::rotation`).
+pub fn refresh_token_tag(family_key: &str, body: &str) -> String {
+    // The key is drawn by `random_string` (43 characters), under HMAC's 64-byte block; a longer one (a record
+    // this server did not write) is hashed first, as RFC 2104 §2 does.
+    let digest;
+    let key = if family_key.len() > 64 {
+        digest = Sha256::digest(family_key.as_bytes());
+        digest.as_slice()
+    } else {
+        family_key.as_bytes()
+    };
+    let mut block = [0u8; 64];
+    block[..key.len()].copy_from_slice(key);
+    let mut mac = <Hmac<Sha256> as hmac::KeyInit>::new(&block.into());
+    mac.update(body.as_bytes());
+    let tag = mac.finalize().into_bytes();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&tag[..16])
+}
+
 fn zero_nonce() -> aes_gcm::Nonce<aes_gcm::aead::consts::U12> {
     aes_gcm::Nonce::default()
 }

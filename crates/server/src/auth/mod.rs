@@ -13,8 +13,10 @@
 //! | `client` | client metadata rules shared by both, and client lookup |
 //! | `authorize` | the authorization endpoint: validation, password, code issue |
 //! | `consent` | the login and consent page |
+//! | [`client_address`] | which address a native request is counted under (the socket, or a trusted proxy's header) |
 //! | `throttle` | the per-IP login failure throttle in `CACHE_KV` |
-//! | `token` | the token endpoint: code exchange, refresh rotation |
+//! | `token` | the token endpoint: code exchange, refresh |
+//! | `rotation` | refresh-token rotation and reuse detection (RFC 9700 §4.14.2) |
 //! | `revoke` | token revocation (RFC 7009) |
 //! | [`bearer`] | the bearer check on `/mcp` |
 //! | `resource` | resource indicators and audience matching (RFC 8707) |
@@ -29,6 +31,7 @@ mod authorize;
 pub mod bearer;
 mod cimd;
 mod client;
+pub mod client_address;
 mod client_name;
 mod consent;
 mod cors;
@@ -43,6 +46,7 @@ mod redirect;
 mod register;
 mod resource;
 mod revoke;
+mod rotation;
 pub mod storage;
 mod throttle;
 mod token;

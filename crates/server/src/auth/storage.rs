@@ -36,11 +36,20 @@ pub const KV_MIN_TTL_SECS: u64 = 60;
 const KV_EXPIRATION_MARGIN_SECS: u64 = 5;
 /// Grants per KV listing page when scanning a user's grants.
 const LIST_PAGE: u32 = 50;
-/// How many retired refresh tokens a grant remembers (see [`StoredGrant::retire_refresh_token_id`]). A client
-/// refreshes at most about hourly, so twenty cover most of a day of rotations; each costs 64 bytes of the record.
+/// How many retired refresh tokens from before family keys a grant remembers (see
+/// [`StoredGrant::retire_refresh_token_id`]). Only tokens without a tag go there (at most the two a grant held
+/// when this server first rotated it, more only if the TypeScript server rotated it in between), so the list
+/// stops growing; the cap bounds a record someone else wrote. Each costs 64 bytes of the record.
 pub const RETIRED_REFRESH_TOKENS_KEPT: usize = 20;
-/// The grant field (in `extra`) holding the hashes of its retired refresh tokens, oldest first.
+/// The grant field (in `extra`) holding the hashes of its retired untagged refresh tokens, oldest first.
 const RETIRED_REFRESH_TOKEN_IDS: &str = "retiredRefreshTokenIds";
+/// The grant field (in `extra`) holding the key that tags its refresh tokens (`crypto::refresh_token_tag`).
+const REFRESH_TOKEN_FAMILY_KEY: &str = "refreshTokenFamilyKey";
+/// The grant field (in `extra`) saying until when its previous refresh token may be used once more:
+/// `{"id": <the previous token's hash>, "until": <seconds>}`. The hash ties it to the token it was written for,
+/// so a previous token another server put there (the TypeScript one rotates grants without knowing the field)
+/// gets no retry from it.
+const PREVIOUS_REFRESH_TOKEN_RETRY: &str = "previousRefreshTokenRetry";
 
 /// One resource indicator or several (RFC 8707 allows repeating `resource`); stored as a string or an array.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,22 +202,61 @@ pub struct StoredGrant {
     pub extra: Map<String, Value>,
 }
 
-/// Retired refresh tokens: rotation replaces a grant's refresh token on every use and the one before it stays
-/// valid once more (a client whose answer was lost retries with it), so a token older than those two can only
-/// come from a copy someone kept, which RFC 9700 §4.14.2 treats as theft. Their hashes are kept under
-/// `retiredRefreshTokenIds`, left out while there are none. The field lives in `extra` rather than as a struct
-/// field: workers-oauth-provider does not know it and keeps it when it rewrites the grant (it updates the record
-/// in place), and a record without it (any it wrote) simply has no retired tokens.
+/// What refresh-token rotation remembers beyond the TypeScript layout (`auth::rotation` has the rules). The fields
+/// live in `extra` rather than as struct fields so that a malformed value (not written by this server) is ignored
+/// instead of making the grant unreadable; workers-oauth-provider does not know them and keeps them when it
+/// rewrites the grant (it updates the record in place), and a record without them (any it wrote) simply has no
+/// family key, no retry allowance and no retired tokens.
 impl StoredGrant {
-    /// Whether `presented` is one of this grant's retired refresh tokens (compared as hashes, in constant time).
+    /// The key that tags this grant's refresh tokens, when it has one.
+    pub fn refresh_family_key(&self) -> Option<&str> {
+        self.extra.get(REFRESH_TOKEN_FAMILY_KEY).and_then(Value::as_str).filter(|k| !k.is_empty())
+    }
+
+    /// Sets the key that tags this grant's refresh tokens. Set once per grant: changing it would make every
+    /// token tagged before unrecognisable.
+    pub fn set_refresh_family_key(&mut self, key: String) {
+        self.extra.insert(REFRESH_TOKEN_FAMILY_KEY.to_owned(), Value::String(key));
+    }
+
+    /// Until when the previous refresh token may still be used once, if it may: only when the allowance was
+    /// written for that very token.
+    pub fn previous_refresh_retry_until(&self) -> Option<u64> {
+        let previous = self.previous_refresh_token_id.as_deref()?;
+        let retry = self.extra.get(PREVIOUS_REFRESH_TOKEN_RETRY)?;
+        let id = retry.get("id").and_then(Value::as_str)?;
+        (id == previous).then(|| retry.get("until").and_then(Value::as_u64)).flatten()
+    }
+
+    /// Allows the previous refresh token (whose hash is `id`) one more use until `until` (seconds).
+    pub fn allow_previous_refresh_retry(&mut self, id: &str, until: u64) {
+        let mut retry = Map::new();
+        retry.insert("id".to_owned(), Value::String(id.to_owned()));
+        retry.insert("until".to_owned(), Value::from(until));
+        self.extra.insert(PREVIOUS_REFRESH_TOKEN_RETRY.to_owned(), Value::Object(retry));
+    }
+
+    /// Forgets the previous refresh token and its retry allowance: it has no use left.
+    pub fn clear_previous_refresh_token(&mut self) {
+        self.previous_refresh_token_id = None;
+        self.previous_refresh_token_wrapped_key = None;
+        self.extra.remove(PREVIOUS_REFRESH_TOKEN_RETRY);
+    }
+
+    /// Whether `presented` is one of this grant's retired untagged refresh tokens (compared as hashes, in
+    /// constant time).
     pub fn is_retired_refresh_token(&self, presented: &str) -> bool {
         self.retired_refresh_token_ids().any(|id| super::crypto::matches_hash(presented, id))
     }
 
-    /// Remembers the hash of a refresh token that no longer works, forgetting the oldest beyond
-    /// [`RETIRED_REFRESH_TOKENS_KEPT`]. A malformed stored list (not written by this server) is replaced.
+    /// Remembers the hash of an untagged refresh token that no longer works, forgetting the oldest beyond
+    /// [`RETIRED_REFRESH_TOKENS_KEPT`]. A malformed stored list (not written by this server) is replaced; a hash
+    /// already listed is not listed twice.
     pub fn retire_refresh_token_id(&mut self, hash: String) {
         let mut ids: Vec<Value> = self.retired_refresh_token_ids().map(|id| Value::String(id.to_owned())).collect();
+        if ids.iter().any(|id| id.as_str() == Some(hash.as_str())) {
+            return;
+        }
         ids.push(Value::String(hash));
         let excess = ids.len().saturating_sub(RETIRED_REFRESH_TOKENS_KEPT);
         ids.drain(..excess);

@@ -12,6 +12,7 @@ use super::error::{AuthError, ErrorCode};
 use super::form::Params;
 use super::http_util::{header, json_response, no_store, request_origin};
 use super::lookup::{self, LookupError};
+use super::rotation::{self, Presented};
 use super::storage::{
     split_token, Resource, Store, StoredClient, StoredGrant, StoredToken, TokenGrant, ACCESS_TOKEN_TTL_SECS,
     AUTH_CODE_TTL_SECS, KV_MIN_TTL_SECS, REFRESH_TOKEN_TTL_SECS,
@@ -272,12 +273,11 @@ async fn exchange_code(
     grant.code_challenge = None;
     grant.code_challenge_method = None;
     grant.auth_code_wrapped_key = None;
-    grant.previous_refresh_token_id = None;
-    grant.previous_refresh_token_wrapped_key = None;
+    grant.clear_previous_refresh_token();
     // A client that may not refresh gets no refresh token (RFC 6749 §1.5: issuing one is the server's choice),
     // rather than one it would be refused with; its grant then lives as long as the access token.
     let refresh_token = if client.allows_grant_type("refresh_token", cimd::is_document_url(&client.client_id)) {
-        let token = format!("{user_id}:{grant_id}:{}", random_string(32)?);
+        let token = rotation::new_refresh_token(&mut grant)?;
         grant.refresh_token_id = Some(sha256_hex(&token));
         grant.refresh_token_wrapped_key = Some(key.wrap_for(&token)?);
         grant.expires_at = Some(now + REFRESH_TOKEN_TTL_SECS);
@@ -332,24 +332,20 @@ async fn refresh(
     let Some(mut grant) = store.grant(user_id, grant_id).await? else {
         return Err(AuthError::invalid_grant("Grant not found"));
     };
-    let hash = sha256_hex(presented);
-    // The current token, or the one before it: a client whose last refresh answer was lost can retry with the
-    // token it still has. Using the new one retires the old for good.
-    let is_current = matches_stored(presented, grant.refresh_token_id.as_deref());
-    let wrapped = if is_current {
-        grant.refresh_token_wrapped_key.clone()
-    } else if matches_stored(presented, grant.previous_refresh_token_id.as_deref()) {
-        grant.previous_refresh_token_wrapped_key.clone()
-    } else if grant.is_retired_refresh_token(presented) {
-        return Err(refresh_token_replayed(&store, &grant).await);
-    } else {
+    let now = platform.clock.now_secs();
+    // The current token, or the one before it once, briefly: a client whose last refresh answer was lost can
+    // retry with the token it still has (`rotation` has the rules).
+    let how = rotation::classify(&grant, presented, now);
+    let wrapped = match how {
+        Presented::Current => grant.refresh_token_wrapped_key.clone(),
+        Presented::Retry => grant.previous_refresh_token_wrapped_key.clone(),
+        Presented::Replayed => return Err(refresh_token_replayed(&store, &grant).await),
         // Matching nothing proves nothing: anyone who knows a grant id can send this, so nothing is revoked.
-        return Err(AuthError::invalid_grant("Invalid refresh token"));
+        Presented::Unknown => return Err(AuthError::invalid_grant("Invalid refresh token")),
     };
     if grant.client_id != client.client_id {
         return Err(AuthError::invalid_grant("Client ID mismatch"));
     }
-    let now = platform.clock.now_secs();
     // Under a minute left cannot be written back to KV; treat it as expired.
     if grant.expires_at.is_some_and(|at| at.saturating_sub(now) < KV_MIN_TTL_SECS) {
         return Err(AuthError::invalid_grant("Refresh token has expired"));
@@ -366,17 +362,8 @@ async fn refresh(
     // An access token never outlives the refresh token it came from.
     let ttl = grant.expires_at.map_or(ACCESS_TOKEN_TTL_SECS, |at| ACCESS_TOKEN_TTL_SECS.min(at.saturating_sub(now)));
 
-    let new_refresh = format!("{user_id}:{grant_id}:{}", random_string(32)?);
-    // The token this rotation puts out of use is remembered: the one before the presented current token, or,
-    // on a retry with the previous token, the current one whose answer the client says it never got.
-    let superseded = if is_current { grant.previous_refresh_token_id.take() } else { grant.refresh_token_id.take() };
-    if let Some(superseded) = superseded {
-        grant.retire_refresh_token_id(superseded);
-    }
-    grant.previous_refresh_token_id = Some(hash);
-    grant.previous_refresh_token_wrapped_key = Some(wrapped);
-    grant.refresh_token_id = Some(sha256_hex(&new_refresh));
-    grant.refresh_token_wrapped_key = Some(key.wrap_for(&new_refresh)?);
+    let new_refresh = rotation::new_refresh_token(&mut grant)?;
+    rotation::rotate(&mut grant, presented, how, wrapped, &new_refresh, &key, now)?;
     store.save_grant(&grant, now).await?;
 
     let grant_scope = grant.scope.clone();
@@ -394,7 +381,8 @@ async fn refresh(
     Ok(no_store(json_response(200, &Value::Object(body))))
 }
 
-/// A retired refresh token came back. Its rightful holder moved on to a newer one, so two parties hold tokens
+/// A refresh token this grant issued and retired came back (an old one, the previous one a second time or after
+/// its window, or one a retry replaced). Its rightful holder moved on to a newer one, so two parties hold tokens
 /// of this grant and the server cannot tell which is the thief (RFC 9700 §4.14.2): the whole grant goes, with
 /// every access token issued from it, and the person connects the client again. Deliberately done whatever
 /// client presents it: the token is proof of a leaked secret, which is what matters.

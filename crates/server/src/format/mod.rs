@@ -4,4 +4,5 @@
 pub mod collections;
 pub mod items;
 pub mod note_html;
+pub mod note_sanitize;
 pub mod text;

@@ -6,7 +6,8 @@
 //! code and code blocks, block quotes, lists, tables, rules, line breaks, and links to `http`, `https` and
 //! `zotero` URLs. pulldown-cmark parses the Markdown; the renderer below writes every tag itself and escapes every
 //! piece of text, so raw HTML in the input (`<script>`, `<img onerror=…>`, `<a href="javascript:…">`) shows as
-//! text and a link to any other scheme keeps its text but loses the link.
+//! text and a link to any other scheme keeps its text but loses the link. HTML handed in as such (`raw`) goes
+//! through [`super::note_sanitize`] instead.
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use schemars::JsonSchema;
@@ -24,21 +25,9 @@ use super::text::truncate;
 const WRAPPER_OPEN: &str = "<div data-schema-version=\"9\">";
 const WRAPPER_CLOSE: &str = "</div>";
 
-/// URL schemes a link may keep. Anything else is shown as text.
-const ALLOWED_SCHEMES: &[&str] = &["http", "https", "zotero"];
-
+use super::note_sanitize::{allowed_href, sanitize_note_html};
 pub use super::text::escape_html;
 use super::text::push_escaped_html as push_escaped;
-
-/// The link target to keep, if its scheme is allowed: trimmed, without control characters or whitespace.
-fn allowed_href(url: &str) -> Option<&str> {
-    let url = url.trim();
-    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return None;
-    }
-    let (scheme, _) = url.split_once(':')?;
-    ALLOWED_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)).then_some(url)
-}
 
 /// Markdown to the inside of a note (no wrapper), through the whitelisted grammar.
 pub fn markdown_to_html(markdown: &str) -> String {
@@ -51,8 +40,9 @@ pub fn markdown_to_html(markdown: &str) -> String {
 }
 
 /// The HTML of a new note (or of a replaced body): an optional first heading, then the body, in Zotero's wrapper.
-/// The body is Markdown unless `raw`, when it is HTML the user supplied: then it is stored as it is, with no
-/// wrapper added (only the escaped title heading goes before it).
+/// The body is Markdown unless `raw`, when it is HTML the user supplied: then it is stored through
+/// [`sanitize_note_html`] (Zotero's tags and attributes, nothing that runs), with no wrapper added (only the
+/// escaped title heading goes before it).
 pub fn note_html(title: Option<&str>, body: &str, raw: bool) -> String {
     let fragment = note_fragment(title, body, raw);
     if raw {
@@ -71,7 +61,7 @@ pub fn note_fragment(title: Option<&str>, body: &str, raw: bool) -> String {
         html.push_str("</h1>\n");
     }
     if raw {
-        html.push_str(body);
+        html.push_str(&sanitize_note_html(body));
     } else {
         html.push_str(&markdown_to_html(body));
     }
@@ -548,7 +538,8 @@ mod tests {
     fn wraps_like_zotero_and_escapes_the_title() {
         let html = note_html(Some("A <b>title</b>"), "body", false);
         assert_eq!(html, "<div data-schema-version=\"9\"><h1>A &lt;b&gt;title&lt;/b&gt;</h1>\n<p>body</p></div>");
-        assert_eq!(note_html(None, "<p>kept <b onclick=x>as is</b></p>", true), "<p>kept <b onclick=x>as is</b></p>");
+        // Raw HTML keeps its tags but not its handlers.
+        assert_eq!(note_html(None, "<p>kept <b onclick=x>bold</b></p>", true), "<p>kept <b>bold</b></p>");
         assert_eq!(note_html(Some("T<"), "<p>kept</p>", true), "<h1>T&lt;</h1>\n<p>kept</p>");
         assert_eq!(note_html(Some("  "), "x", false), "<div data-schema-version=\"9\"><p>x</p></div>");
     }

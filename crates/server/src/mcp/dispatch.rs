@@ -45,17 +45,19 @@ pub enum Answer {
 }
 
 /// Runs one request. The result is the method's own; era-specific decoration is added by [`finish`] (through
-/// [`answer_message`]).
+/// [`answer_message`]). The params are taken, so a tool's arguments are moved to it, never copied.
 pub async fn dispatch(
     method: &str,
-    params: Option<&Value>,
+    params: Option<Value>,
     registry: &Registry,
     ctx: &RequestContext,
 ) -> Result<(Answer, Option<CacheHint>), RpcError> {
     let (result, cache) = match method {
         "tools/call" => {
-            let name = required_str(params.unwrap_or(&Value::Null), "name", "the tool to call")?;
-            let arguments = params.and_then(|p| p.get("arguments")).cloned().unwrap_or(Value::Null);
+            let mut params = params.unwrap_or(Value::Null);
+            let name = required_str(&params, "name", "the tool to call")?.to_owned();
+            let arguments = params.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
+            let name = name.as_str();
             return match registry.run_tool(ctx, name, arguments).await {
                 Some(reply) => Ok((Answer::Tool(reply), None)),
                 None => Err(RpcError::invalid_params(format!(
@@ -63,7 +65,7 @@ pub async fn dispatch(
                 ))),
             };
         }
-        _ => dispatch_value(method, params, registry, ctx).await?,
+        _ => dispatch_value(method, params.as_ref(), registry, ctx).await?,
     };
     Ok((Answer::Value(result), cache))
 }

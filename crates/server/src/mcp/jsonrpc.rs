@@ -17,6 +17,55 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
+/// The most JSON values (objects, arrays and the values in them) one message may hold. Parsed, each value costs
+/// 30–100 bytes however few bytes of text it took, so a 4 MiB body of two million `1,` would cost ~100 MB as
+/// `serde_json::Value`s: a message over the limit is refused before it is parsed. The largest realistic call
+/// (250 new items of 20 fields, 5 creators and 5 tags each) holds about 20,000. At the limit a message costs at
+/// most ~27 MB while it is served (100,000 object members, measured by `tests/hostile_body_memory.rs`), one over
+/// it nothing (issue 26).
+pub const MAX_MESSAGE_VALUES: usize = 100_000;
+
+/// Whether JSON text holds more than `limit` values, counted without parsing or allocating: one, plus one for
+/// each `,`, `[` and `{` outside strings (so an empty array or object counts twice, never less than it holds).
+/// Text that is not JSON is counted all the same; the parser refuses it afterwards.
+pub fn holds_more_values_than(text: &[u8], limit: usize) -> bool {
+    let mut count = 1usize;
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in text {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                count += 1;
+                if count > limit {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The refusal of a message over [`MAX_MESSAGE_VALUES`] (it was not parsed, so its id is unknown).
+pub fn too_many_values() -> RpcError {
+    RpcError::new(
+        code::INVALID_REQUEST,
+        format!(
+            "Invalid Request: the message holds more than {MAX_MESSAGE_VALUES} JSON values, more than any call \
+             needs; send fewer items per call"
+        ),
+    )
+}
+
 /// A JSON-RPC error object, before it is wrapped in a response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -151,6 +200,19 @@ pub fn error_message(id: &Value, error: &RpcError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        let text = br#"{"a":[1,2,{"b":"x,[{\",y"}],"c":[]}"#;
+        // The object, the array under a, 1, 2, the inner object, its string and the empty array under c
+        // (counted twice): 8, whatever the string holds.
+        assert!(holds_more_values_than(text, 7));
+        assert!(!holds_more_values_than(text, 8));
+        assert!(!holds_more_values_than(b"7", 1));
+        let numbers = format!("[{}1]", "1,".repeat(1000));
+        assert!(holds_more_values_than(numbers.as_bytes(), 1000));
+        assert!(!holds_more_values_than(numbers.as_bytes(), 1002));
+    }
 
     #[test]
     fn a_member_is_prepended_to_object_text() {

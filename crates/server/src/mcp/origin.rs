@@ -2,6 +2,8 @@
 //!
 //! MCP requires servers to check `Origin`: a web page the user visits must not be able to drive their tools.
 //! Server-side clients (claude.ai's backend, ChatGPT, Claude Code) send no `Origin`, so absence is allowed.
+//! Allowed otherwise: the listed origins (`ALLOWED_ORIGINS`), and unless `Config::strict_origins` is set (the
+//! native server without a token) also the server's own origin and loopback origins on any port.
 
 use url::Host;
 use zotero_mcp_core::net::parse_url;
@@ -16,8 +18,35 @@ pub enum Refusal {
     Host(String),
 }
 
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Origin(o) => write!(
+                f,
+                "Forbidden: requests from the origin `{o}` are not allowed. Add it to ALLOWED_ORIGINS to allow it."
+            ),
+            Self::Host(h) => write!(f, "Forbidden: `{h}` is not one of this server's host names (ALLOWED_HOSTS)."),
+        }
+    }
+}
+
 /// Checks `Host` against `ALLOWED_HOSTS` (when set) and `Origin` against the allow list.
 pub fn check(request: &HttpRequest, config: &Config) -> Result<(), Refusal> {
+    let host = check_host(request, config)?;
+    let Some(origin) = request.headers().get(http::header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("").trim_end_matches('/');
+    if origin_allowed(origin, &host, request, config) {
+        Ok(())
+    } else {
+        Err(Refusal::Origin(origin.to_owned()))
+    }
+}
+
+/// Checks `Host` against `ALLOWED_HOSTS` (when set), for every route: a page that rebinds its own name to this
+/// server arrives with its own name as `Host`, whether it posts to `/mcp` or to the login form. Returns the host.
+pub fn check_host(request: &HttpRequest, config: &Config) -> Result<String, Refusal> {
     let host = request_host(request);
     // A host is `name[:port]`; user info (`localhost:8787@evil.example`) is not part of one, and splitting such
     // a value at `:` would read the allowed name in front of the real one (found by fuzz/origin_host).
@@ -30,20 +59,17 @@ pub fn check(request: &HttpRequest, config: &Config) -> Result<(), Refusal> {
             return Err(Refusal::Host(host));
         }
     }
-    let Some(origin) = request.headers().get(http::header::ORIGIN) else {
-        return Ok(());
-    };
-    let origin = origin.to_str().unwrap_or("").trim_end_matches('/');
-    if origin_allowed(origin, &host, request, config) {
-        Ok(())
-    } else {
-        Err(Refusal::Origin(origin.to_owned()))
-    }
+    Ok(host)
 }
 
 fn origin_allowed(origin: &str, host: &str, request: &HttpRequest, config: &Config) -> bool {
     if config.allowed_origins.iter().any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin)) {
         return true;
+    }
+    // Where being on this machine is the only credential, a page on some other loopback port (any local dev
+    // server) is no more trusted than one on the Internet: only the listed origins.
+    if config.strict_origins {
+        return false;
     }
     // The server's own origin.
     let scheme = request.uri().scheme_str().unwrap_or("https");

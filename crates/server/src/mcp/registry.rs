@@ -602,6 +602,7 @@ impl Registry {
             tool.call(ctx, arguments, self.published()).await
         };
         #[cfg(feature = "check-outputs")]
+        #[allow(clippy::panic, reason = "check-outputs is on in tests only, where a mismatch must fail the test")]
         if let (Ok((structured, _)), Some(schema)) = (&outcome, self.published().output_schema(spec.name)) {
             if let Some(mismatch) = super::output_check::mismatch(name, &checked_arguments, structured, schema) {
                 panic!("{mismatch}");

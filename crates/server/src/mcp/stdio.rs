@@ -9,7 +9,9 @@
 use serde_json::Value;
 
 use super::dispatch::{answer_message, dispatch, is_served, Era};
-use super::jsonrpc::{code, error_message, Incoming, RpcError};
+use super::jsonrpc::{
+    code, error_message, holds_more_values_than, too_many_values, Incoming, RpcError, MAX_MESSAGE_VALUES,
+};
 use super::protocol::meta;
 use super::registry::Registry;
 use super::transport::{check_envelope, check_version};
@@ -21,6 +23,9 @@ pub async fn answer_line(line: &str, registry: &Registry, ctx: &RequestContext) 
     let line = line.trim();
     if line.is_empty() {
         return None;
+    }
+    if holds_more_values_than(line.as_bytes(), MAX_MESSAGE_VALUES) {
+        return Some(error_message(&Value::Null, &too_many_values()).to_string());
     }
     let body: Value = match serde_json::from_str(line) {
         Ok(value) => value,
@@ -53,7 +58,7 @@ pub async fn answer_line(line: &str, registry: &Registry, ctx: &RequestContext) 
     if !is_served(era, &method) {
         return Some(error_message(&id, &RpcError::method_not_found(&method)).to_string());
     }
-    Some(match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
+    Some(match dispatch(&method, incoming.params, registry, ctx).await {
         Ok((answer, cache)) => answer_message(era, &id, answer, cache),
         Err(error) => error_message(&id, &error).to_string(),
     })

@@ -3,7 +3,8 @@
 //! The checks run in a fixed order (the "ladder" of protocols.md §1.2), each with its own HTTP status and
 //! JSON-RPC code, so a client can tell exactly what it got wrong:
 //!
-//! 1. `Origin`/`Host` (403), HTTP method (405), media type (415), JSON (400/-32700), one JSON-RPC message (400/-32600);
+//! 1. `Origin`/`Host` (403), HTTP method (405), media type (415), at most `MAX_MESSAGE_VALUES` JSON values
+//!    (413/-32600, counted before parsing), JSON (400/-32700), one JSON-RPC message (400/-32600);
 //! 2. notifications and client responses are accepted (202) — nothing here needs them;
 //! 3. the era: a request whose `params._meta` carries a protocol version is 2026-07-28 ("modern") and must
 //!    carry a valid envelope (400/-32602), an `MCP-Protocol-Version` header equal to it (400/-32020), a supported
@@ -18,8 +19,11 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use super::dispatch::{answer_message, dispatch, finish, is_served, Era};
-use super::jsonrpc::{code, error_message, prepend_member, result_message_text, Incoming, RpcError};
-use super::origin::{self, Refusal};
+use super::jsonrpc::{
+    code, error_message, holds_more_values_than, prepend_member, result_message_text, too_many_values, Incoming,
+    RpcError, MAX_MESSAGE_VALUES,
+};
+use super::origin;
 use super::protocol::{meta, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::Registry;
 use crate::config::Config;
@@ -31,13 +35,9 @@ use crate::respond;
 /// HTTP method (405). `Ok` means a POST that may go on to the bearer check and [`serve_post`].
 pub fn admit(request: &HttpRequest, config: &Config) -> Result<(), Box<HttpResponse>> {
     if let Err(refusal) = origin::check(request, config) {
-        let message = match refusal {
-            Refusal::Origin(o) => format!(
-                "Forbidden: requests from the origin `{o}` are not allowed. Add it to ALLOWED_ORIGINS to allow it."
-            ),
-            Refusal::Host(h) => format!("Forbidden: `{h}` is not one of this server's host names (ALLOWED_HOSTS)."),
-        };
-        return Err(Box::new(rpc_error_response(403, &Value::Null, &RpcError::new(code::TRANSPORT, message))));
+        // The same words as the other routes' plain-text refusal (`Refusal`'s Display).
+        let error = RpcError::new(code::TRANSPORT, refusal.to_string());
+        return Err(Box::new(rpc_error_response(403, &Value::Null, &error)));
     }
     match *request.method() {
         http::Method::POST => Ok(()),
@@ -82,6 +82,9 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
             &Value::Null,
             &RpcError::new(code::TRANSPORT, "Unsupported Media Type: Content-Type must be application/json"),
         );
+    }
+    if holds_more_values_than(request.body(), MAX_MESSAGE_VALUES) {
+        return rpc_error_response(413, &Value::Null, &too_many_values());
     }
     let body: Value = match serde_json::from_slice(request.body()) {
         Ok(v) => v,
@@ -129,7 +132,7 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
     let message = if method == "tools/list" && no_cursor() {
         tools_list_message(era, &id, registry)
     } else {
-        match dispatch(&method, incoming.params.as_ref(), registry, ctx).await {
+        match dispatch(&method, incoming.params, registry, ctx).await {
             Ok((answer, cache)) => answer_message(era, &id, answer, cache),
             Err(error) => error_message(&id, &error).to_string(),
         }

@@ -1,6 +1,11 @@
 //! `/health`: which parts of the configuration are in place, without ever echoing a value.
 
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
 use serde::Serialize;
+use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavSettings};
 
 use crate::app::{App, McpAccess};
 use crate::platform::HttpResponse;
@@ -11,9 +16,9 @@ pub struct Check {
     pub ok: bool,
     /// Whether the server is unusable without it (the others disable one feature).
     pub required: bool,
-    /// What to do when it is not ok.
+    /// What to do when it is not ok (how to set a variable depends on the shell: `Config::setup`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<&'static str>,
+    pub fix: Option<Cow<'static, str>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -28,12 +33,13 @@ pub struct Health {
 /// do yet would report "ok" about nothing.
 pub fn checks(app: &App) -> Health {
     let config = &app.config;
-    let check = |name, ok, required, fix| Check { name, ok, required, fix: (!ok).then_some(fix) };
+    let check = |name, ok, required, fix: String| Check { name, ok, required, fix: (!ok).then_some(fix.into()) };
+    let how = |variable| config.setup.how_to_set(variable);
     let mut checks = vec![check(
         "zotero_api_key",
         config.zotero_api_key.is_some(),
         true,
-        "Set ZOTERO_API_KEY (a key from zotero.org/settings/keys): `wrangler secret put ZOTERO_API_KEY` on Workers, the environment or config file natively.",
+        format!("Set ZOTERO_API_KEY (a key from zotero.org/settings/keys): {}.", how("ZOTERO_API_KEY")),
     )];
     // The login page needs a password only where this server issues its own tokens.
     if matches!(app.access, McpAccess::OAuth) {
@@ -41,7 +47,7 @@ pub fn checks(app: &App) -> Health {
             "auth_password",
             config.auth_password.is_some(),
             true,
-            "Set AUTH_PASSWORD (the password of the login page): `wrangler secret put AUTH_PASSWORD` on Workers, the environment or config file natively.",
+            format!("Set AUTH_PASSWORD (the password of the login page): {}.", how("AUTH_PASSWORD")),
         ));
     }
     let usable = checks.iter().all(|c| c.ok || !c.required);
@@ -57,46 +63,82 @@ pub fn checks(app: &App) -> Health {
 /// the user's WebDAV server at will.
 const WEBDAV_PROBE_SECS: u64 = 60;
 
+/// What a probe found: nothing to fix, or what to fix.
+type ProbeOutcome = Result<(), &'static str>;
+
+/// One probe of the WebDAV server: when it started, and its outcome once it is known. Every `/health` request
+/// of the next [`WEBDAV_PROBE_SECS`] awaits this one, including those that arrive while it is still in flight,
+/// so a burst of requests sends one `PROPFIND` (issue 26): each takes the one permit in turn, and only the one
+/// that finds no outcome runs the probe. If the request running it is dropped half-way, its permit goes to the
+/// next waiter, which runs it. (A semaphore the Zotero client already links rather than an async `OnceCell`,
+/// which cost the Worker about 1.5 KB of code for the same rule.)
+struct Probe {
+    started: u64,
+    turn: async_lock::Semaphore,
+    outcome: Cell<Option<ProbeOutcome>>,
+}
+
 thread_local! {
-    /// The last probe: when (seconds), and whether it answered or what to fix.
-    static LAST_PROBE: std::cell::Cell<Option<(u64, Result<(), &'static str>)>> = const { std::cell::Cell::new(None) };
+    /// The current probe of this isolate (or server thread).
+    static LAST_PROBE: RefCell<Option<Rc<Probe>>> = const { RefCell::new(None) };
+}
+
+/// The probe to await: the current one while it is fresh (finished or not), else a new one.
+fn current_probe(now: u64) -> Rc<Probe> {
+    LAST_PROBE.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some(probe) if now.saturating_sub(probe.started) < WEBDAV_PROBE_SECS => probe.clone(),
+            _ => {
+                let probe =
+                    Rc::new(Probe { started: now, turn: async_lock::Semaphore::new(1), outcome: Cell::new(None) });
+                *last = Some(probe.clone());
+                probe
+            }
+        }
+    })
 }
 
 /// Whether the WebDAV server answers with the configured credentials and has the `zotero/` folder (a `PROPFIND`,
-/// at most once a minute per isolate). Not required: without it only attachment files are out of reach. The fix
-/// never echoes the URL or the server's answer (`/health` is public).
+/// at most once a minute per isolate, however many requests ask at once). Not required: without it only
+/// attachment files are out of reach. The fix never echoes the URL or the server's answer (`/health` is public).
 pub async fn webdav_check(app: &App) -> Check {
-    use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy};
     let Some(settings) = &app.config.webdav else {
         return Check {
             name: "webdav",
             ok: false,
             required: false,
-            fix: Some("Set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD to read attachment files (the WebDAV folder Zotero Desktop syncs to)."),
+            fix: Some("Set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD to read attachment files (the WebDAV folder Zotero Desktop syncs to).".into()),
         };
     };
-    let now = app.platform.clock.now_secs();
-    let cached = LAST_PROBE.with(|last| last.get()).filter(|(at, _)| now.saturating_sub(*at) < WEBDAV_PROBE_SECS);
-    let outcome = match cached {
-        Some((_, outcome)) => outcome,
+    let probe = current_probe(app.platform.clock.now_secs());
+    let _turn = probe.turn.acquire().await;
+    let outcome = match probe.outcome.get() {
+        Some(outcome) => outcome,
         None => {
-            let policy = WebDavPolicy { max_retries: 0, attempt_timeout_ms: 5_000, ..WebDavPolicy::default() };
-            let outcome = match WebDavClient::new(settings, app.platform.http.clone(), app.platform.clock.clone(), policy) {
-                Err(_) => Err("WEBDAV_URL is not an http(s) URL of a folder."),
-                Ok(client) => client.check().await.map(|_| ()).map_err(|e| match e {
-                    WebDavError::Unauthorized { .. } => "The WebDAV server refused the sign-in: check WEBDAV_USERNAME and WEBDAV_PASSWORD (many providers want an app password).",
-                    WebDavError::MissingFolder { .. } => "There is no zotero/ folder at WEBDAV_URL: set up file syncing to this server in Zotero Desktop, or correct WEBDAV_URL.",
-                    WebDavError::BadUrl { .. } => "WEBDAV_URL is not an http(s) URL of a folder.",
-                    WebDavError::Redirected { .. } => "The WebDAV server redirects to another site: set WEBDAV_URL to the address it redirects to.",
-                    WebDavError::Unreachable { .. } | WebDavError::Timeout { .. } => "The WebDAV server does not answer: check WEBDAV_URL and that the server is up.",
-                    _ => "The WebDAV server answered in an unexpected way: check WEBDAV_URL.",
-                }),
-            };
-            LAST_PROBE.with(|last| last.set(Some((now, outcome))));
+            let outcome = probe_webdav(app, settings).await;
+            probe.outcome.set(Some(outcome));
             outcome
         }
     };
-    Check { name: "webdav", ok: outcome.is_ok(), required: false, fix: outcome.err() }
+    Check { name: "webdav", ok: outcome.is_ok(), required: false, fix: outcome.err().map(Cow::Borrowed) }
+}
+
+/// One `PROPFIND` of the `zotero/` folder, without retries, within 5 s.
+async fn probe_webdav(app: &App, settings: &WebDavSettings) -> ProbeOutcome {
+    let policy = WebDavPolicy { max_retries: 0, attempt_timeout_ms: 5_000, ..WebDavPolicy::default() };
+    let client = match WebDavClient::new(settings, app.platform.http.clone(), app.platform.clock.clone(), policy) {
+        Err(_) => return Err("WEBDAV_URL is not an http(s) URL of a folder."),
+        Ok(client) => client,
+    };
+    client.check().await.map(|_| ()).map_err(|e| match e {
+        WebDavError::Unauthorized { .. } => "The WebDAV server refused the sign-in: check WEBDAV_USERNAME and WEBDAV_PASSWORD (many providers want an app password).",
+        WebDavError::MissingFolder { .. } => "There is no zotero/ folder at WEBDAV_URL: set up file syncing to this server in Zotero Desktop, or correct WEBDAV_URL.",
+        WebDavError::BadUrl { .. } => "WEBDAV_URL is not an http(s) URL of a folder.",
+        WebDavError::Redirected { .. } => "The WebDAV server redirects to another site: set WEBDAV_URL to the address it redirects to.",
+        WebDavError::Unreachable { .. } | WebDavError::Timeout { .. } => "The WebDAV server does not answer: check WEBDAV_URL and that the server is up.",
+        _ => "The WebDAV server answered in an unexpected way: check WEBDAV_URL.",
+    })
 }
 
 pub async fn report(app: &App) -> HttpResponse {

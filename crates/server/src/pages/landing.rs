@@ -19,7 +19,7 @@ pub async fn page(request: &HttpRequest, app: &App) -> HttpResponse {
     let webdav = super::health::webdav_check(app).await;
     let files = match webdav.fix {
         None => "<p class=\"ok\">Attachment files: the WebDAV server answers.</p>".to_owned(),
-        Some(fix) => format!("<p class=\"warn\">Attachment files cannot be read yet: {}</p>", escape_html(fix)),
+        Some(fix) => format!("<p class=\"warn\">Attachment files cannot be read yet: {}</p>", escape_html(&fix)),
     };
     let html = format!(
         r#"<!doctype html>

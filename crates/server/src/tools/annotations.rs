@@ -13,6 +13,7 @@ use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 
 use super::args::Key;
 use super::items::TagIn;
+use super::next_step::NextStep;
 use super::paging::{shorten_list, Paging};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
@@ -308,7 +309,7 @@ async fn create(ctx: &RequestContext, input: &AnnotationsInput) -> Result<Create
     let (_, data) = attachment::download(ctx.webdav()?, &attachment, &key).await?;
     let doc = PdfDocument::open_owned(data, &PdfLimits::default()).map_err(AttachmentError::from)?;
     let placed = annotate::place(&doc, &attachment.key, &request)
-        .map_err(|e| ToolError::Failed(format!("{e}; nothing was written")))?;
+        .map_err(|e| ToolError::Failed(format!("{}; nothing was written", e.with_next_step())))?;
     drop(doc);
     let outcome = zotero.write_objects(ObjectKind::Items, std::slice::from_ref(&placed.item)).await?;
     let Some(annotation_key) = outcome.success.get(&0).cloned() else {

@@ -12,6 +12,7 @@ pub mod duplicates;
 pub mod fixtures;
 pub mod import_reference;
 pub mod items;
+pub mod next_step;
 pub mod notes;
 pub mod paging;
 pub mod put_attachment;
@@ -90,7 +91,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     }
 }
 
-/// The core's errors already say what to do next: a tool reports them as they are.
+/// These core errors already say what to do next: a tool reports them as they are.
 macro_rules! failed_with_message {
     ($($error:ty),*) => {$(
         impl From<$error> for crate::mcp::ToolError {
@@ -101,8 +102,12 @@ macro_rules! failed_with_message {
     )*};
 }
 
-failed_with_message!(
-    zotero_mcp_core::zotero::ZoteroError,
-    zotero_mcp_core::attachment::AttachmentError,
-    zotero_mcp_core::webdav::WebDavError
-);
+failed_with_message!(zotero_mcp_core::zotero::ZoteroError, zotero_mcp_core::webdav::WebDavError);
+
+/// A file that cannot be read here is reported with the tool that reads its words another way.
+impl From<zotero_mcp_core::attachment::AttachmentError> for crate::mcp::ToolError {
+    fn from(error: zotero_mcp_core::attachment::AttachmentError) -> Self {
+        use next_step::NextStep;
+        crate::mcp::ToolError::Failed(error.with_next_step())
+    }
+}

@@ -81,9 +81,9 @@ pub struct NotesInput {
     /// For create: the note's tags. For update: replaces its tags.
     #[validate(nested, length(max = 100))]
     pub tags: Option<Vec<TagIn>>,
-    /// For create and update: `note` is HTML that the user supplied, stored unchanged instead of being read as
-    /// Markdown. Only for HTML the user gave you, never for generated text. For list and search: also return
-    /// each note's stored HTML.
+    /// For create and update: `note` is HTML that the user supplied, stored as HTML (Zotero's note tags; scripts,
+    /// event handlers, styles and other link schemes removed) instead of being read as Markdown. Only for HTML
+    /// the user gave you, never for generated text. For list and search: also return each note's stored HTML.
     #[serde(default)]
     #[schemars(default)]
     pub raw: bool,
@@ -183,7 +183,7 @@ impl Tool for Notes {
          adds the stored HTML). create writes a note on itemKey (or standalone) from Markdown in `note`, with an \
          optional `title` heading; update replaces the note itemKey, or adds to its end with append=true; delete \
          moves it to the trash. Markdown is converted to Zotero's note format and any HTML in it is shown as text; \
-         raw=true stores `note` as HTML unchanged and is only for HTML the user supplied. Writing needs write \
+         raw=true stores `note` as HTML (scripts, handlers and styles removed) and is only for HTML the user supplied. Writing needs write \
          access.",
     )
     .destructive()

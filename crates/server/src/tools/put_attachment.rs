@@ -10,6 +10,7 @@ use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, 
 
 use super::args::Key;
 use super::items::TagIn;
+use super::next_step::{record_again, NextStep};
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -175,6 +176,7 @@ impl Tool for PutAttachment {
             }
         };
         let stored: StoredAttachment = stored.map_err(write_error)?;
+        let warning = stored.warning.as_ref().map(|warning| format!("{warning}{}", record_again(&stored.key)));
         Ok(PutAttachmentOutput {
             recorded: stored.recorded(),
             attachment_key: stored.key,
@@ -183,7 +185,7 @@ impl Tool for PutAttachment {
             md5: stored.md5,
             content_type: stored.content_type,
             replaced: input.replace_attachment_key.is_some(),
-            warning: stored.warning,
+            warning,
         })
     }
 }
@@ -266,8 +268,8 @@ fn is_media_type(value: &str) -> bool {
 
 fn write_error(error: WriteError) -> ToolError {
     match error {
-        WriteError::Invalid { .. } | WriteError::Refused(_) => invalid(error.to_string()),
-        other => ToolError::Failed(other.to_string()),
+        WriteError::Invalid { .. } | WriteError::Refused(_) => invalid(error.with_next_step()),
+        other => ToolError::Failed(other.with_next_step()),
     }
 }
 

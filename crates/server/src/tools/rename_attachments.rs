@@ -4,7 +4,7 @@
 use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zotero_mcp_core::attachment::filename::{build_renamed_filename, check_template, DEFAULT_TEMPLATE};
+use zotero_mcp_core::attachment::filename::{file_name_from, RenderError, Template, DEFAULT_TEMPLATE};
 use zotero_mcp_core::attachment::{require_stored_file, write};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
@@ -130,7 +130,8 @@ impl Tool for RenameAttachments {
     }
 
     async fn call(ctx: &RequestContext, input: RenameAttachmentsInput) -> Result<RenameAttachmentsOutput, ToolError> {
-        check_template(&input.template).map_err(|e| invalid(e.to_string()))?;
+        // Parsed (its patterns compiled) once for the whole call, and refused whole when over a limit.
+        let template = Template::checked(&input.template).map_err(|e| invalid(format!("template: {e}")))?;
         // Writing is checked before anything is read: a read-only grant learns at once that apply needs more.
         let writers = if input.apply {
             let zotero = ctx.writer()?;
@@ -162,12 +163,24 @@ impl Tool for RenameAttachments {
 
         let mut planned = Vec::new();
         let mut rewritten = 0;
+        // Each parent is rendered once, however many files it has.
+        let mut renderings: Vec<(String, Result<String, RenderError>)> = Vec::new();
         for (attachment, parent) in pairs {
             let from = attachment.field("filename").unwrap_or_default().to_owned();
-            let proposed = parent.as_ref().and_then(|p| {
-                let summary = p.meta.get("creatorSummary").and_then(|v| v.as_str());
-                build_renamed_filename(&p.data, &from, &input.template, summary)
-            });
+            let rendered = parent.as_ref().map(|p| rendering_of(&template, p, &mut renderings));
+            let proposed = match rendered {
+                Some(Err(e)) => {
+                    planned.push(PlannedRename {
+                        attachment_key: attachment.key.clone(),
+                        to: from.clone(),
+                        from,
+                        status: format!("failed: {e}"),
+                    });
+                    continue;
+                }
+                Some(Ok(rendered)) => file_name_from(&rendered, &from),
+                None => None,
+            };
             let mut entry = PlannedRename {
                 attachment_key: attachment.key.clone(),
                 from: from.clone(),
@@ -197,6 +210,21 @@ impl Tool for RenameAttachments {
         }));
         Ok(RenameAttachmentsOutput { applied: input.apply, planned, planned_total: None })
     }
+}
+
+/// `parent` rendered with `template`, from `done` when it was rendered already (one rendering per parent).
+fn rendering_of(
+    template: &Template,
+    parent: &ZoteroObject,
+    done: &mut Vec<(String, Result<String, RenderError>)>,
+) -> Result<String, RenderError> {
+    if let Some((_, rendered)) = done.iter().find(|(key, _)| *key == parent.key) {
+        return rendered.clone();
+    }
+    let summary = parent.meta.get("creatorSummary").and_then(|v| v.as_str());
+    let rendered = template.render(&parent.data, summary);
+    done.push((parent.key.clone(), rendered.clone()));
+    rendered
 }
 
 /// Each stored-file attachment of `items` with the regular item it is named after: an attachment given itself

@@ -8,6 +8,7 @@ use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, DEFAULT_MAX_
 use zotero_mcp_core::zotero::{ItemScope, Query};
 
 use super::args::Key;
+use super::next_step::NextStep;
 use super::paging::Paging;
 use crate::context::RequestContext;
 use crate::format::collections::{tree, tree_markdown};
@@ -181,7 +182,9 @@ async fn attachment_text(
         Err(error) => return Err(failed(error)),
     };
     let webdav = ctx.webdav().map_err(failed)?;
-    let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, false).await.map_err(failed)?;
+    let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, false)
+        .await
+        .map_err(|error| failed(error.with_next_step()))?;
     let mut text = read.text;
     if read.truncated {
         let next = read.pages.last().map_or(1, |p| p + 1);

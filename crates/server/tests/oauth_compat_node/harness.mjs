@@ -229,6 +229,9 @@ async function accept() {
   // The grant as the provider rewrote it: fields it does not know (retiredRefreshTokenIds) must survive.
   const [userId, grantId] = input.public.refreshToken.split(':');
   results.grantAfterRefresh = await env.OAUTH_KV.get(`grant:${userId}:${grantId}`, { type: 'json' });
+  // The KV as the provider left it and the refresh token it issued, for the Rust server to take over again.
+  results.kvAfterRefresh = env.OAUTH_KV.dump();
+  results.refreshedRefreshToken = refreshed.json?.refresh_token;
 
   env = fresh();
   const previous = await token(env, { grant_type: 'refresh_token', refresh_token: input.public.previousRefreshToken, client_id: input.public.clientId });

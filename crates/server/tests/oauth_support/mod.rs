@@ -125,7 +125,9 @@ impl Harness {
     }
 
     /// Registers from an address of its own (192.0.2.0/24, one per call), so that tests registering many
-    /// clients stay under the per-address registration limit; [`Harness::register_from`] picks the address.
+    /// clients stay under the per-address registration limit; [`Harness::register_from`] picks the address. The
+    /// server-wide limit (20 an hour) still holds: a test registering more advances the clock an hour, or uses
+    /// `Harness::with_vars(&[("UNLIMITED_REGISTRATION", "1")])`.
     pub async fn register(&self, metadata: Value) -> Reply {
         let n = self.registrations.get();
         self.registrations.set(n + 1);

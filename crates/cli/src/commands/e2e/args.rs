@@ -1,8 +1,8 @@
 //! The command line of `zotero-mcp e2e`. Its shape is what `scripts/deploy` calls:
 //! `zotero-mcp e2e <url> [--token T] [--write] [--json]`, the password from `ZOTERO_MCP_PASSWORD`.
 
-/// What a run was asked to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a run was asked to do. Its `Debug` shows whether a token was given, never the token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Args {
     /// The server as given: a domain, an origin or its /mcp URL.
     pub server: String,
@@ -18,6 +18,23 @@ pub struct Args {
     pub sweep: bool,
     pub timeout_secs: u64,
     pub retries: u32,
+}
+
+impl std::fmt::Debug for Args {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Args")
+            .field("server", &self.server)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("write", &self.write)
+            .field("json", &self.json)
+            .field("username", &self.username)
+            .field("password_stdin", &self.password_stdin)
+            .field("query", &self.query)
+            .field("sweep", &self.sweep)
+            .field("timeout_secs", &self.timeout_secs)
+            .field("retries", &self.retries)
+            .finish()
+    }
 }
 
 /// Why the arguments were not taken.
@@ -106,6 +123,14 @@ mod tests {
         assert_eq!(args.server, "https://zotero.example.org");
         assert_eq!(args.token.as_deref(), Some("T"));
         assert!(args.write && args.json && args.sweep);
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_token() {
+        let args = parse_with(&["zotero.example.org", "--token", "secret-token-value"], &[]);
+        let shown = format!("{:?}", args.unwrap_or_else(|e| panic!("{e}")));
+        assert!(!shown.contains("secret-token-value"), "{shown}");
+        assert!(shown.contains("token: Some(\"<set>\")"), "{shown}");
     }
 
     #[test]

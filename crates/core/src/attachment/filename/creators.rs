@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use super::variables::{text_of, whole_number};
+use super::item::text_of;
+use super::problems::Findings;
+use super::scan::whole_number;
 
 /// Zotero's `firstCreator`: `creator_summary` when given (Zotero's own), else the last names of the item's primary
 /// creators (authors for most types), else its editors, directors or contributors, else any creators: one name
@@ -131,14 +133,14 @@ struct Initials {
 }
 
 impl PeopleOptions {
-    pub(super) fn new<'v>(attr: &dyn Fn(&str) -> Option<&'v str>, reasons: &mut Vec<String>) -> Self {
+    pub(super) fn new<'v>(attr: &dyn Fn(&str) -> Option<&'v str>, findings: &mut Findings) -> Self {
         let style = match attr("name").unwrap_or("family") {
             "family" | "last" => NameStyle::Family,
             "given" | "first" => NameStyle::Given,
             "full" | "given-family" | "first-last" => NameStyle::GivenFamily,
             "full-reversed" | "family-given" | "last-first" => NameStyle::FamilyGiven,
             other => {
-                reasons.push(format!(
+                findings.push(format!(
                     "name=\"{other}\" is not a name style; use family, given, full (given family) or family-given"
                 ));
                 NameStyle::Family
@@ -151,13 +153,13 @@ impl PeopleOptions {
             "family" | "last" => Initials { family: true, ..Initials::default() },
             "name" => Initials { single: true, ..Initials::default() },
             other => {
-                reasons.push(format!("initialize=\"{other}\" is not a name part; use given, family, full or name"));
+                findings.push(format!("initialize=\"{other}\" is not a name part; use given, family, full or name"));
                 Initials::default()
             }
         };
         PeopleOptions {
-            start: whole_number(attr, "start", reasons).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
-            max: whole_number(attr, "max", reasons).unwrap_or(0),
+            start: whole_number(attr, "start", findings).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
+            max: whole_number(attr, "max", findings).unwrap_or(0),
             join: attr("join").unwrap_or(", ").to_owned(),
             style,
             separator: attr("namePartSeparator").unwrap_or(" ").to_owned(),

@@ -1,10 +1,12 @@
 //! What is inside a tag: a condition (`authorsCount > 1`, `{{ authors max="1" }} == "Li"`), its operands, a
 //! quoted string, or a variable with its `name="value"` attributes.
 
-use super::syntax::{after_quoted, find_close, quote, without_line_breaks, Cmp, Condition, Expr, COMPARATORS};
+use super::ast::{Cmp, Condition, Expr, COMPARATORS};
+use super::problems::{quote, Findings};
+use super::scan::{after_quoted, find_close, is_number, without_line_breaks};
 use super::variables::Variable;
 
-pub(super) fn parse_condition(condition: &str, reasons: &mut Vec<String>) -> Condition {
+pub(super) fn parse_condition(condition: &str, findings: &mut Findings) -> Condition {
     let mut condition = condition.trim();
     // `{{ if {{ authorsCount > 1 }} }}`: a tag around the whole comparison is only grouping.
     while let Some(inner) = braced(condition) {
@@ -15,11 +17,11 @@ pub(super) fn parse_condition(condition: &str, reasons: &mut Vec<String>) -> Con
     }
     match split_comparison(condition) {
         Some((left, cmp, right)) => {
-            Condition::Compare(parse_operand(left, reasons), cmp, parse_operand(right, reasons))
+            Condition::Compare(parse_operand(left, findings), cmp, parse_operand(right, findings))
         }
         // An empty condition is false, as in Zotero.
         None if condition.is_empty() => Condition::Truthy(Expr::Nothing),
-        None => Condition::Truthy(parse_operand(condition, reasons)),
+        None => Condition::Truthy(parse_operand(condition, findings)),
     }
 }
 
@@ -57,45 +59,45 @@ fn split_comparison(s: &str) -> Option<(&str, Cmp, &str)> {
 }
 
 /// One side of a condition: a nested tag, a quoted string, a number, or a variable (with attributes, if any).
-fn parse_operand(s: &str, reasons: &mut Vec<String>) -> Expr {
+fn parse_operand(s: &str, findings: &mut Findings) -> Expr {
     let s = s.trim();
     if let Some(inner) = braced(s) {
         // One level of nesting is all Zotero's templates use; deeper is refused rather than recursed into.
         if inner.contains("{{") {
-            reasons.push("tags nest only one level deep inside a condition".to_owned());
+            findings.push("tags nest only one level deep inside a condition".to_owned());
             return Expr::Nothing;
         }
-        return parse_expr(inner, reasons);
+        return parse_expr(inner, findings);
     }
     if s.is_empty() {
-        reasons.push("a comparison needs something on both sides".to_owned());
+        findings.push("a comparison needs something on both sides".to_owned());
         return Expr::Nothing;
     }
     if is_number(s) {
         return Expr::Literal(s.to_owned());
     }
-    parse_expr(s, reasons)
+    parse_expr(s, findings)
 }
 
 /// A tag's body: a quoted string, or a variable name and its attributes.
-pub(super) fn parse_expr(body: &str, reasons: &mut Vec<String>) -> Expr {
+pub(super) fn parse_expr(body: &str, findings: &mut Findings) -> Expr {
     let body = body.trim();
     if body.is_empty() {
-        reasons.push("the tag is empty; put a variable in it, e.g. {{ title }}, or remove it".to_owned());
+        findings.push("the tag is empty; put a variable in it, e.g. {{ title }}, or remove it".to_owned());
         return Expr::Nothing;
     }
     if body.starts_with(['"', '\'']) {
         return match string_literal(body) {
             Some(text) => Expr::Literal(without_line_breaks(text)),
             None => {
-                reasons.push("a quoted string must be the whole tag, e.g. {{ \" - \" }}".to_owned());
+                findings.push("a quoted string must be the whole tag, e.g. {{ \" - \" }}".to_owned());
                 Expr::Nothing
             }
         };
     }
     let name_len = identifier_len(body);
     if name_len == 0 || !body[name_len..].chars().next().is_none_or(char::is_whitespace) {
-        reasons.push(
+        findings.push(
             "this is not a variable; a variable name is letters, digits, `_` and `-`, starting with a letter, \
              e.g. {{ title }}"
                 .to_owned(),
@@ -103,8 +105,8 @@ pub(super) fn parse_expr(body: &str, reasons: &mut Vec<String>) -> Expr {
         return Expr::Nothing;
     }
     let name = hyphen_to_camel(&body[..name_len]);
-    let attributes = parse_attributes(&body[name_len..], reasons);
-    Expr::Var(Box::new(Variable::new(&name, &attributes, reasons)))
+    let attributes = parse_attributes(&body[name_len..], findings);
+    Expr::Var(Box::new(Variable::new(&name, &attributes, findings)))
 }
 
 /// The contents of `s` when it is exactly one quoted string. Backslashes are ordinary characters, as in Zotero.
@@ -140,7 +142,7 @@ fn hyphen_to_camel(name: &str) -> String {
 
 /// `name="value"` pairs (single quotes too; no escapes inside). Text that is not an attribute is skipped and
 /// reported.
-fn parse_attributes(s: &str, reasons: &mut Vec<String>) -> Vec<(String, String)> {
+fn parse_attributes(s: &str, findings: &mut Findings) -> Vec<(String, String)> {
     let mut attributes = Vec::new();
     let mut rest = s.trim_start();
     while !rest.is_empty() {
@@ -151,7 +153,7 @@ fn parse_attributes(s: &str, reasons: &mut Vec<String>) -> Vec<(String, String)>
             }
             None => {
                 let junk_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-                reasons.push(format!(
+                findings.push(format!(
                     "`{}` is not an attribute; write attributes as name=\"value\"",
                     quote(&rest[..junk_end])
                 ));
@@ -175,13 +177,4 @@ fn one_attribute(s: &str) -> Option<(&str, &str, &str)> {
     let quote = value_part.chars().next().filter(|&c| c == '"' || c == '\'')?;
     let close = value_part[1..].find(quote)? + 1;
     Some((name, &value_part[1..close], &value_part[close + 1..]))
-}
-
-pub(super) fn is_number(s: &str) -> bool {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
-    !whole.is_empty()
-        && !fraction.is_empty()
-        && whole.bytes().all(|b| b.is_ascii_digit())
-        && fraction.bytes().all(|b| b.is_ascii_digit())
 }

@@ -1,10 +1,11 @@
 //! What the attributes every variable takes do to its value: `match`, `start`, `truncate`, `replaceFrom` and
-//! `replaceTo` (JavaScript regular expressions and replacements), `prefix`, `suffix` and `case`.
+//! `replaceTo` (JavaScript regular expressions and replacements, in `patterns.rs`), `prefix`, `suffix` and `case`.
 
-use regex_lite::{Regex, RegexBuilder};
-
+use super::item::Budget;
 use super::names::cut_chars;
-use super::variables::whole_number;
+use super::patterns::{js_replacement, Pattern, RegexFlags, Replacement};
+use super::problems::Findings;
+use super::scan::whole_number;
 
 /// What the common attributes do to a value, in Zotero's order: `match` alone, or else `start`, `truncate`,
 /// trimming, `replaceFrom`, `prefix` and `suffix`, and last `case` (which applies to the affixes too).
@@ -24,17 +25,9 @@ pub(super) struct Decoration {
 
 #[derive(Debug)]
 enum Matcher {
-    Pattern(Regex),
-    /// An invalid pattern matches nothing, as in Zotero.
+    Pattern(Pattern),
+    /// An invalid pattern (or one over the limits) matches nothing, as an invalid one does in Zotero.
     Invalid,
-}
-
-#[derive(Debug)]
-struct Replacement {
-    pattern: Regex,
-    /// In the regex crate's syntax.
-    with: String,
-    all: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -54,21 +47,18 @@ enum Case {
 const DEFAULT_REGEX_FLAGS: &str = "vi";
 
 impl Decoration {
-    pub(super) fn new<'v>(attr: &dyn Fn(&str) -> Option<&'v str>, reasons: &mut Vec<String>) -> Self {
+    pub(super) fn new<'v>(attr: &dyn Fn(&str) -> Option<&'v str>, findings: &mut Findings) -> Self {
         let flags_text = attr("regexOpts").unwrap_or(DEFAULT_REGEX_FLAGS);
         let flags = RegexFlags::parse(flags_text).unwrap_or_else(|bad| {
-            reasons.push(format!(
+            findings.push(format!(
                 "regexOpts=\"{flags_text}\" has `{bad}`, which is not a regular-expression flag; use i, m, s, g, u or v"
             ));
             RegexFlags::default()
         });
-        let mut compile = |name: &str, pattern: &str| match flags.build(pattern) {
-            Ok(regex) => Some(regex),
-            Err(e) => {
-                let first_line = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
-                reasons.push(format!("{name}=\"{pattern}\" is not a valid regular expression ({first_line})"));
-                None
-            }
+        // Counted before it is compiled: a pattern over the count is not compiled at all.
+        let mut compile = |name: &'static str, pattern: &str| {
+            let built = findings.count_pattern(name).map_err(Into::into).and_then(|()| flags.build(name, pattern));
+            built.map_err(|reason| findings.push(reason)).ok()
         };
         let matcher = attr("match")
             .filter(|p| !p.is_empty())
@@ -81,7 +71,7 @@ impl Decoration {
         let case = attr("case").and_then(|c| {
             let case = Case::parse(c);
             if case.is_none() {
-                reasons.push(format!(
+                findings.push(format!(
                     "case=\"{c}\" is not a case; use upper, lower, sentence, title, hyphen, snake, camel or pascal"
                 ));
             }
@@ -91,8 +81,8 @@ impl Decoration {
         let affix = |name| attr(name).filter(|a| !matches!(*a, "/" | "\\")).unwrap_or("").to_owned();
         Decoration {
             matcher,
-            start: whole_number(attr, "start", reasons).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
-            truncate: whole_number(attr, "truncate", reasons).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
+            start: whole_number(attr, "start", findings).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
+            truncate: whole_number(attr, "truncate", findings).map_or(0, |n| usize::try_from(n).unwrap_or(0)),
             replace,
             prefix: affix("prefix"),
             suffix: affix("suffix"),
@@ -100,14 +90,15 @@ impl Decoration {
         }
     }
 
-    /// The value decorated. An empty value stays empty: its prefix and suffix are dropped too.
-    pub(super) fn apply(&self, value: &str) -> String {
+    /// The value decorated. An empty value stays empty: its prefix and suffix are dropped too. Patterns search
+    /// within `budget`.
+    pub(super) fn apply(&self, value: &str, budget: &Budget) -> String {
         if value.is_empty() {
             return String::new();
         }
         if let Some(matcher) = &self.matcher {
             return match matcher {
-                Matcher::Pattern(regex) => regex.find(value).map(|m| m.as_str().to_owned()).unwrap_or_default(),
+                Matcher::Pattern(pattern) => pattern.first_match(value, budget).unwrap_or_default(),
                 Matcher::Invalid => String::new(),
             };
         }
@@ -117,11 +108,7 @@ impl Decoration {
         }
         let mut text = text.trim().to_owned();
         if let Some(r) = &self.replace {
-            text = if r.all {
-                r.pattern.replace_all(&text, r.with.as_str()).into_owned()
-            } else {
-                r.pattern.replace(&text, r.with.as_str()).into_owned()
-            };
+            text = r.apply(&text, budget);
         }
         if text.is_empty() {
             return String::new();
@@ -138,69 +125,6 @@ impl Decoration {
             None => text,
         }
     }
-}
-
-/// JavaScript regular-expression flags, as far as they mean something for the regex crate.
-#[derive(Debug, Default, Clone, Copy)]
-struct RegexFlags {
-    insensitive: bool,
-    multi_line: bool,
-    dot_all: bool,
-    global: bool,
-}
-
-impl RegexFlags {
-    /// The flags, or the first character that is not one.
-    fn parse(text: &str) -> Result<Self, char> {
-        let mut flags = RegexFlags::default();
-        for c in text.chars() {
-            match c {
-                'i' => flags.insensitive = true,
-                'm' => flags.multi_line = true,
-                's' => flags.dot_all = true,
-                'g' => flags.global = true,
-                // Unicode modes, sticky and match indices change nothing for a first match or a replacement.
-                'u' | 'v' | 'y' | 'd' => {}
-                other => return Err(other),
-            }
-        }
-        Ok(flags)
-    }
-
-    fn build(self, pattern: &str) -> Result<Regex, regex_lite::Error> {
-        RegexBuilder::new(pattern)
-            .case_insensitive(self.insensitive)
-            .multi_line(self.multi_line)
-            .dot_matches_new_line(self.dot_all)
-            .build()
-    }
-}
-
-/// A JavaScript replacement string (`$1`, `$&`, `$<name>`, `$$`) in the regex crate's syntax (`${1}`, `$$`).
-pub(super) fn js_replacement(js: &str, groups: usize) -> String {
-    let mut out = String::with_capacity(js.len());
-    let mut rest = js;
-    while let Some(dollar) = rest.find('$') {
-        out.push_str(&rest[..dollar]);
-        let after = &rest[dollar + 1..];
-        let digits: Vec<u32> = after.chars().take(2).map_while(|c| c.to_digit(10)).collect();
-        let group_number = |n: u32| usize::try_from(n).is_ok_and(|n| n >= 1 && n < groups);
-        let (replacement, used) = match (after.chars().next(), digits.as_slice()) {
-            (Some('$'), _) => ("$$".to_owned(), 1),
-            (Some('&'), _) => ("${0}".to_owned(), 1),
-            (_, [a, b, ..]) if group_number(a * 10 + b) => (format!("${{{}}}", a * 10 + b), 2),
-            (_, [a, ..]) if group_number(*a) => (format!("${{{a}}}"), 1),
-            (Some('<'), _) => match after.find('>') {
-                Some(end) => (format!("${{{}}}", &after[1..end]), end + 1),
-                None => ("$$".to_owned(), 0),
-            },
-            _ => ("$$".to_owned(), 0),
-        };
-        out.push_str(&replacement);
-        rest = &after[used..];
-    }
-    out.push_str(rest);
-    out
 }
 
 impl Case {

@@ -3,11 +3,10 @@
 
 use std::cmp::Ordering;
 
-use serde_json::{Map, Value};
-
-use super::expressions::is_number;
+use super::ast::{Cmp, Condition, Expr, Token};
+use super::item::Ctx;
 use super::names::clean_tags;
-use super::syntax::{Cmp, Condition, Expr, Token};
+use super::scan::is_number;
 
 /// One `if` block being rendered.
 struct Level {
@@ -17,12 +16,6 @@ struct Level {
     taken: bool,
     /// Whether the block itself is inside a branch taken.
     parent_active: bool,
-}
-
-/// What the item is rendered from.
-pub(super) struct Ctx<'a> {
-    pub(super) item: &'a Map<String, Value>,
-    pub(super) creator_summary: Option<&'a str>,
 }
 
 /// The template's tokens rendered for the item, HTML tags removed and trimmed.

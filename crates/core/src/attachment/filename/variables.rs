@@ -4,8 +4,9 @@
 use serde_json::{Map, Value};
 
 use super::creators::{creators_in, first_creator, PeopleOptions, Role};
+use super::item::{text_of, Ctx};
 use super::modifiers::Decoration;
-use super::render::Ctx;
+use super::problems::Findings;
 
 /// A variable with its attributes read and checked.
 #[derive(Debug)]
@@ -35,7 +36,7 @@ const COMMON_ATTRIBUTES: [&str; 9] =
 const PEOPLE_ATTRIBUTES: [&str; 6] = ["max", "join", "name", "namePartSeparator", "initialize", "initializeWith"];
 
 impl Variable {
-    pub(super) fn new(name: &str, attributes: &[(String, String)], reasons: &mut Vec<String>) -> Self {
+    pub(super) fn new(name: &str, attributes: &[(String, String)], findings: &mut Findings) -> Self {
         let source = match name {
             "firstCreator" => Source::FirstCreator,
             "authors" => Source::People(Role::Primary),
@@ -67,7 +68,7 @@ impl Variable {
                 if is_people {
                     list.extend(PEOPLE_ATTRIBUTES);
                 }
-                reasons
+                findings
                     .push(format!("`{name}` has no attribute `{attribute}`; its attributes are {}", list.join(", ")));
             }
         }
@@ -75,9 +76,9 @@ impl Variable {
         // characters.
         let (people, decoration) = if is_people {
             let common = |wanted: &str| if wanted == "start" { None } else { attr(wanted) };
-            (PeopleOptions::new(&attr, reasons), Decoration::new(&common, reasons))
+            (PeopleOptions::new(&attr, findings), Decoration::new(&common, findings))
         } else {
-            (PeopleOptions::new(&|_| None, reasons), Decoration::new(&attr, reasons))
+            (PeopleOptions::new(&|_| None, findings), Decoration::new(&attr, findings))
         };
         Variable { source, people, decoration }
     }
@@ -93,15 +94,7 @@ impl Variable {
             Source::CitationKey => citation_key(item),
             Source::Field(name) => field_text(item, name),
         };
-        self.decoration.apply(&raw)
-    }
-}
-
-/// A JSON string; anything else (absent, null, a number, an array, an object) is empty.
-pub(super) fn text_of(value: Option<&Value>) -> &str {
-    match value {
-        Some(Value::String(s)) => s,
-        _ => "",
+        self.decoration.apply(&raw, &ctx.budget)
     }
 }
 
@@ -217,20 +210,4 @@ fn citation_key(item: &Map<String, Value>) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// A whole-number attribute; reported (and ignored) when it is not one.
-pub(super) fn whole_number<'v>(
-    attr: &dyn Fn(&str) -> Option<&'v str>,
-    name: &str,
-    reasons: &mut Vec<String>,
-) -> Option<i64> {
-    let value = attr(name)?.trim();
-    match value.parse::<i64>() {
-        Ok(n) => Some(n),
-        Err(_) => {
-            reasons.push(format!("{name}=\"{value}\" must be a whole number"));
-            None
-        }
-    }
 }

@@ -1,7 +1,7 @@
 //! Passages and pages: what a search shows of an item's best chunk.
 
 use super::*;
-use crate::index::passage::passage;
+use crate::index::passage::{passage, query_words, MAX_QUERY_WORDS};
 
 #[test]
 fn a_passage_centres_on_the_densest_run_of_query_words() {
@@ -149,4 +149,23 @@ async fn filters_reach_the_stand_in() {
     assert_eq!(query(QueryOptions { from_year: Some(2000), ..QueryOptions::default() }).await, ["NEWW0001"]);
     assert_eq!(query(QueryOptions { item_type: Some("book".into()), ..QueryOptions::default() }).await, ["OLDD0001"]);
     assert_eq!(query(QueryOptions::default()).await.len(), 2);
+}
+
+#[test]
+fn a_query_of_hundreds_of_words_looks_for_its_first_thirty_two() {
+    let query: Vec<String> = (0..300).map(|i| format!("word{i}")).collect();
+    let words = query_words(&query.join(" "));
+    assert_eq!(words.len(), MAX_QUERY_WORDS);
+    assert_eq!(words[0], "word0".chars().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_hostile_query_over_a_repeated_letter_still_gives_a_passage() {
+    // Every position of the chunk starts an occurrence of every query word: without the bounds this is
+    // hundreds of millions of comparisons (a read-only token's CPU, per chunk, per result).
+    let chunk = "a".repeat(2_500);
+    let query: Vec<String> = (3..400).map(|n| "a".repeat(n)).collect();
+    let found = passage(&chunk, &query.join(" "));
+    assert!(!found.text.is_empty());
+    assert!(found.text.chars().count() <= PASSAGE_CHARS + 2);
 }

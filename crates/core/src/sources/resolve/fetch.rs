@@ -67,9 +67,9 @@ pub(super) async fn get(
         Some(Err(HttpError::TooLarge { limit, .. })) => {
             Err(ResolveError::TooLarge { service: source, what: what.to_owned(), limit })
         }
-        Some(Err(error @ (HttpError::Transport { .. } | HttpError::InvalidRequest { .. }))) => {
-            Err(ResolveError::Transport { service: source, what: what.to_owned(), reason: error.to_string() })
-        }
+        Some(Err(
+            error @ (HttpError::Transport { .. } | HttpError::InvalidRequest { .. } | HttpError::NotPublic { .. }),
+        )) => Err(ResolveError::Transport { service: source, what: what.to_owned(), reason: error.to_string() }),
     }
 }
 

@@ -221,36 +221,37 @@ impl Reference {
     }
 }
 
-/// Why no record came back. Each message says what the person can do next.
+/// Why no record came back. Each message says what the person can do next, ending with the way that always
+/// remains: creating the item from its fields (a caller that can do that says how, after the message).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
     /// Every source asked answered that it has no such record.
-    #[error("{sources} {have} no record for {what}; check it, or create the item with zotero_create_items",
+    #[error("{sources} {have} no record for {what}; check it, or create the item from its fields",
         have = if sources.contains(" and ") { "have" } else { "has" })]
     NotFound { sources: String, what: String },
     /// The source answered with an error status other than 404.
     #[error(
         "{service} answered HTTP {status} for {what}; {advice}",
         advice = if *status == 429 || *status >= 500 {
-            "it may be busy, so try again in a minute, or create the item with zotero_create_items"
+            "it may be busy, so try again in a minute, or create the item from its fields"
         } else {
-            "check the identifier, or create the item with zotero_create_items"
+            "check the identifier, or create the item from its fields"
         }
     )]
     Status { service: Source, what: String, status: u16 },
     /// No response arrived: DNS, TLS, a reset connection.
-    #[error(
-        "{service} could not be reached for {what} ({reason}); try again, or create the item with zotero_create_items"
-    )]
+    #[error("{service} could not be reached for {what} ({reason}); try again, or create the item from its fields")]
     Transport { service: Source, what: String, reason: String },
     /// No response within the time limit.
-    #[error("{service} did not answer for {what} within {after_ms} ms; try again later, or create the item with zotero_create_items")]
+    #[error(
+        "{service} did not answer for {what} within {after_ms} ms; try again later, or create the item from its fields"
+    )]
     Timeout { service: Source, what: String, after_ms: u64 },
     /// The response was longer than any record of the source should be.
-    #[error("{service}'s answer for {what} is larger than {limit} bytes, more than any record; create the item with zotero_create_items")]
+    #[error("{service}'s answer for {what} is larger than {limit} bytes, more than any record; create the item from its fields")]
     TooLarge { service: Source, what: String, limit: usize },
     /// The response is not the document the source's API describes.
-    #[error("{service}'s answer for {what} could not be read ({reason}); try again later, or create the item with zotero_create_items")]
+    #[error("{service}'s answer for {what} could not be read ({reason}); try again later, or create the item from its fields")]
     Unparseable { service: Source, what: String, reason: String },
 }
 

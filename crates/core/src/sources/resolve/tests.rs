@@ -329,8 +329,8 @@ async fn a_doi_neither_registry_knows_is_not_found_naming_both() {
     );
     assert_eq!(
         error.to_string(),
-        "CrossRef and DataCite have no record for DOI 10.1371/notarealdoi; check it, or create the item with \
-         zotero_create_items"
+        "CrossRef and DataCite have no record for DOI 10.1371/notarealdoi; check it, or create the item from its \
+         fields"
     );
     assert_eq!(http.requests().len(), 2, "no OpenAlex request without a record");
 }
@@ -504,7 +504,7 @@ async fn an_empty_feed_and_an_error_entry_are_not_found() {
     assert_eq!(error, ResolveError::NotFound { sources: "arXiv".into(), what: "arXiv:1201.56789".into() });
     assert_eq!(
         error.to_string(),
-        "arXiv has no record for arXiv:1201.56789; check it, or create the item with zotero_create_items"
+        "arXiv has no record for arXiv:1201.56789; check it, or create the item from its fields"
     );
     let error = lookup(&http, "arXiv:1234.12345").await.unwrap_err();
     assert_eq!(error, ResolveError::NotFound { sources: "arXiv".into(), what: "arXiv:1234.12345".into() });

@@ -15,13 +15,14 @@ use super::entries::{Entry, Origin, Outcome};
 use super::{MAX_PDFS_PER_CALL, REQUESTS_PER_PDF, REQUEST_BUDGET};
 use crate::context::RequestContext;
 use crate::mcp::ToolError;
+use crate::tools::next_step::NextStep;
 
 /// Looks every identifier up, side by side (a DOI's open-access PDF is asked for later, and only for the items
 /// that are created).
 pub async fn look_up(ctx: &RequestContext, entries: &mut [Entry]) {
     let lookups = entries.iter().map(|entry| async {
         match (&entry.identifier, entry.is_pending()) {
-            (Some(id), true) => Some(ctx.resolve_reference(id).await.map_err(|e| e.to_string())),
+            (Some(id), true) => Some(ctx.resolve_reference(id).await.map_err(|e| e.with_next_step())),
             _ => None,
         }
     });
@@ -238,6 +239,6 @@ async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Res
         url: Some(download.final_url),
         ..NewAttachment::default()
     };
-    let stored = write::create(zotero, dav, ctx.clock(), upload, meta).await.map_err(|e| e.to_string())?;
+    let stored = write::create(zotero, dav, ctx.clock(), upload, meta).await.map_err(|e| e.with_next_step())?;
     Ok(stored.key)
 }

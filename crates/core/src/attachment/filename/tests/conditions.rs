@@ -69,16 +69,24 @@ fn template_is_reusable() {
     let template = Template::parse(DEFAULT_TEMPLATE);
     assert!(template.problems().is_empty());
     let other = authors(&["Li", "Zhang", "Ye"]);
-    assert_eq!(template.render(data(&paper()), None), "Vaswani and Shazeer - 2017 - Attention Is All You Need");
     assert_eq!(
-        template.file_name(data(&other), "a.pdf", None).as_deref(),
-        Some("Li et al. - 2017 - Attention Is All You Need.pdf")
+        template.render(data(&paper()), None).as_deref(),
+        Ok("Vaswani and Shazeer - 2017 - Attention Is All You Need")
+    );
+    assert_eq!(
+        template.file_name(data(&other), "a.pdf", None),
+        Ok(Some("Li et al. - 2017 - Attention Is All You Need.pdf".to_owned()))
     );
 }
 
 #[test]
 fn deeply_nested_templates_do_not_overflow() {
-    let deep = "{{ if title }}".repeat(20_000) + "x" + &"{{ endif }}".repeat(20_000);
+    // As deep as the length limit allows (25 characters a level).
+    let deep = "{{ if title }}".repeat(79) + "x" + &"{{ endif }}".repeat(79);
     assert_eq!(r(&deep, &paper()), "x");
     assert_eq!(check_template(&deep), Ok(()));
+    // Deeper is longer than a template may be: refused, and rendered as nothing.
+    let deeper = "{{ if title }}".repeat(20_000) + "x" + &"{{ endif }}".repeat(20_000);
+    assert_eq!(r(&deeper, &paper()), "");
+    assert_eq!(check_template(&deeper), Err(TemplateError::TooLong { chars: 500_001, max: MAX_TEMPLATE_CHARS }));
 }

@@ -7,6 +7,7 @@ use super::*;
 mod check_template;
 mod conditions;
 mod file_names;
+mod limits;
 mod modifiers;
 mod variables;
 

@@ -2,7 +2,7 @@
 //! `start`.
 
 use super::*;
-use crate::attachment::filename::modifiers::js_replacement;
+use crate::attachment::filename::patterns::js_replacement;
 
 #[test]
 fn title_case_is_unicode_aware() {
