@@ -34,7 +34,7 @@ pub(crate) fn repeat_marker(n: usize) -> String {
 
 /// A marker found in a chunk's text (byte offsets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Marker {
+pub(crate) struct Marker {
     start: usize,
     end: usize,
     page: u32,
@@ -78,7 +78,7 @@ pub(crate) struct Passage {
 
 /// One character of a chunk outside its markers.
 #[derive(Debug, Clone, Copy)]
-struct Visible {
+pub(crate) struct Visible {
     original: char,
     lower: char,
     /// Byte offset in the chunk's text.
@@ -126,7 +126,7 @@ fn page_at(markers: &[Marker], at: usize) -> Option<u32> {
     }
 }
 
-fn visible_chars(chunk: &str, markers: &[Marker]) -> Vec<Visible> {
+pub(crate) fn visible_chars(chunk: &str, markers: &[Marker]) -> Vec<Visible> {
     let mut next_marker = markers.iter().peekable();
     let mut visible = Vec::with_capacity(chunk.len());
     for (at, original) in chunk.char_indices() {
@@ -195,7 +195,7 @@ fn window(visible: &[Visible], words: &[Vec<char>], size: usize) -> (usize, usiz
 }
 
 /// (start, end, which word) of the first [`MAX_OCCURRENCES`] occurrences of `words` in `visible`, in text order.
-fn occurrences(visible: &[Visible], words: &[Vec<char>]) -> Vec<(usize, usize, usize)> {
+pub(crate) fn occurrences(visible: &[Visible], words: &[Vec<char>]) -> Vec<(usize, usize, usize)> {
     let mut hits: Vec<(usize, usize, usize)> = Vec::new();
     for (index, word) in words.iter().enumerate() {
         if word.is_empty() || word.len() > visible.len() {
