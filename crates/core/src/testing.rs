@@ -139,6 +139,12 @@ impl KvStore for MemoryKv {
 
 type Responder = Box<dyn Fn(&HttpRequest) -> Result<HttpResponse, HttpError>>;
 
+/// The mark [`StubHttp`] puts on a request it was sent with
+/// [`HttpClient::send_public_limited`](crate::platform::HttpClient::send_public_limited), so tests can see which
+/// requests had to stay on the public Internet. A runtime never sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublicAddressesOnly;
+
 /// An HTTP client that answers from a function or a queue, and records what it was asked.
 pub struct StubHttp {
     queued: RefCell<VecDeque<Result<HttpResponse, HttpError>>>,
@@ -183,6 +189,11 @@ impl HttpClient for StubHttp {
         };
         self.requests.borrow_mut().push(request);
         answer
+    }
+
+    async fn send_public_limited(&self, mut request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        request.extensions_mut().insert(PublicAddressesOnly);
+        self.send_limited(request, limit).await
     }
 
     /// The stand-in plays the Worker's `fetch` under `global_fetch_strictly_public`, the production setting;

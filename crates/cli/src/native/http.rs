@@ -1,7 +1,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use zotero_mcp_core::net::PublicAddressesOnly;
 use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 
 use super::resolve::{only_private, PublicResolver};
@@ -10,7 +9,7 @@ use super::resolve::{only_private, PublicResolver};
 /// returned to the caller rather than followed: the callers decide where they are willing to go. Deadlines
 /// are the caller's too (`platform::within`); the connect timeout only stops a dead address from hanging.
 ///
-/// Two clients: requests marked [`PublicAddressesOnly`] (URLs someone else chose) go through one whose
+/// Two clients: requests sent with [`HttpClient::send_public_limited`] (URLs someone else chose) go through one whose
 /// resolver drops non-public addresses and which uses no proxy (a proxy would resolve the name itself, out of
 /// our sight); everything else (Zotero, the user's WebDAV server, which may be on their own network) through
 /// the ordinary one. The two never share a connection.
@@ -41,21 +40,29 @@ impl ReqwestHttp {
 #[async_trait(?Send)]
 impl HttpClient for ReqwestHttp {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        self.fetch(request, None).await
+        self.fetch(&self.client, request, None).await
     }
 
     async fn send_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
-        self.fetch(request, Some(limit)).await
+        self.fetch(&self.client, request, Some(limit)).await
+    }
+
+    async fn send_public_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        self.fetch(&self.public, request, Some(limit)).await
     }
 }
 
 impl ReqwestHttp {
     /// One request, its whole body read, or at most `limit` bytes of it (a longer one is refused as soon as it
     /// passes the limit, declared or not).
-    async fn fetch(&self, request: HttpRequest, limit: Option<usize>) -> Result<HttpResponse, HttpError> {
+    async fn fetch(
+        &self,
+        client: &reqwest::Client,
+        request: HttpRequest,
+        limit: Option<usize>,
+    ) -> Result<HttpResponse, HttpError> {
         let url = request.uri().to_string();
         let (parts, body) = request.into_parts();
-        let client = if parts.extensions.get::<PublicAddressesOnly>().is_some() { &self.public } else { &self.client };
         let mut outbound = client.request(parts.method, &url).headers(parts.headers);
         if !body.is_empty() {
             outbound = outbound.body(body);
@@ -121,12 +128,6 @@ mod tests {
         bytes
     }
 
-    fn marked(url: &str) -> HttpRequest {
-        let mut request = get(url);
-        request.extensions_mut().insert(PublicAddressesOnly);
-        request
-    }
-
     /// A download (the core's guard over this client) of `url`, as `zotero_put_attachment`'s `sourceUrl` is.
     async fn download(http: &ReqwestHttp, url: &str) -> Result<zotero_mcp_core::net::Download, DownloadError> {
         let policy = zotero_mcp_core::net::DownloadPolicy { timeout_ms: 10_000, ..Default::default() };
@@ -136,21 +137,21 @@ mod tests {
     use zotero_mcp_core::net::DownloadError;
 
     #[tokio::test]
-    async fn a_name_that_resolves_to_loopback_is_not_connected_to_for_a_marked_request() {
+    async fn a_name_that_resolves_to_loopback_is_not_connected_to_for_a_public_only_request() {
         // Every name resolves to 127.0.0.1, where a server is listening.
         let http = ReqwestHttp::with_resolver(PublicResolver::fixed(vec!["127.0.0.1".parse().unwrap()])).unwrap();
         let ok = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
         let server = serve_once(ok, vec![]).await;
         let port = zotero_mcp_core::net::parse_url(&server).unwrap().port().unwrap();
 
-        let error = http.send(marked(&format!("http://files.example:{port}/doc"))).await.unwrap_err();
+        let error = http.send_public_limited(get(&format!("http://files.example:{port}/doc")), 1024).await.unwrap_err();
         assert!(matches!(&error, HttpError::NotPublic { host, .. } if host == "files.example"), "{error}");
         // Through the download guard, as a tool's sourceUrl: a clear refusal, not a connection error.
         let error = download(&http, &format!("https://files.example:{port}/paper.pdf")).await.unwrap_err();
         assert!(matches!(error, DownloadError::ResolvesPrivate { .. }), "{error}");
         assert!(error.to_string().contains("resolves only to private addresses"), "{error}");
 
-        // Unmarked requests (Zotero, the user's own WebDAV server) are not filtered: the server is still
+        // Other requests (Zotero, the user's own WebDAV server) are not filtered: the server is still
         // waiting for its one connection, which this one is.
         let answer = http.send(get(&server)).await.unwrap();
         assert_eq!(answer.body(), b"ok");

@@ -1,4 +1,4 @@
-//! The resolver of requests marked [`PublicAddressesOnly`](zotero_mcp_core::net::PublicAddressesOnly): a host
+//! The resolver of requests sent with `HttpClient::send_public_limited` (URLs someone else chose): a host
 //! name is resolved as usual, and every address off the public Internet (the core's [`is_public_ip`] rule) is
 //! dropped before reqwest connects. The check and the connection therefore use the same answer: a name cannot
 //! pass a check and then rebind to 127.0.0.1 for the connection.

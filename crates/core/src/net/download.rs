@@ -6,7 +6,7 @@ use percent_encoding::percent_decode_str;
 use url::Url;
 
 use super::address::{is_loopback_host, is_public_host};
-use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
+use crate::platform::{within, Clock, HttpClient, HttpError, HttpResponse};
 
 /// Limits of one [`download`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,8 +117,9 @@ pub enum DownloadError {
 /// Downloads `url` under `policy`: validates it, follows up to `policy.max_redirects` redirects (each target
 /// validated again), and reads at most `policy.max_bytes` of the final answer, which must be a 2xx.
 ///
-/// Host names are checked as written here; each request is marked [`super::PublicAddressesOnly`], and the runtime
-/// refuses a name that resolves only to private addresses where it resolves it, as the module docs explain.
+/// Host names are checked as written here; each request goes out through
+/// [`HttpClient::send_public_limited`], and the runtime refuses a name that resolves only to private addresses
+/// where it resolves it, as the module docs explain.
 pub async fn download(
     http: &dyn HttpClient,
     clock: &dyn Clock,
@@ -176,19 +177,6 @@ fn is_followed_redirect(status: StatusCode) -> bool {
     matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
 }
 
-/// Marks `request` [`super::PublicAddressesOnly`] for the runtime that resolves its host name.
-#[cfg(not(target_family = "wasm"))]
-fn mark_public_only(request: &mut HttpRequest) {
-    request.extensions_mut().insert(super::PublicAddressesOnly);
-}
-
-/// On wasm the runtime is the Worker, whose `fetch` reads no request extension: what keeps it on the public
-/// Internet is its `global_fetch_strictly_public` flag ([`HttpClient::public_only`]), for every request alike.
-/// The mark would change nothing there and cost the bundle 1.3 KiB of gzip (the http crate's type map), so it
-/// is not made.
-#[cfg(target_family = "wasm")]
-fn mark_public_only(_request: &mut HttpRequest) {}
-
 /// One GET of `url` within the per-hop deadline, its body capped.
 async fn fetch(
     http: &dyn HttpClient,
@@ -196,7 +184,7 @@ async fn fetch(
     url: &Url,
     policy: &DownloadPolicy,
 ) -> Result<HttpResponse, DownloadError> {
-    let mut request = http::Request::get(url.as_str())
+    let request = http::Request::get(url.as_str())
         .header(header::USER_AGENT, policy.user_agent.as_str())
         .header(header::ACCEPT, "*/*")
         .body(Vec::new())
@@ -204,10 +192,12 @@ async fn fetch(
         .map_err(DownloadError::Http)?;
     // Every hop, the first and each redirect, connects to public addresses only, except a loopback host the
     // policy allows (a test's file server on 127.0.0.1 or `localhost`).
-    if !(policy.allow_loopback_http && url.host().is_some_and(|h| is_loopback_host(&h))) {
-        mark_public_only(&mut request);
-    }
-    match within(clock, policy.timeout_ms, http.send_limited(request, policy.max_bytes)).await {
+    let sent = if policy.allow_loopback_http && url.host().is_some_and(|h| is_loopback_host(&h)) {
+        http.send_limited(request, policy.max_bytes)
+    } else {
+        http.send_public_limited(request, policy.max_bytes)
+    };
+    match within(clock, policy.timeout_ms, sent).await {
         Some(Ok(response)) => Ok(response),
         Some(Err(HttpError::NotPublic { host, .. })) => {
             Err(DownloadError::ResolvesPrivate { url: shown(url.as_str()), host })

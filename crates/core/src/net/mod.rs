@@ -11,20 +11,20 @@
 //! - redirects are followed here, one hop at a time, never by the HTTP client (both runtimes' clients return
 //!   them: the Worker's `fetch` with `redirect: "manual"`, reqwest with `redirect::Policy::none()`), and only a
 //!   few of them;
-//! - the body is read with [`HttpClient::send_limited`](crate::platform::HttpClient::send_limited), so a
-//!   server cannot make us read more than the cap, and each hop has a deadline.
+//! - the body is read with a cap ([`HttpClient::send_limited`](crate::platform::HttpClient::send_limited)),
+//!   so a server cannot make us read more than it, and each hop has a deadline.
 //!
-//! **Host names are not resolved here**, but every request a download sends is marked
-//! [`PublicAddressesOnly`] (except one to a loopback host a test setup allowed), and the runtime must keep that
-//! promise where the name is resolved, so the check and the connection use the same address:
+//! **Host names are not resolved here**, but every request a download sends goes out through
+//! [`HttpClient::send_public_limited`](crate::platform::HttpClient::send_public_limited) (except one to a
+//! loopback host a test setup allowed), and the runtime keeps its promise where the name is resolved, so the
+//! check and the connection use the same address:
 //! - on the Worker, the `global_fetch_strictly_public` compatibility flag makes every `fetch` go to the public
-//!   Internet only, whatever a name resolves to (and never to this zone's own origin): the mark would change
-//!   nothing there, so a wasm build does not make it (it would link the http crate's type map), and
-//!   `public_only()` is true;
-//! - natively, a marked request goes through a client whose resolver drops every address [`is_public_ip`]
+//!   Internet only, whatever a name resolves to (and never to this zone's own origin), so the default method
+//!   (plain `send_limited`) keeps it, and `public_only()` is true;
+//! - natively, those requests go through a client whose resolver drops every address [`is_public_ip`]
 //!   refuses; a name left with none (a rebinding domain, an internal name, the machine's own name in
 //!   `/etc/hosts`) fails with [`HttpError::NotPublic`](crate::platform::HttpError::NotPublic) before any
-//!   connection. Unmarked requests (Zotero, the user's own WebDAV server, which may well be on their LAN) use
+//!   connection. Other requests (Zotero, the user's own WebDAV server, which may well be on their LAN) use
 //!   the system resolver as before.
 
 mod address;
@@ -32,11 +32,6 @@ mod download;
 
 pub use self::address::{is_loopback_host, is_public_host, is_public_ip};
 pub use self::download::{download, Download, DownloadError, DownloadPolicy};
-
-/// A request extension: this request goes to a URL someone else chose, so the runtime must connect only to
-/// addresses on the public Internet ([`is_public_ip`]), whatever the host name resolves to. It is never sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PublicAddressesOnly;
 
 /// Why a URL was not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 
 use super::*;
 use crate::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
-use crate::testing::{ManualClock, StubHttp};
+use crate::testing::{ManualClock, PublicAddressesOnly, StubHttp};
 
 const NOW: u64 = 1_700_000_000_000;
 

@@ -21,8 +21,8 @@ pub enum HttpError {
     /// The response body is longer than the caller accepts ([`HttpClient::send_limited`]); the rest was not read.
     #[error("the response from {url} is larger than {limit} bytes")]
     TooLarge { url: String, limit: usize },
-    /// A request marked [`PublicAddressesOnly`](crate::net::PublicAddressesOnly) named a host that resolves only
-    /// to addresses off the public Internet, so nothing was sent (the native client's resolver says so).
+    /// A request sent with [`HttpClient::send_public_limited`] named a host that resolves only to addresses off
+    /// the public Internet, so nothing was sent (the native client's resolver says so).
     #[error(
         "the request to {url} was not sent: `{host}` resolves only to private addresses, and this request may go \
          to the public Internet only"
@@ -49,6 +49,15 @@ pub trait HttpClient {
             return Err(HttpError::TooLarge { url, limit });
         }
         Ok(response)
+    }
+
+    /// [`send_limited`](Self::send_limited) for a URL someone else chose: the connection goes only to addresses
+    /// on the public Internet, whatever the host name resolves to, and a name that resolves only to others fails
+    /// with [`HttpError::NotPublic`] before anything is sent. The default is `send_limited`, which is right for
+    /// a client whose every request is public ([`public_only`](Self::public_only): the Worker's `fetch` under
+    /// `global_fetch_strictly_public`); the native client overrides it with a resolver that drops the rest.
+    async fn send_public_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        self.send_limited(request, limit).await
     }
 
     /// Whether every request goes to the public Internet only: never to loopback, private or link-local
