@@ -1,6 +1,8 @@
 # The two commands a new machine needs: `make dev` and `make test`. Both set the machine up first.
 SHELL := /bin/bash
 PORT ?= 8787
+# When this make started: `make dev` says how long it took to be ready.
+export ZOTERO_MCP_MAKE_STARTED := $(shell date +%s)
 
 .PHONY: setup build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf read-corpus fuzz clean
 

@@ -24,7 +24,7 @@
 #                          BENCH_COMPARE="ts=http://127.0.0.1:8788/mcp=http://127.0.0.1:9999=TOKEN" make bench
 #                        Install its dependencies at the versions its bun.lock pins (`bun install --frozen-lockfile`,
 #                        or npm with those exact versions): a plain `npm install` resolves newer releases of the MCP
-#                        SDK and the OAuth provider, which do less per request (README, Development, has both).
+#                        SDK and the OAuth provider, which do less per request (docs/performance.md has both).
 #                        Under wrangler 4.86 it needs `--local` and `--compatibility-date 2026-05-03`, and its
 #                        Zotero base URL must be made configurable (it hard-codes api.zotero.org).
 #                        Without a token the bench runs this project's OAuth flow (tests/e2e/helpers.mjs) against it;

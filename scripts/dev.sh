@@ -64,9 +64,38 @@ if $demo; then
   echo "  (Put your key in .dev.vars to use your own library. Demo login password: demo, unless AUTH_PASSWORD is set.)"
 fi
 
-echo
-echo "  MCP endpoint: http://127.0.0.1:${port}/mcp"
-echo "  Health:       http://127.0.0.1:${port}/health"
-echo
 "$WRANGLER" dev --config "$config" --ip 127.0.0.1 --port "$port" --persist-to .wrangler/state \
-  "${vars[@]}" --show-interactive-dev-session=false
+  "${vars[@]}" --show-interactive-dev-session=false &
+wrangler_pid=$!
+cleanup_all() {
+  kill "$wrangler_pid" 2>/dev/null || true
+  cleanup
+}
+trap cleanup_all EXIT INT TERM
+
+# Wait for the Worker to answer (at most two minutes), then say what to do next.
+ready=false
+for _ in $(seq 1 240); do
+  kill -0 "$wrangler_pid" 2>/dev/null || { echo "dev: wrangler dev stopped before the Worker answered (its output is above)" >&2; exit 1; }
+  if node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' \
+    "http://127.0.0.1:${port}/health" 2>/dev/null; then
+    ready=true
+    break
+  fi
+  sleep 0.5
+done
+$ready || { echo "dev: the Worker did not answer on 127.0.0.1:${port} within two minutes (wrangler's output is above)" >&2; exit 1; }
+
+password="the AUTH_PASSWORD in .dev.vars"
+if $demo && ! grep -qE '^AUTH_PASSWORD=.+' .wrangler/.dev.vars 2>/dev/null; then password="demo"; fi
+took=""
+[ -n "${ZOTERO_MCP_MAKE_STARTED:-}" ] && took=" ($(($(date +%s) - ZOTERO_MCP_MAKE_STARTED)) s after make dev started)"
+echo
+printf '\033[1m  zotero-mcp is ready%s. Next:\033[0m\n' "$took"
+echo "  1. The MCP endpoint is http://127.0.0.1:${port}/mcp (a landing page at http://127.0.0.1:${port}/)."
+echo "  2. Sign in with the password: ${password}."
+echo "  3. Connect Claude Code:  claude mcp add --transport http zotero http://127.0.0.1:${port}/mcp"
+echo "     then /mcp in Claude Code to sign in. Other clients: README.md, \"Connecting a client\"."
+echo "  (Ctrl-C stops the Worker$($demo && echo " and the demo's servers").)"
+echo
+wait "$wrangler_pid"

@@ -2,10 +2,11 @@
 # End-to-end tests against both runtimes: the built Worker and the native `zotero-mcp` binary.
 #
 # Starts zotero-sim (the demo library) on loopback, then the same suite runs against each HTTP server:
-#   worker: the prebuilt worker-build output (build/worker/shim.mjs) under `wrangler dev`, throw-away local KV
+#   worker: the release build (build/worker/shim.mjs, scripts/build.sh) under `wrangler dev`, throw-away local KV
 #   native: `zotero-mcp serve --http` with the same variables, its redb store in a temp directory
 # The suite, for each:
-#   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras, their OAuth support, raw HTTP)
+#   1. node --test tests/e2e/*.test.mjs  (official MCP clients in both eras, their OAuth support, raw HTTP); then,
+#      for the Worker only, tests/e2e/worker-entry/ (the JavaScript entry, and the recovery from a trap)
 #   2. the `oauth2` crate as OAuth client (crates/cli/tests/get_token_flow.rs, ignored in plain `cargo test`)
 #   3. scripts/conformance.sh             (the applicable @modelcontextprotocol/conformance scenarios)
 #   4. `zotero-mcp e2e` (crates/cli/src/commands/e2e): read-only, then --write, then --write with a Zotero failure
@@ -152,6 +153,12 @@ run_suite() {
   set +e
   node --test --test-reporter=spec --test-timeout=300000 "${TEST_FILES[@]}" 2>&1 | tee "$WORK_DIR/$target-node.log"
   rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: node tests exit $rc"
+  if [ "$target" = worker ]; then
+    # The Worker's JavaScript entry, after the rest of the suite: its trap replaces the wasm instance.
+    node --test --test-reporter=spec --test-timeout=300000 tests/e2e/worker-entry/*.test.mjs 2>&1 \
+      | tee "$WORK_DIR/$target-entry.log"
+    rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: worker entry exit $rc"
+  fi
   if [ "${E2E_SKIP_OAUTH2:-}" != "1" ]; then
     echo "e2e[$target]: the oauth2 crate as OAuth client (crates/cli/tests/get_token_flow.rs)"
     ZOTERO_MCP_PASSWORD=test-password cargo test --locked --quiet -p zotero-mcp-cli --test get_token_flow -- --ignored 2>&1 \
@@ -167,8 +174,9 @@ run_suite() {
     rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: zotero-mcp e2e exit $rc"
   fi
   set -e
-  local np nf op of cp cf
+  local np nf op of cp cf xp xf
   np=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/$target-node.log"); nf=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/$target-node.log")
+  xp=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/$target-entry.log"); xf=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/$target-entry.log")
   op=$(count '^test result: .* \([0-9]*\) passed.*' "$WORK_DIR/$target-oauth2.log")
   of=$(count '^test result: .* [0-9]* passed; \([0-9]*\) failed.*' "$WORK_DIR/$target-oauth2.log")
   cp=$(count '.*conformance summary: \([0-9]*\) passed.*' "$WORK_DIR/$target-conformance.log")
@@ -176,7 +184,8 @@ run_suite() {
   local ep ef
   ep=$(grep -c '^cli: ok - ' "$WORK_DIR/$target-cli.log" 2>/dev/null || true)
   ef=$(grep -c '^cli: not ok - ' "$WORK_DIR/$target-cli.log" 2>/dev/null || true)
-  local pass=$(( ${np:-0} + ${op:-0} + ${cp:-0} + ${ep:-0} )) fail=$(( ${nf:-0} + ${of:-0} + ${cf:-0} + ${ef:-0} ))
+  local pass=$(( ${np:-0} + ${xp:-0} + ${op:-0} + ${cp:-0} + ${ep:-0} ))
+  local fail=$(( ${nf:-0} + ${xf:-0} + ${of:-0} + ${cf:-0} + ${ef:-0} ))
   echo "e2e[$target]: $pass passed, $fail failed"
   TOTAL_PASS=$((TOTAL_PASS + pass)); TOTAL_FAIL=$((TOTAL_FAIL + fail))
 }

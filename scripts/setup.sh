@@ -5,10 +5,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+# Runs a slow step and says how long it took, so the figures in the README can be checked on any machine.
+timed() {
+  local started=$SECONDS
+  "$@"
+  log "  done in $((SECONDS - started)) s"
+}
+setup_started=$SECONDS
 
-# The exact wasm-bindgen version the workspace pins; worker-build needs the CLI of that very version.
+# The exact wasm-bindgen version the workspace pins: the CLI must be that very version (scripts/build.sh runs it).
 WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
-WORKER_BUILD_VERSION=0.8.7
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
@@ -22,28 +28,23 @@ for component in rustfmt clippy; do
   fi
 done
 
-if ! worker-build --version 2>/dev/null | grep -q "${WORKER_BUILD_VERSION}"; then
-  log "installing worker-build ${WORKER_BUILD_VERSION} (several minutes, once per machine)"
-  cargo install worker-build --version "${WORKER_BUILD_VERSION}" --locked
-fi
-
 if ! wasm-bindgen --version 2>/dev/null | grep -q "${WASM_BINDGEN_VERSION}"; then
-  log "installing wasm-bindgen-cli ${WASM_BINDGEN_VERSION} (several minutes, once per machine)"
+  log "compiling wasm-bindgen-cli ${WASM_BINDGEN_VERSION} from crates.io (about WB_MINUTES minutes on 2 cores, once per machine)"
   # Not --locked: the registry mirror lags one of its transitive crates.
-  cargo install wasm-bindgen-cli --version "${WASM_BINDGEN_VERSION}" --force
+  timed cargo install wasm-bindgen-cli --version "${WASM_BINDGEN_VERSION}" --force
 fi
 
-# npm packages: wrangler (workerd), binaryen's wasm-opt, esbuild, the MCP clients and the conformance suite.
+# npm packages: wrangler (workerd), binaryen's wasm-opt, the MCP clients and the conformance suite.
 if [ ! -x node_modules/.bin/wrangler ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  log "installing npm packages"
-  npm ci --no-audit --no-fund
+  log "installing npm packages: wrangler, wasm-opt, the MCP clients (about a minute)"
+  timed npm ci --no-audit --no-fund
 fi
 # The official Python MCP SDK, for the stdio client test of the native binary (tests/e2e/stdio/python_client.py).
 PY_MCP_VERSION=2.3.0
 if ! .venv/bin/python -c "import mcp, sys; sys.exit(0 if __import__('importlib.metadata').metadata.version('mcp') == '${PY_MCP_VERSION}' else 1)" 2>/dev/null; then
-  log "installing the Python mcp ${PY_MCP_VERSION} SDK into .venv"
+  log "installing the Python mcp ${PY_MCP_VERSION} SDK into .venv (under a minute)"
   python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check "mcp==${PY_MCP_VERSION}"
+  timed .venv/bin/pip install --quiet --disable-pip-version-check "mcp==${PY_MCP_VERSION}"
 fi
 # The real WebDAV server the attachment tests talk to (scripts/webdav-server.sh): Apache httpd with mod_dav.
 if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_dav_fs.so ]; then
@@ -56,4 +57,4 @@ if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_dav_fs.so ]
   # Where the package starts the system service, stop it: the tests run their own, on loopback.
   $sudo service apache2 stop >/dev/null 2>&1 || true
 fi
-log "ready"
+log "ready ($((SECONDS - setup_started)) s)"

@@ -1,7 +1,7 @@
 // Shared pieces of the end-to-end tests. Not a test file itself: `node --test` only runs
 // `*.test.mjs`, and scripts/e2e.sh passes those explicitly.
 //
-// The tests talk to the real Worker (the worker-build output under `wrangler dev`), started by
+// The tests talk to the real Worker (the release build, build/worker/shim.mjs, under `wrangler dev`), started by
 // scripts/e2e.sh, which exports MCP_URL. Run them through that script, not on their own.
 
 import assert from 'node:assert/strict';
