@@ -29,7 +29,7 @@ for component in rustfmt clippy; do
 done
 
 if ! wasm-bindgen --version 2>/dev/null | grep -q "${WASM_BINDGEN_VERSION}"; then
-  log "compiling wasm-bindgen-cli ${WASM_BINDGEN_VERSION} from crates.io (about WB_MINUTES minutes on 2 cores, once per machine)"
+  log "compiling wasm-bindgen-cli ${WASM_BINDGEN_VERSION} from crates.io (about 2 minutes on 2 cores, once per machine)"
   # Not --locked: the registry mirror lags one of its transitive crates.
   timed cargo install wasm-bindgen-cli --version "${WASM_BINDGEN_VERSION}" --force
 fi
