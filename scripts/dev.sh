@@ -36,7 +36,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 if $demo; then
-  cargo build --quiet --release -p zotero-sim --bin zotero-sim
+  sim_bin="${CARGO_TARGET_DIR:-target}/release/zotero-sim"
+  [ -x "$sim_bin" ] || echo "[dev] compiling the Zotero simulator for the demo library (about a minute, the first time)"
+  # Both binaries at once: the demo's files come from zotero-sim-files (below).
+  cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim --bin zotero-sim-files
   "${CARGO_TARGET_DIR:-target}/release/zotero-sim" --listen "127.0.0.1:${sim_port}" --demo --api-key demo &
   sim_pid=$!
   # In demo mode the Worker must reach the simulator on loopback, which global_fetch_strictly_public forbids.
@@ -47,7 +50,6 @@ if $demo; then
   fi
   # The demo library's files, on a real WebDAV server (Apache mod_dav) on loopback, unless .dev.vars names one.
   if ! grep -qE '^WEBDAV_URL=.+' .wrangler/.dev.vars 2>/dev/null; then
-    cargo build --quiet --release -p zotero-sim --bin zotero-sim-files
     rm -rf .wrangler/webdav
     "${CARGO_TARGET_DIR:-target}/release/zotero-sim-files" .wrangler/webdav/dav >/dev/null
     # setsid: a process group of its own, so that nothing Apache signals on its way out reaches this script.

@@ -17,8 +17,8 @@ setup_started=$SECONDS
 WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  log "adding the wasm32-unknown-unknown target"
-  rustup target add wasm32-unknown-unknown
+  log "adding the wasm32-unknown-unknown target (rustup downloads its standard library, once per toolchain)"
+  timed rustup target add wasm32-unknown-unknown
 fi
 
 for component in rustfmt clippy; do
@@ -48,12 +48,15 @@ if ! .venv/bin/python -c "import mcp, sys; sys.exit(0 if __import__('importlib.m
 fi
 # The real WebDAV server the attachment tests talk to (scripts/webdav-server.sh): Apache httpd with mod_dav.
 if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_dav_fs.so ]; then
-  log "installing Apache httpd with mod_dav (the tests' WebDAV server)"
+  log "installing Apache httpd with mod_dav from Debian, the demo's and the tests' WebDAV server (under a minute)"
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get install -y -q apache2 >/dev/null ||
-    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q apache2 >/dev/null; }
+  install_apache() {
+    $sudo apt-get install -y -q apache2 >/dev/null ||
+      { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q apache2 >/dev/null; }
+  }
+  timed install_apache
   # Where the package starts the system service, stop it: the tests run their own, on loopback.
   $sudo service apache2 stop >/dev/null 2>&1 || true
 fi
