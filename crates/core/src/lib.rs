@@ -11,6 +11,7 @@
 
 pub mod attachment;
 pub mod duplicates;
+pub mod files;
 pub mod html_text;
 pub mod index;
 pub mod net;
@@ -19,6 +20,7 @@ pub mod platform;
 pub mod sources;
 pub mod webdav;
 pub mod zotero;
+pub mod zotero_storage;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -7,11 +7,12 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
+use zotero_mcp_core::files::FileStore;
 use zotero_mcp_core::index::{SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
-use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavWriter};
+use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 
 use crate::config::{Config, SetupHint};
@@ -87,9 +88,9 @@ impl RequestContext {
         Ok(writer)
     }
 
-    /// The WebDAV client for reading attachment files; `Ok(None)` when WebDAV is not configured.
-    pub fn webdav(&self) -> Result<Option<&WebDavClient>, WebDavError> {
-        Ok(self.webdav_client()?.map(|writer| &**writer))
+    /// The library's file store, for reading attachment files; `Ok(None)` when none is set up.
+    pub fn files(&self) -> Result<Option<&dyn FileStore>, WebDavError> {
+        Ok(self.webdav_client()?.map(|writer| &**writer as &dyn FileStore))
     }
 
     /// The WebDAV client for changing files (`Ok(None)` when WebDAV is not configured), or

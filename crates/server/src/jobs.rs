@@ -49,11 +49,11 @@ pub enum SyncRunError {
 
 /// One sync run with the deployment's settings — the cron's and `zotero_reindex`'s alike — `full` and `limit`
 /// as asked (the batch size defaults to `SYNC_BATCH_LIMIT` everywhere: the TypeScript server ignored it on
-/// demand, Q9). A paper without text in Zotero's index is read from WebDAV when WebDAV is configured.
+/// demand, Q9). A paper without text in Zotero's index is read from the library's file store when it has one.
 pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) -> Result<SyncReport, SyncRunError> {
     let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
     let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
-    let files = ctx.webdav().map_err(|e| SyncRunError::Setup(e.to_string()))?;
+    let files = ctx.files().map_err(|e| SyncRunError::Setup(e.to_string()))?;
     let options = ctx.sync_options(full, limit);
     Ok(index::sync_with_files(zotero, index, ctx.cache(), &options, files).await?)
 }

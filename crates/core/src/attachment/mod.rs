@@ -1,5 +1,5 @@
 //! Attachment files: which attachment an item means, and reading its text — Zotero's own full-text index first
-//! (no download), then the file on WebDAV through the PDF engine, as text, as HTML or as an EPUB, with the result
+//! (no download), then the file from the library's file store ([`crate::files`]) through the PDF engine, as text, as HTML or as an EPUB, with the result
 //! cached in `CACHE_KV` under the TypeScript server's `text:` keys (docs/attachments.md).
 
 pub mod annotate;
@@ -10,6 +10,7 @@ pub mod write;
 
 use serde_json::Value;
 
+use crate::files::{FileStoreError, StoreKind};
 use crate::pdf::PdfError;
 use crate::webdav::{ArchiveError, WebDavError};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, ZoteroObject};
@@ -28,12 +29,12 @@ pub enum AttachmentError {
     NoStoredFile { key: String },
     #[error("item {key} is not an attachment")]
     NotAttachment { key: String },
-    #[error("attachment {key} is a {link_mode} attachment, so no file of it is stored on WebDAV")]
+    #[error("attachment {key} is a {link_mode} attachment, so Zotero stores no file of it (only its link)")]
     Linked { key: String, link_mode: String },
     #[error("WebDAV is not configured, so attachment files cannot be read; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD")]
-    WebDavNotConfigured,
-    #[error("no file for attachment {key} on WebDAV; sync Zotero Desktop so it uploads the file, then try again")]
-    NoFileOnWebDav { key: String },
+    NoFileStore,
+    #[error("no file for attachment {key} on {store}; sync Zotero Desktop so it uploads the file, then try again")]
+    NoFileInStore { key: String, store: StoreKind },
     #[error("attachment {key} is {content_type}, which has no text this server can read (PDF, EPUB, HTML and text files can be read)")]
     Unsupported { key: String, content_type: String },
     #[error("attachment {key} is not a PDF, so it has no outline")]
@@ -44,6 +45,8 @@ pub enum AttachmentError {
     Zotero(#[from] ZoteroError),
     #[error(transparent)]
     WebDav(#[from] WebDavError),
+    #[error(transparent)]
+    Files(#[from] FileStoreError),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error(transparent)]
@@ -68,8 +71,8 @@ pub async fn resolve(zotero: &ZoteroClient, key: &ObjectKey) -> Result<ZoteroObj
     stored.into_iter().next().ok_or_else(|| AttachmentError::NoStoredFile { key: key.as_str().to_owned() })
 }
 
-/// Checks that `item` is an attachment whose file Zotero stores (and so syncs to WebDAV): `imported_file` or
-/// `imported_url`. Links (`linked_file`, `linked_url`) and embedded images have none there.
+/// Checks that `item` is an attachment whose file Zotero stores (and so syncs to the library's file store):
+/// `imported_file` or `imported_url`. Links (`linked_file`, `linked_url`) and embedded images have none there.
 pub fn require_stored_file(item: &ZoteroObject) -> Result<(), AttachmentError> {
     if item.field("itemType") != Some("attachment") {
         return Err(AttachmentError::NotAttachment { key: item.key.clone() });

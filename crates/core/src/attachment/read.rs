@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{epub, guess_content_type, key_of, require_stored_file, AttachmentError};
+use crate::files::{FileStore, StoreKind};
 use crate::html_text::html_to_text;
 use crate::pdf::{OutlineEntry, PdfDocument, PdfLimits, TextBudget};
 use crate::platform::{KvStore, KvWrite};
-use crate::webdav::{unpack, WebDavClient, ZipLimits};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroObject};
 
 /// Pages read in one call when the caller does not say (the TypeScript server's default).
@@ -63,6 +63,15 @@ pub enum ReadSource {
     WebDav,
 }
 
+impl ReadSource {
+    /// What a text read from a file of `store` says it came from.
+    fn file_in(store: StoreKind) -> Self {
+        match store {
+            StoreKind::WebDav => Self::WebDav,
+        }
+    }
+}
+
 /// An attachment's text, with the pages it covers. Stored in the cache as this JSON (the TypeScript server's
 /// shape, so a deployment that switches keeps its cache).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,7 +100,7 @@ pub struct TextRead {
 /// `force_file` is not set, else the cached or freshly extracted file.
 pub async fn read_text(
     zotero: &ZoteroClient,
-    webdav: Option<&WebDavClient>,
+    files: Option<&dyn FileStore>,
     cache: &dyn KvStore,
     attachment: &ZoteroObject,
     range: PageRange,
@@ -112,7 +121,7 @@ pub async fn read_text(
                 };
                 // Zotero's index has no page breaks, so an index text longer than one answer cannot be
                 // continued; the file, read by pages, can. Only when there is no file to read is it cut.
-                let file_readable = webdav.is_some() && is_stored_pdf(attachment);
+                let file_readable = files.is_some() && is_stored_pdf(attachment);
                 if range.fits(&read.text) || !file_readable {
                     return Ok(cut_to_fit(read, range.max_chars));
                 }
@@ -130,10 +139,10 @@ pub async fn read_text(
             }
         }
     }
-    let (filename, data) = download(webdav, attachment, &key).await?;
+    let (store, filename, data) = fetch(files, attachment, &key).await?;
     let content_type =
         attachment.field("contentType").map_or_else(|| guess_content_type(&filename).to_owned(), str::to_owned);
-    let read = extract(&attachment.key, &content_type, data, range)?;
+    let read = extract(&attachment.key, &content_type, data, range, ReadSource::file_in(store))?;
     // A cut text is not cached: the TypeScript server shares these keys and would serve it as whole.
     if !read.cut {
         if let Ok(json) = serde_json::to_string(&read) {
@@ -181,12 +190,12 @@ fn prefix_within(text: &str, max: usize) -> usize {
 
 /// The outline of `attachment`'s PDF.
 pub async fn read_outline(
-    webdav: Option<&WebDavClient>,
+    files: Option<&dyn FileStore>,
     attachment: &ZoteroObject,
 ) -> Result<Vec<OutlineEntry>, AttachmentError> {
     let key = key_of(attachment)?;
     require_stored_file(attachment)?;
-    let (filename, data) = download(webdav, attachment, &key).await?;
+    let (filename, data) = download(files, attachment, &key).await?;
     let content_type = attachment.field("contentType").unwrap_or_else(|| guess_content_type(&filename));
     if content_type != "application/pdf" {
         return Err(AttachmentError::NotPdf { key: attachment.key.clone() });
@@ -202,26 +211,43 @@ fn cache_key(attachment: &ZoteroObject, range: PageRange) -> String {
     format!("text:{}:{revision}:{from}-{to}:{}", attachment.key, range.max_pages)
 }
 
-/// The stored file of `attachment`: its name and bytes (the archive is dropped as soon as the file is out of it).
+/// The stored file of `attachment` from the library's file store (`None`: the library has none set up): its
+/// name and bytes.
 pub async fn download(
-    webdav: Option<&WebDavClient>,
+    files: Option<&dyn FileStore>,
     attachment: &ZoteroObject,
     key: &ObjectKey,
 ) -> Result<(String, Vec<u8>), AttachmentError> {
-    let webdav = webdav.ok_or(AttachmentError::WebDavNotConfigured)?;
-    let zip =
-        webdav.get_zip(key).await?.ok_or_else(|| AttachmentError::NoFileOnWebDav { key: attachment.key.clone() })?;
-    let stored = unpack(&zip, attachment.field("filename"), &ZipLimits::default())?;
-    drop(zip);
+    let (_, filename, data) = fetch(files, attachment, key).await?;
+    Ok((filename, data))
+}
+
+/// [`download`], also saying which store the file came from.
+async fn fetch(
+    files: Option<&dyn FileStore>,
+    attachment: &ZoteroObject,
+    key: &ObjectKey,
+) -> Result<(StoreKind, String, Vec<u8>), AttachmentError> {
+    let store = files.ok_or(AttachmentError::NoFileStore)?;
+    let stored = store
+        .fetch(attachment, key)
+        .await?
+        .ok_or_else(|| AttachmentError::NoFileInStore { key: attachment.key.clone(), store: store.kind() })?;
     let filename = attachment.field("filename").map_or(stored.filename, str::to_owned);
-    Ok((filename, stored.data))
+    Ok((store.kind(), filename, stored.data))
 }
 
 /// Text out of a file by its content type.
-fn extract(key: &str, content_type: &str, data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError> {
+fn extract(
+    key: &str,
+    content_type: &str,
+    data: Vec<u8>,
+    range: PageRange,
+    source: ReadSource,
+) -> Result<TextRead, AttachmentError> {
     let whole = |text: String| {
         let read = TextRead {
-            source: ReadSource::WebDav,
+            source,
             total_pages: None,
             pages: Vec::new(),
             truncated: false,
@@ -232,7 +258,7 @@ fn extract(key: &str, content_type: &str, data: Vec<u8>, range: PageRange) -> Re
         cut_to_fit(read, range.max_chars)
     };
     match content_type {
-        "application/pdf" => pdf_text(data, range),
+        "application/pdf" => pdf_text(data, range, source),
         "application/epub+zip" => Ok(whole(epub::text(&data)?)),
         "text/html" | "application/xhtml+xml" => Ok(whole(html_to_text(&String::from_utf8_lossy(&data)))),
         t if t.starts_with("text/") || t == "application/json" || t == "application/xml" => {
@@ -242,7 +268,7 @@ fn extract(key: &str, content_type: &str, data: Vec<u8>, range: PageRange) -> Re
     }
 }
 
-fn pdf_text(data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError> {
+fn pdf_text(data: Vec<u8>, range: PageRange, source: ReadSource) -> Result<TextRead, AttachmentError> {
     let doc = PdfDocument::open_owned(data, &PdfLimits::default())?;
     let total = doc.page_count();
     let from = range.from.unwrap_or(1).max(1);
@@ -251,7 +277,7 @@ fn pdf_text(data: Vec<u8>, range: PageRange) -> Result<TextRead, AttachmentError
     }
     let requested_to = range.to.unwrap_or(total).min(total);
     let mut read = TextRead {
-        source: ReadSource::WebDav,
+        source,
         total_pages: Some(total as u64),
         pages: Vec::new(),
         truncated: false,

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::filename::valid_file_name;
 use super::{guess_content_type, key_of, require_stored_file, AttachmentError};
+use crate::files::StoreKind;
 use crate::platform::Clock;
 use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
 use crate::zotero::{ObjectKey, ObjectKind, ZoteroError, ZoteroObject, ZoteroWriter};
@@ -249,7 +250,7 @@ pub async fn rename(
     let (zip, props) = join(dav.get_zip(&key), dav.get_prop(&key)).await;
     let zip = zip
         .map_err(|e| WriteError::Invalid { reason: format!("the file could not be downloaded ({e})") })?
-        .ok_or_else(|| AttachmentError::NoFileOnWebDav { key: item.key.clone() })?;
+        .ok_or_else(|| AttachmentError::NoFileInStore { key: item.key.clone(), store: StoreKind::WebDav })?;
     let file = unpack(&zip, item.field("filename"), &ZipLimits::default())?;
     drop(zip);
     let md5 = md5_hex(&file.data);

@@ -38,9 +38,9 @@ use super::error::IndexError;
 use super::service::SemanticIndex;
 use super::{DEFAULT_BATCH, FULL_TEXT_BUDGET_CHARS, KEY_CHUNK, STATE_PREFIX};
 use crate::attachment::{download, require_stored_file};
+use crate::files::FileStore;
 use crate::pdf::{PdfDocument, PdfLimits, TextBudget};
 use crate::platform::{KvStore, KvWrite};
-use crate::webdav::WebDavClient;
 use crate::zotero::{ObjectKey, Versions, ZoteroClient, ZoteroObject};
 
 /// Children read to find an item's attachment (one request).
@@ -178,15 +178,15 @@ pub async fn sync(
     sync_with_files(zotero, index, kv, options, None).await
 }
 
-/// [`sync`], reading a paper's PDF from WebDAV (`files`) when Zotero's full-text index has no text for it:
-/// page by page through the PDF engine, so its passages know their pages. One more request per such paper,
-/// counted against the budget; one file is held at a time.
+/// [`sync`], reading a paper's PDF from the library's file store (`files`) when Zotero's full-text index has no
+/// text for it: page by page through the PDF engine, so its passages know their pages. The store's requests per
+/// file more per such paper, counted against the budget; one file is held at a time.
 pub async fn sync_with_files(
     zotero: &ZoteroClient,
     index: Option<&SemanticIndex>,
     kv: &dyn KvStore,
     options: &SyncOptions,
-    files: Option<&WebDavClient>,
+    files: Option<&dyn FileStore>,
 ) -> Result<SyncReport, IndexError> {
     let Some(index) = index else { return Ok(SyncReport::unbound()) };
     let budget = Budget { limit: options.subrequest_budget, used: Cell::new(0) };
@@ -198,7 +198,7 @@ pub async fn sync_with_files(
     let per_key = match (options.full_text, files) {
         (false, _) => 0,
         (true, None) => FULL_TEXT_REQUESTS_PER_KEY,
-        (true, Some(_)) => FULL_TEXT_REQUESTS_PER_KEY + 1,
+        (true, Some(store)) => FULL_TEXT_REQUESTS_PER_KEY + store.requests_per_fetch(),
     };
     let lookup = usize::from(zotero.needs_key_lookup());
 
@@ -369,7 +369,7 @@ struct Report {
 struct Run<'a> {
     budget: &'a Budget,
     /// Where papers' PDFs are, when they may be read for text the index lacks.
-    files: Option<&'a WebDavClient>,
+    files: Option<&'a dyn FileStore>,
     /// Requests one item may cost beyond its share of the item read.
     per_key: usize,
     report: Report,
@@ -378,12 +378,12 @@ struct Run<'a> {
 /// Where an item's text is to come from.
 enum TextSource {
     Index(ItemText),
-    /// The stored PDF, to be read from WebDAV.
+    /// The stored PDF, to be read from the file store.
     File(ZoteroObject),
     None,
 }
 
-/// The largest PDF the sync reads from WebDAV: a run holds one file, and its text work is bounded too.
+/// The largest PDF the sync reads from the file store: a run holds one file, and its text work is bounded too.
 const MAX_SYNC_PDF_BYTES: usize = 24 * 1024 * 1024;
 
 /// What reading one chunk of keys gave.
@@ -503,7 +503,7 @@ impl Run<'_> {
     }
 
     /// Where the item's text comes from: Zotero's full-text index (its best attachment that has text; 2
-    /// requests), else — with `files` — the stored PDF to be read from WebDAV afterwards, one at a time.
+    /// requests), else — with `files` — the stored PDF to be read from the file store afterwards, one at a time.
     async fn item_text(
         &self,
         zotero: &ZoteroClient,
@@ -534,16 +534,16 @@ impl Run<'_> {
         })
     }
 
-    /// A stored PDF's text, page by page, from WebDAV through the PDF engine (1 request): as many pages as the
+    /// A stored PDF's text, page by page, from the file store through the PDF engine: as many pages as the
     /// document budget takes. Any failure (no file yet, a scan, a damaged or oversized file) leaves the item
     /// indexed by its metadata: the sync never fails over one paper's file.
     async fn file_text(&self, attachment: &ZoteroObject) -> Option<ItemText> {
         let files = self.files?;
         let key = ObjectKey::parse(&attachment.key).ok()?;
-        if self.budget.left() == 0 {
+        if self.budget.left() < files.requests_per_fetch() {
             return None;
         }
-        self.budget.spend(1);
+        self.budget.spend(files.requests_per_fetch());
         let (_, data) = download(Some(files), attachment, &key).await.ok()?;
         if data.len() > MAX_SYNC_PDF_BYTES {
             return None;

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zotero_mcp_core::attachment::{self, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES};
+use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES};
 use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
@@ -221,20 +221,21 @@ impl Tool for ReadAttachment {
             file: None,
             index_write_back: None,
         };
-        let webdav = ctx.webdav()?;
+        let files = ctx.files()?;
         match input.mode {
             ReadMode::Info => {
                 let mut file = attachment::file_facts(&item);
-                let on_webdav = match (webdav, attachment::key_of(&item)) {
-                    (Some(dav), Ok(key)) => Value::Bool(dav.has_zip(&key).await?),
+                // `onWebDav` is the TypeScript server's name for "the store has the file"; null without a store.
+                let stored = match (files, attachment::key_of(&item)) {
+                    (Some(store), Ok(key)) => Value::Bool(store.has_file(&key).await.map_err(AttachmentError::from)?),
                     _ => Value::Null,
                 };
-                file["onWebDav"] = on_webdav;
+                file["onWebDav"] = stored;
                 output.source = Some("metadata".into());
                 output.file = Some(file);
             }
             ReadMode::Outline => {
-                let outline = attachment::read_outline(webdav, &item).await?;
+                let outline = attachment::read_outline(files, &item).await?;
                 output.outline = Some(
                     outline
                         .into_iter()
@@ -249,7 +250,7 @@ impl Tool for ReadAttachment {
                     max_pages: input.max_pages as usize,
                     max_chars: Some(MAX_TEXT_CHARS),
                 };
-                let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, input.force_file).await?;
+                let read = attachment::read_text(zotero, files, ctx.cache(), &item, range, input.force_file).await?;
                 if let Some(writer) = writer {
                     let whole = range.from.is_none() && range.to.is_none() && !read.truncated;
                     output.index_write_back = Some(match (read.source, read.total_pages) {

@@ -9,6 +9,7 @@ use std::fmt::Display;
 use zotero_mcp_core::attachment::annotate::AnnotateError;
 use zotero_mcp_core::attachment::write::WriteError;
 use zotero_mcp_core::attachment::AttachmentError;
+use zotero_mcp_core::files::FileStoreError;
 use zotero_mcp_core::pdf::PdfError;
 use zotero_mcp_core::sources::ResolveError;
 use zotero_mcp_core::webdav::ArchiveError;
@@ -68,7 +69,9 @@ impl NextStep for ArchiveError {
 impl NextStep for AttachmentError {
     fn next_step(&self) -> Option<String> {
         match self {
-            AttachmentError::Archive(error) => error.next_step(),
+            AttachmentError::Archive(error) | AttachmentError::Files(FileStoreError::Archive(error)) => {
+                error.next_step()
+            }
             AttachmentError::Pdf(error) => error.next_step(),
             _ => None,
         }
@@ -104,6 +107,7 @@ pub fn record_again(key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use zotero_mcp_core::files::StoreKind;
     use zotero_mcp_core::pdf::{FILE_TOO_LARGE_ADVICE, TOO_LARGE_ADVICE};
     use zotero_mcp_core::sources::Source;
 
@@ -155,7 +159,7 @@ mod tests {
             assert!(shown.ends_with("; zotero_search finds words inside indexed PDFs"), "{shown}");
             assert_eq!(AnnotateError::Pdf(pdf).with_next_step(), shown);
         }
-        let other = AttachmentError::NoFileOnWebDav { key: "ABCD2345".into() };
+        let other = AttachmentError::NoFileInStore { key: "ABCD2345".into(), store: StoreKind::WebDav };
         assert_eq!(other.with_next_step(), other.to_string());
     }
 

@@ -181,8 +181,8 @@ async fn attachment_text(
         }
         Err(error) => return Err(failed(error)),
     };
-    let webdav = ctx.webdav().map_err(failed)?;
-    let read = attachment::read_text(zotero, webdav, ctx.cache(), &item, range, false)
+    let files = ctx.files().map_err(failed)?;
+    let read = attachment::read_text(zotero, files, ctx.cache(), &item, range, false)
         .await
         .map_err(|error| failed(error.with_next_step()))?;
     let mut text = read.text;

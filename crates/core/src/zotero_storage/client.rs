@@ -1,0 +1,273 @@
+//! The client: where the API is, the key, and the two kinds of request it sends. An API request carries the
+//! key and Zotero's headers; a storage request (to the origin Zotero names) carries neither.
+
+use std::rc::Rc;
+
+use http::{HeaderMap, Method};
+use url::Url;
+
+use super::error::ZoteroStorageError;
+use crate::net::{is_loopback_host, join_url, parse_url};
+use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
+use crate::webdav::{WebDavPolicy, ZipLimits};
+use crate::zotero::{ZoteroSettings, DEFAULT_BASE_URL};
+
+const USER_AGENT: &str = concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)");
+
+/// Limits of the requests. The sizes are the WebDAV reader's, so a file reads the same from either store.
+#[derive(Debug, Clone, Copy)]
+pub struct StoragePolicy {
+    /// The largest body read from the storage origin ([`WebDavPolicy`]'s `max_download_bytes`).
+    pub max_download_bytes: usize,
+    /// What a zipped file (a snapshot) may hold, as on WebDAV.
+    pub zip_limits: ZipLimits,
+    /// Redirects followed per download, the API's own included.
+    pub max_redirects: u32,
+    /// How long one API request may take.
+    pub request_timeout_ms: u64,
+    /// How long one transfer to or from the storage origin may take.
+    pub transfer_timeout_ms: u64,
+}
+
+impl Default for StoragePolicy {
+    fn default() -> Self {
+        Self {
+            max_download_bytes: WebDavPolicy::default().max_download_bytes,
+            zip_limits: ZipLimits::default(),
+            max_redirects: 3,
+            request_timeout_ms: 30_000,
+            transfer_timeout_ms: 120_000,
+        }
+    }
+}
+
+/// Reads files from Zotero Storage. Storing them takes a [`ZoteroStorageWriter`], which the server hands out
+/// only to requests allowed to write (as with the Zotero and WebDAV clients).
+pub struct ZoteroStorage {
+    pub(super) http: Rc<dyn HttpClient>,
+    pub(super) clock: Rc<dyn Clock>,
+    /// The API's base URL, without a trailing slash.
+    base: String,
+    /// Whether storage URLs may be plain http: only when the API itself is plain http on a loopback host (the
+    /// simulator), whose storage origin is then on loopback too.
+    local: bool,
+    api_key: String,
+    /// `/users/<n>` or `/groups/<n>`.
+    library: String,
+    pub(super) policy: StoragePolicy,
+}
+
+impl std::fmt::Debug for ZoteroStorage {
+    // Never the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZoteroStorage").field("base", &self.base).field("library", &self.library).finish()
+    }
+}
+
+impl ZoteroStorage {
+    /// A client for the library at `library_prefix` (what [`crate::zotero::ZoteroClient::library_prefix`]
+    /// answers), with the key and base URL of `settings`.
+    pub fn new(
+        settings: &ZoteroSettings,
+        library_prefix: &str,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        policy: StoragePolicy,
+    ) -> Result<Self, ZoteroStorageError> {
+        let api_key = settings.api_key.trim();
+        if api_key.is_empty() {
+            return Err(ZoteroStorageError::Config(
+                "ZOTERO_API_KEY is not set; create a key at zotero.org/settings/keys".into(),
+            ));
+        }
+        let raw = settings.base_url.as_deref().map(str::trim).filter(|s| !s.is_empty()).unwrap_or(DEFAULT_BASE_URL);
+        let base = parse_url(raw).map_err(|e| ZoteroStorageError::Config(format!("ZOTERO_API_BASE: {e}")))?;
+        let local = base.scheme() == "http" && base.host().is_some_and(|h| is_loopback_host(&h));
+        if base.scheme() != "https" && !local {
+            return Err(ZoteroStorageError::Config(format!(
+                "ZOTERO_API_BASE must be an https URL (plain http only on a loopback host), not `{raw}`"
+            )));
+        }
+        let valid_library = library_prefix
+            .strip_prefix("/users/")
+            .or_else(|| library_prefix.strip_prefix("/groups/"))
+            .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()));
+        if !valid_library {
+            return Err(ZoteroStorageError::Config(format!(
+                "the library must be /users/<number> or /groups/<number>, not `{library_prefix}`"
+            )));
+        }
+        Ok(Self {
+            http,
+            clock,
+            base: raw.trim_end_matches('/').to_owned(),
+            local,
+            api_key: api_key.to_owned(),
+            library: library_prefix.to_owned(),
+            policy,
+        })
+    }
+
+    /// The path of an item's file below the base URL: `/users/1/items/ABCD2345/file`.
+    pub(super) fn file_path(&self, key: &str) -> String {
+        format!("{}/items/{key}/file", self.library)
+    }
+
+    /// An API request: Zotero's headers and the key, to the API's origin only.
+    pub(super) fn api_request(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&'static str, String)],
+        body: Vec<u8>,
+    ) -> Result<HttpRequest, ZoteroStorageError> {
+        let url = format!("{}{path}", self.base);
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(&url)
+            .header("zotero-api-version", "3")
+            .header("zotero-api-key", &self.api_key)
+            .header("user-agent", USER_AGENT);
+        for (name, value) in headers {
+            builder = builder.header(*name, value);
+        }
+        builder.body(body).map_err(|e| HttpError::InvalidRequest { url, reason: e.to_string() }.into())
+    }
+
+    /// A storage request: no key, no Zotero header, nothing but what the storage origin asked for.
+    pub(super) fn storage_request(
+        method: Method,
+        url: &Url,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<HttpRequest, ZoteroStorageError> {
+        let mut builder = http::Request::builder().method(method).uri(url.as_str()).header("user-agent", USER_AGENT);
+        if let Some(content_type) = content_type {
+            builder = builder.header("content-type", content_type);
+        }
+        builder.body(body).map_err(|e| HttpError::InvalidRequest { url: url.to_string(), reason: e.to_string() }.into())
+    }
+
+    /// A URL Zotero named (a redirect's `Location`, the upload URL), resolved against `base` and checked: https
+    /// (plain http only beside a loopback API), and no user info, which would be sent along.
+    pub(super) fn storage_url(&self, base: Option<&Url>, text: &str) -> Result<Url, ZoteroStorageError> {
+        let shown: String = text.chars().take(200).collect();
+        let refused = |reason| ZoteroStorageError::RefusedUrl { url: shown.clone(), reason };
+        let mut url = match base {
+            Some(base) => join_url(base, text.trim()),
+            None => parse_url(text.trim()),
+        }
+        .map_err(|_| refused("not a URL"))?;
+        url.set_fragment(None);
+        let plain_http_ok = self.local && url.host().is_some_and(|h| is_loopback_host(&h));
+        match url.scheme() {
+            "https" => {}
+            "http" if plain_http_ok => {}
+            _ => return Err(refused("not https")),
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(refused("it carries credentials"));
+        }
+        Ok(url)
+    }
+
+    /// Sends `request` within `timeout_ms`, reading at most `limit` bytes of the answer.
+    pub(super) async fn send(
+        &self,
+        request: HttpRequest,
+        limit: usize,
+        timeout_ms: u64,
+    ) -> Result<HttpResponse, ZoteroStorageError> {
+        let url = request.uri().to_string();
+        match within(self.clock.as_ref(), timeout_ms, self.http.send_limited(request, limit)).await {
+            Some(Ok(response)) => Ok(response),
+            Some(Err(e)) => Err(e.into()),
+            None => Err(ZoteroStorageError::Timeout { url, after_ms: timeout_ms }),
+        }
+    }
+}
+
+/// A [`ZoteroStorage`] that may also store files.
+pub struct ZoteroStorageWriter {
+    pub(super) storage: ZoteroStorage,
+}
+
+impl std::ops::Deref for ZoteroStorageWriter {
+    type Target = ZoteroStorage;
+    fn deref(&self) -> &ZoteroStorage {
+        &self.storage
+    }
+}
+
+impl ZoteroStorageWriter {
+    /// As [`ZoteroStorage::new`].
+    pub fn new(
+        settings: &ZoteroSettings,
+        library_prefix: &str,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        policy: StoragePolicy,
+    ) -> Result<Self, ZoteroStorageError> {
+        Ok(Self { storage: ZoteroStorage::new(settings, library_prefix, http, clock, policy)? })
+    }
+}
+
+/// Which file request an API answer is to: a 403 or 404 means something else to each.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Purpose {
+    Download,
+    /// An upload's authorization or registration, of a body of `filesize` bytes.
+    Upload {
+        filesize: u64,
+    },
+}
+
+/// What an error status of the Zotero API means for the file request at `path`.
+pub(super) fn api_error(
+    method: &'static str,
+    path: &str,
+    key: &str,
+    purpose: Purpose,
+    response: &HttpResponse,
+) -> ZoteroStorageError {
+    let writing = matches!(purpose, Purpose::Upload { .. });
+    let status = response.status().as_u16();
+    let headers = response.headers();
+    let text: String = String::from_utf8_lossy(response.body()).chars().take(300).collect();
+    let body = if text.trim().is_empty() { String::new() } else { format!(": {}", text.trim()) };
+    let retry_after = header_number(headers, "retry-after").map(|secs| secs.max(0.0).ceil() as u64);
+    let key = key.to_owned();
+    match status {
+        404 if writing => ZoteroStorageError::ItemNotFound { key },
+        404 => ZoteroStorageError::NoFile { key },
+        403 if writing => ZoteroStorageError::WriteDenied { body },
+        403 => ZoteroStorageError::ReadDenied { body },
+        412 => ZoteroStorageError::Changed {
+            key,
+            version: header_number(headers, "last-modified-version").map(|v| v as u64),
+        },
+        428 => ZoteroStorageError::PreconditionRequired { key },
+        // The dataserver answers a full upload queue with a `Retry-After` on 413, or at random on 400/429/503.
+        413 | 400 if retry_after.is_some() => {
+            ZoteroStorageError::UploadQueueFull { retry_after_secs: retry_after.unwrap_or(60) }
+        }
+        413 => ZoteroStorageError::OverQuota {
+            size_mb: match purpose {
+                Purpose::Upload { filesize } => filesize as f64 / (1024.0 * 1024.0),
+                Purpose::Download => 0.0,
+            },
+            usage_mb: header_number(headers, "zotero-storage-usage"),
+            quota_mb: header_number(headers, "zotero-storage-quota"),
+        },
+        429 | 503 => {
+            ZoteroStorageError::RateLimited { method, path: path.to_owned(), status, retry_after_secs: retry_after }
+        }
+        _ => ZoteroStorageError::Api { method, path: path.to_owned(), status, body },
+    }
+}
+
+/// A header read as a number (`Retry-After` in seconds; an HTTP date is not read, and the caller's default
+/// applies).
+pub(super) fn header_number(headers: &HeaderMap, name: &str) -> Option<f64> {
+    headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok().filter(|n| n.is_finite())
+}

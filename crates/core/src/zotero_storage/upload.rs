@@ -1,0 +1,174 @@
+//! Storing a file: authorization, the upload to the storage origin, registration (Zotero's documented
+//! three steps, in Desktop's order), with one precondition throughout.
+
+use http::Method;
+use serde::Deserialize;
+
+use super::client::{api_error, header_number, Purpose, ZoteroStorage, ZoteroStorageWriter};
+use super::error::ZoteroStorageError;
+use crate::platform::HttpResponse;
+use crate::webdav::{md5_hex, pack};
+use crate::zotero::ObjectKey;
+
+/// The most read of an API or storage answer during an upload: a small JSON or XML document.
+const ANSWER_LIMIT: usize = 1024 * 1024;
+
+/// Which file the upload replaces: Zotero stores it only if that is still so (412 otherwise).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Precondition {
+    /// The attachment has no file yet (`If-None-Match: *`).
+    NewFile,
+    /// It has the file with this md5, the item's `md5` as last read (`If-Match: <md5>`).
+    Replaces(String),
+}
+
+/// A file to store on an attachment item that already exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileUpload {
+    /// The file's name (the item's `filename`).
+    pub filename: String,
+    pub data: Vec<u8>,
+    /// Its modification time, ms since the epoch.
+    pub mtime_ms: u64,
+    /// Store it zipped, as Desktop does for imported `text/*` attachments (snapshots): one entry, `filename`.
+    pub zipped: bool,
+    pub precondition: Precondition,
+}
+
+/// What Zotero now records for the attachment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadedFile {
+    /// The file's md5 (of `data`, never of the zip), now the item's `md5`.
+    pub md5: String,
+    /// Now the item's `mtime`.
+    pub mtime_ms: u64,
+    /// The bytes that went to storage (the zip's size for a zipped file).
+    pub filesize: u64,
+    /// The item's new version (`Last-Modified-Version`), when Zotero sent it.
+    pub version: Option<u64>,
+    /// Zotero already had these bytes (`{"exists": 1}`): recorded on the item without an upload.
+    pub already_stored: bool,
+}
+
+/// The authorization's answer without `params=1`: where to POST, and what goes around the file.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Authorization {
+    url: String,
+    content_type: String,
+    prefix: String,
+    suffix: String,
+    upload_key: String,
+}
+
+impl ZoteroStorageWriter {
+    /// Stores `file` on the attachment `key`: `POST {library}/items/{key}/file` with `md5`, `filename`,
+    /// `filesize`, `mtime` (and `zipMD5`, `zipFilename` for a zipped one) under the precondition; if Zotero
+    /// answers `{"exists": 1}` that is all. Else the prefix, the bytes and the suffix go to the URL Zotero named
+    /// with its content type and no key, and `upload=<uploadKey>` registers them under the same precondition.
+    ///
+    /// Nothing is retried: a failure before registration leaves the item as it was (the uploaded bytes, if
+    /// any, are never referred to); a 412 says the file changed meanwhile, and the caller reads again.
+    pub async fn upload(&self, key: &ObjectKey, file: &FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
+        let storage: &ZoteroStorage = self;
+        let precondition = match &file.precondition {
+            Precondition::NewFile => ("if-none-match", "*".to_owned()),
+            Precondition::Replaces(md5) => {
+                let md5 = md5.trim().to_ascii_lowercase();
+                if md5.len() != 32 || !md5.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(ZoteroStorageError::BadMd5 { value: md5.chars().take(40).collect() });
+                }
+                ("if-match", md5)
+            }
+        };
+        let md5 = md5_hex(&file.data);
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("md5", &md5).append_pair("filename", &file.filename);
+        let body = if file.zipped {
+            let zip = pack(&file.filename, &file.data, file.mtime_ms)
+                .map_err(|e| ZoteroStorageError::Pack { key: key.to_string(), detail: e.to_string() })?;
+            form.append_pair("zipMD5", &md5_hex(&zip)).append_pair("zipFilename", &format!("{key}.zip"));
+            zip
+        } else {
+            file.data.clone()
+        };
+        let filesize = body.len() as u64;
+        form.append_pair("filesize", &filesize.to_string()).append_pair("mtime", &file.mtime_ms.to_string());
+        let path = storage.file_path(key.as_str());
+        let purpose = Purpose::Upload { filesize };
+
+        // 1. Authorization.
+        let answer = self.post_form(&path, form.finish(), &precondition).await?;
+        if !answer.status().is_success() {
+            return Err(api_error("POST", &path, key.as_str(), purpose, &answer));
+        }
+        let json: serde_json::Value = serde_json::from_slice(answer.body())
+            .map_err(|e| ZoteroStorageError::Decode { what: "the upload authorization", reason: e.to_string() })?;
+        let exists = json.get("exists").is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
+        if exists {
+            return Ok(UploadedFile {
+                md5,
+                mtime_ms: file.mtime_ms,
+                filesize,
+                version: version_of(&answer),
+                already_stored: true,
+            });
+        }
+        let authorization: Authorization = serde_json::from_value(json)
+            .map_err(|e| ZoteroStorageError::Decode { what: "the upload authorization", reason: e.to_string() })?;
+
+        // 2. The upload, to the storage origin: no key, no Zotero header.
+        let target = storage.storage_url(None, &authorization.url)?;
+        let mut payload = Vec::with_capacity(authorization.prefix.len() + body.len() + authorization.suffix.len());
+        payload.extend_from_slice(authorization.prefix.as_bytes());
+        payload.extend_from_slice(&body);
+        payload.extend_from_slice(authorization.suffix.as_bytes());
+        drop(body);
+        let request =
+            ZoteroStorage::storage_request(Method::POST, &target, Some(&authorization.content_type), payload)?;
+        let stored = storage.send(request, ANSWER_LIMIT, storage.policy.transfer_timeout_ms).await?;
+        if !stored.status().is_success() {
+            let text: String = String::from_utf8_lossy(stored.body()).chars().take(300).collect();
+            let body = if text.trim().is_empty() { String::new() } else { format!(": {}", text.trim()) };
+            return Err(ZoteroStorageError::UploadFailed {
+                key: key.to_string(),
+                status: stored.status().as_u16(),
+                body,
+            });
+        }
+
+        // 3. Registration, under the same precondition.
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("upload", &authorization.upload_key);
+        let registered = self.post_form(&path, form.finish(), &precondition).await?;
+        if !registered.status().is_success() {
+            return Err(api_error("POST", &path, key.as_str(), purpose, &registered));
+        }
+        Ok(UploadedFile {
+            md5,
+            mtime_ms: file.mtime_ms,
+            filesize,
+            version: version_of(&registered),
+            already_stored: false,
+        })
+    }
+
+    /// A form POST to the API with the precondition header.
+    async fn post_form(
+        &self,
+        path: &str,
+        form: String,
+        precondition: &(&'static str, String),
+    ) -> Result<HttpResponse, ZoteroStorageError> {
+        let headers = [
+            ("content-type", "application/x-www-form-urlencoded".to_owned()),
+            (precondition.0, precondition.1.clone()),
+        ];
+        let request = self.api_request(Method::POST, path, &headers, form.into_bytes())?;
+        self.send(request, ANSWER_LIMIT, self.policy.request_timeout_ms).await
+    }
+}
+
+fn version_of(response: &HttpResponse) -> Option<u64> {
+    header_number(response.headers(), "last-modified-version").map(|v| v as u64)
+}
