@@ -38,6 +38,8 @@ fn start(name: &str) -> Servers {
         user_id: zotero_sim::DEMO_USER_ID,
         exit_after: Some(120),
         control: true,
+        storage_listen: None,
+        demo_files_on_zotero_storage: false,
     };
     std::thread::spawn(move || zotero_sim::server::run(&options));
     let deadline = Instant::now() + Duration::from_secs(15);

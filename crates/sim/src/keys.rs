@@ -44,6 +44,8 @@ impl KeyGen {
 pub struct Grant {
     pub user_id: u64,
     pub user_write: bool,
+    /// File access to the user library (`access.user.files`); group members always have it for their groups.
+    pub user_files: bool,
     /// Group ID → write access.
     pub groups: BTreeMap<u64, bool>,
 }

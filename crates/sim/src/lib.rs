@@ -4,8 +4,9 @@
 //! implements Zotero's documented semantics (and, where the documentation is silent, the dataserver's
 //! behaviour): library and object versions, `since=`, `If-Unmodified-Since-Version` and 412/428, write tokens,
 //! batch write reports, field validation against the real item-type schema, quick search, tags, the trash,
-//! collections, full text and `/deleted`. What it does not do (citation rendering, file storage, saved
-//! searches) it refuses with a 501 rather than inventing an answer; see `docs/simulator.md`.
+//! collections, full text, `/deleted`, and Zotero Storage (`items/<key>/file`: the redirect to a separate storage
+//! origin, upload authorization, the upload and its registration). What it does not do (citation rendering,
+//! saved searches) it refuses with a 501 rather than inventing an answer; see `docs/simulator.md`.
 //!
 //! A [`Simulator`] is single-threaded (`RefCell` inside): tests drive it through [`Simulator::handle`] or, as an
 //! [`HttpClient`](zotero_mcp_core::platform::HttpClient), through [`InProcess`]; the `zotero-sim` binary serves
@@ -15,6 +16,7 @@ mod collection;
 pub mod control;
 mod dates;
 pub mod demo;
+pub mod demo_files;
 mod error;
 mod item;
 mod keys;
@@ -25,6 +27,7 @@ pub mod schema;
 mod search;
 pub mod server;
 mod state;
+mod storage;
 mod write;
 
 use std::cell::RefCell;
@@ -155,7 +158,10 @@ impl Simulator {
             .libraries
             .entry(LibraryRef::User(user_id))
             .or_insert_with(|| Library::new(LibraryRef::User(user_id), username));
-        state.keys.insert(api_key.to_string(), Grant { user_id, user_write: write, groups: BTreeMap::new() });
+        state.keys.insert(
+            api_key.to_string(),
+            Grant { user_id, user_write: write, user_files: true, groups: BTreeMap::new() },
+        );
     }
 
     /// Adds a group library (if new) and gives the key, which must already exist, access to it.
@@ -185,9 +191,20 @@ impl Simulator {
         }
     }
 
-    /// Handles one API request (any host; routed by path).
+    /// Handles one request: addressed to the storage origin's host (see [`Simulator::storage_origin`]), the
+    /// storage answers it; any other host is the API, routed by path.
     pub fn handle(&self, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-        routes::handle(&mut self.state.borrow_mut(), request)
+        let mut state = self.state.borrow_mut();
+        if routes::is_for_storage(&state, &request) {
+            routes::handle_storage(&mut state, request)
+        } else {
+            routes::handle(&mut state, request)
+        }
+    }
+
+    /// Handles one request as the storage origin, whatever its host (the server's storage listener).
+    pub fn handle_storage(&self, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+        routes::handle_storage(&mut self.state.borrow_mut(), request)
     }
 
     /// Seeds an item from its editable JSON (`data`), validated as the API validates a write. Returns its key
@@ -404,6 +421,125 @@ impl Simulator {
         }
         out.insert("version".into(), Value::from(ft.version));
         Some(Value::Object(out))
+    }
+}
+
+/// Zotero Storage: seeding, settings and inspection (the endpoints are in `routes/files.rs` and
+/// `routes/storage.rs`; see docs/simulator.md).
+impl Simulator {
+    /// `scheme://host[:port]` of the storage origin that download and upload URLs point at
+    /// (`https://storage.zotero-sim.invalid` unless set).
+    pub fn storage_origin(&self) -> String {
+        self.state.borrow().storage.origin.clone()
+    }
+
+    /// Moves the storage origin (the server sets its storage listener's address here). URLs signed before
+    /// keep the old origin.
+    pub fn set_storage_origin(&self, origin: &str) {
+        self.state.borrow_mut().storage.origin = origin.trim_end_matches('/').to_string();
+    }
+
+    /// Grants or withdraws the key's file access to its user library (`access.user.files`).
+    ///
+    /// # Panics
+    /// If `api_key` was not added with [`Simulator::add_user`] first.
+    pub fn set_file_access(&self, api_key: &str, files: bool) {
+        match self.state.borrow_mut().keys.get_mut(api_key) {
+            Some(grant) => grant.user_files = files,
+            None => panic!("set_file_access: API key {api_key:?} is unknown; add its user with add_user first"),
+        }
+    }
+
+    /// The library's storage quota in MB (Zotero's free plan, 300, by default).
+    pub fn set_storage_quota_mb(&self, lib: LibraryRef, mb: u64) {
+        if let Some(l) = self.state.borrow_mut().libraries.get_mut(&lib) {
+            l.quota_mb = mb;
+        }
+    }
+
+    /// The bytes the library's stored files take, each distinct file once.
+    pub fn storage_usage_bytes(&self, lib: LibraryRef) -> u64 {
+        self.state.borrow().libraries.get(&lib).map_or(0, routes::usage_bytes)
+    }
+
+    /// How long signed download URLs and upload policies stay valid, in seconds, instead of Zotero's (60 s for a
+    /// download, an hour for an upload); `Some(0)` makes them expire at once. `None` restores Zotero's.
+    pub fn set_signed_url_ttl(&self, seconds: Option<u64>) {
+        self.state.borrow_mut().storage.ttl_override = seconds;
+    }
+
+    /// Gives an attachment a file on Zotero Storage, as a completed upload would: the bytes go into the bucket
+    /// and the item gets their `md5`, `filename` and an `mtime` of now, with a new version. Returns the md5.
+    ///
+    /// # Panics
+    /// If the library or item does not exist or the item is not a stored-file attachment.
+    pub fn store_file(&self, lib: LibraryRef, key: &str, filename: &str, bytes: &[u8]) -> String {
+        let now_ms = i64::try_from(dates::unix_now()).unwrap_or(i64::MAX / 1000) * 1000;
+        self.store_file_with_mtime(lib, key, filename, bytes, now_ms)
+    }
+
+    /// [`Simulator::store_file`] with the file's modification time (milliseconds since the epoch).
+    ///
+    /// # Panics
+    /// As [`Simulator::store_file`].
+    pub fn store_file_with_mtime(
+        &self,
+        lib: LibraryRef,
+        key: &str,
+        filename: &str,
+        bytes: &[u8],
+        mtime: i64,
+    ) -> String {
+        let mut state = self.state.borrow_mut();
+        let stores = state
+            .libraries
+            .get(&lib)
+            .and_then(|l| l.items.get(key))
+            .and_then(|r| r.data.attachment.as_ref())
+            .is_some_and(|a| a.stores_file());
+        if !stores {
+            panic!("store_file: {key} is not a stored-file attachment of {lib:?} (imported_file, imported_url)");
+        }
+        let md5 = zotero_mcp_core::webdav::md5_hex(bytes);
+        state.storage.objects.insert(md5.clone(), bytes.to_vec());
+        let info = storage::UploadInfo {
+            hash: md5.clone(),
+            filename: filename.to_string(),
+            zip: false,
+            item_hash: None,
+            item_filename: None,
+            size: bytes.len() as u64,
+            mtime,
+            content_type: None,
+            charset: None,
+        };
+        if let Err(e) = routes::record_file(&mut state, lib, key, &info) {
+            panic!("store_file: {e}");
+        }
+        md5
+    }
+
+    /// The bytes of an attachment's file on Zotero Storage, if it has one.
+    pub fn stored_file(&self, lib: LibraryRef, key: &str) -> Option<Vec<u8>> {
+        let state = self.state.borrow();
+        let file = state.libraries.get(&lib)?.files.get(key)?;
+        state.storage.objects.get(&file.hash).cloned()
+    }
+
+    /// Every request the storage origin received, in order (the API's are in [`Simulator::requests`]).
+    pub fn storage_requests(&self) -> Vec<RecordedRequest> {
+        self.state.borrow().storage.requests.clone()
+    }
+
+    /// Puts the demo library's files on Zotero Storage ([`demo_files::demo_files`]: the real files of the "Demo
+    /// files" collection and a made PDF for every other PDF attachment); the made PDFs' items take their
+    /// files' md5, as an upload would. Returns how many files were stored.
+    pub fn store_demo_files(&self, lib: LibraryRef) -> Result<usize, String> {
+        let files = demo_files::demo_files()?;
+        for f in &files {
+            self.store_file_with_mtime(lib, &f.key, &f.filename, &f.bytes, f.mtime);
+        }
+        Ok(files.len())
     }
 }
 

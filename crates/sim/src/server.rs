@@ -1,20 +1,23 @@
 //! Serving the simulator over HTTP on loopback, for the `zotero-sim` binary (local demos and end-to-end tests
 //! of the Worker under `wrangler dev`).
 //!
-//! One thread answers requests in arrival order: the simulator is single-threaded by design, and a local demo
-//! needs no concurrency. The server refuses non-loopback addresses so that a demo can never expose an API key
-//! with write access to the network.
+//! Two listeners: the API's, and the storage origin's (Zotero Storage's signed download and upload URLs point
+//! there, a separate origin as S3 is, so a client that carries the API key across the redirect is caught). Each
+//! has a thread that only accepts; one thread answers every request in arrival order, since the simulator is
+//! single-threaded by design and a local demo needs no concurrency. The server refuses non-loopback addresses
+//! so that a demo can never expose an API key with write access to the network.
 
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::{control, Simulator, DEMO_API_KEY, DEMO_USER_ID};
+use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -22,6 +25,8 @@ pub enum ServerError {
     Resolve { addr: String, reason: String },
     #[error("cannot listen on {addr}: {reason}")]
     Bind { addr: String, reason: String },
+    #[error("cannot put the demo files on the simulated Zotero Storage: {0}")]
+    DemoFiles(String),
 }
 
 /// Command-line options.
@@ -34,9 +39,14 @@ pub struct Options {
     pub exit_after: Option<u64>,
     /// Serve the control endpoint (`/_sim/…`, [`crate::control`]): fault injection from outside, for tests.
     pub control: bool,
+    /// Where the storage origin listens; by default a free port on the API's loopback address.
+    pub storage_listen: Option<String>,
+    /// Put the demo library's files on the simulated Zotero Storage (needs `--demo`).
+    pub demo_files_on_zotero_storage: bool,
 }
 
-/// Parses `--listen ADDR [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]`.
+/// Parses `--listen ADDR [--storage-listen ADDR] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY]
+/// [--user-id N] [--exit-after SECONDS] [--control]`.
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, ServerError> {
     let mut listen = None;
     let mut demo = false;
@@ -44,6 +54,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
     let mut user_id = DEMO_USER_ID;
     let mut exit_after = None;
     let mut control = false;
+    let mut storage_listen = None;
+    let mut demo_files_on_zotero_storage = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
@@ -51,6 +63,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--listen" => listen = Some(value("--listen")?),
             "--demo" => demo = true,
             "--control" => control = true,
+            "--storage-listen" => storage_listen = Some(value("--storage-listen")?),
+            "--demo-files-on-zotero-storage" => demo_files_on_zotero_storage = true,
             "--api-key" => api_key = value("--api-key")?,
             "--user-id" => {
                 let v = value("--user-id")?;
@@ -73,7 +87,12 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
         return Err(ServerError::Usage("--api-key must not be empty".into()));
     }
     let listen = listen.ok_or_else(|| ServerError::Usage("--listen is required".into()))?;
-    Ok(Options { listen, demo, api_key, user_id, exit_after, control })
+    if demo_files_on_zotero_storage && !demo {
+        return Err(ServerError::Usage(
+            "--demo-files-on-zotero-storage needs --demo (the files are the demo's)".into(),
+        ));
+    }
+    Ok(Options { listen, demo, api_key, user_id, exit_after, control, storage_listen, demo_files_on_zotero_storage })
 }
 
 /// Resolves the listen address and checks that every address it names is loopback.
@@ -121,10 +140,8 @@ fn respond(request: tiny_http::Request, response: http::Response<Vec<u8>>) {
     let _ = request.respond(out);
 }
 
-/// Serves until `exit_after` elapses (or forever). Prints `zotero-sim listening on http://ADDR` once ready.
-pub fn run(opts: &Options) -> Result<(), ServerError> {
-    let addr = loopback_addr(&opts.listen)?;
-    let sim = simulator(opts);
+/// Binds a loopback listener (with the socket options the benchmarks need).
+fn listen_on(addr: SocketAddr) -> Result<tiny_http::Server, ServerError> {
     let bind = |reason: String| ServerError::Bind { addr: addr.to_string(), reason };
     // TCP_NODELAY on the listener, which Linux hands down to every accepted connection: tiny_http writes a
     // response's head and body separately, and with Nagle's algorithm the body then waits for the client's
@@ -137,12 +154,53 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
     // A deep backlog: the load benchmark opens a few hundred connections at once, and a full queue drops SYNs
     // that the client then retries only after seconds.
     socket.listen(1024).map_err(|e| bind(e.to_string()))?;
-    let server =
-        tiny_http::Server::from_listener(std::net::TcpListener::from(socket), None).map_err(|e| bind(e.to_string()))?;
+    tiny_http::Server::from_listener(std::net::TcpListener::from(socket), None).map_err(|e| bind(e.to_string()))
+}
+
+/// Which listener a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Api,
+    Storage,
+}
+
+/// Accepts on `server` in a thread of its own and hands each request to the answering thread.
+fn accept_into(server: tiny_http::Server, origin: Origin, to: mpsc::Sender<(Origin, tiny_http::Request)>) {
+    std::thread::spawn(move || {
+        while let Ok(request) = server.recv() {
+            if to.send((origin, request)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Serves until `exit_after` elapses (or forever). Prints `zotero-sim listening on http://ADDR` and then
+/// `zotero-sim storage listening on http://ADDR` once ready.
+pub fn run(opts: &Options) -> Result<(), ServerError> {
+    let addr = loopback_addr(&opts.listen)?;
+    // The storage origin's default is a free port, not the next one: scripts/dev.sh already gives the API's
+    // next port to the WebDAV server.
+    let storage_addr = match &opts.storage_listen {
+        Some(listen) => loopback_addr(listen)?,
+        None => SocketAddr::new(addr.ip(), 0),
+    };
+    let sim = simulator(opts);
+    let server = listen_on(addr)?;
+    let storage = listen_on(storage_addr)?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);
+    let storage_bound = storage.server_addr().to_ip().unwrap_or(storage_addr);
+    sim.set_storage_origin(&format!("http://{storage_bound}"));
+    if opts.demo_files_on_zotero_storage {
+        sim.store_demo_files(LibraryRef::User(opts.user_id)).map_err(ServerError::DemoFiles)?;
+    }
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "zotero-sim listening on http://{bound}");
+    let _ = writeln!(stdout, "zotero-sim storage listening on http://{storage_bound}");
     let _ = stdout.flush();
+    let (tx, rx) = mpsc::channel();
+    accept_into(server, Origin::Api, tx.clone());
+    accept_into(storage, Origin::Storage, tx);
     let deadline = opts.exit_after.map(|s| Instant::now() + Duration::from_secs(s));
     loop {
         let wait = match deadline {
@@ -152,26 +210,30 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
             },
             None => Duration::from_millis(250),
         };
-        match server.recv_timeout(wait) {
-            Ok(Some(mut request)) => {
-                // The listener is loopback-only; the peer check keeps the control endpoint so should that change.
-                let from_loopback = request.remote_addr().is_some_and(|a| a.ip().is_loopback());
-                let response = match to_http(&mut request) {
-                    Some(req) if opts.control && from_loopback && req.uri().path().starts_with(control::PREFIX) => {
-                        control::handle(&sim, &req)
-                    }
-                    Some(req) => sim.handle(req),
-                    None => {
-                        let mut r = http::Response::new(b"Bad request".to_vec());
-                        *r.status_mut() = http::StatusCode::BAD_REQUEST;
-                        r
-                    }
-                };
-                respond(request, response);
+        let (origin, mut request) = match rx.recv_timeout(wait) {
+            Ok(next) => next,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(ServerError::Bind { addr: bound.to_string(), reason: "both listeners stopped".into() })
             }
-            Ok(None) => {}
-            Err(e) => return Err(ServerError::Bind { addr: bound.to_string(), reason: e.to_string() }),
-        }
+        };
+        // The listener is loopback-only; the peer check keeps the control endpoint so should that change.
+        let from_loopback = request.remote_addr().is_some_and(|a| a.ip().is_loopback());
+        let response = match (to_http(&mut request), origin) {
+            (Some(req), Origin::Storage) => sim.handle_storage(req),
+            (Some(req), Origin::Api)
+                if opts.control && from_loopback && req.uri().path().starts_with(control::PREFIX) =>
+            {
+                control::handle(&sim, &req)
+            }
+            (Some(req), Origin::Api) => sim.handle(req),
+            (None, _) => {
+                let mut r = http::Response::new(b"Bad request".to_vec());
+                *r.status_mut() = http::StatusCode::BAD_REQUEST;
+                r
+            }
+        };
+        respond(request, response);
     }
 }
 
@@ -199,11 +261,21 @@ mod tests {
                 api_key: "k".into(),
                 user_id: 5,
                 exit_after: Some(3),
-                control: false
+                control: false,
+                storage_listen: None,
+                demo_files_on_zotero_storage: false,
             }
         );
         let opts = parse_args(["--listen", "127.0.0.1:9", "--control"].iter().map(|s| s.to_string()));
         assert!(opts.is_ok_and(|o| o.control));
         assert!(parse_args(["--demo".to_string()]).is_err());
+        let args =
+            ["--listen", "127.0.0.1:9", "--demo", "--storage-listen", "127.0.0.1:10", "--demo-files-on-zotero-storage"];
+        let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(opts.storage_listen.as_deref(), Some("127.0.0.1:10"));
+        assert!(opts.demo_files_on_zotero_storage);
+        // The files are the demo library's: without it there is nothing to put them on.
+        let args = ["--listen", "127.0.0.1:9", "--demo-files-on-zotero-storage"];
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
     }
 }

@@ -12,6 +12,7 @@ use crate::dates;
 use crate::item::{item_uri, relation_values, ItemData, Tag};
 use crate::keys::{Grant, KeyGen};
 use crate::schema::Schema;
+use crate::storage::{Storage, StoredFile, DEFAULT_QUOTA_MB};
 use crate::{Fault, FaultMatch, LibraryRef, RecordedRequest};
 
 pub const API_BASE: &str = "https://api.zotero.org";
@@ -105,6 +106,10 @@ pub struct Library {
     pub deleted: Vec<DeleteEntry>,
     pub fulltext: BTreeMap<String, FullText>,
     pub tags: BTreeMap<Tag, TagMeta>,
+    /// Attachment key → its file on Zotero Storage.
+    pub files: BTreeMap<String, StoredFile>,
+    /// The storage quota in MB, as Zotero counts it (the owner's plan; one library here).
+    pub quota_mb: u64,
 }
 
 impl Library {
@@ -119,6 +124,8 @@ impl Library {
             deleted: Vec::new(),
             fulltext: BTreeMap::new(),
             tags: BTreeMap::new(),
+            files: BTreeMap::new(),
+            quota_mb: DEFAULT_QUOTA_MB,
         }
     }
 
@@ -219,6 +226,17 @@ impl Library {
         );
         if let Some(parent) = &rec.data.parent {
             links.insert("up".into(), json!({"href": format!("{base}/items/{parent}"), "type": "application/json"}));
+        }
+        // An attachment with a file on Zotero Storage links to it (`getDownloadDetails`: a ZIP without name or size).
+        if let (Some(file), Some(att)) = (self.files.get(&rec.key), &rec.data.attachment) {
+            let mut enclosure = Map::new();
+            enclosure.insert("type".into(), json!(att.content_type));
+            enclosure.insert("href".into(), json!(format!("{base}/items/{}/file/view", rec.key)));
+            if !file.zip {
+                enclosure.insert("title".into(), json!(att.filename));
+                enclosure.insert("length".into(), json!(file.size));
+            }
+            links.insert("enclosure".into(), Value::Object(enclosure));
         }
         let mut meta = Map::new();
         if let (LibraryRef::Group(_), Some((id, username))) = (self.lref, &rec.created_by) {
@@ -344,6 +362,8 @@ impl Library {
         }
         self.items.remove(key);
         self.fulltext.remove(key);
+        // The dataserver drops the item's storage row with it: its file is no longer the library's.
+        self.files.remove(key);
         self.log_delete(Kind::Item, key, version);
         true
     }
@@ -402,6 +422,8 @@ pub struct State {
     pub pending_edits: Vec<(LibraryRef, String)>,
     pub requests: Vec<RecordedRequest>,
     pub keygen: KeyGen,
+    /// Zotero Storage: the bucket behind the file endpoints, on its own origin.
+    pub storage: Storage,
 }
 
 impl State {
@@ -416,6 +438,7 @@ impl State {
             pending_edits: Vec::new(),
             requests: Vec::new(),
             keygen: KeyGen::new(dates::unix_now() ^ 0x5EED_2345),
+            storage: Storage::default(),
         }
     }
 

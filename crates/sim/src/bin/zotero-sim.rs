@@ -1,6 +1,8 @@
-//! `zotero-sim --listen 127.0.0.1:PORT [--demo] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]`
+//! `zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage]]
+//! [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]`
 //!
-//! Serves the Zotero Web API simulator over HTTP on a loopback address. See docs/simulator.md.
+//! Serves the Zotero Web API simulator over HTTP on a loopback address, and its Zotero Storage origin on a
+//! second one. See docs/simulator.md.
 
 use std::process::ExitCode;
 

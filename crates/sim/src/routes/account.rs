@@ -24,7 +24,10 @@ pub(super) fn key_info(state: &State, req: &Req, caller: &Caller, key: &str) -> 
         return Err(ApiError::not_found(format!("Key '{key}' not found")));
     };
     let mut access = Map::new();
-    access.insert("user".into(), json!({"library": true, "files": true, "notes": true, "write": grant.user_write}));
+    access.insert(
+        "user".into(),
+        json!({"library": true, "files": grant.user_files, "notes": true, "write": grant.user_write}),
+    );
     if !grant.groups.is_empty() {
         let groups: Map<String, Value> =
             grant.groups.iter().map(|(id, write)| (id.to_string(), json!({"library": true, "write": write}))).collect();

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
+use super::files::file_route;
 use super::fulltext::{fulltext_item, fulltext_versions};
 use super::reads::{deleted, list_collections, list_items, list_tags, list_tags_in_items};
 use super::writes::{delete_many, delete_tags, post_batch};
@@ -53,7 +54,7 @@ pub(super) fn library_route(
     let multi_read = !req.is_write()
         && !single_object_get
         && matches!(rest.first(), Some(&"items" | &"collections" | &"searches" | &"settings" | &"tags"))
-        && !matches!(rest, ["items", _, "fulltext"]);
+        && !matches!(rest, ["items", _, "fulltext"] | ["items", _, "file", ..]);
     if multi_read {
         if let Some(v) = req.header("if-modified-since-version").and_then(|v| v.parse::<u64>().ok()) {
             if lib(state, lref)?.version <= v {
@@ -106,8 +107,9 @@ pub(super) fn library_route(
             list_tags(state, req, lref, TagScope::OnItems(BTreeSet::from([key.to_string()])))
         }
         ["items", key, "fulltext"] => fulltext_item(state, req, lref, key),
+        ["items", key, "file"] => file_route(state, req, caller, lref, key),
         ["items", _, "file", ..] => Err(ApiError::not_implemented(
-            "zotero-sim does not implement file storage (files live on the user's WebDAV server)",
+            "zotero-sim does not implement file/view; download with GET items/<key>/file",
         )),
         ["collections"] => {
             allow(req, &[GET, POST, DELETE], "HEAD, GET, POST, DELETE")?;

@@ -7,13 +7,16 @@
 //! This file holds the pipeline ([`handle`]), the top-level router and what every route shares (the decoded
 //! request, the caller, method checks); the endpoints live in the submodules: [`auth`] (API keys and write
 //! tokens), [`library`] (the router inside `/users/<id>` and `/groups/<id>`), [`reads`] (listings), [`writes`],
-//! [`fulltext`], [`account`] (keys and groups) and [`types`] (the schema endpoints).
+//! [`fulltext`], [`files`] (`items/<key>/file`), [`account`] (keys and groups) and [`types`] (the schema
+//! endpoints). [`storage`] answers the storage origin, a host of its own ([`handle_storage`]).
 
 mod account;
 mod auth;
+mod files;
 mod fulltext;
 mod library;
 mod reads;
+mod storage;
 mod types;
 mod writes;
 
@@ -26,6 +29,8 @@ use crate::schema::Schema;
 use crate::state::{Library, State, WriteToken, WRITE_TOKEN_SECS};
 use crate::write;
 use crate::{dates, Fault, LibraryRef, RecordedRequest};
+
+pub(crate) use self::files::{record_file, usage_bytes};
 
 use self::account::{key_info, user_groups};
 use self::auth::{authenticate, write_token};
@@ -68,6 +73,15 @@ impl Caller {
         }
     }
 
+    /// File access: `access.user.files` for the user library; any member of a group has it for the group's files.
+    fn can_access_files(&self, lref: LibraryRef) -> bool {
+        match (&self.grant, lref) {
+            (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_files,
+            (Some(g), LibraryRef::Group(id)) => g.groups.contains_key(&id),
+            (None, _) => false,
+        }
+    }
+
     fn can_write(&self, lref: LibraryRef) -> bool {
         match (&self.grant, lref) {
             (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_write,
@@ -75,6 +89,19 @@ impl Caller {
             (None, _) => false,
         }
     }
+}
+
+/// Whether a request is addressed to the storage origin (by its URI's authority or its `Host` header).
+pub fn is_for_storage(state: &State, request: &http::Request<Vec<u8>>) -> bool {
+    let storage = state.storage.authority();
+    let authority = request.uri().authority().map(|a| a.as_str().to_string());
+    let host = request.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string);
+    authority.or(host).is_some_and(|a| a.eq_ignore_ascii_case(storage))
+}
+
+/// Handles one request to the storage origin.
+pub fn handle_storage(state: &mut State, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    storage::handle(state, request)
 }
 
 /// Handles one request against the state.
