@@ -116,3 +116,28 @@ async fn a_file_without_storage_says_to_sync_and_a_key_without_file_access_is_to
     let denied = writer.download(&item(&sim, &key)).await.unwrap_err();
     assert!(matches!(denied, ZoteroStorageError::ReadDenied { .. }), "{denied:?}");
 }
+
+/// Zotero Storage behind the file-store seam (`zotero_mcp_core::files`), as the attachment readers use it.
+#[tokio::test]
+async fn behind_the_file_store_seam_a_stored_file_is_fetched_and_a_missing_one_is_none() {
+    use zotero_mcp_core::attachment::{download, AttachmentError};
+    use zotero_mcp_core::files::{FileStore, StoreKind};
+
+    let (sim, writer, key) = setup();
+    let object_key = ObjectKey::parse(&key).unwrap();
+    let store: &dyn FileStore = &*writer;
+    assert_eq!(store.kind(), StoreKind::ZoteroStorage);
+    assert_eq!(store.requests_per_fetch(), 2, "the API's redirect and the storage origin");
+
+    assert!(!store.has_file(&object_key).await.unwrap());
+    let missing = download(Some(store), &item(&sim, &key), &object_key).await.unwrap_err();
+    assert!(matches!(&missing, AttachmentError::NoFileInStore { store: StoreKind::ZoteroStorage, .. }), "{missing:?}");
+    assert!(missing.to_string().contains("on Zotero Storage; sync Zotero Desktop"), "{missing}");
+
+    sim.store_file(LIB, &key, "paper.pdf", b"%PDF-1.4 synced by Desktop");
+    let requests_before = sim.storage_requests().len();
+    assert!(store.has_file(&object_key).await.unwrap());
+    assert_eq!(sim.storage_requests().len(), requests_before, "has_file downloads nothing");
+    let (name, data) = download(Some(store), &item(&sim, &key), &object_key).await.unwrap();
+    assert_eq!((name.as_str(), data.as_slice()), ("paper.pdf", b"%PDF-1.4 synced by Desktop".as_slice()));
+}

@@ -61,6 +61,9 @@ pub enum ReadSource {
     /// The file itself, from WebDAV.
     #[serde(rename = "webdav")]
     WebDav,
+    /// The file itself, from Zotero Storage.
+    #[serde(rename = "zotero-storage")]
+    ZoteroStorage,
 }
 
 impl ReadSource {
@@ -68,6 +71,7 @@ impl ReadSource {
     fn file_in(store: StoreKind) -> Self {
         match store {
             StoreKind::WebDav => Self::WebDav,
+            StoreKind::ZoteroStorage => Self::ZoteroStorage,
         }
     }
 }

@@ -2,11 +2,13 @@
 //! paper (its text, its outline, the PDF a highlight is placed on, the text the semantic index lacks) does not
 //! depend on which store holds it.
 //!
-//! A store is chosen per library by the server's configuration. Today that is WebDAV (`WEBDAV_URL`, Zotero's
-//! `<KEY>.zip` + `<KEY>.prop` layout, [`crate::webdav`]); Zotero Storage comes behind the same trait (issue 28).
-//! Writes still go through [`crate::webdav::WebDavWriter`] in [`crate::attachment::write`].
+//! A store is chosen per library by the server's configuration: WebDAV (`WEBDAV_URL`, Zotero's `<KEY>.zip` +
+//! `<KEY>.prop` layout, [`crate::webdav`]) or Zotero Storage (the Web API's file endpoint,
+//! [`crate::zotero_storage`]). Writes still go through [`crate::webdav::WebDavWriter`] in
+//! [`crate::attachment::write`].
 
 mod webdav;
+mod zotero_storage;
 
 use async_trait::async_trait;
 
@@ -18,6 +20,8 @@ use crate::zotero::{ObjectKey, ZoteroObject};
 pub enum StoreKind {
     /// The user's own WebDAV server, as Zotero Desktop syncs to it.
     WebDav,
+    /// Zotero's own file storage, through the Web API.
+    ZoteroStorage,
 }
 
 impl StoreKind {
@@ -25,6 +29,7 @@ impl StoreKind {
     pub fn name(self) -> &'static str {
         match self {
             Self::WebDav => "WebDAV",
+            Self::ZoteroStorage => "Zotero Storage",
         }
     }
 }
@@ -50,6 +55,11 @@ pub enum FileStoreError {
     WebDav(#[from] WebDavError),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
+    /// A store's own failure (Zotero Storage's [`crate::zotero_storage::ZoteroStorageError`]), boxed: a build
+    /// that never reads from that store then carries none of its messages (the Worker has a size budget).
+    /// `downcast_ref` gives the store's error back.
+    #[error(transparent)]
+    Store(Box<dyn std::error::Error>),
 }
 
 /// One library's file store.

@@ -88,6 +88,22 @@ impl ZoteroStorage {
         Ok(DownloadedFile { filename, data, md5, mtime_ms: file.mtime_ms, was_zipped: file.zipped })
     }
 
+    /// Whether Zotero stores a file for the attachment `key`: the API's answer alone (a redirect or the file
+    /// means yes, 404 no), its redirect not followed, so nothing is downloaded.
+    pub async fn file_exists(&self, key: &ObjectKey) -> Result<bool, ZoteroStorageError> {
+        let path = self.file_path(key.as_str());
+        let request = self.api_request(Method::GET, &path, &[], Vec::new())?;
+        let response = self.fetch(request, key.as_str()).await?;
+        let status = response.status();
+        if status.is_success() || is_redirect(status) {
+            return Ok(true);
+        }
+        if status == StatusCode::NOT_FOUND {
+            return Ok(false);
+        }
+        Err(api_error("GET", &path, key.as_str(), Purpose::Download, &response))
+    }
+
     /// Follows the API's redirect hop by hand to the storage origin and reads the file there.
     async fn follow(&self, api_url: Url, first: &HttpResponse, key: &str) -> Result<Vec<u8>, ZoteroStorageError> {
         let limit = self.policy.max_download_bytes;

@@ -76,7 +76,7 @@ pub struct OutlineOut {
 #[serde(rename_all = "camelCase")]
 pub struct ReadAttachmentOutput {
     pub attachment_key: String,
-    /// `zotero-index`, `webdav` or (mode info) `metadata`.
+    /// `zotero-index`, `webdav`, `zotero-storage` or (mode info) `metadata`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,6 +176,7 @@ impl Tool for ReadAttachment {
         }
         let source = match output.source.as_deref() {
             Some("zotero-index") => "Zotero's full-text index",
+            Some("zotero-storage") => "the file on Zotero Storage",
             _ => "the file on WebDAV",
         };
         let mut header = vec![format!("Attachment {} · from {source}", output.attachment_key)];
@@ -282,6 +283,7 @@ impl Tool for ReadAttachment {
                     match read.source {
                         ReadSource::ZoteroIndex => "zotero-index",
                         ReadSource::WebDav => "webdav",
+                        ReadSource::ZoteroStorage => "zotero-storage",
                     }
                     .into(),
                 );
