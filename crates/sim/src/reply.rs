@@ -14,6 +14,23 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The `http::Response`, without a body where HTTP has none (HEAD, 204, 304). `fallback` is the 500's body
+    /// should a header not be one `http` accepts.
+    pub fn into_http(mut self, method: &http::Method, fallback: &'static str) -> http::Response<Vec<u8>> {
+        if matches!(self.status, 204 | 304) || *method == http::Method::HEAD {
+            self.body.clear();
+        }
+        let mut builder = http::Response::builder().status(self.status);
+        for (name, value) in &self.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder.body(self.body).unwrap_or_else(|_| {
+            let mut response = http::Response::new(fallback.as_bytes().to_vec());
+            *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+            response
+        })
+    }
+
     pub fn new(status: u16) -> Self {
         Self { status, headers: Vec::new(), body: Vec::new() }
     }

@@ -181,18 +181,7 @@ fn finish(mut reply: Reply, method: &http::Method, backoff: Option<u64>) -> http
     if let Some(seconds) = backoff {
         reply = reply.header("Backoff", seconds.to_string());
     }
-    if matches!(reply.status, 204 | 304) || *method == http::Method::HEAD {
-        reply.body.clear();
-    }
-    let mut builder = http::Response::builder().status(reply.status);
-    for (name, value) in &reply.headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    builder.body(reply.body).unwrap_or_else(|_| {
-        let mut fallback = http::Response::new(b"An error occurred".to_vec());
-        *fallback.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
-        fallback
-    })
+    reply.into_http(method, "An error occurred")
 }
 
 fn route(state: &mut State, req: &Req) -> ApiResult<Reply> {

@@ -46,7 +46,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
             None => route(state, &parts.method, &path, &query, &parts.headers, &body),
         },
     };
-    into_response(reply, &parts.method)
+    reply.into_http(&parts.method, "zotero-sim storage: could not build the response")
 }
 
 /// Where the request carries an API key, if it does.
@@ -216,19 +216,4 @@ fn s3_error(status: u16, code: &str, message: &str) -> Reply {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{message}</Message></Error>"
     );
     Reply::new(status).header("Content-Type", "application/xml").body(xml.into_bytes())
-}
-
-fn into_response(mut reply: Reply, method: &http::Method) -> http::Response<Vec<u8>> {
-    if *method == http::Method::HEAD || reply.status == 204 {
-        reply.body.clear();
-    }
-    let mut builder = http::Response::builder().status(reply.status);
-    for (name, value) in &reply.headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    builder.body(reply.body).unwrap_or_else(|_| {
-        let mut fallback = http::Response::new(b"zotero-sim storage: could not build the response".to_vec());
-        *fallback.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
-        fallback
-    })
 }
