@@ -95,6 +95,21 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
+    /// The record of a request, as its parts and body arrived.
+    pub(crate) fn of(parts: &http::request::Parts, body: &[u8]) -> Self {
+        Self {
+            method: parts.method.clone(),
+            path: parts.uri.path().to_string(),
+            query: parts.uri.query().unwrap_or("").to_string(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            body: body.to_vec(),
+        }
+    }
+
     /// A header's value (the first, if repeated); the name is matched case-insensitively.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())

@@ -45,12 +45,25 @@ pub enum AttachmentError {
     Zotero(#[from] ZoteroError),
     #[error(transparent)]
     WebDav(#[from] WebDavError),
+    /// A store's own failure ([`FileStoreError::Store`]).
     #[error(transparent)]
-    Files(#[from] FileStoreError),
+    Store(Box<dyn std::error::Error>),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error(transparent)]
     Pdf(#[from] PdfError),
+}
+
+/// A store's error as the attachment error it is: a WebDAV or archive failure reads the same whichever path
+/// met it, so callers match one variant for each.
+impl From<FileStoreError> for AttachmentError {
+    fn from(error: FileStoreError) -> Self {
+        match error {
+            FileStoreError::WebDav(error) => Self::WebDav(error),
+            FileStoreError::Archive(error) => Self::Archive(error),
+            FileStoreError::Store(error) => Self::Store(error),
+        }
+    }
 }
 
 /// The attachment `key` means: the item itself when it is an attachment, else its best stored-file child (a PDF

@@ -9,7 +9,6 @@ use std::fmt::Display;
 use zotero_mcp_core::attachment::annotate::AnnotateError;
 use zotero_mcp_core::attachment::write::WriteError;
 use zotero_mcp_core::attachment::AttachmentError;
-use zotero_mcp_core::files::FileStoreError;
 use zotero_mcp_core::pdf::PdfError;
 use zotero_mcp_core::sources::ResolveError;
 use zotero_mcp_core::webdav::ArchiveError;
@@ -69,9 +68,7 @@ impl NextStep for ArchiveError {
 impl NextStep for AttachmentError {
     fn next_step(&self) -> Option<String> {
         match self {
-            AttachmentError::Archive(error) | AttachmentError::Files(FileStoreError::Archive(error)) => {
-                error.next_step()
-            }
+            AttachmentError::Archive(error) => error.next_step(),
             AttachmentError::Pdf(error) => error.next_step(),
             _ => None,
         }

@@ -21,17 +21,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().unwrap_or("").to_string();
-    state.storage.requests.push(RecordedRequest {
-        method: parts.method.clone(),
-        path: path.clone(),
-        query: query.clone(),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect(),
-        body: body.clone(),
-    });
+    state.storage.requests.push(RecordedRequest::of(&parts, &body));
     let reply = match injected_fault(state, &parts.method, &path, &body) {
         Some(reply) => reply,
         None => match carried_key(&parts.headers, &query) {
