@@ -2,42 +2,56 @@
 //!
 //! `META-INF/container.xml` names the package document; its manifest maps ids to files and its spine lists
 //! them in order. A book without a readable package falls back to its (X)HTML files in archive order. Every
-//! entry is read with a cap, like the attachment archive itself.
+//! entry is read as the attachment archive is (`ZipLimits::read`: refused unread when its declared size is over
+//! what is left of the book's budget, inflated with the output capped, its CRC-32 checked); one that fails is
+//! left out.
 
-use std::io::{Cursor, Read};
-
-use zip::ZipArchive;
+use rawzip::{ZipArchive, ZipFileHeaderRecord, ZipSliceArchive};
 
 use super::AttachmentError;
 use crate::html_text::html_to_text;
-use crate::webdav::ArchiveError;
+use crate::webdav::{ArchiveError, ZipLimits};
 
 /// Entries a book may have, and bytes read from it in all.
 const MAX_ENTRIES: usize = 10_000;
 const MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
 
 pub(super) fn text(bytes: &[u8]) -> Result<String, AttachmentError> {
-    let not_a_book = |detail: String| AttachmentError::Archive(ArchiveError::NotAZip { detail });
-    let mut book = ZipArchive::new(Cursor::new(bytes)).map_err(|e| not_a_book(e.to_string()))?;
-    if book.len() > MAX_ENTRIES {
+    let not_a_book = |e: rawzip::Error| AttachmentError::Archive(ArchiveError::NotAZip { detail: e.to_string() });
+    let archive = ZipArchive::from_slice(bytes).map_err(not_a_book)?;
+    // The directory's records, each borrowing its name from `bytes`; past the limit only counted, for the message.
+    let mut records = Vec::new();
+    let mut entries = 0usize;
+    for record in archive.entries() {
+        let record = record.map_err(not_a_book)?;
+        entries += 1;
+        if entries <= MAX_ENTRIES {
+            records.push(record);
+        }
+    }
+    if entries > MAX_ENTRIES {
         return Err(AttachmentError::Archive(ArchiveError::OverLimit {
-            detail: format!("the EPUB has {} entries, at most {MAX_ENTRIES}", book.len()),
+            detail: format!("the EPUB has {entries} entries, at most {MAX_ENTRIES}"),
         }));
     }
-    let mut budget = MAX_TOTAL_BYTES;
-    let chapters = match spine(&mut book, &mut budget) {
+    let html_files: Vec<String> = records
+        .iter()
+        .map(|r| String::from_utf8_lossy(r.file_path().as_bytes()).into_owned())
+        .filter(|n| {
+            let lower = n.to_ascii_lowercase();
+            lower.ends_with(".xhtml") || lower.ends_with(".html") || lower.ends_with(".htm")
+        })
+        .collect();
+    // Sorted by name for lookups: a spine may list far more chapters than there are entries.
+    records.sort_by(|a, b| a.file_path().as_bytes().cmp(b.file_path().as_bytes()));
+    let mut book = Book { archive: &archive, records, budget: MAX_TOTAL_BYTES };
+    let chapters = match spine(&mut book) {
         Some(chapters) if !chapters.is_empty() => chapters,
-        _ => (0..book.len())
-            .filter_map(|i| book.name_for_index(i).and_then(Result::ok).map(|n| n.into_owned()))
-            .filter(|n| {
-                let lower = n.to_ascii_lowercase();
-                lower.ends_with(".xhtml") || lower.ends_with(".html") || lower.ends_with(".htm")
-            })
-            .collect(),
+        _ => html_files,
     };
     let mut parts = Vec::new();
     for path in chapters {
-        if let Some(html) = entry(&mut book, &path, &mut budget) {
+        if let Some(html) = book.entry(&path) {
             let text = html_to_text(&String::from_utf8_lossy(&html));
             if !text.trim().is_empty() {
                 parts.push(text.trim().to_owned());
@@ -47,11 +61,32 @@ pub(super) fn text(bytes: &[u8]) -> Result<String, AttachmentError> {
     Ok(parts.join("\n\n"))
 }
 
+/// An open book: its directory, sorted by name, and what may still be read from it.
+struct Book<'a> {
+    archive: &'a ZipSliceArchive<&'a [u8]>,
+    records: Vec<ZipFileHeaderRecord<'a>>,
+    budget: u64,
+}
+
+impl Book<'_> {
+    /// One entry's bytes, when the book has it and it fits in what is left of the budget (checked from the
+    /// directory, then while inflating, with the CRC-32 as for an attachment archive).
+    fn entry(&mut self, path: &str) -> Option<Vec<u8>> {
+        let at = self.records.binary_search_by(|r| r.file_path().as_bytes().cmp(path.as_bytes())).ok()?;
+        let record = self.records.get(at)?;
+        // No ratio limit: the budget bounds what all the entries together may inflate to.
+        let limits = ZipLimits { max_entries: MAX_ENTRIES, max_file_bytes: self.budget, max_ratio: u64::MAX };
+        let data = limits.read(self.archive, record).ok()?;
+        self.budget = self.budget.saturating_sub(data.len() as u64);
+        Some(data)
+    }
+}
+
 /// The spine's files, as archive paths.
-fn spine(book: &mut ZipArchive<Cursor<&[u8]>>, budget: &mut u64) -> Option<Vec<String>> {
-    let container = String::from_utf8(entry(book, "META-INF/container.xml", budget)?).ok()?;
+fn spine(book: &mut Book<'_>) -> Option<Vec<String>> {
+    let container = String::from_utf8(book.entry("META-INF/container.xml")?).ok()?;
     let package_path = attribute(tags(&container, "rootfile").first()?, "full-path")?;
-    let package = String::from_utf8(entry(book, &package_path, budget)?).ok()?;
+    let package = String::from_utf8(book.entry(&package_path)?).ok()?;
     let folder = package_path.rsplit_once('/').map_or(String::new(), |(dir, _)| format!("{dir}/"));
     let manifest: Vec<(String, String)> = tags(&package, "item")
         .iter()
@@ -65,15 +100,6 @@ fn spine(book: &mut ZipArchive<Cursor<&[u8]>>, budget: &mut u64) -> Option<Vec<S
             .map(|(_, href)| format!("{folder}{}", percent_decode(href.split('#').next().unwrap_or_default())))
             .collect(),
     )
-}
-
-/// One entry's bytes, within the book's budget.
-fn entry(book: &mut ZipArchive<Cursor<&[u8]>>, path: &str, budget: &mut u64) -> Option<Vec<u8>> {
-    let file = book.by_name(path).ok()?;
-    let mut data = Vec::new();
-    let read = file.take(*budget).read_to_end(&mut data).ok()? as u64;
-    *budget = budget.saturating_sub(read);
-    Some(data)
 }
 
 /// The opening tags named `name` (with or without a namespace prefix), as written.
@@ -123,18 +149,22 @@ fn percent_decode(href: &str) -> String {
 mod tests {
     use std::io::Write;
 
-    use zip::write::SimpleFileOptions;
-    use zip::ZipWriter;
+    use rawzip::ZipArchiveWriter;
 
     use super::*;
 
     fn book(entries: &[(&str, &str)]) -> Vec<u8> {
-        let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
+        let mut zip = Vec::new();
+        let mut writer = ZipArchiveWriter::new(&mut zip);
         for (name, text) in entries {
-            writer.start_file(*name, SimpleFileOptions::default()).unwrap();
-            writer.write_all(text.as_bytes()).unwrap();
+            let (mut entry, config) = writer.new_file(*name).start().unwrap();
+            let mut data_writer = config.wrap(&mut entry);
+            data_writer.write_all(text.as_bytes()).unwrap();
+            let (_, descriptor) = data_writer.finish().unwrap();
+            entry.finish(descriptor).unwrap();
         }
-        writer.finish().unwrap().into_inner()
+        writer.finish().unwrap();
+        zip
     }
 
     #[test]
@@ -167,5 +197,19 @@ mod tests {
         let epub = book(&[("a.html", "<p>Alpha</p>"), ("b.css", "p { }"), ("c.xhtml", "<p>Gamma</p>")]);
         assert_eq!(text(&epub).unwrap(), "Alpha\n\nGamma");
         assert!(text(b"not a zip").is_err());
+    }
+
+    #[test]
+    fn a_damaged_chapter_is_left_out_and_too_many_entries_are_refused() {
+        let mut epub = book(&[("a.html", "<p>Alpha</p>"), ("c.xhtml", "<p>Gamma</p>")]);
+        let at = epub.windows(5).position(|w| w == b"Gamma").unwrap();
+        epub[at] = b'D';
+        assert_eq!(text(&epub).unwrap(), "Alpha");
+
+        let names: Vec<String> = (0..=MAX_ENTRIES).map(|i| format!("{i}.html")).collect();
+        let entries: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "")).collect();
+        let error = text(&book(&entries)).unwrap_err();
+        let expected = ArchiveError::OverLimit { detail: "the EPUB has 10001 entries, at most 10000".into() };
+        assert!(matches!(&error, AttachmentError::Archive(e) if *e == expected), "{error:?}");
     }
 }
