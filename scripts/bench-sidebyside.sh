@@ -49,20 +49,6 @@ bounded_wrangler() {
   WRANGLER="$wrapper"
 }
 
-# The counting proxy in front of $1; sets PROXY_URL and PROXY_PID once it listens.
-start_proxy() {
-  local upstream="$1" log="$2"
-  node tests/bench/counting-proxy.mjs "$upstream" --exit-after "$LIFETIME" --delay-ms "${BENCH_UPSTREAM_DELAY_MS:-20}" >"$log" 2>&1 &
-  PROXY_PID=$!
-  for _ in $(seq 1 100); do
-    grep -q '^listening ' "$log" 2>/dev/null && break
-    kill -0 "$PROXY_PID" 2>/dev/null || { echo "counting proxy exited: $(cat "$log")" >&2; return 1; }
-    sleep 0.1
-  done
-  PROXY_URL="$(sed -n 's/^listening //p' "$log" | head -n 1)"
-  [ -n "$PROXY_URL" ] || { echo "counting proxy did not start: $(cat "$log")" >&2; return 1; }
-}
-
 # The empty floor Worker, set up like start_worker (same wrangler environment) but with no vars or state.
 start_floor() {
   local port="$1" log="$2"
@@ -88,7 +74,7 @@ ready_or_log() {
 
 bench_prelude sidebyside
 bounded_wrangler
-start_proxy "$SIM_URL" "$WORK_DIR/proxy.log"
+start_proxy "$SIM_URL" "$WORK_DIR/proxy.log" "${BENCH_UPSTREAM_DELAY_MS:-20}" "$LIFETIME"
 PIDS+=("$PROXY_PID")
 
 # start_worker points ZOTERO_API_BASE at $SIM_URL: make that the proxy. Wrangler logs at warn, as the floor does:

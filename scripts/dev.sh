@@ -3,13 +3,15 @@
 #
 # With a ZOTERO_API_KEY in .dev.vars the Worker talks to the real Zotero API. Without one it starts the Zotero
 # simulator (zotero-sim) with the demo library on the next port and points the Worker at it, so a fresh checkout
-# has something to search.
+# has something to search. The demo's files are on a local WebDAV server (Apache), or with FILE_STORAGE=zotero in
+# .dev.vars on the simulator's Zotero Storage (its storage origin on the port after WebDAV's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 port="${1:-${PORT:-8787}}"
 sim_port=$((port + 1))
 dav_port=$((port + 2))
+storage_port=$((port + 3))
 
 mkdir -p .wrangler
 config=.wrangler/dev.wrangler.toml
@@ -40,7 +42,13 @@ if $demo; then
   [ -x "$sim_bin" ] || echo "[dev] compiling the Zotero simulator for the demo library (about a minute, the first time)"
   # Both binaries at once: the demo's files come from zotero-sim-files (below).
   cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim --bin zotero-sim-files
-  "${CARGO_TARGET_DIR:-target}/release/zotero-sim" --listen "127.0.0.1:${sim_port}" --demo --api-key demo &
+  sim_args=(--listen "127.0.0.1:${sim_port}" --demo --api-key demo)
+  zotero_files=false
+  if grep -qE '^FILE_STORAGE=["]?zotero["]?[[:space:]]*$' .wrangler/.dev.vars 2>/dev/null; then
+    zotero_files=true
+    sim_args+=(--storage-listen "127.0.0.1:${storage_port}" --demo-files-on-zotero-storage)
+  fi
+  "${CARGO_TARGET_DIR:-target}/release/zotero-sim" "${sim_args[@]}" &
   sim_pid=$!
   # In demo mode the Worker must reach the simulator on loopback, which global_fetch_strictly_public forbids.
   sed -i 's/^compatibility_flags = \["global_fetch_strictly_public"\]/compatibility_flags = []/' "$config"
@@ -48,16 +56,20 @@ if $demo; then
   if ! grep -qE '^AUTH_PASSWORD=.+' .wrangler/.dev.vars 2>/dev/null; then
     vars+=(--var AUTH_PASSWORD:demo)
   fi
+  # Uploads by sourceUrl from a file server on this machine (http://127.0.0.1:…) are allowed in demo mode only.
+  vars+=(--var ALLOW_LOOPBACK_SOURCE_URLS:1)
+  if $zotero_files; then
+    echo
+    echo "  FILE_STORAGE=zotero in .dev.vars: the demo library's PDFs are on the simulator's Zotero Storage"
+    echo "  (its storage origin at 127.0.0.1:${storage_port})."
   # The demo library's files, on a real WebDAV server (Apache mod_dav) on loopback, unless .dev.vars names one.
-  if ! grep -qE '^WEBDAV_URL=.+' .wrangler/.dev.vars 2>/dev/null; then
+  elif ! grep -qE '^WEBDAV_URL=.+' .wrangler/.dev.vars 2>/dev/null; then
     rm -rf .wrangler/webdav
     "${CARGO_TARGET_DIR:-target}/release/zotero-sim-files" .wrangler/webdav/dav >/dev/null
     # setsid: a process group of its own, so that nothing Apache signals on its way out reaches this script.
     setsid bash scripts/webdav-server.sh .wrangler/webdav "$dav_port" demo demo >.wrangler/webdav.log 2>&1 &
     dav_pid=$!
     vars+=(--var "WEBDAV_URL:http://127.0.0.1:${dav_port}/" --var WEBDAV_USERNAME:demo --var WEBDAV_PASSWORD:demo)
-    # Uploads by sourceUrl from a file server on this machine (http://127.0.0.1:…) are allowed in demo mode only.
-    vars+=(--var ALLOW_LOOPBACK_SOURCE_URLS:1)
     echo
     echo "  No WEBDAV_URL in .dev.vars: the demo library's PDFs are on WebDAV (Apache) at 127.0.0.1:${dav_port}."
   fi

@@ -24,6 +24,8 @@
 #   E2E_SKIP_OAUTH2=1            skip the oauth2 crate client
 #   E2E_SKIP_STDIO=1             skip the stdio client tests
 #   E2E_SKIP_CLI=1               skip the `zotero-mcp e2e` runs
+#   E2E_SKIP_ZOTERO_STORAGE=1    skip the second pass of the file suites (attachments, sources, semantic) with
+#                                the files on Zotero Storage
 #   E2E_TEST_FILES="a b"         run only these test files (default tests/e2e/*.test.mjs)
 #   E2E_KEEP_LOG=1               keep the server logs (their paths are printed)
 set -euo pipefail
@@ -207,6 +209,51 @@ for target in $TARGETS; do
   run_suite "$target" "$url"
   stop_pid "$SERVER_PID"
 done
+
+# The suites that touch files again, with the files on Zotero Storage: a second simulator serving the demo
+# library's files from its storage origin (its own loopback port, refusing any request that carries the API key),
+# and each server set to FILE_STORAGE=zotero. Reading, writing, highlighting, renaming and deleting
+# (attachments), an import with its open-access PDF (sources), and the index sync's paper text (semantic).
+ZS_FILES=()
+for file in tests/e2e/attachments.test.mjs tests/e2e/sources.test.mjs tests/e2e/semantic.test.mjs; do
+  [[ " ${TEST_FILES[*]} " == *" $file "* ]] && ZS_FILES+=("$file")
+done
+if [ "${E2E_SKIP_ZOTERO_STORAGE:-}" != "1" ] && [ "${#ZS_FILES[@]}" -gt 0 ]; then
+  main_sim="$SIM_URL"
+  ZS_LOG="$WORK_DIR/zotero-sim-storage.log"
+  LOGS+=("$ZS_LOG")
+  start_sim "$ZS_LOG" --storage-listen "127.0.0.1:$(free_port)" --demo-files-on-zotero-storage ||
+    die "zotero-sim with Zotero Storage did not start"
+  PIDS+=("$SIM_PID")
+  echo "e2e: zotero-sim with the demo files on its Zotero Storage on $SIM_URL"
+  export FILE_STORAGE=zotero E2E_FILE_STORE=zotero
+  for target in $TARGETS; do
+    port="$(free_port)"
+    log="$WORK_DIR/$target-zotero-storage.log"
+    LOGS+=("$log")
+    case "$target" in
+      worker) start_worker "$port" "$log" ;;
+      native) start_native "$port" "$log" ;;
+    esac
+    PIDS+=("$SERVER_PID")
+    url="http://127.0.0.1:$port/mcp"
+    wait_ready "$SERVER_PID" "$url" || die "the $target server (FILE_STORAGE=zotero) is not answering"
+    echo "e2e[$target, Zotero Storage]: answering at $url"
+    MCP_URL="$url" E2E_TARGET="$target"
+    export MCP_URL E2E_TARGET
+    set +e
+    node --test --test-reporter=spec --test-timeout=300000 "${ZS_FILES[@]}" 2>&1 \
+      | tee "$WORK_DIR/$target-zs-node.log"
+    rc=${PIPESTATUS[0]}; RCS+=("$rc")
+    set -e
+    zp=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/$target-zs-node.log"); zf=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/$target-zs-node.log")
+    echo "e2e[$target, Zotero Storage]: ${zp:-0} passed, ${zf:-0} failed"
+    TOTAL_PASS=$((TOTAL_PASS + ${zp:-0})); TOTAL_FAIL=$((TOTAL_FAIL + ${zf:-0}))
+    stop_pid "$SERVER_PID"
+  done
+  unset FILE_STORAGE E2E_FILE_STORE
+  SIM_URL="$main_sim"
+fi
 
 if [ "${E2E_SKIP_STDIO:-}" != "1" ]; then
   echo "e2e[stdio]: zotero-mcp serve --stdio with the official clients' stdio transports"

@@ -40,6 +40,11 @@ start_worker() {
   if [ -n "${SOURCES_TEST_BASE_URL:-}" ]; then
     WEBDAV_VARS+=(--var "SOURCES_TEST_BASE_URL:$SOURCES_TEST_BASE_URL")
   fi
+  # FILE_STORAGE=zotero: the files on the simulator's Zotero Storage (the native server reads it from the
+  # environment it inherits).
+  if [ -n "${FILE_STORAGE:-}" ]; then
+    WEBDAV_VARS+=(--var "FILE_STORAGE:$FILE_STORAGE")
+  fi
   (
     export WRANGLER_SEND_METRICS=false
     export WRANGLER_SEND_ERROR_REPORTS=false
@@ -117,11 +122,12 @@ wait_listening() {
 
 # zotero-sim with the demo library on a free loopback port; sets SIM_URL and SIM_PID. --control serves its fault
 # injection endpoint (POST /_sim/fail, docs/simulator.md), through which scripts/e2e.sh fails one step of a run.
+# More arguments go to zotero-sim (e.g. --storage-listen ADDR --demo-files-on-zotero-storage).
 start_sim() {
   local log="$1" port
   port="$(free_port)"
   "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo \
-    --control --exit-after 1800 >"$log" 2>&1 &
+    --control --exit-after 1800 "${@:2}" >"$log" 2>&1 &
   SIM_PID=$!
   wait_listening "$SIM_PID" "$log" zotero-sim || return 1
   SIM_URL="http://127.0.0.1:$port"
@@ -207,4 +213,19 @@ bench_cleanup() {
   # wrangler bundles into <config dir>/.wrangler/tmp/<run> and removes <run>; drop the empty shells.
   for dir in tests/e2e tests/bench/floor-worker; do rmdir "$dir/.wrangler/tmp" "$dir/.wrangler" 2>/dev/null || true; done
   rm -rf "$WORK_DIR"
+}
+
+# The counting proxy (tests/bench/counting-proxy.mjs) in front of $1, logging to $2, holding each answer $3 ms
+# (default 0), stopping after $4 seconds (default 1800); sets PROXY_URL and PROXY_PID once it listens.
+start_proxy() {
+  local upstream="$1" log="$2"
+  node tests/bench/counting-proxy.mjs "$upstream" --exit-after "${4:-1800}" --delay-ms "${3:-0}" >"$log" 2>&1 &
+  PROXY_PID=$!
+  for _ in $(seq 1 100); do
+    grep -q '^listening ' "$log" 2>/dev/null && break
+    kill -0 "$PROXY_PID" 2>/dev/null || { echo "counting proxy exited: $(cat "$log")" >&2; return 1; }
+    sleep 0.1
+  done
+  PROXY_URL="$(sed -n 's/^listening //p' "$log" | head -n 1)"
+  [ -n "$PROXY_URL" ] || { echo "counting proxy did not start: $(cat "$log")" >&2; return 1; }
 }

@@ -1,6 +1,9 @@
 // Attachment files end to end: the server (Worker under wrangler dev, or native) reads the demo library's files
 // from a real WebDAV server — Apache httpd with mod_dav on loopback, filled by zotero-sim-files in Zotero's
-// layout (scripts/e2e.sh) — through the PDF engine, with the official client in the 2026-07-28 era.
+// layout (scripts/e2e.sh) — through the PDF engine, with the official client in the 2026-07-28 era. With
+// E2E_FILE_STORE=zotero (scripts/e2e.sh's second pass) the same suite runs against servers set to
+// FILE_STORAGE=zotero and a simulator serving the same files from its Zotero Storage origin, on its own port,
+// which refuses any request carrying the API key.
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -24,7 +27,12 @@ import {
   textOf,
 } from './helpers.mjs';
 
-describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
+const ZOTERO = process.env.E2E_FILE_STORE === 'zotero';
+const STORE = ZOTERO
+  ? { name: 'Zotero Storage (the simulator\'s storage origin)', check: 'zotero_storage', source: 'zotero-storage', storedIn: 'Zotero Storage' }
+  : { name: 'WebDAV (Apache mod_dav)', check: 'webdav', source: 'webdav', storedIn: 'WebDAV' };
+
+describe(`attachment files from ${STORE.name}`, { timeout: TEST_TIMEOUT_MS * 4 }, () => {
   let client;
   const call = async (args) => {
     const result = await client.callTool({ name: 'zotero_read_attachment', arguments: args }, { timeout: REQUEST_TIMEOUT_MS });
@@ -42,18 +50,18 @@ describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOU
     await client?.close();
   });
 
-  it('reports the WebDAV server as answering on /health (its PROPFIND must go out as a PROPFIND)', async () => {
+  it('reports the file store as answering on /health (WebDAV\'s PROPFIND must go out as a PROPFIND)', async () => {
     const health = await (await fetch(new URL('/health', mcpUrl()))).json();
-    const webdav = health.checks.find((check) => check.name === 'webdav');
-    assert.equal(webdav?.ok, true, JSON.stringify(health));
+    const files = health.checks.find((check) => check.name === STORE.check);
+    assert.equal(files?.ok, true, JSON.stringify(health));
   });
 
-  it('reads a whole paper from Zotero\'s index and pages of it from the PDF on WebDAV', async () => {
+  it('reads a whole paper from Zotero\'s index and pages of it from the stored PDF', async () => {
     const indexed = await call({ itemKey: 'T6W7H8UE' });
     assert.equal(indexed.structuredContent.attachmentKey, '93WJRKG5');
     assert.equal(indexed.structuredContent.source, 'zotero-index');
     const paged = await call({ itemKey: '93WJRKG5', fromPage: 1, toPage: 2 });
-    assert.equal(paged.structuredContent.source, 'webdav');
+    assert.equal(paged.structuredContent.source, STORE.source);
     assert.deepEqual(paged.structuredContent.pages, [1, 2]);
     assert.ok(paged.structuredContent.totalPages >= 3, `pages: ${paged.structuredContent.totalPages}`);
     assert.match(paged.structuredContent.text, /Geometric deep learning enables accurate protein structure/);
@@ -66,11 +74,12 @@ describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOU
     assert.match(textOf(first), /fromPage: 2/);
   });
 
-  it('reports the outline and the file facts, with whether the file is on WebDAV', async () => {
+  it('reports the outline and the file facts, with whether the store has the file', async () => {
     const outline = await call({ itemKey: 'UN79YVS8', mode: 'outline' });
     assert.deepEqual(outline.structuredContent.outline, []);
     const info = await call({ itemKey: 'UN79YVS8', mode: 'info' });
     assert.equal(info.structuredContent.file.onWebDav, true);
+    assert.equal(info.structuredContent.file.storedIn, STORE.storedIn);
     assert.equal(info.structuredContent.file.parentItem, 'KPDKK5UT');
   });
 
@@ -86,9 +95,10 @@ describe('attachment files from WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOU
 
 // Writing: a PDF from the demo files (crates/sim/demo/files, freely licensed) is served over http on loopback
 // by this test, downloaded by the server (sourceUrl; ALLOW_LOOPBACK_SOURCE_URLS=1 in tests/e2e/wrangler.test.toml),
-// stored on Apache in Zotero's layout, read back, highlighted, renamed and deleted. Both servers run this file
-// against the same simulator, so each run works on the attachment it created.
-describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_TIMEOUT_MS * 6 }, () => {
+// stored on Apache in Zotero's layout (or uploaded to the simulator's Zotero Storage), read back, highlighted,
+// renamed and deleted. Both servers run this file against the same simulator, so each run works on the
+// attachment it created.
+describe(`attachment files written to ${STORE.name}`, { timeout: TEST_TIMEOUT_MS * 6 }, () => {
   const PARENT = 'KPDKK5UT';
   let client;
   let server;
@@ -135,6 +145,7 @@ describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_
     assert.equal(out.bytes, pdf.length);
     assert.equal(out.md5, createHash('md5').update(pdf).digest('hex'));
     assert.equal(out.recorded, true);
+    assert.equal(out.storedIn, STORE.storedIn);
     const info = await ok('zotero_read_attachment', { itemKey: attachmentKey, mode: 'info' });
     assert.equal(info.structuredContent.file.onWebDav, true);
     assert.equal(info.structuredContent.file.md5, out.md5);
@@ -144,7 +155,7 @@ describe('attachment files written to WebDAV (Apache mod_dav)', { timeout: TEST_
   it('reads it back by pages, outline and info, then highlights a quoted sentence', async () => {
     assert.ok(attachmentKey, 'the upload step ran');
     const page = await ok('zotero_read_attachment', { itemKey: attachmentKey, fromPage: 1, toPage: 1 });
-    assert.equal(page.structuredContent.source, 'webdav');
+    assert.equal(page.structuredContent.source, STORE.source);
     assert.deepEqual(page.structuredContent.pages, [1]);
     await ok('zotero_read_attachment', { itemKey: attachmentKey, mode: 'outline' });
     // Six words in a row from the page's own text, as a model would quote them.

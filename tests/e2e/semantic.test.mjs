@@ -90,9 +90,10 @@ describe('semantic search over AI Search', { timeout: TEST_TIMEOUT_MS * 6 }, () 
     assert.ok(report.structuredContent.zoteroRequests <= 40, textOf(report));
   });
 
-  it('reads a paper Zotero has not indexed from WebDAV, so its passage has a page', { skip: !onWorker }, async () => {
+  it('reads a paper Zotero has not indexed from its stored PDF, so its passage has a page', { skip: !onWorker }, async () => {
     // The apa7 sample (Q5WETDZB, crates/sim/demo/files) has no entry in Zotero's full-text index; the sync read
-    // its PDF from Apache through the PDF engine, page by page (the reindex above finished the cycle).
+    // its PDF from Apache (or, with E2E_FILE_STORE=zotero, the simulator's Zotero Storage) through the PDF
+    // engine, page by page (the reindex above finished the cycle).
     // Words from page 2's discussion, which only the PDF has (the item's abstract repeats page 1).
     const result = await tool('zotero_semantic_search', {
       query: 'lengthy and erudite discussion interpreting the results for the masses',

@@ -1,8 +1,8 @@
 // Imports and duplicates end to end: the server (Worker under wrangler dev, or native) resolves a DOI against the
 // metadata services' stand-in (tests/e2e/sources-stub.mjs, recorded real answers), creates the item in the
 // simulator, downloads the open-access PDF OpenAlex names and stores it on the real WebDAV server (Apache
-// mod_dav), then finds the copy a second import makes and merges it — all through the official client in the
-// 2026-07-28 era.
+// mod_dav; with E2E_FILE_STORE=zotero, on the simulator's Zotero Storage), then finds the copy a second import
+// makes and merges it — all through the official client in the 2026-07-28 era.
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -37,7 +37,7 @@ describe('import by identifier, with its PDF, and merging the duplicate', { time
     await client?.close();
   });
 
-  it('imports a DOI with CrossRef metadata and stores OpenAlex\'s PDF on WebDAV', async () => {
+  it('imports a DOI with CrossRef metadata and stores OpenAlex\'s PDF', async () => {
     // allowDuplicate: the other server's run may already have imported it into the same simulator.
     const imported = await ok('zotero_import_reference', { identifier: `https://doi.org/${DOI}`, allowDuplicate: true });
     const out = imported.structuredContent;
@@ -51,6 +51,7 @@ describe('import by identifier, with its PDF, and merging the duplicate', { time
     assert.equal(item.structuredContent.item.doi, DOI);
     const info = await ok('zotero_read_attachment', { itemKey: out.attachmentKey, mode: 'info' });
     assert.equal(info.structuredContent.file.onWebDav, true);
+    assert.equal(info.structuredContent.file.storedIn, process.env.E2E_FILE_STORE === 'zotero' ? 'Zotero Storage' : 'WebDAV');
     assert.equal(info.structuredContent.file.parentItem, first);
     const pdf = readFileSync(fileURLToPath(new URL('../../crates/sim/demo/files/shortsample.pdf', import.meta.url)));
     assert.equal(info.structuredContent.file.md5, createHash('md5').update(pdf).digest('hex'), 'the stored file is the PDF served');

@@ -1,8 +1,9 @@
 //! `zotero-mcp e2e` against the real native server (`zotero-mcp serve --http` with a static token) over the
-//! Zotero simulator's HTTP server, each test with its own pair: every read-only step passes; a `--write` run
-//! without WebDAV fails at the attachment and deletes the item it created; a Zotero failure injected through the
-//! simulator's control endpoint into the clean-up is reported as a clean-up failure. The full cycle, with WebDAV,
-//! runs in scripts/e2e.sh against both runtimes.
+//! Zotero simulator's HTTP server, each test with its own pair: every read-only step passes; the whole `--write`
+//! cycle passes with the files on the simulator's Zotero Storage; a `--write` run whose file store cannot be used
+//! (forced to WebDAV, none configured) fails at the attachment and deletes the item it created; a Zotero failure
+//! injected through the simulator's control endpoint into the clean-up is reported as a clean-up failure. The
+//! full cycle with WebDAV runs in scripts/e2e.sh against both runtimes.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -30,6 +31,11 @@ impl Drop for Servers {
 }
 
 fn start(name: &str) -> Servers {
+    start_with(name, &[])
+}
+
+/// [`start`], the server given more settings.
+fn start_with(name: &str, settings: &[(&str, &str)]) -> Servers {
     let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
     let options = zotero_sim::server::Options {
         listen: format!("127.0.0.1:{port}"),
@@ -40,6 +46,7 @@ fn start(name: &str) -> Servers {
         control: true,
         storage_listen: None,
         demo_files_on_zotero_storage: false,
+        storage_origin: None,
     };
     std::thread::spawn(move || zotero_sim::server::run(&options));
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -58,6 +65,7 @@ fn start(name: &str) -> Servers {
         .env("ZOTERO_API_KEY", "demo")
         .env("ZOTERO_LIBRARY_ID", zotero_sim::DEMO_USER_ID.to_string())
         .env("ZOTERO_MCP_TOKEN", TOKEN)
+        .envs(settings.iter().copied())
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -120,7 +128,7 @@ fn every_read_only_step_passes_against_a_native_server() {
     }
     assert!(out.contains("not served: the server takes a static token"), "{out}");
     assert!(out.contains("AI Search is not bound"), "{out}");
-    assert!(out.contains("WebDAV: off"), "{out}");
+    assert!(out.contains("Zotero Storage: ok"), "{out}");
     assert!(
         out.trim_end().lines().last().is_some_and(|l| l.starts_with("PASSED: 10 passed, 0 failed, 1 skipped")),
         "{out}"
@@ -128,9 +136,22 @@ fn every_read_only_step_passes_against_a_native_server() {
 }
 
 #[test]
+fn the_whole_write_cycle_passes_with_files_on_zotero_storage() {
+    let servers = start("zotero-storage");
+    let run = e2e(&[&servers.base, "--token", TOKEN, "--write"]);
+    let out = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{out}\n{}", text(&run.stderr));
+    for line in ["✓ write: attach PDF", "✓ write: read back", "✓ write: highlight"] {
+        assert!(out.lines().any(|l| l.starts_with(line)), "no line `{line}` in:\n{out}");
+    }
+    assert!(out.contains("bytes on Zotero Storage") && out.contains("page 1 from Zotero Storage"), "{out}");
+    assert_eq!(scratch_items(&servers.sim).trim(), "", "what the run created is gone, trash included");
+}
+
+#[test]
 fn a_failed_write_step_is_named_and_what_the_run_created_is_deleted() {
-    let servers = start("write");
-    // No WebDAV on this server: the attachment step fails after the item was created.
+    // Files forced to WebDAV, which this server has not: the attachment step fails after the item was created.
+    let servers = start_with("write", &[("FILE_STORAGE", "webdav")]);
     let run = e2e(&[&servers.base, "--token", TOKEN, "--write", "--json"]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     let report: Value = serde_json::from_slice(&run.stdout).expect("one JSON document on stdout");
@@ -151,7 +172,7 @@ fn a_failed_write_step_is_named_and_what_the_run_created_is_deleted() {
 
 #[test]
 fn a_clean_up_that_fails_is_reported_and_fails_the_run() {
-    let servers = start("cleanup");
+    let servers = start_with("cleanup", &[("FILE_STORAGE", "webdav")]);
     // Zotero refuses every delete (the control endpoint of zotero-sim --control): the item stays, and says so.
     let fault = r#"{"method":"DELETE","pathContains":"/items/","status":500,"times":20}"#;
     let armed = reqwest::blocking::Client::new()

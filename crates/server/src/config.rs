@@ -6,7 +6,7 @@ use zotero_mcp_core::index::sync::DEFAULT_SUBREQUEST_BUDGET;
 use zotero_mcp_core::index::{IndexSettings, DEFAULT_BATCH};
 use zotero_mcp_core::sources::{Endpoints, SourceSettings};
 use zotero_mcp_core::webdav::WebDavSettings;
-use zotero_mcp_core::zotero::LibraryKind;
+use zotero_mcp_core::zotero::{LibraryKind, ZoteroSettings};
 
 /// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
 pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
@@ -49,9 +49,12 @@ pub struct Config {
     /// How many leading bits of an IPv6 address the login throttle counts as one client (`LOGIN_IPV6_PREFIX`,
     /// 32–128, default 64: the block one subscriber usually gets).
     pub login_ipv6_prefix: u8,
-    /// Where the attachment files are (`WEBDAV_URL`, `WEBDAV_USERNAME`, `WEBDAV_PASSWORD`); `None` when the URL
-    /// is unset (files cannot be read then, and the tools say so).
+    /// The WebDAV server with the attachment files (`WEBDAV_URL`, `WEBDAV_USERNAME`, `WEBDAV_PASSWORD`); `None`
+    /// when the URL is unset.
     pub webdav: Option<WebDavSettings>,
+    /// Which store the library's files are read from (`FILE_STORAGE`): WebDAV when it is configured, else
+    /// Zotero Storage, unless this names one.
+    pub file_storage: FileStorage,
     /// Lets `zotero_put_attachment` fetch a `sourceUrl` over plain http from a loopback address
     /// (`ALLOW_LOOPBACK_SOURCE_URLS=1`): for `make dev` and the end-to-end tests only, whose files are served on
     /// 127.0.0.1. Never set it on a deployment.
@@ -128,6 +131,16 @@ impl std::fmt::Debug for Config {
 }
 
 impl Config {
+    /// The Zotero client's settings: the key, the library and the API's address.
+    pub fn zotero_settings(&self) -> ZoteroSettings {
+        ZoteroSettings {
+            api_key: self.zotero_api_key.clone().unwrap_or_default(),
+            library_kind: self.zotero_library_type,
+            library_id: self.zotero_library_id.clone(),
+            base_url: self.zotero_api_base.clone(),
+        }
+    }
+
     /// Builds the configuration from a variable lookup (the Worker's `env`, or a map in tests). Empty strings
     /// count as unset: `wrangler secret put` with an empty value is a common way to "remove" a secret.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
@@ -164,6 +177,7 @@ impl Config {
                 username: get("WEBDAV_USERNAME").unwrap_or_default(),
                 password: get("WEBDAV_PASSWORD").unwrap_or_default(),
             }),
+            file_storage: FileStorage::from_setting(get("FILE_STORAGE")),
             allow_loopback_source_urls: get("ALLOW_LOOPBACK_SOURCE_URLS").as_deref() == Some("1"),
             index: IndexSettings::from_lookup(get).map_err(|e| e.to_string()),
             sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
@@ -174,6 +188,30 @@ impl Config {
                 get("SOURCES_TEST_BASE_URL").filter(|_| get("ENABLE_TEST_FIXTURES").as_deref() == Some("1")),
             ),
             setup: SetupHint::Native,
+        }
+    }
+}
+
+/// `FILE_STORAGE`: which store holds the library's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStorage {
+    /// Unset: WebDAV when `WEBDAV_URL` is set (as before Zotero Storage was served), else Zotero Storage.
+    Auto,
+    /// `webdav`: WebDAV, and an error naming `WEBDAV_URL` when it is not set.
+    WebDav,
+    /// `zotero`: Zotero Storage, even when `WEBDAV_URL` is set.
+    Zotero,
+    /// Anything else, kept to be named in the error.
+    Invalid(String),
+}
+
+impl FileStorage {
+    fn from_setting(value: Option<String>) -> Self {
+        match value.as_deref().map(str::trim).map(str::to_ascii_lowercase).as_deref() {
+            None | Some("") => Self::Auto,
+            Some("webdav") => Self::WebDav,
+            Some("zotero") => Self::Zotero,
+            Some(_) => Self::Invalid(value.unwrap_or_default()),
         }
     }
 }

@@ -7,15 +7,16 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
-use zotero_mcp_core::files::FileStore;
+use zotero_mcp_core::files::{FileStore, FileWriter};
 use zotero_mcp_core::index::{SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
+use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
-use crate::config::{Config, SetupHint};
+use crate::config::{Config, FileStorage, SetupHint};
 use crate::grant::{Grant, Scope};
 use crate::platform::Platform;
 
@@ -28,9 +29,24 @@ pub enum WriterRefused {
     /// The Zotero settings are incomplete (no key, a group without an id…).
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
-    /// The WebDAV settings are unusable (`WEBDAV_URL` is not an http(s) URL…).
+    /// The file store cannot be used (`FILE_STORAGE` or `WEBDAV_URL` unusable, the key's library not found…).
+    #[error(transparent)]
+    Files(#[from] FilesUnavailable),
+}
+
+/// Why the library's file store could not be set up for this request.
+#[derive(Debug, thiserror::Error)]
+pub enum FilesUnavailable {
+    #[error("FILE_STORAGE is {0:?}; set it to webdav or zotero, or leave it unset (WebDAV when WEBDAV_URL is set, else Zotero Storage)")]
+    BadSetting(String),
+    #[error("FILE_STORAGE is webdav, but WEBDAV_URL is not set; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD, or leave FILE_STORAGE unset to read files from Zotero Storage")]
+    WebDavUnset,
     #[error(transparent)]
     WebDav(#[from] WebDavError),
+    #[error(transparent)]
+    Zotero(#[from] ZoteroError),
+    #[error(transparent)]
+    ZoteroStorage(#[from] ZoteroStorageError),
 }
 
 /// The per-request context handed to every tool, resource and prompt handler.
@@ -47,6 +63,9 @@ pub struct RequestContext {
     zotero: OnceCell<ZoteroWriter>,
     /// The WebDAV client, made on first use; `None` inside when WebDAV is not configured.
     webdav: OnceCell<Option<WebDavWriter>>,
+    /// The Zotero Storage client, made on first use, once the library is known. Its writing half is handed out
+    /// only with the write scope ([`Self::file_writer`]).
+    zotero_storage: OnceCell<ZoteroStorageWriter>,
     /// The AI Search index, made on first use; `None` inside when the deployment binds no AI Search.
     semantic: OnceCell<Option<SemanticIndex>>,
     /// The tool being run, for the wording of a refusal.
@@ -64,6 +83,7 @@ impl RequestContext {
             platform,
             zotero: OnceCell::new(),
             webdav: OnceCell::new(),
+            zotero_storage: OnceCell::new(),
             semantic: OnceCell::new(),
             tool: Cell::new(""),
             writer_taken: Cell::new(false),
@@ -88,21 +108,54 @@ impl RequestContext {
         Ok(writer)
     }
 
-    /// The library's file store, for reading attachment files; `Ok(None)` when none is set up.
-    pub fn files(&self) -> Result<Option<&dyn FileStore>, WebDavError> {
-        Ok(self.webdav_client()?.map(|writer| &**writer as &dyn FileStore))
+    /// The library's file store, for reading attachment files: WebDAV when `WEBDAV_URL` is set, else Zotero
+    /// Storage, unless `FILE_STORAGE` names one (`webdav`, `zotero`). Always a store when `Ok` (the `Option` is
+    /// the readers' "no store", kept for callers without one).
+    pub async fn files(&self) -> Result<Option<&dyn FileStore>, FilesUnavailable> {
+        Ok(Some(match self.chosen_store()? {
+            Some(webdav) => &**webdav as &dyn FileStore,
+            None => &**self.zotero_storage().await? as &dyn FileStore,
+        }))
     }
 
-    /// The WebDAV client for changing files (`Ok(None)` when WebDAV is not configured), or
-    /// [`WriterRefused::ScopeMissing`] when the grant lacks `zotero:write`: uploads and deletes are library
-    /// changes like any other.
-    pub fn webdav_writer(&self) -> Result<Option<&WebDavWriter>, WriterRefused> {
+    /// The same store as [`Self::files`], for changing files, or [`WriterRefused::ScopeMissing`] (before
+    /// anything is sent) when the grant lacks `zotero:write`: uploads, renames and deletes are library changes
+    /// like any other.
+    pub async fn file_writer(&self) -> Result<FileWriter<'_>, WriterRefused> {
         if !self.grant.allows(Scope::Write) {
             return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
         }
-        let writer = self.webdav_client()?;
         self.writer_taken.set(true);
-        Ok(writer)
+        Ok(match self.chosen_store()? {
+            Some(webdav) => FileWriter::WebDav(webdav),
+            None => FileWriter::ZoteroStorage(self.zotero_storage().await?),
+        })
+    }
+
+    /// WebDAV's client when the files are there, `None` for Zotero Storage, or why neither can be used.
+    fn chosen_store(&self) -> Result<Option<&WebDavWriter>, FilesUnavailable> {
+        match (&self.config.file_storage, self.webdav_client()?) {
+            (FileStorage::Invalid(value), _) => Err(FilesUnavailable::BadSetting(value.clone())),
+            (FileStorage::WebDav, None) => Err(FilesUnavailable::WebDavUnset),
+            (FileStorage::WebDav | FileStorage::Auto, Some(webdav)) => Ok(Some(webdav)),
+            (FileStorage::Zotero, _) | (FileStorage::Auto, None) => Ok(None),
+        }
+    }
+
+    /// The Zotero Storage client: the library must be known first (a user library's id may come from the key).
+    async fn zotero_storage(&self) -> Result<&ZoteroStorageWriter, FilesUnavailable> {
+        if let Some(storage) = self.zotero_storage.get() {
+            return Ok(storage);
+        }
+        let library = self.client()?.library_prefix().await?.to_owned();
+        let storage = ZoteroStorageWriter::new(
+            &self.zotero_settings(),
+            &library,
+            self.platform.http.clone(),
+            self.platform.clock.clone(),
+            StoragePolicy::default(),
+        )?;
+        Ok(self.zotero_storage.get_or_init(|| storage))
     }
 
     /// The library's AI Search index: `Ok(None)` when the deployment binds no AI Search (semantic search is
@@ -194,15 +247,13 @@ impl RequestContext {
         if let Some(client) = self.zotero.get() {
             return Ok(client);
         }
-        let settings = ZoteroSettings {
-            api_key: self.config.zotero_api_key.clone().unwrap_or_default(),
-            library_kind: self.config.zotero_library_type,
-            library_id: self.config.zotero_library_id.clone(),
-            base_url: self.config.zotero_api_base.clone(),
-        };
-        let client = ZoteroWriter::new(settings, self.platform.http.clone(), self.platform.clock.clone())
+        let client = ZoteroWriter::new(self.zotero_settings(), self.platform.http.clone(), self.platform.clock.clone())
             .map_err(|error| with_setup_hint(error, self.config.setup))?;
         Ok(self.zotero.get_or_init(|| client))
+    }
+
+    fn zotero_settings(&self) -> ZoteroSettings {
+        self.config.zotero_settings()
     }
 }
 

@@ -53,7 +53,18 @@ pub enum SyncRunError {
 pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) -> Result<SyncReport, SyncRunError> {
     let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
     let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
-    let files = ctx.files().map_err(|e| SyncRunError::Setup(e.to_string()))?;
-    let options = ctx.sync_options(full, limit);
+    let mut options = ctx.sync_options(full, limit);
+    // The file store only for a run that may read papers. Zotero Storage needs the library's id, which may
+    // cost the key lookup the run would otherwise make (and count) itself: counted here instead.
+    let files = if index.is_some() && options.full_text {
+        let lookup = zotero.needs_key_lookup();
+        let files = ctx.files().await.map_err(|e| SyncRunError::Setup(e.to_string()))?;
+        if lookup && !zotero.needs_key_lookup() {
+            options.subrequest_budget = options.subrequest_budget.saturating_sub(1);
+        }
+        files
+    } else {
+        None
+    };
     Ok(index::sync_with_files(zotero, index, ctx.cache(), &options, files).await?)
 }

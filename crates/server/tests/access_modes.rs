@@ -60,5 +60,5 @@ async fn only_a_server_that_issues_tokens_serves_the_oauth_routes() {
     let health = http::Request::get("https://zotero.example/health").body(Vec::new()).unwrap();
     let reply = send(&trusted, health).await;
     let names: Vec<&str> = reply.body["checks"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
-    assert_eq!(names, ["zotero_api_key", "webdav"], "no password is needed without a login page");
+    assert_eq!(names, ["zotero_api_key", "zotero_storage"], "no password is needed without a login page");
 }

@@ -5,30 +5,16 @@
 
 mod common;
 
-use base64::Engine;
 use common::dav::*;
+use common::files::*;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::pdf_of_pages;
 use zotero_mcp_core::webdav::{md5_hex, unpack, FileProps, ZipLimits};
 use zotero_mcp_server::auth::Grant;
-use zotero_sim::LibraryRef;
-
-const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
-/// A paper with a stored PDF (UN79YVS8) and no full-text index entry.
-const PARENT: &str = "KPDKK5UT";
-const ATTACHMENT: &str = "UN79YVS8";
-
-fn pdf() -> Vec<u8> {
-    pdf_of_pages(&["Residue contacts emerge early in training", "Side chains pack without any rotamer library"])
-}
-
-fn b64(data: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(data)
-}
 
 fn item(s: &Bench, key: &str) -> Option<Value> {
-    s.sim.item(LIB, key).map(|i| i["data"].clone())
+    item_data(&s.sim, key)
 }
 
 /// Requests that changed something in Zotero.
@@ -132,7 +118,8 @@ async fn a_read_only_grant_or_no_webdav_writes_nothing() {
     let s = bench(true);
     let result = s.tool("zotero_put_attachment", Grant::read_only("owner"), json!({ "base64Data": b64(&pdf()) })).await;
     assert!(error_text(&result).contains("zotero:write"));
-    let unconfigured = bench(false);
+    // Files forced to WebDAV, which is not configured.
+    let unconfigured = bench_with(false, &[("FILE_STORAGE", "webdav")]);
     let result = unconfigured.write("zotero_put_attachment", json!({ "base64Data": b64(&pdf()) })).await;
     assert!(error_text(&result).contains("WEBDAV_URL"));
     assert_eq!(zotero_writes(&s) + zotero_writes(&unconfigured), 0);

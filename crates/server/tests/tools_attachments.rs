@@ -116,9 +116,10 @@ async fn force_file_reads_the_file_even_when_the_index_has_the_text() {
 
 #[tokio::test]
 async fn missing_configuration_files_and_links_get_errors_that_say_what_to_do() {
+    // Without WEBDAV_URL files are read from Zotero Storage (tools_zotero_storage.rs), where this one is not.
     let unconfigured = setup(false);
     let error = error_text(&unconfigured.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 1 })).await);
-    assert!(error.contains("WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD"), "{error}");
+    assert!(error.contains("on Zotero Storage; sync Zotero Desktop"), "{error}");
 
     let s = setup(true);
     let error = error_text(&s.read(json!({ "itemKey": NOT_INDEXED })).await);
@@ -183,7 +184,8 @@ async fn health_says_whether_webdav_answers_without_echoing_its_address() {
     assert_eq!(check["ok"], true, "{check}");
     assert_eq!(s.dav_requests(), ["PROPFIND /files/zotero/"]);
 
-    let unconfigured = setup(false);
+    // Files forced to WebDAV without a WebDAV server: the check says which settings are missing.
+    let unconfigured = bench_with(false, &[("FILE_STORAGE", "webdav")]);
     let check = health(&unconfigured.app).await;
     assert_eq!((check["ok"].clone(), check["required"].clone()), (json!(false), json!(false)));
     assert!(check["fix"].as_str().unwrap().contains("WEBDAV_URL"));
@@ -276,5 +278,5 @@ async fn when_webdav_fails_after_the_item_is_gone_the_answer_says_so() {
     assert_eq!(out["filesRemoved"], false);
     assert!(s.sim.item(LibraryRef::User(DEMO_USER), NOT_INDEXED).is_none(), "the item is deleted first");
     let note = out["note"].as_str().unwrap();
-    assert!(note.contains("were not removed") && note.contains(&format!("{NOT_INDEXED}.zip")), "{note}");
+    assert!(note.contains("was not removed") && note.contains(&format!("{NOT_INDEXED}.zip")), "{note}");
 }

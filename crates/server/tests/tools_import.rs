@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::dav::{bench, source_fixture, Bench, PLOS_DOI};
+use common::dav::{bench, bench_with, source_fixture, Bench, PLOS_DOI};
 use common::{error_text, ok};
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
@@ -159,15 +159,15 @@ async fn bad_input_is_refused_with_the_accepted_forms() {
 }
 
 #[tokio::test]
-async fn without_webdav_the_item_is_created_and_the_pdf_s_address_given() {
-    let bench = bench(false);
+async fn without_a_usable_file_store_the_item_is_created_and_the_pdf_s_address_given() {
+    let bench = bench_with(false, &[("FILE_STORAGE", "webdav")]);
     bench.serve_plos();
     let result = bench.write("zotero_import_reference", json!({"identifier": PLOS_DOI})).await;
     let out = ok(&result);
     assert!(out["itemKey"].is_string());
     assert_eq!(out["attachmentKey"], Value::Null);
     let pdf = out["results"][0]["pdf"].as_str().unwrap();
-    assert!(pdf.contains("WebDAV is not configured") && pdf.contains("journals.plos.org"), "{pdf}");
+    assert!(pdf.contains("WEBDAV_URL is not set") && pdf.contains("journals.plos.org"), "{pdf}");
 }
 
 #[tokio::test]

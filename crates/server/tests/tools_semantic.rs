@@ -164,17 +164,20 @@ async fn the_semantic_schema_has_the_upstream_arguments_and_not_the_keyword_only
     assert_eq!(tool["annotations"]["readOnlyHint"], true);
 }
 
-#[tokio::test]
-async fn a_paper_without_indexed_text_is_read_from_webdav_and_its_passages_have_pages() {
-    let mut b = common::dav::bench(true);
+/// Indexes the demo library with KPDKK5UT's PDF (UN79YVS8, which has no entry in Zotero's full-text index, so
+/// its text can only come from the file) put in the bench's file store by `store`, then searches for words of its
+/// second page: the first hit.
+async fn first_hit_for_page_two_of_a_stored_pdf(
+    b: &mut common::dav::Bench,
+    store: fn(&common::dav::Bench, &[u8]),
+) -> Value {
     let ai = MemoryAiSearch::new();
     b.app.platform.ai_search = Some(ai.clone());
-    // KPDKK5UT's PDF (UN79YVS8) has no entry in Zotero's full-text index: its text can only come from the file.
     let pdf = zotero_mcp_core::testing::pdf_of_pages(&[
         "Side chains are packed by message passing over residue graphs",
         "Rotamer libraries are replaced by a learned equivariant energy landscape",
     ]);
-    b.upload("UN79YVS8", "paper.pdf", &pdf);
+    store(b, &pdf);
     for _ in 0..30 {
         let report = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await.expect("the sync runs");
         if report.complete {
@@ -182,7 +185,6 @@ async fn a_paper_without_indexed_text_is_read_from_webdav_and_its_passages_have_
         }
     }
     ai.process();
-    assert!(b.dav_requests().iter().any(|r| r == "GET /files/zotero/UN79YVS8.zip"), "{:?}", b.dav_requests());
     let result = b
         .tool(
             "zotero_semantic_search",
@@ -190,9 +192,28 @@ async fn a_paper_without_indexed_text_is_read_from_webdav_and_its_passages_have_
             json!({ "query": "learned equivariant energy landscape replaces rotamer libraries", "limit": 3 }),
         )
         .await;
-    let first = &ok(&result)["items"][0];
+    let first = ok(&result)["items"][0].clone();
     assert_eq!(first["key"], "KPDKK5UT", "{}", text(&result));
     assert_eq!(first["page"], 2, "{first}");
+    first
+}
+
+#[tokio::test]
+async fn a_paper_without_indexed_text_is_read_from_webdav_and_its_passages_have_pages() {
+    let mut b = common::dav::bench(true);
+    let first = first_hit_for_page_two_of_a_stored_pdf(&mut b, |b, pdf| b.upload("UN79YVS8", "paper.pdf", pdf)).await;
+    assert!(b.dav_requests().iter().any(|r| r == "GET /files/zotero/UN79YVS8.zip"), "{:?}", b.dav_requests());
     assert!(first["passage"].as_str().unwrap().contains("equivariant energy landscape"), "{first}");
     assert!(!first["passage"].as_str().unwrap().contains("[p"), "page markers never reach a caller: {first}");
+}
+
+#[tokio::test]
+async fn a_paper_without_indexed_text_is_read_from_zotero_storage_too() {
+    let mut b = common::dav::bench(false);
+    let store = |b: &common::dav::Bench, pdf: &[u8]| {
+        b.sim.store_file(common::files::LIB, "UN79YVS8", "paper.pdf", pdf);
+    };
+    let first = first_hit_for_page_two_of_a_stored_pdf(&mut b, store).await;
+    assert!(first["passage"].as_str().unwrap().contains("equivariant energy landscape"), "{first}");
+    common::files::assert_key_stayed_with_the_api(&b.sim);
 }

@@ -17,7 +17,7 @@ use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -43,9 +43,12 @@ pub struct Options {
     pub storage_listen: Option<String>,
     /// Put the demo library's files on the simulated Zotero Storage (needs `--demo`).
     pub demo_files_on_zotero_storage: bool,
+    /// The origin signed download and upload URLs name, when it is not the storage listener's own address: a
+    /// loopback proxy in front of it (the benches count the requests that reach storage this way).
+    pub storage_origin: Option<String>,
 }
 
-/// Parses `--listen ADDR [--storage-listen ADDR] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY]
+/// Parses `--listen ADDR [--storage-listen ADDR] [--storage-origin URL] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY]
 /// [--user-id N] [--exit-after SECONDS] [--control]`.
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, ServerError> {
     let mut listen = None;
@@ -56,6 +59,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
     let mut control = false;
     let mut storage_listen = None;
     let mut demo_files_on_zotero_storage = false;
+    let mut storage_origin = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
@@ -65,6 +69,16 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--control" => control = true,
             "--storage-listen" => storage_listen = Some(value("--storage-listen")?),
             "--demo-files-on-zotero-storage" => demo_files_on_zotero_storage = true,
+            "--storage-origin" => {
+                let v = value("--storage-origin")?;
+                let loopback = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
+                if !loopback.iter().any(|prefix| v.starts_with(prefix)) {
+                    return Err(ServerError::Usage(format!(
+                        "--storage-origin must be an http URL on loopback (http://127.0.0.1:PORT), not {v:?}"
+                    )));
+                }
+                storage_origin = Some(v);
+            }
             "--api-key" => api_key = value("--api-key")?,
             "--user-id" => {
                 let v = value("--user-id")?;
@@ -92,7 +106,17 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--demo-files-on-zotero-storage needs --demo (the files are the demo's)".into(),
         ));
     }
-    Ok(Options { listen, demo, api_key, user_id, exit_after, control, storage_listen, demo_files_on_zotero_storage })
+    Ok(Options {
+        listen,
+        demo,
+        api_key,
+        user_id,
+        exit_after,
+        control,
+        storage_listen,
+        demo_files_on_zotero_storage,
+        storage_origin,
+    })
 }
 
 /// Resolves the listen address and checks that every address it names is loopback.
@@ -190,7 +214,8 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
     let storage = listen_on(storage_addr)?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);
     let storage_bound = storage.server_addr().to_ip().unwrap_or(storage_addr);
-    sim.set_storage_origin(&format!("http://{storage_bound}"));
+    let origin = opts.storage_origin.clone().unwrap_or_else(|| format!("http://{storage_bound}"));
+    sim.set_storage_origin(&origin);
     if opts.demo_files_on_zotero_storage {
         sim.store_demo_files(LibraryRef::User(opts.user_id)).map_err(ServerError::DemoFiles)?;
     }
@@ -264,6 +289,7 @@ mod tests {
                 control: false,
                 storage_listen: None,
                 demo_files_on_zotero_storage: false,
+                storage_origin: None,
             }
         );
         let opts = parse_args(["--listen", "127.0.0.1:9", "--control"].iter().map(|s| s.to_string()));
@@ -276,6 +302,12 @@ mod tests {
         assert!(opts.demo_files_on_zotero_storage);
         // The files are the demo library's: without it there is nothing to put them on.
         let args = ["--listen", "127.0.0.1:9", "--demo-files-on-zotero-storage"];
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
+        // A storage origin elsewhere than loopback would send the bench's uploads off the machine.
+        let args = ["--listen", "127.0.0.1:9", "--storage-origin", "http://127.0.0.1:11"];
+        let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(opts.storage_origin.as_deref(), Some("http://127.0.0.1:11"));
+        let args = ["--listen", "127.0.0.1:9", "--storage-origin", "https://s3.amazonaws.com"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
     }
 }

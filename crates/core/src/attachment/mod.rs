@@ -31,7 +31,7 @@ pub enum AttachmentError {
     NotAttachment { key: String },
     #[error("attachment {key} is a {link_mode} attachment, so Zotero stores no file of it (only its link)")]
     Linked { key: String, link_mode: String },
-    #[error("WebDAV is not configured, so attachment files cannot be read; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD")]
+    #[error("no file store is set up here, so attachment files cannot be read; leave FILE_STORAGE unset to read them from Zotero Storage, or set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD for WebDAV")]
     NoFileStore,
     #[error("no file for attachment {key} on {store}; sync Zotero Desktop so it uploads the file, then try again")]
     NoFileInStore { key: String, store: StoreKind },

@@ -1,23 +1,32 @@
-//! Writing attachment files, in Zotero Desktop's order: the item, then `<KEY>.zip`, then `<KEY>.prop`, then the
-//! item's `md5`/`mtime`.
+//! Writing attachment files, in the order Zotero Desktop keeps for each store.
 //!
-//! The order is what keeps a failure part-way readable. Zotero Desktop finds a file on WebDAV through its
-//! `.prop`: an item with no `.prop` is "file not uploaded yet", a `.prop` without its `.zip` would be a broken
-//! download. So the archive always goes first and the `.prop` second, and the item's `md5`/`mtime` last (they are
-//! bookkeeping Desktop rewrites on its next sync; a file without them downloads fine). When a step fails, what
-//! can be undone is undone (a new item and its files are removed), and the error says exactly what the library
-//! holds now and how to finish. Nothing is retried blindly: the only repeated request is a `PATCH` refused with
-//! 412, sent again once after re-reading the item and checking it is still the same file.
+//! **WebDAV**: the item, then `<KEY>.zip`, then `<KEY>.prop`, then the item's `md5`/`mtime`. The order is what
+//! keeps a failure part-way readable. Zotero Desktop finds a file on WebDAV through its `.prop`: an item with no
+//! `.prop` is "file not uploaded yet", a `.prop` without its `.zip` would be a broken download. So the archive
+//! always goes first and the `.prop` second, and the item's `md5`/`mtime` last (they are bookkeeping Desktop
+//! rewrites on its next sync; a file without them downloads fine).
+//!
+//! **Zotero Storage**: the item, then the file through the file API ([`crate::zotero_storage`]): authorization,
+//! upload, registration. Registration is atomic on Zotero's side and records `md5`/`mtime` itself, so the item
+//! either has its new file or keeps its old one. A rename is an item write only (Desktop renames the local file
+//! and syncs the item; the stored bytes keep their md5), and a new name or type on a replaced file is patched on
+//! the item after the file is registered.
+//!
+//! When a step fails, what can be undone is undone (a new item and its files are removed), and the error says
+//! exactly what the library holds now and how to finish. Nothing is retried blindly: the only repeated request
+//! is a `PATCH` refused with 412, sent again once after re-reading the item and checking it is still the same
+//! file.
 
 use futures_util::future::join;
 use serde_json::{json, Map, Value};
 
 use super::filename::valid_file_name;
 use super::{guess_content_type, key_of, require_stored_file, AttachmentError};
-use crate::files::StoreKind;
+use crate::files::{FileWriter, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
 use crate::zotero::{ObjectKey, ObjectKind, ZoteroError, ZoteroObject, ZoteroWriter};
+use crate::zotero_storage::{FileUpload, Precondition, ZoteroStorageWriter};
 
 /// The largest file written, as in the TypeScript server: 40 MiB (the Worker also holds the archive).
 pub const MAX_UPLOAD_BYTES: usize = 40 * 1024 * 1024;
@@ -104,16 +113,18 @@ pub enum WriteError {
     Stranded { step: &'static str, cause: String, key: String, reason: String },
 }
 
-/// Creates a stored-file attachment: the item, then its archive and `.prop` on WebDAV, then its md5/mtime.
+/// Creates a stored-file attachment: the item, then its file (on WebDAV its archive and `.prop`, then its
+/// md5/mtime; on Zotero Storage the upload, whose registration records them).
 pub async fn create(
     zotero: &ZoteroWriter,
-    dav: &WebDavWriter,
+    files: FileWriter<'_>,
     clock: &dyn Clock,
     upload: Upload,
     meta: NewAttachment,
 ) -> Result<StoredAttachment, WriteError> {
-    let filename = checked_name(&upload.filename)?;
-    check_size(upload.data.len())?;
+    let Upload { filename: given_name, content_type: given_type, data } = upload;
+    let filename = checked_name(&given_name)?;
+    check_size(data.len())?;
     if meta.parent.is_some() && !meta.collections.is_empty() {
         return Err(WriteError::Invalid {
             reason: "an attachment with a parent item is shown under its parent, so it cannot be put in collections; \
@@ -121,14 +132,16 @@ pub async fn create(
                 .into(),
         });
     }
-    let content_type = upload.content_type.clone().unwrap_or_else(|| guess_content_type(&filename).to_owned());
+    let content_type = given_type.unwrap_or_else(|| guess_content_type(&filename).to_owned());
     let mtime_ms = clock.now_ms();
-    // Everything that can fail without writing happens before the first write.
-    let zip = pack(&filename, &upload.data, mtime_ms)?;
-    let props = FileProps { mtime_ms, md5: md5_hex(&upload.data) };
-    let bytes = upload.data.len();
-    // The file is in the archive now; a Worker has 128 MB, so it is not held twice while uploading.
-    drop(upload.data);
+    let props = FileProps { mtime_ms, md5: md5_hex(&data) };
+    let bytes = data.len();
+    // Everything that can fail without writing happens before the first write: WebDAV's archive is made here
+    // (and the file, now in it, is not held twice while uploading: a Worker has 128 MB).
+    let payload = match files {
+        FileWriter::WebDav(_) => pack(&filename, &data, mtime_ms)?,
+        FileWriter::ZoteroStorage(_) => data,
+    };
 
     // Built here rather than from `GET /items/new` (one round trip less): the fields of Zotero's own template
     // for an `imported_file` attachment. A new attachment has no file yet, so no md5/mtime: Zotero refuses them
@@ -165,23 +178,50 @@ pub async fn create(
         reason: format!("Zotero answered with an item key that is not one ({key})"),
     })?;
 
-    if let Err(e) = upload_files(dav, &object_key, zip, &props).await {
-        return Err(match undo_create(zotero, dav, &object_key, version).await {
-            Ok(state) => WriteError::Interrupted { step: e.step, cause: e.cause, state },
-            Err(reason) => WriteError::Stranded { step: e.step, cause: e.cause, key, reason },
-        });
-    }
-
     let stored = StoredAttachment::new(&key, filename, content_type, bytes, &props);
-    let changes = json!({ "md5": props.md5, "mtime": mtime_ms });
-    Ok(record(zotero, &object_key, version, &changes, stored).await)
+    let failure = match files {
+        FileWriter::WebDav(dav) => match upload_files(dav, &object_key, payload, &props).await {
+            Ok(()) => {
+                let changes = json!({ "md5": props.md5, "mtime": mtime_ms });
+                return Ok(record(zotero, StoreKind::WebDav, &object_key, version, &changes, stored).await);
+            }
+            Err(failure) => failure,
+        },
+        FileWriter::ZoteroStorage(storage) => {
+            let file = FileUpload {
+                filename: stored.filename.clone(),
+                data: payload,
+                mtime_ms,
+                zipped: zipped_on_zotero_storage(&stored.content_type),
+                precondition: Precondition::NewFile,
+            };
+            match storage.upload(&object_key, &file).await {
+                Ok(_) => return Ok(stored),
+                Err(e) => StepFailure { step: STEP_STORAGE, cause: e.to_string() },
+            }
+        }
+    };
+    let dav = match files {
+        FileWriter::WebDav(dav) => Some(dav),
+        FileWriter::ZoteroStorage(_) => None,
+    };
+    Err(match undo_create(zotero, dav, &object_key, version).await {
+        Ok(state) => WriteError::Interrupted { step: failure.step, cause: failure.cause, state },
+        Err(reason) => WriteError::Stranded { step: failure.step, cause: failure.cause, key, reason },
+    })
+}
+
+/// Whether Zotero Desktop stores this attachment's file zipped on Zotero Storage: imported `text/*` files
+/// (snapshots), as its `_isZipUpload` decides; everything written here is an imported file.
+fn zipped_on_zotero_storage(content_type: &str) -> bool {
+    content_type.starts_with("text/")
 }
 
 /// Replaces the file of a stored-file attachment. The file name is kept unless a new one is given (and then
 /// the content type follows it, unless one is given too).
 pub async fn replace(
     zotero: &ZoteroWriter,
-    dav: &WebDavWriter,
+    files: FileWriter<'_>,
     clock: &dyn Clock,
     item: &ZoteroObject,
     filename: Option<&str>,
@@ -204,8 +244,22 @@ pub async fn replace(
     };
     let mtime_ms = clock.now_ms();
     let props = FileProps { mtime_ms, md5: md5_hex(&data) };
-    let zip = pack(&filename, &data, mtime_ms)?;
     let bytes = data.len();
+    let mut changes = Map::new();
+    if current_name.as_deref() != Some(filename.as_str()) {
+        changes.insert("filename".into(), json!(filename));
+    }
+    if item.field("contentType") != Some(content_type.as_str()) {
+        changes.insert("contentType".into(), json!(content_type));
+    }
+    let dav = match files {
+        FileWriter::WebDav(dav) => dav,
+        FileWriter::ZoteroStorage(storage) => {
+            let stored = StoredAttachment::new(&item.key, filename, content_type, bytes, &props);
+            return replace_on_zotero_storage(zotero, storage, item, &key, data, changes, stored).await;
+        }
+    };
+    let zip = pack(&filename, &data, mtime_ms)?;
     drop(data);
 
     if let Err(e) = upload_files(dav, &key, zip, &props).await {
@@ -219,25 +273,55 @@ pub async fn replace(
         return Err(WriteError::Interrupted { step: e.step, cause: e.cause, state });
     }
 
-    let mut changes = Map::new();
     changes.insert("md5".into(), json!(props.md5));
     changes.insert("mtime".into(), json!(mtime_ms));
-    if current_name.as_deref() != Some(filename.as_str()) {
-        changes.insert("filename".into(), json!(filename));
-    }
-    if item.field("contentType") != Some(content_type.as_str()) {
-        changes.insert("contentType".into(), json!(content_type));
-    }
     let stored = StoredAttachment::new(&item.key, filename, content_type, bytes, &props);
-    Ok(record(zotero, &key, item.version, &Value::Object(changes), stored).await)
+    Ok(record(zotero, StoreKind::WebDav, &key, item.version, &Value::Object(changes), stored).await)
 }
 
-/// Renames a stored file: the archive is written again with the file under its new name (same bytes, same
-/// md5 and mtime, so the `.prop` stays as it is), then the item's `filename` — and its title, when the title was
-/// just the old file name — is changed.
+/// A replacement on Zotero Storage: the upload under `If-Match` the item's md5 (or `If-None-Match: *` when it
+/// has no file yet), whose registration records the new md5/mtime and file name; then, when the name or type
+/// changes, those are written on the item too (Desktop syncs them as an item change; the file API leaves the
+/// type as it was).
+async fn replace_on_zotero_storage(
+    zotero: &ZoteroWriter,
+    storage: &ZoteroStorageWriter,
+    item: &ZoteroObject,
+    key: &ObjectKey,
+    data: Vec<u8>,
+    changes: Map<String, Value>,
+    stored: StoredAttachment,
+) -> Result<StoredAttachment, WriteError> {
+    let precondition = match item.field("md5").filter(|md5| !md5.is_empty()) {
+        Some(md5) => Precondition::Replaces(md5.to_owned()),
+        None => Precondition::NewFile,
+    };
+    let file = FileUpload {
+        filename: stored.filename.clone(),
+        data,
+        mtime_ms: stored.mtime_ms,
+        zipped: zipped_on_zotero_storage(&stored.content_type),
+        precondition,
+    };
+    let uploaded = storage.upload(key, &file).await.map_err(|e| WriteError::Interrupted {
+        step: STEP_STORAGE,
+        cause: e.to_string(),
+        state: "Nothing was changed: the previous file is still the one stored.".into(),
+    })?;
+    if changes.is_empty() {
+        return Ok(stored);
+    }
+    let version = uploaded.version.unwrap_or(item.version);
+    Ok(record(zotero, StoreKind::ZoteroStorage, key, version, &Value::Object(changes), stored).await)
+}
+
+/// Renames a stored file. On WebDAV the archive is written again with the file under its new name (same bytes,
+/// same md5 and mtime, so the `.prop` stays as it is); on Zotero Storage the stored bytes do not change (a
+/// download is saved under the item's name). Then the item's `filename` — and its title, when the title was just
+/// the old file name — is changed.
 pub async fn rename(
     zotero: &ZoteroWriter,
-    dav: &WebDavWriter,
+    files: FileWriter<'_>,
     clock: &dyn Clock,
     item: &ZoteroObject,
     new_name: &str,
@@ -246,6 +330,10 @@ pub async fn rename(
     let key = key_of(item)?;
     let filename = checked_name(new_name)?;
     let current = item.field("filename").unwrap_or_default();
+    let dav = match files {
+        FileWriter::WebDav(dav) => dav,
+        FileWriter::ZoteroStorage(_) => return rename_item(zotero, item, &key, filename, current).await,
+    };
     // The archive and its .prop are independent reads: both go out at once.
     let (zip, props) = join(dav.get_zip(&key), dav.get_prop(&key)).await;
     let zip = zip
@@ -284,12 +372,7 @@ pub async fn rename(
                 .into(),
         })?;
     }
-    let mut changes = Map::new();
-    changes.insert("filename".into(), json!(filename));
-    if item.field("title").is_none_or(|title| title == current) {
-        changes.insert("title".into(), json!(filename));
-    }
-    match patch_once_more_on_conflict(zotero, &key, item.version, &Value::Object(changes)).await {
+    match patch_once_more_on_conflict(zotero, &key, item.version, &renamed(item, &filename, current)).await {
         Ok(()) => Ok(stored),
         Err(e) => Err(WriteError::Interrupted {
             step: STEP_RECORD,
@@ -302,9 +385,60 @@ pub async fn rename(
     }
 }
 
+/// Removes what is left of an attachment's file once its item was deleted for good: on WebDAV its `.zip` and
+/// `.prop`; on Zotero Storage nothing, as deleting the item removed the file (and its size from the storage used).
+/// An error says what was left where; nothing refers to it any more, so it only takes space.
+pub async fn remove_file_of_deleted_item(files: FileWriter<'_>, key: &ObjectKey) -> Result<(), String> {
+    match files {
+        FileWriter::ZoteroStorage(_) => Ok(()),
+        FileWriter::WebDav(dav) => dav.delete(key).await.map_err(|e| {
+            format!("{e}; {key}.zip and {key}.prop are left in the zotero folder on WebDAV, where they only take space")
+        }),
+    }
+}
+
+/// The item's new `filename`, and its title when that was just the old file name.
+fn renamed(item: &ZoteroObject, filename: &str, current: &str) -> Value {
+    let mut changes = Map::new();
+    changes.insert("filename".into(), json!(filename));
+    if item.field("title").is_none_or(|title| title == current) {
+        changes.insert("title".into(), json!(filename));
+    }
+    Value::Object(changes)
+}
+
+/// A rename on Zotero Storage: the item write alone, as Desktop syncs it. What is stored keeps its bytes, md5
+/// and mtime, which the result reports from the item (its size is not known without a download: 0).
+async fn rename_item(
+    zotero: &ZoteroWriter,
+    item: &ZoteroObject,
+    key: &ObjectKey,
+    filename: String,
+    current: &str,
+) -> Result<StoredAttachment, WriteError> {
+    let content_type = item.field("contentType").unwrap_or("application/octet-stream").to_owned();
+    let props = FileProps {
+        mtime_ms: item.data.get("mtime").and_then(Value::as_u64).unwrap_or_default(),
+        md5: item.field("md5").unwrap_or_default().to_owned(),
+    };
+    let stored = StoredAttachment::new(&item.key, filename.clone(), content_type, 0, &props);
+    if filename == current {
+        return Ok(stored);
+    }
+    patch_once_more_on_conflict(zotero, key, item.version, &renamed(item, &filename, current)).await.map_err(|e| {
+        WriteError::Interrupted {
+            step: STEP_RECORD,
+            cause: e.to_string(),
+            state: "Nothing was changed: the file keeps its name.".into(),
+        }
+    })?;
+    Ok(stored)
+}
+
 const STEP_ZIP: &str = "Uploading the file's archive (.zip) to WebDAV";
 const STEP_PROP: &str = "Uploading the file's .prop to WebDAV";
 const STEP_RECORD: &str = "Recording the file on the Zotero item";
+const STEP_STORAGE: &str = "Storing the file on Zotero Storage";
 
 /// The step that failed and why.
 struct StepFailure {
@@ -318,15 +452,19 @@ async fn upload_files(dav: &WebDavWriter, key: &ObjectKey, zip: Vec<u8>, props: 
     dav.put_prop(key, props).await.map_err(|e| StepFailure { step: STEP_PROP, cause: e.to_string() })
 }
 
-/// Removes a just-created item and whatever of its files reached WebDAV: what the library holds after, or why
-/// the item could not be removed (it stays, without a file).
+/// Removes a just-created item and whatever of its files reached WebDAV (`dav`; on Zotero Storage a file that
+/// was not registered is never referred to, and deleting the item removes one that was): what the library holds
+/// after, or why the item could not be removed (it stays, without a file).
 async fn undo_create(
     zotero: &ZoteroWriter,
-    dav: &WebDavWriter,
+    dav: Option<&WebDavWriter>,
     key: &ObjectKey,
     version: u64,
 ) -> Result<String, String> {
-    let files = dav.delete(key).await;
+    let files = match dav {
+        Some(dav) => dav.delete(key).await,
+        None => Ok(()),
+    };
     let item = zotero.delete_item(key, version).await;
     match (item, files) {
         (Ok(_), Ok(())) => {
@@ -340,20 +478,27 @@ async fn undo_create(
     }
 }
 
-/// Records md5/mtime (and any other changes) on the item as the last step. A failure here leaves a complete,
-/// downloadable file, so it is reported in the result rather than undone.
+/// Records the file on the item as the last step: md5/mtime on WebDAV (with any other changes), a new name or
+/// type on Zotero Storage (whose registration recorded the rest). A failure here leaves a complete, downloadable
+/// file, so it is reported in the result rather than undone.
 async fn record(
     zotero: &ZoteroWriter,
+    store: StoreKind,
     key: &ObjectKey,
     version: u64,
     changes: &Value,
     mut stored: StoredAttachment,
 ) -> StoredAttachment {
     if let Err(e) = patch_once_more_on_conflict(zotero, key, version, changes).await {
+        let missing = match (changes.get("md5").is_some(), changes.get("filename").is_some()) {
+            (true, true) => "its new checksum or file name",
+            (true, false) => "its new checksum",
+            (false, true) => "its new file name",
+            (false, false) => "its new content type",
+        };
         stored.warning = Some(format!(
-            "{STEP_RECORD} failed ({e}). The file is complete on WebDAV and Zotero Desktop will download it, but the \
-             item does not list its new checksum{}. Storing the same file on attachment {key} again records it.",
-            if changes.get("filename").is_some() { " or file name" } else { "" }
+            "{STEP_RECORD} failed ({e}). The file is complete on {store} and Zotero Desktop will download it, but \
+             the item does not list {missing}. Storing the same file on attachment {key} again records it."
         ));
     }
     stored

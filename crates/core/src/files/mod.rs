@@ -4,16 +4,17 @@
 //!
 //! A store is chosen per library by the server's configuration: WebDAV (`WEBDAV_URL`, Zotero's `<KEY>.zip` +
 //! `<KEY>.prop` layout, [`crate::webdav`]) or Zotero Storage (the Web API's file endpoint,
-//! [`crate::zotero_storage`]). Writes still go through [`crate::webdav::WebDavWriter`] in
-//! [`crate::attachment::write`].
+//! [`crate::zotero_storage`]). Changing files takes a [`FileWriter`], the same stores' writing halves, which the
+//! server hands out only with the write scope; [`crate::attachment::write`] keeps each store's order.
 
 mod webdav;
 mod zotero_storage;
 
 use async_trait::async_trait;
 
-use crate::webdav::{ArchiveError, WebDavError};
+use crate::webdav::{ArchiveError, WebDavError, WebDavWriter};
 use crate::zotero::{ObjectKey, ZoteroObject};
+use crate::zotero_storage::ZoteroStorageWriter;
 
 /// Which kind of store holds a library's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,4 +78,23 @@ pub trait FileStore {
 
     /// Whether the store holds a file for the attachment `key`, without downloading it.
     async fn has_file(&self, key: &ObjectKey) -> Result<bool, FileStoreError>;
+}
+
+/// A library's file store for changing files: made only for requests allowed to write. An enum rather than a
+/// trait: the two stores keep different orders of steps (WebDAV's archive, `.prop` and item record; Zotero
+/// Storage's authorization, upload and registration), which [`crate::attachment::write`] spells out per store.
+#[derive(Clone, Copy)]
+pub enum FileWriter<'a> {
+    WebDav(&'a WebDavWriter),
+    ZoteroStorage(&'a ZoteroStorageWriter),
+}
+
+impl FileWriter<'_> {
+    /// Which store this writes to.
+    pub fn kind(self) -> StoreKind {
+        match self {
+            Self::WebDav(_) => StoreKind::WebDav,
+            Self::ZoteroStorage(_) => StoreKind::ZoteroStorage,
+        }
+    }
 }

@@ -193,6 +193,21 @@ impl ZoteroClient {
         Ok(prefix.as_str())
     }
 
+    /// Whether the key may read this library's files on Zotero Storage (`GET /keys/current`): a user library's
+    /// `access.user.files`; a group's files come with access to the group (`access.groups.<id>` or `.all`).
+    pub async fn key_reads_files(&self) -> Result<bool, ZoteroError> {
+        let reply = self.transport.execute(&Call::new(Method::GET, "/keys/current".into())).await?;
+        let info: serde_json::Value = reply.json()?;
+        let access = &info["access"];
+        Ok(match self.kind {
+            LibraryKind::User => access["user"]["files"].as_bool() == Some(true),
+            LibraryKind::Group => {
+                let id = self.configured_id.map(|id| id.to_string()).unwrap_or_default();
+                [id.as_str(), "all"].iter().any(|group| access["groups"][group]["library"].as_bool() == Some(true))
+            }
+        })
+    }
+
     pub(super) async fn library_path(&self, rest: &str) -> Result<String, ZoteroError> {
         Ok(format!("{}{rest}", self.library_prefix().await?))
     }

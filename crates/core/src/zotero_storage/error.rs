@@ -2,7 +2,7 @@
 
 use crate::platform::HttpError;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum ZoteroStorageError {
     /// The settings cannot work (a base URL that is not one, a library prefix that is not `/users/<n>` or
     /// `/groups/<n>`).
@@ -174,5 +174,13 @@ fn fullness(usage: &Option<f64>, quota: &Option<f64>) -> String {
     match (usage, quota) {
         (Some(usage), Some(quota)) => format!(": {usage:.1} MB of the {quota:.1} MB quota are used"),
         _ => String::new(),
+    }
+}
+
+/// Debug shows the message: a derived Debug would link f64's shortest formatter for `OverQuota`'s megabytes
+/// (about 2 KiB of the Worker's gzip budget) only to print what Display already says.
+impl std::fmt::Debug for ZoteroStorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

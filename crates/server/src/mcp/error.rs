@@ -25,7 +25,7 @@ impl From<WriterRefused> for ToolError {
         match refused {
             WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
             WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
-            WriterRefused::WebDav(error) => ToolError::Failed(error.to_string()),
+            WriterRefused::Files(error) => ToolError::Failed(error.to_string()),
         }
     }
 }

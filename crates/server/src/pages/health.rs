@@ -6,8 +6,10 @@ use std::rc::Rc;
 
 use serde::Serialize;
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavSettings};
+use zotero_mcp_core::zotero::ZoteroClient;
 
 use crate::app::{App, McpAccess};
+use crate::config::FileStorage;
 use crate::platform::HttpResponse;
 
 #[derive(Debug, Serialize)]
@@ -59,16 +61,16 @@ pub fn checks(app: &App) -> Health {
     }
 }
 
-/// Seconds a WebDAV probe's answer is reused: `/health` is public, and must not let anyone make this server call
-/// the user's WebDAV server at will.
-const WEBDAV_PROBE_SECS: u64 = 60;
+/// Seconds a file store probe's answer is reused: `/health` is public, and must not let anyone make this server
+/// call the user's WebDAV server, or Zotero, at will.
+const PROBE_SECS: u64 = 60;
 
 /// What a probe found: nothing to fix, or what to fix.
 type ProbeOutcome = Result<(), &'static str>;
 
-/// One probe of the WebDAV server: when it started, and its outcome once it is known. Every `/health` request
-/// of the next [`WEBDAV_PROBE_SECS`] awaits this one, including those that arrive while it is still in flight,
-/// so a burst of requests sends one `PROPFIND` (issue 26): each takes the one permit in turn, and only the one
+/// One probe of the file store: when it started, and its outcome once it is known. Every `/health` request
+/// of the next [`PROBE_SECS`] awaits this one, including those that arrive while it is still in flight,
+/// so a burst of requests sends one `PROPFIND` or key check (issue 26): each takes the one permit in turn, and only the one
 /// that finds no outcome runs the probe. If the request running it is dropped half-way, its permit goes to the
 /// next waiter, which runs it. (A semaphore the Zotero client already links rather than an async `OnceCell`,
 /// which cost the Worker about 1.5 KB of code for the same rule.)
@@ -88,7 +90,7 @@ fn current_probe(now: u64) -> Rc<Probe> {
     LAST_PROBE.with(|last| {
         let mut last = last.borrow_mut();
         match &*last {
-            Some(probe) if now.saturating_sub(probe.started) < WEBDAV_PROBE_SECS => probe.clone(),
+            Some(probe) if now.saturating_sub(probe.started) < PROBE_SECS => probe.clone(),
             _ => {
                 let probe =
                     Rc::new(Probe { started: now, turn: async_lock::Semaphore::new(1), outcome: Cell::new(None) });
@@ -99,29 +101,60 @@ fn current_probe(now: u64) -> Rc<Probe> {
     })
 }
 
-/// Whether the WebDAV server answers with the configured credentials and has the `zotero/` folder (a `PROPFIND`,
-/// at most once a minute per isolate, however many requests ask at once). Not required: without it only
-/// attachment files are out of reach. The fix never echoes the URL or the server's answer (`/health` is public).
-pub async fn webdav_check(app: &App) -> Check {
-    let Some(settings) = &app.config.webdav else {
-        return Check {
-            name: "webdav",
-            ok: false,
-            required: false,
-            fix: Some("Set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD to read attachment files (the WebDAV folder Zotero Desktop syncs to).".into()),
-        };
+/// Whether the library's files can be reached in the store the server reads them from (as
+/// `RequestContext::files` chooses it): on WebDAV, whether the server answers with the configured credentials
+/// and has the `zotero/` folder (a `PROPFIND`); on Zotero Storage, whether the key may read files (`GET
+/// /keys/current`). At most one probe a minute per isolate, however many requests ask at once. Not required:
+/// without it only attachment files are out of reach. The fix never echoes a configured value or a server's
+/// answer (`/health` is public).
+pub async fn files_check(app: &App) -> Check {
+    let config = &app.config;
+    let refused = |name, fix: &'static str| Check { name, ok: false, required: false, fix: Some(fix.into()) };
+    let (name, webdav) = match (&config.file_storage, &config.webdav) {
+        (FileStorage::Invalid(_), _) => {
+            return refused("files", "FILE_STORAGE must be webdav or zotero, or unset (WebDAV when WEBDAV_URL is set, else Zotero Storage).")
+        }
+        (FileStorage::WebDav, None) => {
+            return refused("webdav", "FILE_STORAGE is webdav: set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD (the WebDAV folder Zotero Desktop syncs to), or unset FILE_STORAGE to use Zotero Storage.")
+        }
+        (FileStorage::WebDav | FileStorage::Auto, Some(settings)) => ("webdav", Some(settings)),
+        (FileStorage::Zotero, _) | (FileStorage::Auto, None) => ("zotero_storage", None),
     };
+    if config.zotero_api_key.is_none() && webdav.is_none() {
+        return refused(name, "Set ZOTERO_API_KEY: files on Zotero Storage are read with it.");
+    }
     let probe = current_probe(app.platform.clock.now_secs());
     let _turn = probe.turn.acquire().await;
     let outcome = match probe.outcome.get() {
         Some(outcome) => outcome,
         None => {
-            let outcome = probe_webdav(app, settings).await;
+            let outcome = match webdav {
+                Some(settings) => probe_webdav(app, settings).await,
+                None => probe_zotero_storage(app).await,
+            };
             probe.outcome.set(Some(outcome));
             outcome
         }
     };
-    Check { name: "webdav", ok: outcome.is_ok(), required: false, fix: outcome.err().map(Cow::Borrowed) }
+    Check { name, ok: outcome.is_ok(), required: false, fix: outcome.err().map(Cow::Borrowed) }
+}
+
+/// One `GET /keys/current`, without retries: whether the key may read the library's files.
+async fn probe_zotero_storage(app: &App) -> ProbeOutcome {
+    let policy =
+        zotero_mcp_core::zotero::RetryPolicy { max_retries: 0, request_timeout_ms: 5_000, ..Default::default() };
+    let settings = app.config.zotero_settings();
+    let Ok(client) = ZoteroClient::with_policy(settings, app.platform.http.clone(), app.platform.clock.clone(), policy)
+    else {
+        return Err(
+            "The Zotero settings are incomplete: see the zotero_api_key check, and set ZOTERO_LIBRARY_ID for a group.",
+        );
+    };
+    match client.key_reads_files().await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("The Zotero API key may not read files on Zotero Storage: at zotero.org/settings/keys edit it and tick \"Allow library access\" (for a group, give it access to the group), or set WEBDAV_URL if your files are on WebDAV."),
+        Err(_) => Err("Zotero did not answer the key check: check ZOTERO_API_KEY (and ZOTERO_API_BASE if set), then reload."),
+    }
 }
 
 /// One `PROPFIND` of the `zotero/` folder, without retries, within 5 s.
@@ -143,7 +176,7 @@ async fn probe_webdav(app: &App, settings: &WebDavSettings) -> ProbeOutcome {
 
 pub async fn report(app: &App) -> HttpResponse {
     let mut health = checks(app);
-    health.checks.push(webdav_check(app).await);
+    health.checks.push(files_check(app).await);
     let status = if health.status == "ok" { 200 } else { 503 };
     crate::respond::no_store(crate::respond::json(status, &serde_json::json!(health)))
 }

@@ -16,9 +16,10 @@ pub async fn page(request: &HttpRequest, app: &App) -> HttpResponse {
         "<p class=\"warn\">Not ready yet: see <a href=\"/health\">/health</a> for what is missing.</p>".to_owned()
     };
     // The fixes are fixed sentences (never a configured value), but escaped all the same.
-    let webdav = super::health::webdav_check(app).await;
-    let files = match webdav.fix {
-        None => "<p class=\"ok\">Attachment files: the WebDAV server answers.</p>".to_owned(),
+    let check = super::health::files_check(app).await;
+    let files = match check.fix {
+        None if check.name == "webdav" => "<p class=\"ok\">Attachment files: the WebDAV server answers.</p>".to_owned(),
+        None => "<p class=\"ok\">Attachment files: read from Zotero Storage with this key.</p>".to_owned(),
         Some(fix) => format!("<p class=\"warn\">Attachment files cannot be read yet: {}</p>", escape_html(&fix)),
     };
     let html = format!(

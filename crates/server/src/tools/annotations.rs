@@ -306,7 +306,7 @@ async fn create(ctx: &RequestContext, input: &AnnotationsInput) -> Result<Create
         )));
     }
     let key = attachment::key_of(&attachment)?;
-    let (_, data) = attachment::download(ctx.files()?, &attachment, &key).await?;
+    let (_, data) = attachment::download(ctx.files().await?, &attachment, &key).await?;
     let doc = PdfDocument::open_owned(data, &PdfLimits::default()).map_err(AttachmentError::from)?;
     let placed = annotate::place(&doc, &attachment.key, &request)
         .map_err(|e| ToolError::Failed(format!("{}; nothing was written", e.with_next_step())))?;

@@ -1,4 +1,4 @@
-//! `zotero_read_attachment`: an attachment's text (Zotero's index, else the file on WebDAV), its PDF outline, or
+//! `zotero_read_attachment`: an attachment's text (Zotero's index, else the stored file), its PDF outline, or
 //! what Zotero records about its file.
 
 use schemars::JsonSchema;
@@ -97,7 +97,8 @@ pub struct ReadAttachmentOutput {
     /// Why the answer is incomplete, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Mode info: filename, contentType, linkMode, md5, mtime, title, parentItem, onWebDav.
+    /// Mode info: filename, contentType, linkMode, md5, mtime, title, parentItem, onWebDav (whether the file
+    /// store has the file) and storedIn (`WebDAV` or `Zotero Storage`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<Value>,
     /// What happened to `writeBackIndex`, when it was asked for.
@@ -116,7 +117,7 @@ impl Tool for ReadAttachment {
         "Reads an attachment's text (PDF, EPUB, HTML or text; give the attachment or its parent item, whose PDF \
          is chosen first), its PDF outline, or what Zotero records about the file. A whole-document read uses \
          Zotero's own full-text index when it has the text; a page range, or forceFile, reads the file from \
-         WebDAV. Long documents are read maxPages at a time, and as many whole pages as fit one answer: \
+         where it is stored (WebDAV or Zotero Storage). Long documents are read maxPages at a time, and as many whole pages as fit one answer: \
          continue with fromPage = nextFromPage.",
     )
     .ask_for_less("a smaller `maxPages`, or a page range with `fromPage` and `toPage`");
@@ -170,7 +171,7 @@ impl Tool for ReadAttachment {
                 format!("- mtime: {}", show("mtime", "(none)")),
             ];
             if file.get("onWebDav").is_some_and(|v| !v.is_null()) {
-                lines.push(format!("- on WebDAV: {}", show("onWebDav", "unknown")));
+                lines.push(format!("- on {}: {}", show("storedIn", "WebDAV"), show("onWebDav", "unknown")));
             }
             return lines.join("\n");
         }
@@ -222,16 +223,19 @@ impl Tool for ReadAttachment {
             file: None,
             index_write_back: None,
         };
-        let files = ctx.files()?;
+        let files = ctx.files().await?;
         match input.mode {
             ReadMode::Info => {
                 let mut file = attachment::file_facts(&item);
-                // `onWebDav` is the TypeScript server's name for "the store has the file"; null without a store.
-                let stored = match (files, attachment::key_of(&item)) {
-                    (Some(store), Ok(key)) => Value::Bool(store.has_file(&key).await.map_err(AttachmentError::from)?),
-                    _ => Value::Null,
-                };
-                file["onWebDav"] = stored;
+                // `onWebDav` is the TypeScript server's name for "the store has the file" (kept, so its readers
+                // keep working), `storedIn` names the store; null without a store.
+                if let (Some(store), Ok(key)) = (files, attachment::key_of(&item)) {
+                    let stored = store.has_file(&key).await.map_err(AttachmentError::from)?;
+                    file["onWebDav"] = Value::Bool(stored);
+                    file["storedIn"] = Value::String(store.kind().name().into());
+                } else {
+                    file["onWebDav"] = Value::Null;
+                }
                 output.source = Some("metadata".into());
                 output.file = Some(file);
             }
@@ -331,8 +335,8 @@ pub struct DeleteAttachmentInput {
     /// The attachment whose stored file (PDF, EPUB, snapshot…) goes. Any other item is refused: use
     /// zotero_delete_items for those.
     pub attachment_key: Key,
-    /// Delete it for good, with its files on WebDAV, instead of moving it to the trash (where Zotero keeps the
-    /// file, and restoring brings it back). Cannot be undone.
+    /// Delete it for good, with its stored file (WebDAV or Zotero Storage), instead of moving it to the trash
+    /// (where Zotero keeps the file, and restoring brings it back). Cannot be undone.
     #[serde(default)]
     #[schemars(default)]
     pub permanent: bool,
@@ -344,7 +348,8 @@ pub struct DeleteAttachmentInput {
 pub struct DeleteAttachmentOutput {
     pub attachment_key: String,
     pub permanent: bool,
-    /// Whether the files on WebDAV were removed (permanent deletes only; null when not attempted).
+    /// Whether the stored file was removed, from WebDAV or with the item on Zotero Storage (permanent deletes
+    /// only; null when not attempted).
     pub files_removed: Option<bool>,
     /// What was done, and what was left as it was.
     pub note: String,
@@ -359,7 +364,7 @@ impl Tool for DeleteAttachment {
         "zotero_delete_attachment",
         "Delete an attachment",
         "Moves a stored-file attachment (a PDF, EPUB, snapshot…) to the trash, where Zotero keeps its file; with \
-         permanent=true deletes it for good and removes its files from WebDAV. Refuses anything that is not a \
+         permanent=true deletes it for good with its file (on WebDAV or Zotero Storage). Refuses anything that is not a \
          stored-file attachment (use zotero_delete_items for other items).",
     )
     .destructive();
@@ -393,31 +398,29 @@ impl Tool for DeleteAttachment {
                 return Err(ToolError::Failed(format!("{key} was not moved to the trash: {why}")));
             }
             output.note = format!(
-                "Moved attachment {key} to the trash. Its file stays on WebDAV, so restoring it in Zotero brings the \
-                 file back; permanent=true deletes both."
+                "Moved attachment {key} to the trash. Its file stays where it is stored, so restoring it in Zotero \
+                 brings the file back; permanent=true deletes both."
             );
             return Ok(output);
         }
+        // The store is known before anything is deleted; a store that cannot be used does not stop the delete.
+        let files = ctx.file_writer().await;
         // The item first, then its files: an item whose file is gone would show as missing in Zotero Desktop,
         // while files left without an item harm nothing.
         zotero.delete_item(key, item.version).await?;
-        output.note = match ctx.webdav_writer()? {
-            None => format!(
-                "Deleted attachment {key} for good. WebDAV is not configured here, so any files it had there are \
-                 left as they were."
+        output.note = match files {
+            Err(error) => format!(
+                "Deleted attachment {key} for good. Its stored file was left as it was: the file store cannot be \
+                 used here ({error})."
             ),
-            Some(dav) => match dav.delete(key).await {
+            Ok(files) => match attachment::write::remove_file_of_deleted_item(files, key).await {
                 Ok(()) => {
                     output.files_removed = Some(true);
-                    format!("Deleted attachment {key} for good, with its files on WebDAV.")
+                    format!("Deleted attachment {key} for good, with its file on {}.", files.kind())
                 }
-                Err(error) => {
+                Err(left) => {
                     output.files_removed = Some(false);
-                    format!(
-                        "Deleted attachment {key} for good, but its files on WebDAV were not removed ({error}). \
-                         Nothing refers to them any more; they only take space ({key}.zip and {key}.prop in the \
-                         zotero folder)."
-                    )
+                    format!("Deleted attachment {key} for good, but its file was not removed: {left}.")
                 }
             },
         };

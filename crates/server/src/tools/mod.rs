@@ -102,7 +102,11 @@ macro_rules! failed_with_message {
     )*};
 }
 
-failed_with_message!(zotero_mcp_core::zotero::ZoteroError, zotero_mcp_core::webdav::WebDavError);
+failed_with_message!(
+    zotero_mcp_core::zotero::ZoteroError,
+    zotero_mcp_core::webdav::WebDavError,
+    crate::context::FilesUnavailable
+);
 
 /// A file that cannot be read here is reported with the tool that reads its words another way.
 impl From<zotero_mcp_core::attachment::AttachmentError> for crate::mcp::ToolError {

@@ -63,6 +63,8 @@ pub struct PutAttachmentOutput {
     pub replaced: bool,
     /// Whether the item records the file's md5/mtime (false only when that last step failed; see `warning`).
     pub recorded: bool,
+    /// Where the file is stored: `WebDAV` or `Zotero Storage`.
+    pub stored_in: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
@@ -75,7 +77,8 @@ impl Tool for PutAttachment {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_put_attachment",
         "Upload or replace an attachment file",
-        "Stores a file on your WebDAV server in Zotero's layout and registers it in Zotero: a new attachment \
+        "Stores a file where the library keeps its files (your WebDAV server in Zotero's layout, or Zotero \
+         Storage) and registers it in Zotero: a new attachment \
          (under parentItemKey, or standalone), or with replaceAttachmentKey a new file for an existing one. Give \
          the file as sourceUrl (a public https URL this server downloads, up to 40 MiB) or as base64Data (up to \
          24 MiB), not both. Zotero Desktop downloads the file on its next sync.",
@@ -94,20 +97,16 @@ impl Tool for PutAttachment {
         ];
         match &output.warning {
             Some(warning) => lines.push(warning.clone()),
-            None => lines.push("The file is on WebDAV; Zotero Desktop picks it up on its next sync.".into()),
+            None => {
+                lines.push(format!("The file is on {}; Zotero Desktop picks it up on its next sync.", output.stored_in))
+            }
         }
         lines.join("\n")
     }
 
     async fn call(ctx: &RequestContext, mut input: PutAttachmentInput) -> Result<PutAttachmentOutput, ToolError> {
         let zotero = ctx.writer()?;
-        let dav = ctx.webdav_writer()?.ok_or_else(|| {
-            ToolError::Failed(
-                "WebDAV is not configured, so attachment files cannot be stored; set WEBDAV_URL, WEBDAV_USERNAME \
-                 and WEBDAV_PASSWORD. Nothing was written."
-                    .into(),
-            )
-        })?;
+        let files = ctx.file_writer().await?;
         refuse_new_only_arguments(&input)?;
         if let Some(content_type) = &input.content_type {
             if !is_media_type(content_type) {
@@ -151,7 +150,7 @@ impl Tool for PutAttachment {
                 };
                 // Only a name the caller gives replaces the stored one, not one the URL suggests (Q4).
                 let (filename, content_type) = (input.filename.as_deref(), input.content_type.as_deref());
-                write::replace(zotero, dav, ctx.clock(), &item, filename, content_type, data).await
+                write::replace(zotero, files, ctx.clock(), &item, filename, content_type, data).await
             }
             None => {
                 let filename = match input.filename.clone().or(fetched_name) {
@@ -172,7 +171,7 @@ impl Tool for PutAttachment {
                     tags: input.tags.iter().flatten().map(TagIn::to_zotero).collect(),
                     collections: input.collections.iter().flatten().map(|k| k.as_str().to_owned()).collect(),
                 };
-                write::create(zotero, dav, ctx.clock(), Upload { filename, content_type, data }, meta).await
+                write::create(zotero, files, ctx.clock(), Upload { filename, content_type, data }, meta).await
             }
         };
         let stored: StoredAttachment = stored.map_err(write_error)?;
@@ -185,6 +184,7 @@ impl Tool for PutAttachment {
             md5: stored.md5,
             content_type: stored.content_type,
             replaced: input.replace_attachment_key.is_some(),
+            stored_in: files.kind().name(),
             warning,
         })
     }

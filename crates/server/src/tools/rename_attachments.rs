@@ -89,9 +89,9 @@ impl Tool for RenameAttachments {
         "Rename attachment files from item metadata",
         "Names the stored files (PDFs, EPUBs…) of the given items, or of a collection's items, after their \
          metadata with Zotero 7's filename template (default: \"Author et al. - 2020 - Title\"). A dry run by \
-         default that lists old and new names; apply=true writes them (write scope), rewriting each file's \
-         archive on WebDAV: one download and one upload per file, at most 5 files per call (call again to \
-         continue).",
+         default that lists old and new names; apply=true writes them (write scope): on WebDAV each file's \
+         archive is rewritten (one download and one upload per file), on Zotero Storage only the item changes; \
+         at most 5 files per call (call again to continue).",
     )
     .idempotent()
     .ask_for_less("fewer `itemKeys`, or a smaller `limit`");
@@ -135,14 +135,7 @@ impl Tool for RenameAttachments {
         // Writing is checked before anything is read: a read-only grant learns at once that apply needs more.
         let writers = if input.apply {
             let zotero = ctx.writer()?;
-            let dav = ctx.webdav_writer()?.ok_or_else(|| {
-                ToolError::Failed(
-                    "WebDAV is not configured, so files cannot be renamed; set WEBDAV_URL, WEBDAV_USERNAME and \
-                     WEBDAV_PASSWORD. Nothing was changed."
-                        .into(),
-                )
-            })?;
-            Some((zotero, dav))
+            Some((zotero, ctx.file_writer().await?))
         } else {
             None
         };
@@ -192,9 +185,9 @@ impl Tool for RenameAttachments {
                 (None, _) => {}
                 (Some(_), None) => entry.status = "planned".into(),
                 (Some(_), Some(_)) if rewritten >= MAX_RENAMES_PER_CALL => entry.status = "deferred".into(),
-                (Some(to), Some((zotero, dav))) => {
+                (Some(to), Some((zotero, files))) => {
                     rewritten += 1;
-                    entry.status = match write::rename(zotero, dav, ctx.clock(), &attachment, &to).await {
+                    entry.status = match write::rename(zotero, *files, ctx.clock(), &attachment, &to).await {
                         Ok(_) => "renamed".into(),
                         Err(e) => format!("failed: {}", truncate(&e.to_string(), 300)),
                     };

@@ -97,7 +97,7 @@ impl Resource for AttachmentResource {
         name: "zotero-attachment",
         title: "Attachment text",
         description: "An attachment's text (an item's key picks its PDF): Zotero's full-text index when it has it, \
-                      else the first pages of the file on WebDAV. zotero://attachment/{key}/pages/{from}-{to} reads \
+                      else the first pages of the stored file. zotero://attachment/{key}/pages/{from}-{to} reads \
                       pages.",
         mime_type: "text/plain",
         cache: CacheHint::NONE,
@@ -130,7 +130,7 @@ impl Resource for AttachmentPagesResource {
         name: "zotero-attachment-pages",
         title: "Attachment pages",
         description: "Pages of an attachment's file, e.g. zotero://attachment/ABCD2345/pages/3-5 (at most 60 at a \
-                      time), read from WebDAV.",
+                      time), read from the stored file (WebDAV or Zotero Storage).",
         mime_type: "text/plain",
         cache: CacheHint::NONE,
     };
@@ -181,7 +181,7 @@ async fn attachment_text(
         }
         Err(error) => return Err(failed(error)),
     };
-    let files = ctx.files().map_err(failed)?;
+    let files = ctx.files().await.map_err(failed)?;
     let read = attachment::read_text(zotero, files, ctx.cache(), &item, range, false)
         .await
         .map_err(|error| failed(error.with_next_step()))?;

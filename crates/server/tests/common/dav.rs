@@ -71,7 +71,9 @@ impl HttpClient for Router {
             return Ok(http::Response::builder().status(status).body(body).unwrap());
         }
         let host = request.uri().host().unwrap_or_default().to_owned();
-        if host != "dav.test" && host != "127.0.0.1" && host != "api.zotero.org" {
+        // The simulator answers for the API and for its storage origin (storage.zotero-sim.invalid).
+        let simulated = host == "127.0.0.1" || host == "api.zotero.org" || host.ends_with(".zotero-sim.invalid");
+        if host != "dav.test" && !simulated {
             let found = self.web.borrow().get(&format!("{host}{path}")).cloned();
             let (status, headers, body) = found.unwrap_or((404, Vec::new(), Vec::new()));
             let mut response = http::Response::builder().status(status);
@@ -115,12 +117,19 @@ pub struct Bench {
     pub router: Rc<Router>,
 }
 
-/// The demo library, and (with `webdav`) the folder configured as WEBDAV_URL.
+/// The demo library, and (with `webdav`) the folder configured as WEBDAV_URL; without it the files are on the
+/// simulator's Zotero Storage.
 pub fn bench(webdav: bool) -> Bench {
+    bench_with(webdav, &[])
+}
+
+/// As [`bench`], with more settings.
+pub fn bench_with(webdav: bool, extra: &[(&str, &str)]) -> Bench {
     let mut vars = vec![("ZOTERO_API_KEY", DEMO_KEY), ("ZOTERO_LIBRARY_ID", "1234567")];
     if webdav {
         vars.extend([("WEBDAV_URL", DAV), ("WEBDAV_USERNAME", "me"), ("WEBDAV_PASSWORD", "dav-pass")]);
     }
+    vars.extend_from_slice(extra);
     let mut app = app_with(&vars);
     let sim = demo_sim();
     let folder = Rc::new(Folder::default());

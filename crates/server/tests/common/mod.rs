@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod dav;
+pub mod files;
 pub mod steps;
 
 use std::collections::HashMap;

@@ -272,7 +272,7 @@ pub fn health(report: &mut Report, client: &Client) {
     });
 }
 
-/// One line over `/health`'s checks (Zotero, the password, WebDAV, AI Search when reported), and the fixes of
+/// One line over `/health`'s checks (Zotero, the password, the file store, AI Search when reported), and the fixes of
 /// those not ok.
 pub fn describe_health(doc: &Value) -> (String, Vec<String>) {
     let checks: Vec<&Value> = doc["checks"].as_array().map(|c| c.iter().collect()).unwrap_or_default();
@@ -281,6 +281,8 @@ pub fn describe_health(doc: &Value) -> (String, Vec<String>) {
             "zotero_api_key" => "Zotero key",
             "auth_password" => "password",
             "webdav" => "WebDAV",
+            "zotero_storage" => "Zotero Storage",
+            "files" => "files",
             "ai_search" => "AI Search",
             other => other,
         }

@@ -54,7 +54,7 @@ Steps (one line each, with its time; ✓ passed, ✗ failed with what to do, –
   search, item read   zotero_search, then zotero_get_item on its first hit
   collections         zotero_list_collections
   semantic search     an answer, or the exact answer of a deployment without AI Search
-  /health             the server's own report: Zotero key, password, WebDAV (AI Search when it reports it)
+  /health             the server's own report: Zotero key, password, files (AI Search when it reports it)
 
 Exit status:
   0   every step passed (and with --write, everything created was deleted)

@@ -27,8 +27,8 @@ const QUOTE: &str = "This demonstration paper uses the apa7";
 
 const FIX_WRITE: &str = "the server could not write to the library: the message says why (a read-only Zotero key, \
                          the token's scope, Zotero refusing); /health says whether the key is set";
-const FIX_FILES: &str = "attachment files need WebDAV: /health says whether WEBDAV_URL, WEBDAV_USERNAME and \
-                         WEBDAV_PASSWORD are set and answer";
+const FIX_FILES: &str = "attachment files need a file store: /health says whether Zotero Storage (the key's \
+                         file access) or WebDAV (WEBDAV_URL, WEBDAV_USERNAME, WEBDAV_PASSWORD) answers";
 
 /// What the cycle created and has not deleted yet.
 #[derive(Debug, Default)]
@@ -130,20 +130,26 @@ fn attach(client: &mut Client, item: &str) -> Result<(String, String), Failure> 
             FIX_WRITE,
         ));
     }
-    Ok((key.clone(), format!("{key}, {} bytes on WebDAV, md5 {}", PDF.len(), put["md5"].as_str().unwrap_or("?"))))
+    let store = put["storedIn"].as_str().unwrap_or("WebDAV");
+    Ok((key.clone(), format!("{key}, {} bytes on {store}, md5 {}", PDF.len(), put["md5"].as_str().unwrap_or("?"))))
 }
 
 fn read_back(client: &mut Client, attachment: &str) -> Result<(String, String), Failure> {
     let arguments = json!({ "itemKey": attachment, "forceFile": true, "fromPage": 1, "toPage": 1 });
     let read = structured("zotero_read_attachment", call(client, "zotero_read_attachment", arguments, FIX_FILES)?)?;
     let text = read["text"].as_str().unwrap_or_default().to_owned();
-    if read["source"] != "webdav" || !squeeze(&text).contains(PDF_WORDS) {
+    let store = match read["source"].as_str() {
+        Some("webdav") => "WebDAV",
+        Some("zotero-storage") => "Zotero Storage",
+        _ => "",
+    };
+    if store.is_empty() || !squeeze(&text).contains(PDF_WORDS) {
         return Err(Failure::new(
             format!("read from {} without “{PDF_WORDS}”: {}", read["source"], one_line(&text)),
-            "the file on WebDAV is not the one uploaded, or the PDF engine reads it wrongly: the server's log says more",
+            "the stored file is not the one uploaded, or the PDF engine reads it wrongly: the server's log says more",
         ));
     }
-    Ok((text.clone(), format!("page 1 from WebDAV, {} characters", text.chars().count())))
+    Ok((text.clone(), format!("page 1 from {store}, {} characters", text.chars().count())))
 }
 
 fn highlight(client: &mut Client, attachment: &str, text: &str) -> Result<String, Failure> {
@@ -190,7 +196,7 @@ fn rename(client: &mut Client, attachment: &str, applied: Option<&str>) -> Resul
 
 fn delete_attachment(client: &mut Client, attachment: &str) -> Result<String, Failure> {
     let arguments = json!({ "attachmentKey": attachment, "permanent": true });
-    let fix = "delete it by hand in Zotero (and its .zip/.prop on WebDAV)";
+    let fix = "delete it by hand in Zotero (and, on WebDAV, its .zip/.prop)";
     let deleted = structured("zotero_delete_attachment", call(client, "zotero_delete_attachment", arguments, fix)?)?;
     if deleted["filesRemoved"] != json!(true) {
         return Err(Failure::new(
@@ -198,7 +204,7 @@ fn delete_attachment(client: &mut Client, attachment: &str) -> Result<String, Fa
             format!("remove zotero/{attachment}.zip and .prop from the WebDAV folder"),
         ));
     }
-    Ok(format!("{attachment} and its files on WebDAV, permanently"))
+    Ok(format!("{attachment} and its stored file, permanently"))
 }
 
 fn delete_item(client: &mut Client, item: &str) -> Result<String, Failure> {

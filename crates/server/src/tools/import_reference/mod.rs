@@ -26,10 +26,11 @@ pub const MAX_ENTRIES_PER_CALL: usize = 25;
 /// their URLs, for zotero_put_attachment.
 pub const MAX_PDFS_PER_CALL: usize = 3;
 /// Outbound requests one call plans for: a Worker on the free plan may make 50, and the OAuth check and the
-/// WebDAV writer's first check take some of them. PDFs are attached only while the estimate stays within it.
+/// file store's first request take some of them. PDFs are attached only while the estimate stays within it.
 pub const REQUEST_BUDGET: usize = 45;
-/// Requests one PDF costs: the download, the attachment item, the `.zip`, the `.prop`, the md5/mtime record, and
-/// a WebDAV check.
+/// Requests one PDF costs, the larger of the two stores: on WebDAV the download, the attachment item, the
+/// `.zip`, the `.prop`, the md5/mtime record and a WebDAV check; on Zotero Storage the download, the item, the
+/// upload's authorization, the upload and its registration.
 pub(crate) const REQUESTS_PER_PDF: usize = 6;
 /// Characters of `identifier` accepted (a BibTeX or RIS export pasted whole).
 pub const MAX_INPUT_CHARS: u64 = 1_000_000;
@@ -50,7 +51,8 @@ pub struct ImportReferenceInput {
     pub collections: Option<Vec<Key>>,
     /// Tags for the new items.
     pub tags: Option<Vec<TagIn>>,
-    /// Download and attach an open-access PDF when one is found (needs WebDAV).
+    /// Download and attach an open-access PDF when one is found (stored on WebDAV or Zotero Storage, as the
+    /// library's other files).
     #[serde(default = "yes")]
     #[schemars(default = "yes")]
     pub attach_pdf: bool,
@@ -124,7 +126,7 @@ impl Tool for ImportReference {
          via Open Library, PMID/PMCID via PubMed; up to 10, one per line) or from a pasted BibTeX or RIS block \
          (up to 25 entries). Each is first checked against the library: a copy already there is reported with \
          its key and not imported again unless allowDuplicate=true. With attachPdf (default) an open-access PDF \
-         (OpenAlex, arXiv, or pdfUrl) is stored on WebDAV under the new item.",
+         (OpenAlex, arXiv, or pdfUrl) is stored under the new item (on WebDAV or Zotero Storage).",
     )
     .open_world();
 

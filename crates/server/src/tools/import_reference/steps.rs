@@ -220,9 +220,7 @@ fn requests_before_pdfs(entries: &[Entry]) -> usize {
 /// Downloads `url` (through the SSRF guard) and stores it as the new item's PDF; the key of the attachment.
 async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Result<String, String> {
     let zotero = ctx.writer().map_err(|e| e.to_string())?;
-    let Some(dav) = ctx.webdav_writer().map_err(|e| e.to_string())? else {
-        return Err("WebDAV is not configured (WEBDAV_URL), so files cannot be stored".into());
-    };
+    let files = ctx.file_writer().await.map_err(|e| e.to_string())?;
     let download = ctx.download(url).await.map_err(|e| e.to_string())?;
     if !download.bytes.starts_with(b"%PDF") {
         let kind = download.content_type.unwrap_or_else(|| "not a PDF".into());
@@ -239,6 +237,6 @@ async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Res
         url: Some(download.final_url),
         ..NewAttachment::default()
     };
-    let stored = write::create(zotero, dav, ctx.clock(), upload, meta).await.map_err(|e| e.with_next_step())?;
+    let stored = write::create(zotero, files, ctx.clock(), upload, meta).await.map_err(|e| e.with_next_step())?;
     Ok(stored.key)
 }

@@ -1,0 +1,267 @@
+//! Writing attachment files on Zotero Storage: `zotero_put_attachment` (new, replaced, from base64 and from a
+//! URL), `zotero_rename_attachments`, `zotero_delete_attachment`, `zotero_import_reference` with an open-access
+//! PDF and a highlight on a stored PDF, against the simulator's file API (authorization, upload to its storage
+//! origin, registration), with a fault injected at every step and what the library holds afterwards checked.
+
+mod common;
+
+use common::dav::*;
+use common::files::*;
+use common::*;
+use serde_json::{json, Value};
+use zotero_mcp_core::testing::pdf_of_pages;
+use zotero_mcp_core::webdav::md5_hex;
+use zotero_sim::{Fault, FaultMatch};
+
+fn item(s: &Bench, key: &str) -> Option<Value> {
+    item_data(&s.sim, key)
+}
+
+fn item_count(s: &Bench) -> usize {
+    s.sim.items(LIB).len()
+}
+
+/// What Zotero Desktop reads after a sync: the stored bytes, and the item recording their md5 and name.
+fn assert_stored_like_desktop(s: &Bench, key: &str, data: &[u8], filename: &str) {
+    let item = item(s, key).expect("the attachment item exists");
+    assert_eq!(s.sim.stored_file(LIB, key).as_deref(), Some(data), "the bytes on Zotero Storage");
+    assert_eq!(item["md5"], json!(md5_hex(data)));
+    assert!(item["mtime"].as_u64().is_some_and(|m| m > 0), "{item}");
+    assert_eq!(item["filename"], filename);
+    assert_eq!(item["linkMode"], "imported_file");
+}
+
+/// The API's requests to an item's file endpoint.
+fn file_requests(s: &Bench) -> usize {
+    s.sim.requests().iter().filter(|r| r.path.ends_with("/file")).count()
+}
+
+fn fault_on(method: &str, path: &str, body: Option<&str>) -> FaultMatch {
+    FaultMatch {
+        method: Some(method.parse().unwrap()),
+        path_contains: Some(path.into()),
+        body_contains: body.map(str::to_owned),
+    }
+}
+
+#[tokio::test]
+async fn a_pdf_sent_as_base64_is_stored_on_zotero_storage_and_reads_back() {
+    let s = bench(false);
+    let data = pdf();
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "parentItemKey": PARENT, "base64Data": b64(&data), "filename": "Contacts.pdf" }),
+        )
+        .await;
+    let out = ok(&result);
+    let key = out["attachmentKey"].as_str().unwrap().to_owned();
+    assert_eq!(out["storedIn"], "Zotero Storage");
+    assert_eq!(out["recorded"], true);
+    assert_eq!(out["md5"], md5_hex(&data));
+    assert!(text(&result).contains("The file is on Zotero Storage"), "{}", text(&result));
+    assert_stored_like_desktop(&s, &key, &data, "Contacts.pdf");
+    assert_eq!(item(&s, &key).unwrap()["parentItem"], PARENT);
+    assert_key_stayed_with_the_api(&s.sim);
+
+    let read = s.tool(
+        "zotero_read_attachment",
+        zotero_mcp_server::auth::Grant::read_only("owner"),
+        json!({
+            "itemKey": key, "fromPage": 2, "toPage": 2
+        }),
+    );
+    let read = read.await;
+    assert_eq!(ok(&read)["source"], "zotero-storage");
+    assert!(ok(&read)["text"].as_str().unwrap().contains("Side chains pack"), "{read}");
+}
+
+#[tokio::test]
+async fn an_html_page_is_stored_zipped_as_desktop_stores_snapshots() {
+    let s = bench(false);
+    let page = b"<html><body><p>A saved page about protein folding</p></body></html>";
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "parentItemKey": PARENT, "base64Data": b64(page), "filename": "page.html" }),
+        )
+        .await;
+    let key = ok(&result)["attachmentKey"].as_str().unwrap().to_owned();
+    let stored = s.sim.stored_file(LIB, &key).expect("stored");
+    assert!(stored.starts_with(b"PK"), "a text/html file goes up zipped");
+    assert_eq!(item(&s, &key).unwrap()["md5"], json!(md5_hex(page)), "the item's md5 is the page's, not the zip's");
+    let read = s
+        .tool(
+            "zotero_read_attachment",
+            zotero_mcp_server::auth::Grant::read_only("owner"),
+            json!({ "itemKey": key, "forceFile": true }),
+        )
+        .await;
+    assert!(ok(&read)["text"].as_str().unwrap().contains("protein folding"), "{read}");
+}
+
+#[tokio::test]
+async fn a_replacement_names_the_file_it_replaces_and_a_new_name_and_type_reach_the_item() {
+    let s = bench(false);
+    let old = pdf();
+    let old_md5 = s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+    let new = pdf_of_pages(&["A corrected version of the paper"]);
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new), "filename": "Corrected.pdf" }),
+        )
+        .await;
+    let out = ok(&result);
+    assert_eq!(out["replaced"], true);
+    assert_eq!(out["recorded"], true, "{out}");
+    assert_stored_like_desktop(&s, ATTACHMENT, &new, "Corrected.pdf");
+    let authorization = s
+        .sim
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/file") && r.method == "POST")
+        .expect("an upload authorization");
+    assert_eq!(authorization.header("if-match"), Some(old_md5.as_str()), "the precondition names the old file");
+
+    // A text file over a PDF: the content type follows the new name.
+    let notes = b"Plain notes about the paper";
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(notes), "filename": "notes.txt" }),
+        )
+        .await;
+    assert_eq!(ok(&result)["contentType"], "text/plain");
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["contentType"], "text/plain");
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(notes)));
+}
+
+#[tokio::test]
+async fn a_file_changed_meanwhile_is_not_overwritten() {
+    let s = bench(false);
+    let old = pdf();
+    s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+    // Zotero answers 412 to the authorization: another client stored a different file since it was read.
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("md5=")), Fault::Status { status: 412 });
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&pdf_of_pages(&["x"])) }),
+        )
+        .await;
+    let error = error_text(&result);
+    assert!(error.contains("Nothing was changed") && error.contains("changed since it was read"), "{error}");
+    assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(old.as_slice()));
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&old)));
+}
+
+/// Every step of a new attachment's upload failing in turn: the item made for it is removed, nothing is left
+/// on storage that the library refers to, and the message says so.
+#[tokio::test]
+async fn a_failure_at_any_upload_step_leaves_no_attachment_behind() {
+    let steps: [(&str, FaultMatch); 3] = [
+        ("authorization", fault_on("POST", "/file", Some("md5="))),
+        ("upload", fault_on("POST", "/zotero-storage", None)),
+        ("registration", fault_on("POST", "/file", Some("upload="))),
+    ];
+    for (step, matcher) in steps {
+        let s = bench(false);
+        let before = item_count(&s);
+        s.sim.fail_matching(1, matcher, Fault::Status { status: 500 });
+        let result =
+            s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
+        let error = error_text(&result);
+        assert!(error.contains("Storing the file on Zotero Storage failed"), "{step}: {error}");
+        assert!(error.contains("the new attachment item and any part of its file were removed"), "{step}: {error}");
+        assert_eq!(item_count(&s), before, "{step}: the new item was removed");
+        assert_eq!(s.sim.storage_usage_bytes(LIB), 0, "{step}: no stored file counts against the quota");
+    }
+}
+
+#[tokio::test]
+async fn over_quota_says_how_full_and_what_to_do() {
+    let s = bench(false);
+    s.sim.set_storage_quota_mb(LIB, 1);
+    let before = item_count(&s);
+    // 1.2 MB: Zotero counts in tenths of a megabyte.
+    let mut large = pdf();
+    large.resize(1_200_000, b' ');
+    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&large) })).await;
+    let error = error_text(&result);
+    assert!(
+        error.contains("does not fit on Zotero Storage") && error.contains("zotero.org/settings/storage"),
+        "{error}"
+    );
+    assert!(error.contains("quota are used"), "{error}");
+    assert_eq!(item_count(&s), before);
+}
+
+#[tokio::test]
+async fn a_rename_changes_the_item_only_and_uploads_nothing() {
+    let s = bench(false);
+    let data = pdf();
+    s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &data);
+    let before = item(&s, ATTACHMENT).unwrap();
+
+    let plan = s.write("zotero_rename_attachments", json!({ "itemKeys": [PARENT] })).await;
+    let planned = &ok(&plan)["planned"][0];
+    assert_eq!(planned["status"], "planned");
+    let to = planned["to"].as_str().unwrap().to_owned();
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["filename"], "paper.pdf", "a dry run changes nothing");
+
+    let applied = s.write("zotero_rename_attachments", json!({ "itemKeys": [PARENT], "apply": true })).await;
+    assert_eq!(ok(&applied)["planned"][0]["status"], "renamed", "{applied}");
+    let after = item(&s, ATTACHMENT).unwrap();
+    assert_eq!(after["filename"], json!(to));
+    assert_eq!(after["md5"], before["md5"], "the stored bytes are the same");
+    assert!(s.sim.storage_requests().is_empty(), "nothing was downloaded or uploaded");
+    assert_eq!(file_requests(&s), 0);
+    assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(data.as_slice()));
+}
+
+#[tokio::test]
+async fn deleting_for_good_removes_the_file_with_the_item() {
+    let s = bench(false);
+    s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());
+    assert!(s.sim.storage_usage_bytes(LIB) > 0);
+    let trashed = s.write("zotero_delete_attachment", json!({ "attachmentKey": ATTACHMENT })).await;
+    assert!(ok(&trashed)["note"].as_str().unwrap().contains("stays where it is stored"), "{trashed}");
+    assert!(s.sim.stored_file(LIB, ATTACHMENT).is_some(), "the trash keeps the file");
+
+    let deleted = s.write("zotero_delete_attachment", json!({ "attachmentKey": ATTACHMENT, "permanent": true })).await;
+    let out = ok(&deleted);
+    assert_eq!(out["filesRemoved"], true);
+    assert!(out["note"].as_str().unwrap().contains("with its file on Zotero Storage"), "{out}");
+    assert!(item(&s, ATTACHMENT).is_none());
+    assert_eq!(s.sim.stored_file(LIB, ATTACHMENT), None);
+    assert_eq!(s.sim.storage_usage_bytes(LIB), 0);
+}
+
+#[tokio::test]
+async fn an_imported_reference_gets_its_open_access_pdf_on_zotero_storage() {
+    let s = bench(false);
+    let pdf = s.serve_plos();
+    let result = s.write("zotero_import_reference", json!({ "identifier": PLOS_DOI })).await;
+    let out = ok(&result);
+    let key = out["attachmentKey"].as_str().unwrap_or_else(|| panic!("no PDF attached: {out}")).to_owned();
+    assert_eq!(s.sim.stored_file(LIB, &key).as_deref(), Some(pdf.as_slice()));
+    assert_eq!(item(&s, &key).unwrap()["md5"], json!(md5_hex(&pdf)));
+    assert_key_stayed_with_the_api(&s.sim);
+}
+
+#[tokio::test]
+async fn a_highlight_is_placed_on_a_pdf_read_from_zotero_storage() {
+    let s = bench(false);
+    s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());
+    let result = s
+        .write(
+            "zotero_annotations",
+            json!({ "action": "create", "itemKey": ATTACHMENT, "text": "Side chains pack without any rotamer library" }),
+        )
+        .await;
+    let created = &ok(&result)["created"];
+    assert_eq!(created["page"], 2, "{result}");
+    assert_eq!(created["attachmentKey"], ATTACHMENT);
+    assert_key_stayed_with_the_api(&s.sim);
+}
