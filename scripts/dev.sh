@@ -42,7 +42,7 @@ if $demo; then
   [ -x "$sim_bin" ] || echo "[dev] compiling the Zotero simulator for the demo library (about a minute, the first time)"
   # Both binaries at once: the demo's files come from zotero-sim-files (below).
   cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim --bin zotero-sim-files
-  sim_args=(--listen "127.0.0.1:${sim_port}" --demo --api-key demo)
+  sim_args=(--listen "127.0.0.1:${sim_port}" --demo --demo-groups --api-key demo)
   zotero_files=false
   if grep -qE '^FILE_STORAGE=["]?zotero["]?[[:space:]]*$' .wrangler/.dev.vars 2>/dev/null; then
     zotero_files=true

@@ -120,14 +120,14 @@ wait_listening() {
   return 0
 }
 
-# zotero-sim with the demo library on a free loopback port; sets SIM_URL and SIM_PID. --control serves its fault
+# zotero-sim with the demo library and the demo's two groups on a free loopback port; sets SIM_URL and SIM_PID. --control serves its fault
 # injection endpoint (POST /_sim/fail, docs/simulator.md), through which scripts/e2e.sh fails one step of a run.
 # More arguments go to zotero-sim (e.g. --storage-listen ADDR --demo-files-on-zotero-storage).
 start_sim() {
   local log="$1" port
   port="$(free_port)"
   "${CARGO_TARGET_DIR:-$ROOT/target}/${SIM_PROFILE:-debug}/zotero-sim" --listen "127.0.0.1:$port" --demo --api-key demo \
-    --control --exit-after 1800 "${@:2}" >"$log" 2>&1 &
+    --demo-groups --control --exit-after 1800 "${@:2}" >"$log" 2>&1 &
   SIM_PID=$!
   wait_listening "$SIM_PID" "$log" zotero-sim || return 1
   SIM_URL="http://127.0.0.1:$port"

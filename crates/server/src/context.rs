@@ -7,17 +7,18 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
-use zotero_mcp_core::files::{FileStore, FileWriter};
+use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
 use zotero_mcp_core::index::{SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
-use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
+use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
 use crate::config::{Config, FileStorage, SetupHint};
 use crate::grant::{Grant, Scope};
+use crate::library::{self, LibraryRefused, SelectedLibrary};
 use crate::platform::Platform;
 
 /// Why [`RequestContext::writer`] gave no writer. Nothing was sent to Zotero in either case.
@@ -26,6 +27,12 @@ pub enum WriterRefused {
     /// The grant lacks `zotero:write`.
     #[error("`{tool}` needs the zotero:write scope, which this connection lacks")]
     ScopeMissing { tool: &'static str },
+    /// The call's `library` is one the API key may only read.
+    #[error(
+        "the API key may only read library {library}, so `{tool}` wrote nothing there. Give the key write access \
+         to the group at zotero.org/settings/keys (and, in the group's settings, editing rights to its user)"
+    )]
+    ReadOnlyLibrary { library: LibraryId, tool: &'static str },
     /// The Zotero settings are incomplete (no key, a group without an id…).
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
@@ -59,6 +66,8 @@ pub struct RequestContext {
     /// The runtime services (HTTP, KV, clock). Private: a handler that could reach the HTTP seam could build
     /// its own Zotero writer and step around the scope check.
     platform: Platform,
+    /// The library chosen by the call's `library` argument ([`Self::select_library`]); unset: the configured one.
+    library: OnceCell<SelectedLibrary>,
     /// Made on first use, so requests that never touch Zotero (listings, prompts) never need a key.
     zotero: OnceCell<ZoteroWriter>,
     /// The WebDAV client, made on first use; `None` inside when WebDAV is not configured.
@@ -81,6 +90,7 @@ impl RequestContext {
             grant,
             config,
             platform,
+            library: OnceCell::new(),
             zotero: OnceCell::new(),
             webdav: OnceCell::new(),
             zotero_storage: OnceCell::new(),
@@ -88,6 +98,25 @@ impl RequestContext {
             tool: Cell::new(""),
             writer_taken: Cell::new(false),
         }
+    }
+
+    /// Works on the library `given` names (`users/<id>`, `groups/<id>` or a group's name) for the rest of this
+    /// request, once the key's access says it may: the registry calls this for a call's `library` argument before
+    /// the tool runs. The configured library changes nothing. Must come before any client is made.
+    pub async fn select_library(&self, given: &str) -> Result<(), LibraryRefused> {
+        let configured =
+            ZoteroClient::new(self.config.zotero_settings(), self.platform.http.clone(), self.platform.clock.clone())
+                .map_err(|error| with_setup_hint(error, self.config.setup))?;
+        if let Some(selected) = library::select(&configured, self.configured_library(), given).await? {
+            // Before any client: they are made for the library chosen here.
+            let _ = self.library.set(selected);
+        }
+        Ok(())
+    }
+
+    /// The library chosen for this call, when it is not the configured one.
+    pub fn selected_library(&self) -> Option<SelectedLibrary> {
+        self.library.get().copied()
     }
 
     /// The Zotero client for this request, for reading: one per request, so its limiter, backoff gate and
@@ -100,9 +129,7 @@ impl RequestContext {
     /// sent) when the grant lacks `zotero:write`. Tools whose every call writes are refused earlier, by the
     /// registry; tools that write for some actions call this at the start of each such action.
     pub fn writer(&self) -> Result<&ZoteroWriter, WriterRefused> {
-        if !self.grant.allows(Scope::Write) {
-            return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
-        }
+        self.may_write()?;
         let writer = self.client()?;
         self.writer_taken.set(true);
         Ok(writer)
@@ -122,9 +149,7 @@ impl RequestContext {
     /// anything is sent) when the grant lacks `zotero:write`: uploads, renames and deletes are library changes
     /// like any other.
     pub async fn file_writer(&self) -> Result<FileWriter<'_>, WriterRefused> {
-        if !self.grant.allows(Scope::Write) {
-            return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
-        }
+        self.may_write()?;
         self.writer_taken.set(true);
         Ok(match self.chosen_store()? {
             Some(webdav) => FileWriter::WebDav(webdav),
@@ -132,8 +157,41 @@ impl RequestContext {
         })
     }
 
-    /// WebDAV's client when the files are there, `None` for Zotero Storage, or why neither can be used.
+    /// Where the configured library keeps its files, from the settings alone (no request); `None` when they are
+    /// unusable (what [`Self::files`] would then say).
+    pub fn configured_store(&self) -> Option<StoreKind> {
+        match (&self.config.file_storage, &self.config.webdav) {
+            (FileStorage::Invalid(_), _) | (FileStorage::WebDav, None) => None,
+            (FileStorage::WebDav | FileStorage::Auto, Some(_)) => Some(StoreKind::WebDav),
+            (FileStorage::Zotero, _) | (FileStorage::Auto, None) => Some(StoreKind::ZoteroStorage),
+        }
+    }
+
+    /// The configured library, when its id is configured (a user library's may be found from the key instead).
+    pub fn configured_library(&self) -> Option<LibraryId> {
+        let id = self.config.zotero_library_id.as_deref().and_then(|id| id.trim().parse().ok())?;
+        Some(LibraryId { kind: self.config.zotero_library_type, id })
+    }
+
+    /// The grant's write scope, and write access to the call's library.
+    fn may_write(&self) -> Result<(), WriterRefused> {
+        if !self.grant.allows(Scope::Write) {
+            return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
+        }
+        match self.library.get() {
+            Some(selected) if !selected.rights.write => {
+                Err(WriterRefused::ReadOnlyLibrary { library: selected.id, tool: self.tool.get() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// WebDAV's client when the files are there, `None` for Zotero Storage, or why neither can be used. A group's
+    /// files are on Zotero Storage whatever the settings: WebDAV serves the personal library only.
     fn chosen_store(&self) -> Result<Option<&WebDavWriter>, FilesUnavailable> {
+        if self.library.get().is_some_and(|selected| selected.id.kind == LibraryKind::Group) {
+            return Ok(None);
+        }
         match (&self.config.file_storage, self.webdav_client()?) {
             (FileStorage::Invalid(value), _) => Err(FilesUnavailable::BadSetting(value.clone())),
             (FileStorage::WebDav, None) => Err(FilesUnavailable::WebDavUnset),
@@ -252,8 +310,14 @@ impl RequestContext {
         Ok(self.zotero.get_or_init(|| client))
     }
 
+    /// The client's settings: the configured library's, or the one chosen for this call.
     fn zotero_settings(&self) -> ZoteroSettings {
-        self.config.zotero_settings()
+        let mut settings = self.config.zotero_settings();
+        if let Some(selected) = self.library.get() {
+            settings.library_kind = selected.id.kind;
+            settings.library_id = Some(selected.id.id.to_string());
+        }
+        settings
     }
 }
 

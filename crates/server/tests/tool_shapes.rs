@@ -290,6 +290,11 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     shapes.write(b, "zotero_import_reference", json!({ "identifier": PLOS_DOI })).await;
     shapes.write(b, "zotero_import_reference", json!({ "identifier": PLOS_DOI, "attachPdf": false })).await;
 
+    // ---- libraries: the personal one and a group (its item count given) ----
+    b.sim.add_group(7, DEMO_KEY, false);
+    let libraries = shapes.read(b, "zotero_list_libraries", json!({})).await;
+    assert_eq!(libraries["libraries"].as_array().map(Vec::len), Some(2), "{libraries}");
+
     // ---- duplicates: a dry run, then a merge of the two copies the import above made ----
     shapes.read(b, "zotero_find_duplicates", json!({ "itemType": "thesis" })).await;
     shapes.read(b, "zotero_find_duplicates", json!({})).await;

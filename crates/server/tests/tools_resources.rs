@@ -209,6 +209,8 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_import_reference",
             "zotero_reindex",
             "zotero_find_duplicates",
+            // Not the upstream's: after its tools, so their order is kept.
+            "zotero_list_libraries",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();

@@ -17,6 +17,7 @@ pub mod control;
 mod dates;
 pub mod demo;
 pub mod demo_files;
+pub mod demo_groups;
 mod error;
 mod item;
 mod keys;

@@ -17,7 +17,7 @@ use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -46,6 +46,8 @@ pub struct Options {
     /// The origin signed download and upload URLs name, when it is not the storage listener's own address: a
     /// loopback proxy in front of it (the benches count the requests that reach storage this way).
     pub storage_origin: Option<String>,
+    /// Add the demo's two group libraries ([`crate::demo_groups`], needs `--demo`).
+    pub demo_groups: bool,
 }
 
 /// Parses `--listen ADDR [--storage-listen ADDR] [--storage-origin URL] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY]
@@ -60,6 +62,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
     let mut storage_listen = None;
     let mut demo_files_on_zotero_storage = false;
     let mut storage_origin = None;
+    let mut demo_groups = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
@@ -69,6 +72,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--control" => control = true,
             "--storage-listen" => storage_listen = Some(value("--storage-listen")?),
             "--demo-files-on-zotero-storage" => demo_files_on_zotero_storage = true,
+            "--demo-groups" => demo_groups = true,
             "--storage-origin" => {
                 let v = value("--storage-origin")?;
                 let loopback = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
@@ -101,6 +105,9 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
         return Err(ServerError::Usage("--api-key must not be empty".into()));
     }
     let listen = listen.ok_or_else(|| ServerError::Usage("--listen is required".into()))?;
+    if demo_groups && !demo {
+        return Err(ServerError::Usage("--demo-groups needs --demo (the groups are the demo's)".into()));
+    }
     if demo_files_on_zotero_storage && !demo {
         return Err(ServerError::Usage(
             "--demo-files-on-zotero-storage needs --demo (the files are the demo's)".into(),
@@ -116,6 +123,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
         storage_listen,
         demo_files_on_zotero_storage,
         storage_origin,
+        demo_groups,
     })
 }
 
@@ -216,6 +224,9 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
     let storage_bound = storage.server_addr().to_ip().unwrap_or(storage_addr);
     let origin = opts.storage_origin.clone().unwrap_or_else(|| format!("http://{storage_bound}"));
     sim.set_storage_origin(&origin);
+    if opts.demo_groups {
+        sim.add_demo_groups(&opts.api_key);
+    }
     if opts.demo_files_on_zotero_storage {
         sim.store_demo_files(LibraryRef::User(opts.user_id)).map_err(ServerError::DemoFiles)?;
     }
@@ -290,6 +301,7 @@ mod tests {
                 storage_listen: None,
                 demo_files_on_zotero_storage: false,
                 storage_origin: None,
+                demo_groups: false,
             }
         );
         let opts = parse_args(["--listen", "127.0.0.1:9", "--control"].iter().map(|s| s.to_string()));
@@ -307,6 +319,10 @@ mod tests {
         let args = ["--listen", "127.0.0.1:9", "--storage-origin", "http://127.0.0.1:11"];
         let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(opts.storage_origin.as_deref(), Some("http://127.0.0.1:11"));
+        let args = ["--listen", "127.0.0.1:9", "--demo", "--demo-groups"];
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_ok_and(|o| o.demo_groups));
+        let args = ["--listen", "127.0.0.1:9", "--demo-groups"];
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
         let args = ["--listen", "127.0.0.1:9", "--storage-origin", "https://s3.amazonaws.com"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
     }

@@ -12,6 +12,7 @@ use super::batch::BATCH_SIZE;
 use super::card::ItemCard;
 use super::error::ZoteroError;
 use super::key::ObjectKey;
+use super::library::{KeyAccess, LibraryId, LibraryKind};
 use super::query::Query;
 use super::transport::{Call, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
 use super::types::{Deleted, FullText, Page, Tag, Versions, ZoteroObject};
@@ -57,11 +58,13 @@ pub enum ItemScope<'a> {
     Children(&'a ObjectKey),
 }
 
-/// Whose library the server works on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LibraryKind {
-    User,
-    Group,
+/// A group the key's user belongs to, from the groups listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupInfo {
+    pub id: u64,
+    pub name: String,
+    /// `meta.numItems`, when Zotero gives it.
+    pub items: Option<u64>,
 }
 
 /// What the client needs to know, from the deployment's configuration.
@@ -193,19 +196,34 @@ impl ZoteroClient {
         Ok(prefix.as_str())
     }
 
-    /// Whether the key may read this library's files on Zotero Storage (`GET /keys/current`): a user library's
-    /// `access.user.files`; a group's files come with access to the group (`access.groups.<id>` or `.all`).
-    pub async fn key_reads_files(&self) -> Result<bool, ZoteroError> {
+    /// What the key may do, and in which libraries (`GET /keys/current`).
+    pub async fn key_access(&self) -> Result<KeyAccess, ZoteroError> {
         let reply = self.transport.execute(&Call::new(Method::GET, "/keys/current".into())).await?;
-        let info: serde_json::Value = reply.json()?;
-        let access = &info["access"];
-        Ok(match self.kind {
-            LibraryKind::User => access["user"]["files"].as_bool() == Some(true),
-            LibraryKind::Group => {
-                let id = self.configured_id.map(|id| id.to_string()).unwrap_or_default();
-                [id.as_str(), "all"].iter().any(|group| access["groups"][group]["library"].as_bool() == Some(true))
-            }
-        })
+        Ok(KeyAccess::from_key_info(&reply.json::<Value>()?))
+    }
+
+    /// The library this client works on, looking the user id up from the key when it was not configured.
+    pub async fn library_id(&self) -> Result<LibraryId, ZoteroError> {
+        let prefix = self.library_prefix().await?;
+        LibraryId::parse(prefix).ok_or_else(|| ZoteroError::Config(format!("not a library path: {prefix}")))
+    }
+
+    /// The groups the user `user_id` belongs to that the key can see (`GET /users/<id>/groups`, up to 100): each
+    /// one's id, name and item count.
+    pub async fn groups(&self, user_id: u64) -> Result<Vec<GroupInfo>, ZoteroError> {
+        let query = vec![("limit".to_owned(), "100".to_owned())];
+        let reply = self.get(format!("/users/{user_id}/groups"), query).await?;
+        let listed: Vec<Value> = reply.json()?;
+        Ok(listed
+            .iter()
+            .filter_map(|group| {
+                Some(GroupInfo {
+                    id: group["id"].as_u64()?,
+                    name: group["data"]["name"].as_str().unwrap_or_default().to_owned(),
+                    items: group["meta"]["numItems"].as_u64(),
+                })
+            })
+            .collect())
     }
 
     pub(super) async fn library_path(&self, rest: &str) -> Result<String, ZoteroError> {

@@ -200,6 +200,22 @@ impl ToolReply {
     }
 }
 
+/// Every tool's `library` argument, handled here once: taken out of the arguments (the tool's own input never
+/// sees it) and the call's library chosen from it ([`RequestContext::select_library`]). Absent or null: the
+/// configured library, with no request made.
+async fn take_library(ctx: &RequestContext, mut arguments: Value) -> Result<Value, ToolError> {
+    let given = match arguments.as_object_mut().and_then(|map| map.remove(LIBRARY_ARGUMENT)) {
+        None | Some(Value::Null) => return Ok(arguments),
+        Some(Value::String(given)) => given,
+        Some(_) => return Err(crate::library::LibraryRefused::NotText.into()),
+    };
+    ctx.select_library(&given).await?;
+    Ok(arguments)
+}
+
+/// The name of the argument every tool takes to work on another library than the configured one.
+pub const LIBRARY_ARGUMENT: &str = "library";
+
 /// The object-safe face of a [`Tool`], so tools of different types share one registry.
 #[async_trait(?Send)]
 trait DynTool {
@@ -599,7 +615,10 @@ impl Registry {
         let outcome = if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
             Err(ToolError::WriteScopeRequired { tool: name.to_owned() })
         } else {
-            tool.call(ctx, arguments, self.published()).await
+            match take_library(ctx, arguments).await {
+                Ok(arguments) => tool.call(ctx, arguments, self.published()).await,
+                Err(error) => Err(error),
+            }
         };
         #[cfg(feature = "check-outputs")]
         #[allow(clippy::panic, reason = "check-outputs is on in tests only, where a mismatch must fail the test")]

@@ -22,8 +22,12 @@ pub struct SchemaCollector {
 
 impl Declare for SchemaCollector {
     fn tool<T: Tool>(&mut self) -> &mut Self {
+        let mut input = schema_for::<T::Input>();
+        if let Some(properties) = input.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert(super::registry::LIBRARY_ARGUMENT.to_owned(), library_property());
+        }
         let schemas = json!({
-            "inputSchema": schema_for::<T::Input>(),
+            "inputSchema": input,
             "outputSchema": output_schema_for::<T::Output>(),
         });
         self.tools.insert(T::SPEC.name.to_owned(), schemas);
@@ -56,6 +60,17 @@ impl Declare for SchemaCollector {
         self.prompts.insert(T::SPEC.name.to_owned(), Value::Array(arguments));
         self
     }
+}
+
+/// The `library` argument every tool takes (the registry handles it, not the tool's input type).
+fn library_property() -> Value {
+    json!({
+        "type": ["string", "null"],
+        "description": "The library to work on: users/<id> or groups/<id> (as zotero_list_libraries lists them), or a \
+                        group's name. Default: the configured library.",
+        "minLength": 1,
+        "maxLength": 200,
+    })
 }
 
 impl SchemaCollector {

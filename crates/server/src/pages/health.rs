@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavSettings};
-use zotero_mcp_core::zotero::ZoteroClient;
+use zotero_mcp_core::zotero::{LibraryId, ZoteroClient};
 
 use crate::app::{App, McpAccess};
 use crate::config::FileStorage;
@@ -150,10 +150,20 @@ async fn probe_zotero_storage(app: &App) -> ProbeOutcome {
             "The Zotero settings are incomplete: see the zotero_api_key check, and set ZOTERO_LIBRARY_ID for a group.",
         );
     };
-    match client.key_reads_files().await {
-        Ok(true) => Ok(()),
-        Ok(false) => Err("The Zotero API key may not read files on Zotero Storage: at zotero.org/settings/keys edit it and tick \"Allow library access\" (for a group, give it access to the group), or set WEBDAV_URL if your files are on WebDAV."),
-        Err(_) => Err("Zotero did not answer the key check: check ZOTERO_API_KEY (and ZOTERO_API_BASE if set), then reload."),
+    let access =
+        match client.key_access().await {
+            Ok(access) => access,
+            Err(_) => return Err(
+                "Zotero did not answer the key check: check ZOTERO_API_KEY (and ZOTERO_API_BASE if set), then reload.",
+            ),
+        };
+    // The configured library, else the key's own (as the client would look it up, without asking twice).
+    let config = &app.config;
+    let id = config.zotero_library_id.as_deref().and_then(|id| id.trim().parse().ok()).or(access.user_id);
+    let library = id.map(|id| LibraryId { kind: config.zotero_library_type, id });
+    match library.map(|library| access.rights(library).files) {
+        Some(true) => Ok(()),
+        _ => Err("The Zotero API key may not read files on Zotero Storage: at zotero.org/settings/keys edit it and tick \"Allow library access\" (for a group, give it access to the group), or set WEBDAV_URL if your files are on WebDAV."),
     }
 }
 

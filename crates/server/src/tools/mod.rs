@@ -12,6 +12,7 @@ pub mod duplicates;
 pub mod fixtures;
 pub mod import_reference;
 pub mod items;
+pub mod libraries;
 pub mod next_step;
 pub mod notes;
 pub mod paging;
@@ -85,6 +86,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<import_reference::ImportReference>();
     registry.tool::<semantic::Reindex>();
     registry.tool::<duplicates::FindDuplicates>();
+    registry.tool::<libraries::ListLibraries>();
     resources::register(registry);
     if test_fixtures {
         fixtures::register(registry);
@@ -105,7 +107,8 @@ macro_rules! failed_with_message {
 failed_with_message!(
     zotero_mcp_core::zotero::ZoteroError,
     zotero_mcp_core::webdav::WebDavError,
-    crate::context::FilesUnavailable
+    crate::context::FilesUnavailable,
+    crate::library::LibraryRefused
 );
 
 /// A file that cannot be read here is reported with the tool that reads its words another way.

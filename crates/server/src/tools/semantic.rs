@@ -171,6 +171,7 @@ impl Tool for SemanticSearch {
     }
 
     async fn call(ctx: &RequestContext, input: SemanticSearchInput) -> Result<SemanticSearchOutput, ToolError> {
+        indexed_library_only(ctx)?;
         if let (Some(from), Some(to)) = (input.from_year, input.to_year) {
             if from > to {
                 return Err(ToolError::InvalidArguments {
@@ -377,6 +378,7 @@ impl Tool for Reindex {
     }
 
     async fn call(ctx: &RequestContext, input: ReindexInput) -> Result<ReindexOutput, ToolError> {
+        indexed_library_only(ctx)?;
         let report = match run_sync(ctx, input.full, input.limit.map(|l| l as usize)).await {
             Ok(report) => report,
             Err(SyncRunError::Setup(why)) => return Err(ToolError::Failed(why)),
@@ -395,5 +397,18 @@ impl Tool for Reindex {
             message: report.message,
             zotero_requests: report.subrequests,
         })
+    }
+}
+
+/// The semantic index holds the configured library only: a call for another library is refused rather than
+/// answered from the wrong one.
+fn indexed_library_only(ctx: &RequestContext) -> Result<(), ToolError> {
+    match ctx.selected_library() {
+        Some(selected) => Err(ToolError::Failed(format!(
+            "the semantic index covers the default library only, not {}; use zotero_search with the same `library` \
+             to search it by words",
+            selected.id
+        ))),
+        None => Ok(()),
     }
 }

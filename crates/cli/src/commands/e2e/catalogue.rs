@@ -64,7 +64,7 @@ mod tests {
     }
 
     #[test]
-    fn this_build_lists_the_eighteen_tools_of_the_readme_in_order() {
+    fn this_build_lists_the_nineteen_tools_of_the_readme_in_order() {
         assert_eq!(
             expected(),
             names(&[
@@ -86,6 +86,7 @@ mod tests {
                 "zotero_import_reference",
                 "zotero_reindex",
                 "zotero_find_duplicates",
+                "zotero_list_libraries",
             ])
         );
     }

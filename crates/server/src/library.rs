@@ -1,0 +1,81 @@
+//! The `library` argument: which library one call works on, found once for every tool by the registry.
+//!
+//! A call without it works on the configured library exactly as before (no extra request). With it, the key's
+//! access is read (`GET /keys/current`, and the groups listing when a group is named by its name), the library is
+//! checked to be one the key can reach, and what the key may do there goes with the call: a write to a library the
+//! key may only read is refused by [`crate::context::RequestContext::writer`] before anything is written, for every
+//! tool alike.
+
+use zotero_mcp_core::zotero::{LibraryId, LibraryKind, LibraryRights, ZoteroClient, ZoteroError};
+
+/// A library other than the configured one, chosen for this call, with what the key may do in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SelectedLibrary {
+    pub id: LibraryId,
+    pub rights: LibraryRights,
+}
+
+/// Why the `library` argument names no library this call can use. Nothing was read or written from it.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryRefused {
+    #[error("library must be a string such as users/123456 or groups/123456, or a group's name")]
+    NotText,
+    #[error(
+        "the API key cannot reach library {library}: call zotero_list_libraries for the libraries it can, or give \
+         the key access to that group at zotero.org/settings/keys"
+    )]
+    Unreachable { library: LibraryId },
+    #[error(
+        "no group of this key is called {name:?} (its groups: {known}); give the library as groups/<id>, or see \
+         zotero_list_libraries"
+    )]
+    UnknownName { name: String, known: String },
+    #[error("{count} groups of this key are called {name:?}; give the library as groups/<id> (zotero_list_libraries lists them)")]
+    AmbiguousName { name: String, count: usize },
+    #[error(transparent)]
+    Zotero(#[from] ZoteroError),
+}
+
+/// The library `given` names, checked against the key's access; `None` when it is the configured library
+/// `default` (then nothing changes, and the configured library needs no check). `client` works on the configured
+/// library.
+pub async fn select(
+    client: &ZoteroClient,
+    default: Option<LibraryId>,
+    given: &str,
+) -> Result<Option<SelectedLibrary>, LibraryRefused> {
+    let access = client.key_access().await?;
+    let id = match LibraryId::parse(given) {
+        Some(id) => id,
+        None => by_name(client, access.user_id, given).await?,
+    };
+    let default = default.or(access.user_id.map(|id| LibraryId { kind: LibraryKind::User, id }));
+    if Some(id) == default {
+        return Ok(None);
+    }
+    let rights = access.rights(id);
+    if !rights.library {
+        return Err(LibraryRefused::Unreachable { library: id });
+    }
+    Ok(Some(SelectedLibrary { id, rights }))
+}
+
+/// A group of the key's user by its name (case and surrounding spaces ignored), when exactly one has it.
+async fn by_name(client: &ZoteroClient, user: Option<u64>, name: &str) -> Result<LibraryId, LibraryRefused> {
+    let groups = match user {
+        Some(user) => client.groups(user).await?,
+        None => Vec::new(),
+    };
+    let wanted = name.trim().to_lowercase();
+    let matching: Vec<u64> = groups.iter().filter(|g| g.name.trim().to_lowercase() == wanted).map(|g| g.id).collect();
+    match matching.as_slice() {
+        [id] => Ok(LibraryId { kind: LibraryKind::Group, id: *id }),
+        [] => {
+            let known: Vec<String> =
+                groups.iter().take(20).map(|g| format!("{:?} (groups/{})", g.name, g.id)).collect();
+            let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+            Err(LibraryRefused::UnknownName { name: name.chars().take(100).collect(), known })
+        }
+        many => Err(LibraryRefused::AmbiguousName { name: name.chars().take(100).collect(), count: many.len() }),
+    }
+}

@@ -1,0 +1,186 @@
+//! Every library the key can reach, per call: `zotero_list_libraries`, and the `library` argument every tool
+//! takes (handled once by the registry), against the simulator with the demo library and two groups — one the key
+//! may write, one it may only read — whose files are on its Zotero Storage.
+
+mod common;
+
+use common::dav::*;
+use common::files::*;
+use common::*;
+use serde_json::{json, Value};
+use zotero_mcp_server::auth::Grant;
+use zotero_sim::LibraryRef;
+
+const LAB: u64 = 100;
+const READING: u64 = 200;
+
+/// The demo library (files on WebDAV when `webdav`), plus the groups "Protein Lab" (writable) and "Reading
+/// Group" (read only), each with one paper; the lab's paper has a PDF on Zotero Storage. Returns the lab paper's
+/// key and its attachment's.
+fn groups_bench(webdav: bool) -> (Bench, String, String) {
+    let b = bench(webdav);
+    b.sim.add_group(LAB, DEMO_KEY, true);
+    b.sim.add_group(READING, DEMO_KEY, false);
+    b.sim.set_library_name(LibraryRef::Group(LAB), "Protein Lab");
+    b.sim.set_library_name(LibraryRef::Group(READING), "Reading Group");
+    let paper = b.sim.insert_item(
+        LibraryRef::Group(LAB),
+        json!({ "itemType": "journalArticle", "title": "Folding intermediates seen by the lab", "date": "2024" }),
+    );
+    let attachment = b.sim.insert_item(
+        LibraryRef::Group(LAB),
+        json!({
+            "itemType": "attachment", "linkMode": "imported_file", "parentItem": paper, "title": "Full Text PDF",
+            "contentType": "application/pdf", "filename": "lab.pdf"
+        }),
+    );
+    b.sim.store_file(LibraryRef::Group(LAB), &attachment, "lab.pdf", &pdf());
+    b.sim.insert_item(
+        LibraryRef::Group(READING),
+        json!({ "itemType": "book", "title": "A reading group's folding classic", "date": "1999" }),
+    );
+    (b, paper, attachment)
+}
+
+fn titles(result: &Value) -> Vec<String> {
+    ok(result)["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["title"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Requests the simulator's API received that changed something.
+fn writes(b: &Bench) -> Vec<String> {
+    b.sim.requests().iter().filter(|r| r.method != "GET").map(|r| format!("{} {}", r.method, r.path)).collect()
+}
+
+#[tokio::test]
+async fn the_libraries_are_listed_with_their_rights_and_file_stores() {
+    let (b, _, _) = groups_bench(true);
+    let result = b.tool("zotero_list_libraries", Grant::read_only("owner"), json!({})).await;
+    let libraries = ok(&result)["libraries"].as_array().unwrap().clone();
+    let find = |path: &str| libraries.iter().find(|l| l["library"] == path).cloned().unwrap_or_default();
+    let personal = find(&format!("users/{DEMO_USER}"));
+    assert_eq!((personal["type"].as_str(), personal["write"].as_bool()), (Some("user"), Some(true)));
+    assert_eq!(personal["fileStore"], "WebDAV");
+    assert_eq!(personal["default"], true);
+    let lab = find(&format!("groups/{LAB}"));
+    assert_eq!((lab["name"].as_str(), lab["write"].as_bool()), (Some("Protein Lab"), Some(true)));
+    assert_eq!(lab["fileStore"], "Zotero Storage", "a group's files are on Zotero Storage, WebDAV or not");
+    assert_eq!(lab["items"], 2);
+    let reading = find(&format!("groups/{READING}"));
+    assert_eq!((reading["write"].as_bool(), reading["default"].as_bool()), (Some(false), Some(false)));
+    assert!(text(&result).contains("Reading Group — `groups/200` (read only"), "{}", text(&result));
+}
+
+#[tokio::test]
+async fn a_call_without_library_works_on_the_configured_one_without_asking_the_key() {
+    let (b, _, _) = groups_bench(false);
+    let result = b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "folding" })).await;
+    assert!(!titles(&result).iter().any(|t| t.contains("lab") || t.contains("reading group")), "{result}");
+    let asked = b.sim.requests().iter().filter(|r| r.path == "/keys/current").count();
+    assert_eq!(asked, 0, "the configured library needs no access check");
+    assert!(b.sim.requests().iter().all(|r| r.path.starts_with(&format!("/users/{DEMO_USER}/"))));
+}
+
+#[tokio::test]
+async fn a_group_is_searched_by_its_path_or_its_name() {
+    let (b, _, _) = groups_bench(false);
+    for library in [format!("groups/{LAB}"), "protein lab".to_owned()] {
+        let result =
+            b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "folding", "library": library })).await;
+        assert_eq!(titles(&result), ["Folding intermediates seen by the lab"], "{library}: {result}");
+    }
+    let unknown =
+        b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "x", "library": "Chess Club" })).await;
+    let error = error_text(&unknown);
+    assert!(error.contains("no group of this key is called") && error.contains("Protein Lab"), "{error}");
+    let elsewhere =
+        b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "x", "library": "groups/999" })).await;
+    assert!(error_text(&elsewhere).contains("cannot reach library groups/999"), "{}", error_text(&elsewhere));
+    let other_user =
+        b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "x", "library": "users/1" })).await;
+    assert!(error_text(&other_user).contains("cannot reach library users/1"));
+    let not_text = b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "x", "library": 5 })).await;
+    assert!(error_text(&not_text).contains("library must be a string"), "{}", error_text(&not_text));
+    // The configured library by its path is the default one.
+    let mine = format!("users/{DEMO_USER}");
+    let result =
+        b.tool("zotero_search", Grant::read_only("owner"), json!({ "query": "protein", "library": mine })).await;
+    assert!(!titles(&result).is_empty());
+}
+
+#[tokio::test]
+async fn a_writable_group_takes_writes_and_a_read_only_one_refuses_them_with_nothing_written() {
+    let (b, paper, _) = groups_bench(false);
+    let created = b
+        .write(
+            "zotero_notes",
+            json!({ "action": "create", "itemKey": paper, "note": "Seen in lab meeting", "library": format!("groups/{LAB}") }),
+        )
+        .await;
+    let note = ok(&created)["noteKey"].as_str().unwrap().to_owned();
+    assert_eq!(b.sim.item(LibraryRef::Group(LAB), &note).unwrap()["data"]["parentItem"], json!(paper));
+
+    let before = writes(&b);
+    let refused = b
+        .write(
+            "zotero_create_items",
+            json!({ "items": [{ "itemType": "book", "title": "Not here" }], "library": "Reading Group" }),
+        )
+        .await;
+    let error = error_text(&refused);
+    assert!(error.contains("may only read library groups/200") && error.contains("wrote nothing"), "{error}");
+    assert_eq!(writes(&b), before, "nothing was sent that writes");
+    // A read-only connection is refused for its scope first, whatever the library.
+    let read_only = b
+        .tool(
+            "zotero_create_items",
+            Grant::read_only("owner"),
+            json!({ "items": [{ "itemType": "book", "title": "x" }], "library": format!("groups/{LAB}") }),
+        )
+        .await;
+    assert!(error_text(&read_only).contains("zotero:write"));
+}
+
+#[tokio::test]
+async fn a_group_s_pdf_is_read_from_zotero_storage_even_when_webdav_holds_the_personal_files() {
+    let (b, _, pdf) = groups_bench(true);
+    let result = b
+        .tool(
+            "zotero_read_attachment",
+            Grant::read_only("owner"),
+            json!({ "itemKey": pdf, "fromPage": 2, "toPage": 2, "library": format!("groups/{LAB}") }),
+        )
+        .await;
+    assert_eq!(ok(&result)["source"], "zotero-storage", "{result}");
+    assert!(ok(&result)["text"].as_str().unwrap().contains("Side chains pack"), "{result}");
+    assert!(b.dav_requests().is_empty(), "WebDAV holds the personal library's files only");
+    assert_key_stayed_with_the_api(&b.sim);
+}
+
+#[tokio::test]
+async fn every_tool_publishes_the_library_argument() {
+    let published: Value = serde_json::from_str(include_str!("../src/mcp/schemas.json")).unwrap();
+    for (tool, entry) in published["tools"].as_object().unwrap() {
+        let library = &entry["inputSchema"]["properties"]["library"];
+        assert_eq!(library["type"], json!(["string", "null"]), "{tool}");
+        assert!(library["description"].as_str().unwrap().contains("groups/<id>"), "{tool}");
+    }
+}
+
+#[tokio::test]
+async fn semantic_search_is_not_answered_from_another_library_s_index() {
+    let (b, _, _) = groups_bench(false);
+    let result = b
+        .tool(
+            "zotero_semantic_search",
+            Grant::read_only("owner"),
+            json!({ "query": "folding", "library": format!("groups/{LAB}") }),
+        )
+        .await;
+    let error = error_text(&result);
+    assert!(error.contains("covers the default library only, not groups/100"), "{error}");
+}
