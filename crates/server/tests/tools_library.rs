@@ -6,7 +6,7 @@ mod library_support;
 
 use common::*;
 use library_support::*;
-use serde_json::json;
+use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
 
 // ---- zotero_search ----
@@ -60,6 +60,17 @@ async fn search_filters_by_collection_tag_type_and_years() {
         let tags = item["tags"].as_array().unwrap();
         assert!(tags.contains(&json!("maize")) && tags.contains(&json!("heat stress")));
     }
+
+    // tagMatch any: either tag; excludeTags: never one of these.
+    let has = |item: &Value, tag: &str| item["tags"].as_array().unwrap().contains(&json!(tag));
+    let either =
+        rpc(&sim, "zotero_search", json!({ "tags": ["maize", "heat stress"], "tagMatch": "any", "limit": 100 })).await;
+    let either = ok(&either)["items"].as_array().unwrap().clone();
+    assert!(either.iter().all(|i| has(i, "maize") || has(i, "heat stress")));
+    assert!(either.len() > ok(&both)["items"].as_array().unwrap().len(), "any finds more than all");
+    let without = rpc(&sim, "zotero_search", json!({ "tags": ["maize"], "excludeTags": ["heat stress"] })).await;
+    let without = ok(&without)["items"].as_array().unwrap().clone();
+    assert!(!without.is_empty() && without.iter().all(|i| has(i, "maize") && !has(i, "heat stress")), "{without:?}");
 
     let books = rpc(&sim, "zotero_search", json!({ "itemType": "book" })).await;
     assert!(ok(&books)["items"].as_array().unwrap().iter().all(|i| i["itemType"] == "book"));

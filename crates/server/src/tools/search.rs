@@ -64,6 +64,16 @@ fn default_limit() -> u32 {
     20
 }
 
+/// How `tags` combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TagMatch {
+    /// Every tag.
+    All,
+    /// Any one of them.
+    Any,
+}
+
 /// Arguments of `zotero_search`. All optional: with none, the most recent matches of the default filters.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -98,9 +108,15 @@ pub struct SearchInput {
     #[serde(default)]
     #[schemars(default)]
     pub offset: u32,
-    /// Tags that must all match. "a || b" matches either; a leading "-" excludes a tag.
+    /// Tags that must all match (or, with tagMatch any, any one of them). "a || b" matches either; a leading
+    /// "-" excludes a tag.
     #[validate(length(max = 20))]
     pub tags: Option<Vec<String>>,
+    /// `all` (default): an item must carry every tag in `tags`; `any`: one of them is enough.
+    pub tag_match: Option<TagMatch>,
+    /// Leave out items carrying any of these tags.
+    #[validate(length(max = 20))]
+    pub exclude_tags: Option<Vec<String>>,
     /// Only items directly in this collection.
     pub collection_key: Option<Key>,
     /// Only items dated in or after this year.
@@ -232,7 +248,14 @@ impl Tool for ZoteroSearch {
 
 /// The filters Zotero applies itself.
 fn server_filters(input: &SearchInput) -> Query {
-    let mut query = item_filters(input.item_type.as_deref(), input.tags.as_deref(), input.since);
+    // Zotero's own tag syntax does the rest: `a || b` for any of them, `-a` to leave one out.
+    let mut tags = match (input.tag_match, input.tags.as_deref()) {
+        (Some(TagMatch::Any), Some(tags)) if tags.len() > 1 => vec![tags.join(" || ")],
+        (_, tags) => tags.unwrap_or_default().to_vec(),
+    };
+    tags.extend(input.exclude_tags.iter().flatten().map(|tag| format!("-{tag}")));
+    let tags = (!tags.is_empty()).then_some(tags);
+    let mut query = item_filters(input.item_type.as_deref(), tags.as_deref(), input.since);
     query = query.include_trashed(input.include_trashed);
     if let Some(sort) = input.sort {
         query = query.sort(sort.as_str(), input.direction == Some(Direction::Desc));
