@@ -23,9 +23,13 @@ fn groups_bench(webdav: bool) -> (Bench, String, String) {
     b.sim.add_group(READING, DEMO_KEY, false);
     b.sim.set_library_name(LibraryRef::Group(LAB), "Protein Lab");
     b.sim.set_library_name(LibraryRef::Group(READING), "Reading Group");
+    let shelf = b.sim.insert_collection(LibraryRef::Group(LAB), json!({ "name": "Lab shelf" }));
     let paper = b.sim.insert_item(
         LibraryRef::Group(LAB),
-        json!({ "itemType": "journalArticle", "title": "Folding intermediates seen by the lab", "date": "2024" }),
+        json!({
+            "itemType": "journalArticle", "title": "Folding intermediates seen by the lab", "date": "2024",
+            "collections": [shelf]
+        }),
     );
     let attachment = b.sim.insert_item(
         LibraryRef::Group(LAB),
@@ -183,4 +187,41 @@ async fn semantic_search_is_not_answered_from_another_library_s_index() {
         .await;
     let error = error_text(&result);
     assert!(error.contains("covers the default library only, not groups/100"), "{error}");
+}
+
+#[tokio::test]
+async fn resources_and_the_prompt_reach_a_group_by_its_path() {
+    let (b, paper, _) = groups_bench(false);
+    let ctx = zotero_mcp_server::context::RequestContext::new(
+        Grant::read_only("owner"),
+        b.app.config.clone(),
+        b.app.platform.clone(),
+    );
+    let registry = zotero_mcp_server::tools::registry(&b.app.config);
+    let uri = format!("zotero://groups/{LAB}/item/{paper}");
+    let (contents, _) = registry.read_resource(&ctx, &uri).await.unwrap();
+    assert!(contents[0].text.contains("Folding intermediates seen by the lab"), "{}", contents[0].text);
+    assert_eq!(contents[0].uri, uri, "the contents keep the URI asked for");
+
+    let ctx = zotero_mcp_server::context::RequestContext::new(
+        Grant::read_only("owner"),
+        b.app.config.clone(),
+        b.app.platform.clone(),
+    );
+    let refused = registry.read_resource(&ctx, "zotero://groups/999/item/ABCD2345").await.unwrap_err();
+    assert!(refused.to_string().contains("cannot reach library groups/999"), "{refused}");
+
+    let shelf = b.sim.collections(LibraryRef::Group(LAB))[0]["key"].as_str().unwrap().to_owned();
+    let ctx = zotero_mcp_server::context::RequestContext::new(
+        Grant::read_only("owner"),
+        b.app.config.clone(),
+        b.app.platform.clone(),
+    );
+    let arguments = json!({ "collectionKey": shelf, "library": "Protein Lab" });
+    let prompt = registry.get_prompt(&ctx, "literature-review", Some(&arguments)).await.unwrap();
+    let text = prompt["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.contains(&format!("collection {shelf}")), "{text}");
+    assert!(text.contains(r#"pass `"library": "groups/100"` to every tool"#), "{text}");
+    let listed = registry.list_prompts();
+    assert!(listed[0]["arguments"].as_array().unwrap().iter().any(|a| a["name"] == "library"));
 }

@@ -213,6 +213,18 @@ async fn take_library(ctx: &RequestContext, mut arguments: Value) -> Result<Valu
     Ok(arguments)
 }
 
+/// The library part of a resource URI, `zotero://groups/<id>/…` or `zotero://users/<id>/…`, and the URI without
+/// it; `None` for a URI of the configured library (which has none).
+fn split_library(uri: &str) -> Option<(&str, String)> {
+    let rest = uri.strip_prefix("zotero://")?;
+    let (kind, after) = rest.split_once('/')?;
+    let (id, tail) = after.split_once('/')?;
+    if !matches!(kind, "users" | "groups") || id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((&rest[..kind.len() + 1 + id.len()], format!("zotero://{tail}")))
+}
+
 /// The name of the argument every tool takes to work on another library than the configured one.
 pub const LIBRARY_ARGUMENT: &str = "library";
 
@@ -679,18 +691,28 @@ impl Registry {
             .collect()
     }
 
-    /// Reads a resource by URI: fixed URIs first, then templates in registration order.
+    /// Reads a resource by URI: fixed URIs first, then templates in registration order. A URI of another library
+    /// than the configured one names it first (`zotero://groups/<id>/item/{key}`), as tools take `library`.
     pub async fn read_resource(
         &self,
         ctx: &RequestContext,
         uri: &str,
     ) -> Result<(Vec<ResourceContents>, CacheHint), LookupError> {
-        if let Some(resource) = self.resources.iter().find(|r| r.spec().uri == uri) {
+        let unprefixed;
+        let matched = match split_library(uri) {
+            Some((library, rest)) => {
+                ctx.select_library(library).await.map_err(|e| LookupError::InvalidParams(e.to_string()))?;
+                unprefixed = rest;
+                unprefixed.as_str()
+            }
+            None => uri,
+        };
+        if let Some(resource) = self.resources.iter().find(|r| r.spec().uri == matched) {
             let contents = resource.read(ctx, uri, &HashMap::new()).await?;
             return Ok((contents, resource.spec().cache));
         }
         for template in &self.templates {
-            if let Some(variables) = super::uri_template::match_template(template.spec().uri, uri) {
+            if let Some(variables) = super::uri_template::match_template(template.spec().uri, matched) {
                 let contents = template.read(ctx, uri, &variables).await?;
                 return Ok((contents, template.spec().cache));
             }
@@ -719,7 +741,7 @@ impl Registry {
             self.prompts.iter().find(|p| p.spec().name == name).ok_or_else(|| {
                 LookupError::PromptNotFound(format!("no prompt is called `{name}`; see prompts/list"))
             })?;
-        let mut values = HashMap::new();
+        let mut values: HashMap<String, String> = HashMap::new();
         if let Some(arguments) = arguments {
             let Some(object) = arguments.as_object() else {
                 return Err(LookupError::InvalidParams("prompt `arguments` must be an object of strings".into()));
@@ -731,9 +753,19 @@ impl Registry {
                 values.insert(key.clone(), text.to_owned());
             }
         }
+        if let Some(library) = values.remove(LIBRARY_ARGUMENT) {
+            ctx.select_library(&library).await.map_err(|e| LookupError::InvalidParams(e.to_string()))?;
+        }
         let spec = prompt.spec();
         let declared = self.published().prompt_arguments(spec.name);
-        let messages = prompt.render(ctx, &values, &declared).await?;
+        let mut messages = prompt.render(ctx, &values, &declared).await?;
+        // A prompt's steps call tools: in another library, each of those calls must name it too.
+        if let (Some(selected), Some(first)) = (ctx.selected_library(), messages.first_mut()) {
+            first.text.push_str(&format!(
+                "\n\nThis is about library {}: pass `\"library\": \"{}\"` to every tool you call for it.",
+                selected.id, selected.id
+            ));
+        }
         let mut result = Map::new();
         result.insert("description".into(), Value::String(spec.description.into()));
         result.insert(

@@ -57,6 +57,12 @@ impl Declare for SchemaCollector {
                     .collect()
             })
             .unwrap_or_default();
+        let mut arguments = arguments;
+        arguments.push(json!({
+            "name": super::registry::LIBRARY_ARGUMENT,
+            "description": "The library to work on: users/<id> or groups/<id>, or a group's name. Default: the configured library.",
+            "required": false,
+        }));
         self.prompts.insert(T::SPEC.name.to_owned(), Value::Array(arguments));
         self
     }

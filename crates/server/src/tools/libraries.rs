@@ -53,7 +53,8 @@ impl Tool for ListLibraries {
         "List libraries",
         "Lists the libraries this server can reach with its Zotero key: the personal library and each group, with \
          whether the key may change it and where its files are. Pass a library's `library` value (users/<id> or \
-         groups/<id>) to any other tool to work on that library; without it tools use the default one.",
+         groups/<id>) to any other tool to work on that library; without it tools use the default one. Resources \
+         of another library put it first: zotero://groups/<id>/item/{key}.",
     )
     .ask_for_less("nothing: no argument narrows it, and it holds one short line per library");
 
