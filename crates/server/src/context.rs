@@ -18,7 +18,7 @@ use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroS
 
 use crate::config::{Config, FileStorage, SetupHint};
 use crate::grant::{Grant, Scope};
-use crate::library::{self, LibraryRefused, SelectedLibrary};
+use crate::library::{self, LibraryCache, LibraryRefused, SelectedLibrary};
 use crate::platform::Platform;
 
 /// Why [`RequestContext::writer`] gave no writer. Nothing was sent to Zotero in either case.
@@ -75,6 +75,8 @@ pub struct RequestContext {
     /// The Zotero Storage client, made on first use, once the library is known. Its writing half is handed out
     /// only with the write scope ([`Self::file_writer`]).
     zotero_storage: OnceCell<ZoteroStorageWriter>,
+    /// `CACHE_KV` under the chosen library's prefix, when one is chosen ([`Self::cache`]).
+    library_cache: OnceCell<LibraryCache>,
     /// The AI Search index, made on first use; `None` inside when the deployment binds no AI Search.
     semantic: OnceCell<Option<SemanticIndex>>,
     /// The tool being run, for the wording of a refusal.
@@ -94,6 +96,7 @@ impl RequestContext {
             zotero: OnceCell::new(),
             webdav: OnceCell::new(),
             zotero_storage: OnceCell::new(),
+            library_cache: OnceCell::new(),
             semantic: OnceCell::new(),
             tool: Cell::new(""),
             writer_taken: Cell::new(false),
@@ -270,9 +273,15 @@ impl RequestContext {
         sources::open_access_pdf(http, clock, doi, &self.config.sources).await
     }
 
-    /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's.
+    /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's. A call
+    /// on another library than the configured one sees it under that library's prefix ([`LibraryCache`]).
     pub fn cache(&self) -> &dyn KvStore {
-        self.platform.cache_kv.as_ref()
+        match self.library.get() {
+            Some(selected) => {
+                self.library_cache.get_or_init(|| LibraryCache::new(self.platform.cache_kv.clone(), selected.id))
+            }
+            None => self.platform.cache_kv.as_ref(),
+        }
     }
 
     fn webdav_client(&self) -> Result<Option<&WebDavWriter>, WebDavError> {

@@ -6,6 +6,10 @@
 //! key may only read is refused by [`crate::context::RequestContext::writer`] before anything is written, for every
 //! tool alike.
 
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use zotero_mcp_core::platform::{KvError, KvListPage, KvStore, KvWrite};
 use zotero_mcp_core::zotero::{LibraryId, LibraryKind, LibraryRights, ZoteroClient, ZoteroError};
 
 /// A library other than the configured one, chosen for this call, with what the key may do in it.
@@ -77,5 +81,52 @@ async fn by_name(client: &ZoteroClient, user: Option<u64>, name: &str) -> Result
             Err(LibraryRefused::UnknownName { name: name.chars().take(100).collect(), known })
         }
         many => Err(LibraryRefused::AmbiguousName { name: name.chars().take(100).collect(), count: many.len() }),
+    }
+}
+
+/// `CACHE_KV` as a call on another library than the configured one sees it: every key under
+/// `lib:<users|groups>/<id>:` (`lib:groups/100:text:…`), so extracted texts, cursors and anything else kept per
+/// library never mix with the configured library's, whose keys stay exactly as they were (a deployment keeps its
+/// cache and sync cursor).
+pub struct LibraryCache {
+    inner: Rc<dyn KvStore>,
+    prefix: String,
+}
+
+impl LibraryCache {
+    pub fn new(inner: Rc<dyn KvStore>, library: LibraryId) -> Self {
+        Self { inner, prefix: format!("lib:{library}:") }
+    }
+
+    fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+}
+
+#[async_trait(?Send)]
+impl KvStore for LibraryCache {
+    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
+        self.inner.get(&self.key(key)).await
+    }
+
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<String>>, KvError> {
+        let scoped: Vec<String> = keys.iter().map(|key| self.key(key)).collect();
+        self.inner.get_many(&scoped.iter().map(String::as_str).collect::<Vec<_>>()).await
+    }
+
+    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
+        self.inner.put(&self.key(key), value, lifetime).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.inner.delete(&self.key(key)).await
+    }
+
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
+        let mut page = self.inner.list(&self.key(prefix), cursor, limit).await?;
+        for key in &mut page.keys {
+            key.name = key.name.strip_prefix(&self.prefix).unwrap_or(&key.name).to_owned();
+        }
+        Ok(page)
     }
 }

@@ -225,3 +225,31 @@ async fn resources_and_the_prompt_reach_a_group_by_its_path() {
     let listed = registry.list_prompts();
     assert!(listed[0]["arguments"].as_array().unwrap().iter().any(|a| a["name"] == "library"));
 }
+
+#[tokio::test]
+async fn a_group_s_cached_texts_are_kept_under_its_prefix_and_the_default_keys_do_not_change() {
+    let (b, _, pdf) = groups_bench(false);
+    b.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &common::files::pdf());
+    let read = |library: Option<String>, key: String| {
+        let mut arguments = json!({ "itemKey": key, "fromPage": 1, "toPage": 1 });
+        if let Some(library) = library {
+            arguments["library"] = json!(library);
+        }
+        b.tool("zotero_read_attachment", Grant::read_only("owner"), arguments)
+    };
+    ok(&read(Some(format!("groups/{LAB}")), pdf.clone()).await);
+    ok(&read(None, ATTACHMENT.to_owned()).await);
+    let keys: Vec<String> =
+        b.app.platform.cache_kv.list("", None, 1000).await.unwrap().keys.into_iter().map(|k| k.name).collect();
+    let md5 =
+        |key: &str| b.sim.item(LibraryRef::Group(LAB), key).map(|i| i["data"]["md5"].as_str().unwrap().to_owned());
+    let group_key = format!("lib:groups/{LAB}:text:{pdf}:{}:1-1:60", md5(&pdf).unwrap());
+    assert!(keys.contains(&group_key), "{keys:?}");
+    let default_md5 = b.sim.item(LIB, ATTACHMENT).unwrap()["data"]["md5"].as_str().unwrap().to_owned();
+    // The TypeScript server's key, unchanged for the configured library.
+    assert!(keys.contains(&format!("text:{ATTACHMENT}:{default_md5}:1-1:60")), "{keys:?}");
+    // A second read of the group's page comes from its own cache entry.
+    let again = read(Some(format!("groups/{LAB}")), pdf.clone()).await;
+    ok(&again);
+    assert_eq!(b.sim.storage_requests().len(), 2, "one download per file: the third read is the cache's");
+}
