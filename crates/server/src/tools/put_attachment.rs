@@ -14,10 +14,10 @@ use super::next_step::{record_again, NextStep};
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-/// The largest file accepted as `base64Data`, decoded. Lower than a URL download's 40 MiB: the encoded text is
-/// a third larger than the file and the request holds it while the file is decoded and zipped, and a Worker has
-/// 128 MB in all.
-pub const MAX_BASE64_BYTES: usize = 24 * 1024 * 1024;
+/// The largest file accepted as `base64Data`, decoded: its encoded text (a third larger) must fit, with the rest
+/// of the message, in the 4 MiB a request may have (`router::body_limit`, and a stdio line). Larger files come by
+/// `sourceUrl` (40 MiB), which never passes through a request body.
+pub const MAX_BASE64_BYTES: usize = 3_000_000;
 
 /// Arguments of `zotero_put_attachment`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -31,7 +31,7 @@ pub struct PutAttachmentInput {
     /// A public https URL to download the file from (at most 40 MiB; redirects are followed to public hosts only).
     #[schemars(url)]
     pub source_url: Option<String>,
-    /// The file itself, base64-encoded (a `data:…;base64,` prefix is accepted). At most 24 MiB decoded; use
+    /// The file itself, base64-encoded (a `data:…;base64,` prefix is accepted). At most 3 MB decoded (a request is at most 4 MiB); use
     /// sourceUrl for larger files.
     pub base64_data: Option<String>,
     /// The stored file's name, e.g. "Smith 2020 - Title.pdf". Default: the name the URL gives, else
@@ -81,7 +81,7 @@ impl Tool for PutAttachment {
          Storage) and registers it in Zotero: a new attachment \
          (under parentItemKey, or standalone), or with replaceAttachmentKey a new file for an existing one. Give \
          the file as sourceUrl (a public https URL this server downloads, up to 40 MiB) or as base64Data (up to \
-         24 MiB), not both. Zotero Desktop downloads the file on its next sync.",
+         3 MB), not both. Zotero Desktop downloads the file on its next sync.",
     )
     .open_world();
 
@@ -296,6 +296,14 @@ mod tests {
         let error = decode_base64(&too_big).unwrap_err().to_string();
         assert!(error.contains("sourceUrl"), "{error}");
         assert!(decode_base64("").is_err());
+    }
+
+    #[test]
+    fn the_largest_base64_file_fits_in_a_request() {
+        // Its text, a third larger, plus room for the rest of a tools/call message, within the 4 MiB body (and
+        // stdio line): a limit the transport refuses first would never be reached.
+        let encoded = MAX_BASE64_BYTES.div_ceil(3) * 4;
+        assert!(encoded + 64 * 1024 <= crate::router::body_limit("/mcp"), "{encoded} bytes of base64");
     }
 
     #[test]
