@@ -497,3 +497,11 @@ async fn a_large_rename_is_done_a_few_files_per_call_and_continued_by_calling_ag
     assert_eq!(statuses.iter().filter(|s| **s == "unchanged").count(), 5, "{statuses:?}");
     assert!(new_children(&s).iter().all(|c| c["filename"] == "2022.pdf"));
 }
+
+#[test]
+fn the_largest_base64_file_fits_in_a_request() {
+    // Its text, a third larger, plus room for the rest of a tools/call message, within the 4 MiB body (and stdio
+    // line): a limit the transport refuses first would never be reached.
+    let encoded = zotero_mcp_server::tools::put_attachment::MAX_BASE64_BYTES.div_ceil(3) * 4;
+    assert!(encoded + 64 * 1024 <= zotero_mcp_server::router::body_limit("/mcp"), "{encoded} bytes of base64");
+}

@@ -299,14 +299,6 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_base64_file_fits_in_a_request() {
-        // Its text, a third larger, plus room for the rest of a tools/call message, within the 4 MiB body (and
-        // stdio line): a limit the transport refuses first would never be reached.
-        let encoded = MAX_BASE64_BYTES.div_ceil(3) * 4;
-        assert!(encoded + 64 * 1024 <= crate::router::body_limit("/mcp"), "{encoded} bytes of base64");
-    }
-
-    #[test]
     fn names_and_types_are_checked() {
         assert_eq!(default_name(b"%PDF-1.7\n...").unwrap(), "attachment.pdf");
         assert!(default_name(b"hello").is_err());
