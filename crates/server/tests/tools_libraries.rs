@@ -46,6 +46,15 @@ fn groups_bench(webdav: bool) -> (Bench, String, String) {
     (b, paper, attachment)
 }
 
+/// A read-only request's context, as the router makes one per request.
+fn read_context(b: &Bench) -> zotero_mcp_server::context::RequestContext {
+    zotero_mcp_server::context::RequestContext::new(
+        Grant::read_only("owner"),
+        b.app.config.clone(),
+        b.app.platform.clone(),
+    )
+}
+
 fn titles(result: &Value) -> Vec<String> {
     ok(result)["items"]
         .as_array()
@@ -192,31 +201,19 @@ async fn semantic_search_is_not_answered_from_another_library_s_index() {
 #[tokio::test]
 async fn resources_and_the_prompt_reach_a_group_by_its_path() {
     let (b, paper, _) = groups_bench(false);
-    let ctx = zotero_mcp_server::context::RequestContext::new(
-        Grant::read_only("owner"),
-        b.app.config.clone(),
-        b.app.platform.clone(),
-    );
+    let ctx = read_context(&b);
     let registry = zotero_mcp_server::tools::registry(&b.app.config);
     let uri = format!("zotero://groups/{LAB}/item/{paper}");
     let (contents, _) = registry.read_resource(&ctx, &uri).await.unwrap();
     assert!(contents[0].text.contains("Folding intermediates seen by the lab"), "{}", contents[0].text);
     assert_eq!(contents[0].uri, uri, "the contents keep the URI asked for");
 
-    let ctx = zotero_mcp_server::context::RequestContext::new(
-        Grant::read_only("owner"),
-        b.app.config.clone(),
-        b.app.platform.clone(),
-    );
+    let ctx = read_context(&b);
     let refused = registry.read_resource(&ctx, "zotero://groups/999/item/ABCD2345").await.unwrap_err();
     assert!(refused.to_string().contains("cannot reach library groups/999"), "{refused}");
 
     let shelf = b.sim.collections(LibraryRef::Group(LAB))[0]["key"].as_str().unwrap().to_owned();
-    let ctx = zotero_mcp_server::context::RequestContext::new(
-        Grant::read_only("owner"),
-        b.app.config.clone(),
-        b.app.platform.clone(),
-    );
+    let ctx = read_context(&b);
     let arguments = json!({ "collectionKey": shelf, "library": "Protein Lab" });
     let prompt = registry.get_prompt(&ctx, "literature-review", Some(&arguments)).await.unwrap();
     let text = prompt["messages"][0]["content"]["text"].as_str().unwrap();
