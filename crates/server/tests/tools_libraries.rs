@@ -18,7 +18,12 @@ const READING: u64 = 200;
 /// Group" (read only), each with one paper; the lab's paper has a PDF on Zotero Storage. Returns the lab paper's
 /// key and its attachment's.
 fn groups_bench(webdav: bool) -> (Bench, String, String) {
-    let b = bench(webdav);
+    groups_bench_with(webdav, &[])
+}
+
+/// [`groups_bench`] with more settings.
+fn groups_bench_with(webdav: bool, settings: &[(&str, &str)]) -> (Bench, String, String) {
+    let b = bench_with(webdav, settings);
     b.sim.add_group(LAB, DEMO_KEY, true);
     b.sim.add_group(READING, DEMO_KEY, false);
     b.sim.set_library_name(LibraryRef::Group(LAB), "Protein Lab");
@@ -249,4 +254,17 @@ async fn a_group_s_cached_texts_are_kept_under_its_prefix_and_the_default_keys_d
     let again = read(Some(format!("groups/{LAB}")), pdf.clone()).await;
     ok(&again);
     assert_eq!(b.sim.storage_requests().len(), 2, "one download per file: the third read is the cache's");
+}
+
+#[tokio::test]
+async fn a_group_s_files_are_on_zotero_storage_even_with_file_storage_forced_to_webdav() {
+    let (b, _, pdf) = groups_bench_with(false, &[("FILE_STORAGE", "webdav")]);
+    let arguments = json!({ "itemKey": pdf, "fromPage": 1, "toPage": 1, "library": format!("groups/{LAB}") });
+    let result = b.tool("zotero_read_attachment", Grant::read_only("owner"), arguments).await;
+    assert_eq!(ok(&result)["source"], "zotero-storage", "{result}");
+    // The personal library still follows the setting: without WEBDAV_URL it says what is missing.
+    let mine = b
+        .tool("zotero_read_attachment", Grant::read_only("owner"), json!({ "itemKey": ATTACHMENT, "fromPage": 1 }))
+        .await;
+    assert!(error_text(&mine).contains("WEBDAV_URL is not set"), "{}", error_text(&mine));
 }
