@@ -6,7 +6,7 @@ use zotero_mcp_core::index::sync::DEFAULT_SUBREQUEST_BUDGET;
 use zotero_mcp_core::index::{IndexSettings, DEFAULT_BATCH};
 use zotero_mcp_core::sources::{Endpoints, SourceSettings};
 use zotero_mcp_core::webdav::WebDavSettings;
-use zotero_mcp_core::zotero::{LibraryKind, ZoteroSettings};
+use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroSettings};
 
 /// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
 pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
@@ -131,6 +131,24 @@ impl std::fmt::Debug for Config {
 }
 
 impl Config {
+    /// The configured library's file store: WebDAV when `WEBDAV_URL` is set, else Zotero Storage, unless
+    /// `FILE_STORAGE` names one. The one place this is decided (the request context, `/health`, the libraries
+    /// listing all ask here).
+    pub fn file_store(&self) -> Result<FileStoreSetting<'_>, FileStorageError> {
+        match (&self.file_storage, &self.webdav) {
+            (FileStorage::Invalid(value), _) => Err(FileStorageError::BadSetting(value.clone())),
+            (FileStorage::WebDav, None) => Err(FileStorageError::WebDavUnset),
+            (FileStorage::WebDav | FileStorage::Auto, Some(settings)) => Ok(FileStoreSetting::WebDav(settings)),
+            (FileStorage::Zotero, _) | (FileStorage::Auto, None) => Ok(FileStoreSetting::ZoteroStorage),
+        }
+    }
+
+    /// The configured library, when its id is configured (a user library's may be found from the key instead).
+    pub fn configured_library(&self) -> Option<LibraryId> {
+        let id = self.zotero_library_id.as_deref().and_then(|id| id.trim().parse().ok())?;
+        Some(LibraryId { kind: self.zotero_library_type, id })
+    }
+
     /// The Zotero client's settings: the key, the library and the API's address.
     pub fn zotero_settings(&self) -> ZoteroSettings {
         ZoteroSettings {
@@ -203,6 +221,22 @@ pub enum FileStorage {
     Zotero,
     /// Anything else, kept to be named in the error.
     Invalid(String),
+}
+
+/// Where the configured library's files are, as the settings decide it (no request made).
+#[derive(Debug, Clone, Copy)]
+pub enum FileStoreSetting<'a> {
+    WebDav(&'a WebDavSettings),
+    ZoteroStorage,
+}
+
+/// Why the settings name no usable file store.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FileStorageError {
+    #[error("FILE_STORAGE is {0:?}; set it to webdav or zotero, or leave it unset (WebDAV when WEBDAV_URL is set, else Zotero Storage)")]
+    BadSetting(String),
+    #[error("FILE_STORAGE is webdav, but WEBDAV_URL is not set; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD, or leave FILE_STORAGE unset to read files from Zotero Storage")]
+    WebDavUnset,
 }
 
 impl FileStorage {

@@ -16,7 +16,7 @@ use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
-use crate::config::{Config, FileStorage, SetupHint};
+use crate::config::{Config, FileStorageError, FileStoreSetting, SetupHint};
 use crate::grant::{Grant, Scope};
 use crate::library::{self, LibraryCache, LibraryRefused, SelectedLibrary};
 use crate::platform::Platform;
@@ -44,10 +44,8 @@ pub enum WriterRefused {
 /// Why the library's file store could not be set up for this request.
 #[derive(Debug, thiserror::Error)]
 pub enum FilesUnavailable {
-    #[error("FILE_STORAGE is {0:?}; set it to webdav or zotero, or leave it unset (WebDAV when WEBDAV_URL is set, else Zotero Storage)")]
-    BadSetting(String),
-    #[error("FILE_STORAGE is webdav, but WEBDAV_URL is not set; set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD, or leave FILE_STORAGE unset to read files from Zotero Storage")]
-    WebDavUnset,
+    #[error(transparent)]
+    Setting(#[from] FileStorageError),
     #[error(transparent)]
     WebDav(#[from] WebDavError),
     #[error(transparent)]
@@ -110,7 +108,7 @@ impl RequestContext {
         let configured =
             ZoteroClient::new(self.config.zotero_settings(), self.platform.http.clone(), self.platform.clock.clone())
                 .map_err(|error| with_setup_hint(error, self.config.setup))?;
-        if let Some(selected) = library::select(&configured, self.configured_library(), given).await? {
+        if let Some(selected) = library::select(&configured, self.config.configured_library(), given).await? {
             // Before any client: they are made for the library chosen here.
             let _ = self.library.set(selected);
         }
@@ -163,17 +161,15 @@ impl RequestContext {
     /// Where the configured library keeps its files, from the settings alone (no request); `None` when they are
     /// unusable (what [`Self::files`] would then say).
     pub fn configured_store(&self) -> Option<StoreKind> {
-        match (&self.config.file_storage, &self.config.webdav) {
-            (FileStorage::Invalid(_), _) | (FileStorage::WebDav, None) => None,
-            (FileStorage::WebDav | FileStorage::Auto, Some(_)) => Some(StoreKind::WebDav),
-            (FileStorage::Zotero, _) | (FileStorage::Auto, None) => Some(StoreKind::ZoteroStorage),
-        }
+        Some(match self.config.file_store().ok()? {
+            FileStoreSetting::WebDav(_) => StoreKind::WebDav,
+            FileStoreSetting::ZoteroStorage => StoreKind::ZoteroStorage,
+        })
     }
 
     /// The configured library, when its id is configured (a user library's may be found from the key instead).
     pub fn configured_library(&self) -> Option<LibraryId> {
-        let id = self.config.zotero_library_id.as_deref().and_then(|id| id.trim().parse().ok())?;
-        Some(LibraryId { kind: self.config.zotero_library_type, id })
+        self.config.configured_library()
     }
 
     /// The grant's write scope, and write access to the call's library.
@@ -195,11 +191,9 @@ impl RequestContext {
         if self.library.get().is_some_and(|selected| selected.id.kind == LibraryKind::Group) {
             return Ok(None);
         }
-        match (&self.config.file_storage, self.webdav_client()?) {
-            (FileStorage::Invalid(value), _) => Err(FilesUnavailable::BadSetting(value.clone())),
-            (FileStorage::WebDav, None) => Err(FilesUnavailable::WebDavUnset),
-            (FileStorage::WebDav | FileStorage::Auto, Some(webdav)) => Ok(Some(webdav)),
-            (FileStorage::Zotero, _) | (FileStorage::Auto, None) => Ok(None),
+        match self.config.file_store()? {
+            FileStoreSetting::WebDav(_) => Ok(self.webdav_client()?),
+            FileStoreSetting::ZoteroStorage => Ok(None),
         }
     }
 

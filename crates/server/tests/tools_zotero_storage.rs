@@ -115,6 +115,9 @@ async fn health_checks_the_key_s_file_access_once_a_minute() {
     storage_check(&app).await;
     let key_checks = sim.requests().iter().filter(|r| r.path == "/keys/current").count();
     assert_eq!(key_checks, 1, "the second /health within the minute reuses the answer");
+    // The landing page says the same, from the same probe.
+    let landing = send(&app, http::Request::get("https://zotero.example/").body(Vec::new()).unwrap()).await;
+    assert!(landing.text.contains("Attachment files: read from Zotero Storage with this key."), "{}", landing.text);
 }
 
 #[tokio::test]

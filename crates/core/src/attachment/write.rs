@@ -201,11 +201,7 @@ pub async fn create(
             }
         }
     };
-    let dav = match files {
-        FileWriter::WebDav(dav) => Some(dav),
-        FileWriter::ZoteroStorage(_) => None,
-    };
-    Err(match undo_create(zotero, dav, &object_key, version).await {
+    Err(match undo_create(zotero, files, &object_key, version).await {
         Ok(state) => WriteError::Interrupted { step: failure.step, cause: failure.cause, state },
         Err(reason) => WriteError::Stranded { step: failure.step, cause: failure.cause, key, reason },
     })
@@ -452,27 +448,24 @@ async fn upload_files(dav: &WebDavWriter, key: &ObjectKey, zip: Vec<u8>, props: 
     dav.put_prop(key, props).await.map_err(|e| StepFailure { step: STEP_PROP, cause: e.to_string() })
 }
 
-/// Removes a just-created item and whatever of its files reached WebDAV (`dav`; on Zotero Storage a file that
-/// was not registered is never referred to, and deleting the item removes one that was): what the library holds
-/// after, or why the item could not be removed (it stays, without a file).
+/// Removes a just-created item and whatever of its file reached the store ([`remove_file_of_deleted_item`]: on
+/// Zotero Storage a file that was not registered is never referred to, and deleting the item removes one that
+/// was): what the library holds after, or why the item could not be removed (it stays, without a file).
 async fn undo_create(
     zotero: &ZoteroWriter,
-    dav: Option<&WebDavWriter>,
+    files: FileWriter<'_>,
     key: &ObjectKey,
     version: u64,
 ) -> Result<String, String> {
-    let files = match dav {
-        Some(dav) => dav.delete(key).await,
-        None => Ok(()),
-    };
+    let removed = remove_file_of_deleted_item(files, key).await;
     let item = zotero.delete_item(key, version).await;
-    match (item, files) {
+    match (item, removed) {
         (Ok(_), Ok(())) => {
             Ok("Nothing was kept: the new attachment item and any part of its file were removed.".into())
         }
-        (Ok(_), Err(e)) => Ok(format!(
-            "The new attachment item was removed; its partial files on WebDAV could not be ({e}). They are not \
-             linked to any item and only take space ({key}.zip / {key}.prop)."
+        (Ok(_), Err(left)) => Ok(format!(
+            "The new attachment item was removed; its partial files could not be ({left}). They are not linked \
+             to any item."
         )),
         (Err(e), _) => Err(e.to_string()),
     }

@@ -12,7 +12,7 @@ use super::batch::BATCH_SIZE;
 use super::card::ItemCard;
 use super::error::ZoteroError;
 use super::key::ObjectKey;
-use super::library::{KeyAccess, LibraryId, LibraryKind};
+use super::library::{KeyAccess, LibraryKind};
 use super::query::Query;
 use super::transport::{Call, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
 use super::types::{Deleted, FullText, Page, Tag, Versions, ZoteroObject};
@@ -200,12 +200,6 @@ impl ZoteroClient {
     pub async fn key_access(&self) -> Result<KeyAccess, ZoteroError> {
         let reply = self.transport.execute(&Call::new(Method::GET, "/keys/current".into())).await?;
         Ok(KeyAccess::from_key_info(&reply.json::<Value>()?))
-    }
-
-    /// The library this client works on, looking the user id up from the key when it was not configured.
-    pub async fn library_id(&self) -> Result<LibraryId, ZoteroError> {
-        let prefix = self.library_prefix().await?;
-        LibraryId::parse(prefix).ok_or_else(|| ZoteroError::Config(format!("not a library path: {prefix}")))
     }
 
     /// The groups the user `user_id` belongs to that the key can see (`GET /users/<id>/groups`, up to 100): each

@@ -6,10 +6,10 @@ use std::rc::Rc;
 
 use serde::Serialize;
 use zotero_mcp_core::webdav::{WebDavClient, WebDavError, WebDavPolicy, WebDavSettings};
-use zotero_mcp_core::zotero::{LibraryId, ZoteroClient};
+use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient};
 
 use crate::app::{App, McpAccess};
-use crate::config::FileStorage;
+use crate::config::{FileStorageError, FileStoreSetting};
 use crate::platform::HttpResponse;
 
 #[derive(Debug, Serialize)]
@@ -110,15 +110,15 @@ fn current_probe(now: u64) -> Rc<Probe> {
 pub async fn files_check(app: &App) -> Check {
     let config = &app.config;
     let refused = |name, fix: &'static str| Check { name, ok: false, required: false, fix: Some(fix.into()) };
-    let (name, webdav) = match (&config.file_storage, &config.webdav) {
-        (FileStorage::Invalid(_), _) => {
+    let (name, webdav) = match config.file_store() {
+        Err(FileStorageError::BadSetting(_)) => {
             return refused("files", "FILE_STORAGE must be webdav or zotero, or unset (WebDAV when WEBDAV_URL is set, else Zotero Storage).")
         }
-        (FileStorage::WebDav, None) => {
+        Err(FileStorageError::WebDavUnset) => {
             return refused("webdav", "FILE_STORAGE is webdav: set WEBDAV_URL, WEBDAV_USERNAME and WEBDAV_PASSWORD (the WebDAV folder Zotero Desktop syncs to), or unset FILE_STORAGE to use Zotero Storage.")
         }
-        (FileStorage::WebDav | FileStorage::Auto, Some(settings)) => ("webdav", Some(settings)),
-        (FileStorage::Zotero, _) | (FileStorage::Auto, None) => ("zotero_storage", None),
+        Ok(FileStoreSetting::WebDav(settings)) => ("webdav", Some(settings)),
+        Ok(FileStoreSetting::ZoteroStorage) => ("zotero_storage", None),
     };
     if config.zotero_api_key.is_none() && webdav.is_none() {
         return refused(name, "Set ZOTERO_API_KEY: files on Zotero Storage are read with it.");
@@ -158,9 +158,8 @@ async fn probe_zotero_storage(app: &App) -> ProbeOutcome {
             ),
         };
     // The configured library, else the key's own (as the client would look it up, without asking twice).
-    let config = &app.config;
-    let id = config.zotero_library_id.as_deref().and_then(|id| id.trim().parse().ok()).or(access.user_id);
-    let library = id.map(|id| LibraryId { kind: config.zotero_library_type, id });
+    let user_library = access.user_id.map(|id| LibraryId { kind: LibraryKind::User, id });
+    let library = app.config.configured_library().or(user_library);
     match library.map(|library| access.rights(library).files) {
         Some(true) => Ok(()),
         _ => Err("The Zotero API key may not read files on Zotero Storage: at zotero.org/settings/keys edit it and tick \"Allow library access\" (for a group, give it access to the group), or set WEBDAV_URL if your files are on WebDAV."),
