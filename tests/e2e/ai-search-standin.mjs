@@ -9,8 +9,9 @@
 //   - metadata values must be strings (a number fails with invalid_metadata_format);
 //   - `list` pages at most 50 per page;
 //   - `search` chunks documents (~2,000 characters, 10% overlap), scores chunks by the share of query words
-//     they contain, honours `filters` on itemtype and year, and returns at most max_num_results chunks with
-//     `scoring_details.vector_score`.
+//     they contain, honours `filters` on itemtype, year and the built-in `folder` (a document's name up to its
+//     last `/`: `groups/100001/` for `groups/100001/ABCD2345.md`), and returns at most max_num_results chunks
+//     with `scoring_details.vector_score`.
 // Its state lives in the isolate, like the Worker's own; wrangler dev keeps one isolate per run.
 
 const INDEX_DELAY_MS = 150;
@@ -42,14 +43,18 @@ function chunksOf(text) {
   return chunks;
 }
 
-function passes(filters, metadata) {
+const folderOf = (name) => name.slice(0, name.lastIndexOf('/') + 1);
+
+function passes(filters, metadata, name) {
   if (!filters) return true;
   for (const [field, condition] of Object.entries(filters)) {
-    const raw = metadata?.[field];
+    const raw = field === 'folder' ? folderOf(name) : metadata?.[field];
     const value = field === 'year' ? Number(raw) : raw;
     for (const [op, wanted] of Object.entries(condition)) {
       if (op === '$eq' && value !== wanted) return false;
       if (op === '$ne' && value === wanted) return false;
+      if (op === '$in' && !wanted.includes(value)) return false;
+      if (op === '$nin' && wanted.includes(value)) return false;
       if (op === '$gte' && !(value >= wanted)) return false;
       if (op === '$lte' && !(value <= wanted)) return false;
     }
@@ -126,7 +131,7 @@ class Instance {
     const query = words(String(request?.query ?? ''));
     const scored = [];
     for (const d of this.documents.values()) {
-      if (this.status(d) !== 'completed' || !passes(retrieval.filters, d.metadata)) continue;
+      if (this.status(d) !== 'completed' || !passes(retrieval.filters, d.metadata, d.key)) continue;
       chunksOf(d.content).forEach((text, i) => {
         const present = new Set(words(text));
         const hits = query.filter((w) => present.has(w)).length;

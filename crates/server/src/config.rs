@@ -71,6 +71,10 @@ pub struct Config {
     /// Whether indexed documents carry the paper's text from Zotero's full-text index (`INDEX_FULL_TEXT`,
     /// default on; `0` or `false` indexes metadata only, as the TypeScript project did).
     pub index_full_text: bool,
+    /// The libraries besides the configured one that the semantic index holds (`INDEX_LIBRARIES`: library paths
+    /// such as `groups/123`, separated by commas or spaces), or why the setting is unusable. The configured
+    /// library is always indexed; naming it here changes nothing.
+    pub index_libraries: Result<Vec<LibraryId>, String>,
     /// How `zotero_import_reference` asks CrossRef, DataCite, arXiv, Open Library, PubMed and OpenAlex:
     /// `CONTACT_EMAIL` joins the polite pools (CrossRef and OpenAlex `mailto`, NCBI `email`). The sources' base
     /// URLs are the public ones; only with `ENABLE_TEST_FIXTURES=1` does `SOURCES_TEST_BASE_URL` move all six under
@@ -201,6 +205,7 @@ impl Config {
             sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
             sync_subrequest_budget: positive(get("SYNC_SUBREQUEST_BUDGET")).unwrap_or(DEFAULT_SUBREQUEST_BUDGET),
             index_full_text: !matches!(get("INDEX_FULL_TEXT").as_deref(), Some("0" | "false" | "off" | "no")),
+            index_libraries: index_libraries(get("INDEX_LIBRARIES").as_deref()),
             sources: source_settings(
                 get("CONTACT_EMAIL"),
                 get("SOURCES_TEST_BASE_URL").filter(|_| get("ENABLE_TEST_FIXTURES").as_deref() == Some("1")),
@@ -208,6 +213,32 @@ impl Config {
             setup: SetupHint::Native,
         }
     }
+}
+
+/// The most libraries `INDEX_LIBRARIES` may name: each costs a scheduled run at least a request or two.
+pub const MAX_INDEX_LIBRARIES: usize = 20;
+
+/// `INDEX_LIBRARIES`: library paths, duplicates dropped, in the order given.
+fn index_libraries(setting: Option<&str>) -> Result<Vec<LibraryId>, String> {
+    let mut libraries: Vec<LibraryId> = Vec::new();
+    for entry in setting.unwrap_or_default().split(|c: char| c == ',' || c.is_whitespace()).filter(|e| !e.is_empty()) {
+        let Some(id) = LibraryId::parse(entry) else {
+            return Err(format!(
+                "INDEX_LIBRARIES names {entry:?}, which is not a library; list libraries as groups/<id> or \
+                 users/<id>, separated by commas (zotero_list_libraries shows them)"
+            ));
+        };
+        if !libraries.contains(&id) {
+            libraries.push(id);
+        }
+    }
+    if libraries.len() > MAX_INDEX_LIBRARIES {
+        return Err(format!(
+            "INDEX_LIBRARIES names {} libraries; at most {MAX_INDEX_LIBRARIES} can be kept in one index",
+            libraries.len()
+        ));
+    }
+    Ok(libraries)
 }
 
 /// `FILE_STORAGE`: which store holds the library's files.

@@ -8,7 +8,7 @@ use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
 use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
-use zotero_mcp_core::index::{SemanticIndex, SyncOptions};
+use zotero_mcp_core::index::{IndexScope, SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
@@ -213,8 +213,9 @@ impl RequestContext {
         Ok(self.zotero_storage.get_or_init(|| storage))
     }
 
-    /// The library's AI Search index: `Ok(None)` when the deployment binds no AI Search (semantic search is
-    /// off), an error naming the setting when `AI_SEARCH_INSTANCE` is unusable. Searching and syncing only: the
+    /// The library's AI Search index — the chosen library's documents in it ([`IndexScope`]): `Ok(None)` when
+    /// the deployment binds no AI Search (semantic search is off), an error naming the setting when
+    /// `AI_SEARCH_INSTANCE` or `INDEX_LIBRARIES` is unusable. Searching and syncing only: the
     /// index holds derived data, so writing to it needs no scope.
     pub fn semantic_index(&self) -> Result<Option<&SemanticIndex>, String> {
         if let Some(index) = self.semantic.get() {
@@ -222,9 +223,26 @@ impl RequestContext {
         }
         let index = match &self.platform.ai_search {
             None => None,
-            Some(service) => Some(SemanticIndex::new(service.clone(), self.config.index.clone()?)),
+            Some(service) => {
+                let scope = match self.library.get() {
+                    Some(selected) => IndexScope::library(selected.id),
+                    None => {
+                        let configured = self.config.configured_library();
+                        let others: Vec<LibraryId> =
+                            self.indexed_libraries()?.iter().copied().filter(|id| Some(*id) != configured).collect();
+                        IndexScope::default_library(&others)
+                    }
+                };
+                Some(SemanticIndex::scoped(service.clone(), self.config.index.clone()?, scope))
+            }
         };
         Ok(self.semantic.get_or_init(|| index).as_ref())
+    }
+
+    /// The libraries besides the configured one that the semantic index holds (`INDEX_LIBRARIES`), or why the
+    /// setting is unusable.
+    pub fn indexed_libraries(&self) -> Result<&[LibraryId], String> {
+        self.config.index_libraries.as_deref().map_err(Clone::clone)
     }
 
     /// The options of an index sync run with this deployment's settings (`SYNC_BATCH_LIMIT`,

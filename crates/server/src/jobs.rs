@@ -2,12 +2,18 @@
 //! runs [`sync_semantic_index`], which keeps the AI Search index in step with the library. The same sync runs
 //! on demand through `zotero_reindex`; `SYNC_BATCH_LIMIT` and `SYNC_SUBREQUEST_BUDGET` bound both.
 //!
-//! A run logs one summary line (`ai search sync: …`) through the `log` facade, a warning line when the
-//! instance needs the operator's attention (its chunk size), and an error line when it failed. A failed run
+//! The index may hold several libraries (`INDEX_LIBRARIES` beside the configured one): a scheduled run syncs
+//! them one after the other within one budget, each with its own cursor (the configured library's under the
+//! TypeScript project's key, the others' under their `lib:<path>:` prefix), starting one library further on
+//! each run.
+//!
+//! A run logs one summary line per library (`ai search sync: …`) through the `log` facade, a warning line when
+//! the instance needs the operator's attention (its chunk size), and an error line when it failed. A failed run
 //! loses nothing: the cursor in `CACHE_KV` moves only when a cycle has finished, so the next run takes up the
 //! same cycle again.
 
-use zotero_mcp_core::index::{self, IndexError, SyncReport};
+use zotero_mcp_core::index::{self, IndexError, SyncReport, STATE_PREFIX};
+use zotero_mcp_core::zotero::LibraryId;
 
 use crate::app::App;
 use crate::context::RequestContext;
@@ -16,24 +22,128 @@ use crate::grant::Grant;
 /// The grant a scheduled run acts under: it reads the library and writes only the index (derived data).
 const SCHEDULED: &str = "scheduled-sync";
 
-/// One scheduled sync run, logged; returns its report (or why it failed) for the caller and tests.
-pub async fn sync_semantic_index(app: &App) -> Result<SyncReport, String> {
-    let ctx = RequestContext::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
-    let result = run(&ctx).await;
-    match &result {
-        Ok(report) => {
-            log::info!(target: "sync", "ai search sync: {}", report.message);
-            if let Some(warning) = &report.warning {
-                log::warn!(target: "sync", "ai search sync: {warning}");
-            }
-        }
-        Err(error) => log::error!(target: "sync", "ai search sync failed: {error}"),
-    }
-    result
+/// Below this many requests left, a scheduled run starts no further library: a cycle's first step costs 2–4.
+const MIN_REQUESTS_PER_LIBRARY: usize = 4;
+
+/// What one scheduled run did, library by library.
+#[derive(Debug)]
+pub struct ScheduledSync {
+    /// The libraries the run synced, in the order it took them; `None` is the configured library.
+    pub runs: Vec<LibraryRun>,
+    /// The indexed libraries the run had no budget left for: the next runs start elsewhere in the rotation.
+    pub skipped: Vec<Option<LibraryId>>,
 }
 
-async fn run(ctx: &RequestContext) -> Result<SyncReport, String> {
-    run_sync(ctx, false, None).await.map_err(|e| e.to_string())
+/// One library's part of a scheduled run.
+#[derive(Debug)]
+pub struct LibraryRun {
+    /// `None` for the configured library.
+    pub library: Option<LibraryId>,
+    pub result: Result<SyncReport, String>,
+}
+
+impl ScheduledSync {
+    /// Every indexed library ran and has sent every change.
+    pub fn complete(&self) -> bool {
+        self.skipped.is_empty() && self.runs.iter().all(|run| run.result.as_ref().is_ok_and(|r| r.complete))
+    }
+
+    /// The configured library's report, when it ran.
+    pub fn configured(&self) -> Option<&Result<SyncReport, String>> {
+        self.runs.iter().find(|run| run.library.is_none()).map(|run| &run.result)
+    }
+}
+
+/// One scheduled sync run over every indexed library (the configured one and `INDEX_LIBRARIES`), logged: the
+/// libraries share the run's `SYNC_SUBREQUEST_BUDGET`, each with its own cursor. Round-robin: each run starts
+/// one library further on than the last (`aisearch:sync-state-rotation:<instance>` in `CACHE_KV`), so a library with
+/// a long queue cannot starve the others.
+pub async fn sync_semantic_index(app: &App) -> ScheduledSync {
+    let libraries: Vec<Option<LibraryId>> = match &app.config.index_libraries {
+        Ok(others) => {
+            let configured = app.config.configured_library();
+            std::iter::once(None)
+                .chain(others.iter().filter(|id| Some(**id) != configured).map(|id| Some(*id)))
+                .collect()
+        }
+        Err(why) => {
+            log::error!(target: "sync", "ai search sync failed: {why}");
+            let result = Err(why.clone());
+            return ScheduledSync { runs: vec![LibraryRun { library: None, result }], skipped: Vec::new() };
+        }
+    };
+    let rotation = rotation_key(app);
+    let start = match (&rotation, libraries.len()) {
+        (Some(key), 2..) => {
+            app.platform.cache_kv.get(key).await.ok().flatten().and_then(|v| v.parse().ok()).unwrap_or(0)
+        }
+        _ => 0,
+    };
+    let mut left = app.config.sync_subrequest_budget;
+    let mut outcome = ScheduledSync { runs: Vec::new(), skipped: Vec::new() };
+    for turn in 0..libraries.len() {
+        let library = libraries[(start + turn) % libraries.len()];
+        if turn > 0 && left < MIN_REQUESTS_PER_LIBRARY {
+            outcome.skipped.push(library);
+            continue;
+        }
+        let (result, used) = sync_one(app, library, left).await;
+        left = left.saturating_sub(used);
+        log_outcome(library, &result, libraries.len() > 1);
+        outcome.runs.push(LibraryRun { library, result });
+    }
+    if let (Some(key), 2..) = (&rotation, libraries.len()) {
+        let next = ((start + 1) % libraries.len()).to_string();
+        // A lost write only repeats this run's order next time.
+        let _ = app.platform.cache_kv.put(key, &next, zotero_mcp_core::platform::KvWrite::Forever).await;
+    }
+    outcome
+}
+
+/// Where the rotation's next start is kept, per instance.
+fn rotation_key(app: &App) -> Option<String> {
+    app.config.index.as_ref().ok().map(|settings| format!("{STATE_PREFIX}-rotation:{}", settings.instance))
+}
+
+/// One library's sync within `budget` Zotero requests; returns its result and the requests it made.
+async fn sync_one(app: &App, library: Option<LibraryId>, budget: usize) -> (Result<SyncReport, String>, usize) {
+    let ctx = RequestContext::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
+    let mut selecting = 0;
+    if let Some(id) = library {
+        // The key's access, read to check it still reaches the library: one request.
+        selecting = 1;
+        if let Err(error) = ctx.select_library(&id.path()).await {
+            return (Err(error.to_string()), selecting);
+        }
+    }
+    let mut options = ctx.sync_options(false, None);
+    options.subrequest_budget = budget.saturating_sub(selecting);
+    match sync_with(&ctx, options).await {
+        Ok(report) => {
+            let used = selecting + report.subrequests;
+            (Ok(report), used)
+        }
+        // How many requests a failed run made is not known: the whole budget counts as spent, so the
+        // invocation stays within the platform's limit; the other libraries' turns come in the next runs.
+        Err(error) => (Err(error.to_string()), budget),
+    }
+}
+
+fn log_outcome(library: Option<LibraryId>, result: &Result<SyncReport, String>, several: bool) {
+    let which = match (library, several) {
+        (Some(id), _) => format!(" ({id})"),
+        (None, true) => " (configured library)".to_owned(),
+        (None, false) => String::new(),
+    };
+    match result {
+        Ok(report) => {
+            log::info!(target: "sync", "ai search sync{which}: {}", report.message);
+            if let Some(warning) = &report.warning {
+                log::warn!(target: "sync", "ai search sync{which}: {warning}");
+            }
+        }
+        Err(error) => log::error!(target: "sync", "ai search sync{which} failed: {error}"),
+    }
 }
 
 /// Why a sync run did not finish.
@@ -51,9 +161,13 @@ pub enum SyncRunError {
 /// as asked (the batch size defaults to `SYNC_BATCH_LIMIT` everywhere: the TypeScript server ignored it on
 /// demand, Q9). A paper without text in Zotero's index is read from the library's file store when it has one.
 pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) -> Result<SyncReport, SyncRunError> {
+    sync_with(ctx, ctx.sync_options(full, limit)).await
+}
+
+/// One sync run of the context's library with these options.
+async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Result<SyncReport, SyncRunError> {
     let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
     let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
-    let mut options = ctx.sync_options(full, limit);
     // The file store only for a run that may read papers. Zotero Storage needs the library's id, which may
     // cost the key lookup the run would otherwise make (and count) itself: counted here instead.
     let files = if index.is_some() && options.full_text {

@@ -8,6 +8,7 @@ use common::dav::*;
 use common::files::*;
 use common::*;
 use serde_json::{json, Value};
+use zotero_mcp_core::testing::MemoryAiSearch;
 use zotero_mcp_server::auth::Grant;
 use zotero_sim::LibraryRef;
 
@@ -190,17 +191,135 @@ async fn every_tool_publishes_the_library_argument() {
 }
 
 #[tokio::test]
-async fn semantic_search_is_not_answered_from_another_library_s_index() {
-    let (b, _, _) = groups_bench(false);
+async fn semantic_search_is_not_answered_for_a_library_the_index_does_not_hold() {
+    let (b, _, _) = groups_bench_with(false, &[("INDEX_LIBRARIES", "groups/100")]);
     let result = b
         .tool(
             "zotero_semantic_search",
             Grant::read_only("owner"),
-            json!({ "query": "folding", "library": format!("groups/{LAB}") }),
+            json!({ "query": "folding", "library": format!("groups/{READING}") }),
         )
         .await;
     let error = error_text(&result);
-    assert!(error.contains("covers the default library only, not groups/100"), "{error}");
+    assert!(error.contains("does not hold library groups/200: add it to INDEX_LIBRARIES"), "{error}");
+    let reindex =
+        b.tool("zotero_reindex", Grant::read_write("owner"), json!({ "library": format!("groups/{READING}") })).await;
+    assert!(error_text(&reindex).contains("INDEX_LIBRARIES"), "{reindex}");
+}
+
+/// The semantic index with the two groups beside the configured library, and `SYNC_SUBREQUEST_BUDGET` and
+/// `INDEX_FULL_TEXT` as given.
+fn indexed_groups_bench(budget: &str, full_text: bool) -> (Bench, std::rc::Rc<MemoryAiSearch>) {
+    let full_text = if full_text { "1" } else { "0" };
+    let settings = [
+        ("INDEX_LIBRARIES", "groups/100, groups/200"),
+        ("SYNC_SUBREQUEST_BUDGET", budget),
+        ("INDEX_FULL_TEXT", full_text),
+    ];
+    let (mut b, _, _) = groups_bench_with(false, &settings);
+    let ai = MemoryAiSearch::new();
+    b.app.platform.ai_search = Some(ai.clone());
+    (b, ai)
+}
+
+/// The documents' names, sorted.
+fn document_names(ai: &MemoryAiSearch) -> Vec<String> {
+    let mut names: Vec<String> = ai.documents("zotero-items").into_iter().map(|d| d.name).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn the_index_holds_each_library_in_its_own_folder_and_each_search_stays_in_its_library() {
+    let (b, ai) = indexed_groups_bench("1000", true);
+    let run = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await;
+    assert!(run.complete(), "{run:?}");
+    assert_eq!(run.runs.len(), 3);
+    ai.process();
+
+    let names = document_names(&ai);
+    let lab: Vec<&String> = names.iter().filter(|n| n.starts_with("groups/100/")).collect();
+    let reading: Vec<&String> = names.iter().filter(|n| n.starts_with("groups/200/")).collect();
+    assert_eq!((lab.len(), reading.len()), (1, 1), "{names:?}");
+    // The configured library's documents stay at the root under the TypeScript project's names.
+    assert!(names.contains(&format!("{PARENT}.md")), "{names:?}");
+    // So does its cursor; the groups' cursors are under their prefixes.
+    let keys: Vec<String> =
+        b.app.platform.cache_kv.list("", None, 1000).await.unwrap().keys.into_iter().map(|k| k.name).collect();
+    for key in ["aisearch:sync-state:zotero-items", "lib:groups/100:aisearch:sync-state:zotero-items"] {
+        assert!(keys.iter().any(|k| k == key), "{key} missing from {keys:?}");
+    }
+    assert!(keys.iter().any(|k| k == "lib:groups/200:aisearch:sync-state:zotero-items"), "{keys:?}");
+
+    let search = |library: Option<&str>| {
+        let mut arguments = json!({ "query": "folding intermediates seen by the lab reading group classic" });
+        if let Some(library) = library {
+            arguments["library"] = json!(library);
+        }
+        b.tool("zotero_semantic_search", Grant::read_only("owner"), arguments)
+    };
+    let in_lab = titles(&search(Some("groups/100")).await);
+    assert_eq!(in_lab, ["Folding intermediates seen by the lab"]);
+    let in_reading = titles(&search(Some("Reading Group")).await);
+    assert_eq!(in_reading, ["A reading group's folding classic"]);
+    let in_default = titles(&search(None).await);
+    assert!(!in_default.iter().any(|t| t.contains("lab") || t.contains("reading group")), "{in_default:?}");
+    // The default library's search keeps the groups' folders out before retrieval, not only afterwards.
+    let filters = ai.searches().last().unwrap()["ai_search_options"]["retrieval"]["filters"].clone();
+    assert_eq!(filters["folder"], json!({ "$nin": ["groups/100/", "groups/200/"] }), "{filters}");
+}
+
+#[tokio::test]
+async fn a_full_sync_of_one_library_removes_none_of_the_others_documents() {
+    let (b, ai) = indexed_groups_bench("1000", true);
+    assert!(zotero_mcp_server::jobs::sync_semantic_index(&b.app).await.complete());
+    let before = document_names(&ai);
+    let full = b.tool("zotero_reindex", Grant::read_write("owner"), json!({ "full": true })).await;
+    assert_eq!(ok(&full)["removed"], 0, "{full}");
+    let full =
+        b.tool("zotero_reindex", Grant::read_write("owner"), json!({ "full": true, "library": "groups/100" })).await;
+    assert_eq!(ok(&full)["removed"], 0, "{full}");
+    assert_eq!(document_names(&ai), before);
+}
+
+#[tokio::test]
+async fn a_small_budget_reaches_all_three_libraries_across_runs_in_turn() {
+    // Metadata only, so the configured library's 88 items take a few runs rather than dozens.
+    let (b, ai) = indexed_groups_bench("6", false);
+    let mut first = Vec::new();
+    let mut caught_up = std::collections::HashSet::new();
+    for _ in 0..40 {
+        let before = b.sim.requests().len();
+        let run = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await;
+        let made = b.sim.requests().len() - before;
+        assert!(made <= 6, "a run made {made} Zotero requests over its budget of 6");
+        first.push(run.runs[0].library.map(|id| id.path()));
+        for library in &run.runs {
+            if library.result.as_ref().expect("each library's run succeeds").complete {
+                caught_up.insert(library.library.map(|id| id.path()));
+            }
+        }
+        if caught_up.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(caught_up.len(), 3, "the three libraries were not all caught up in 40 runs: {caught_up:?}");
+    // Each run starts one library further on.
+    assert_eq!(first[..3], [None, Some("groups/100".to_owned()), Some("groups/200".to_owned())]);
+    let names = document_names(&ai);
+    assert!(names.iter().any(|n| n.starts_with("groups/100/")) && names.iter().any(|n| n.starts_with("groups/200/")));
+    assert!(names.contains(&format!("{PARENT}.md")), "{names:?}");
+}
+
+#[tokio::test]
+async fn an_unusable_index_libraries_setting_is_named_by_the_sync_and_the_search() {
+    let (mut b, _, _) = groups_bench_with(false, &[("INDEX_LIBRARIES", "groups/100, the lab")]);
+    b.app.platform.ai_search = Some(MemoryAiSearch::new());
+    let run = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await;
+    let error = run.configured().unwrap().as_ref().unwrap_err();
+    assert!(error.contains("INDEX_LIBRARIES names \"the\""), "{error}");
+    let result = b.tool("zotero_semantic_search", Grant::read_only("owner"), json!({ "query": "folding" })).await;
+    assert!(error_text(&result).contains("INDEX_LIBRARIES"), "{result}");
 }
 
 #[tokio::test]

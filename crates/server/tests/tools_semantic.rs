@@ -42,8 +42,8 @@ impl Setup {
     /// Runs the scheduled job until the whole library is sent, then lets the index finish.
     async fn sync_all(&self) {
         for _ in 0..30 {
-            let report = zotero_mcp_server::jobs::sync_semantic_index(&self.app).await.expect("the sync runs");
-            if report.complete {
+            let report = zotero_mcp_server::jobs::sync_semantic_index(&self.app).await;
+            if report.complete() {
                 self.ai.process();
                 return;
             }
@@ -179,8 +179,8 @@ async fn first_hit_for_page_two_of_a_stored_pdf(
     ]);
     store(b, &pdf);
     for _ in 0..30 {
-        let report = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await.expect("the sync runs");
-        if report.complete {
+        let report = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await;
+        if report.complete() {
             break;
         }
     }

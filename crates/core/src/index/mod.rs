@@ -38,6 +38,7 @@ mod error;
 mod measure;
 mod passage;
 mod query;
+mod scope;
 mod service;
 mod settings;
 pub mod sync;
@@ -50,6 +51,7 @@ pub use self::documents::{
 };
 pub use self::error::IndexError;
 pub use self::query::{IndexMatch, QueryOptions};
+pub use self::scope::IndexScope;
 pub use self::service::{Ensured, IndexStats, SemanticIndex};
 pub use self::settings::{IndexSettings, DEFAULT_EMBEDDING_MODEL, DEFAULT_INSTANCE, DEFAULT_RERANKING_MODEL};
 pub use self::sync::{sync, sync_with_files, SyncOptions, SyncReport};

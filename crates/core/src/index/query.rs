@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::documents::item_key_of;
 use super::passage::passage;
+use super::scope::IndexScope;
 use super::{CHUNKS_PER_ITEM, MAX_CHUNKS};
 use crate::platform::AiSearchError;
 
@@ -46,9 +46,13 @@ pub(crate) fn wanted(options: &QueryOptions) -> usize {
     options.top_k.clamp(1, MAX_CHUNKS)
 }
 
-/// The `filters` of a search: `itemtype` equality unless negated, a year range when either bound is set.
-pub(crate) fn filters(options: &QueryOptions) -> Option<Value> {
+/// The `filters` of a search: `itemtype` equality unless negated, a year range when either bound is set, and
+/// the library's `folder` when the instance holds several libraries.
+pub(crate) fn filters(options: &QueryOptions, scope: &IndexScope) -> Option<Value> {
     let mut filters = Map::new();
+    if let Some(folder) = scope.filter() {
+        filters.insert("folder".into(), folder);
+    }
     if let Some(item_type) = options.item_type.as_deref().filter(|t| !t.is_empty() && !t.starts_with('-')) {
         filters.insert("itemtype".into(), json!({ "$eq": item_type }));
     }
@@ -67,7 +71,7 @@ pub(crate) fn filters(options: &QueryOptions) -> Option<Value> {
 
 /// The `instance.search` argument: hybrid retrieval with keyword `or`, no thresholds (weak matches are the
 /// caller's to judge), reranked; `min(50, wanted × CHUNKS_PER_ITEM)` chunks.
-pub(crate) fn request(text: &str, options: &QueryOptions) -> Value {
+pub(crate) fn request(text: &str, options: &QueryOptions, scope: &IndexScope) -> Value {
     let mut retrieval = json!({
         "retrieval_type": "hybrid",
         "keyword_match_mode": "or",
@@ -75,7 +79,7 @@ pub(crate) fn request(text: &str, options: &QueryOptions) -> Value {
         "match_threshold": 0,
         "return_on_failure": false,
     });
-    if let (Some(filters), Some(object)) = (filters(options), retrieval.as_object_mut()) {
+    if let (Some(filters), Some(object)) = (filters(options, scope), retrieval.as_object_mut()) {
         object.insert("filters".into(), filters);
     }
     json!({
@@ -96,8 +100,14 @@ struct Folding<'a> {
 
 /// Folds the answer's chunks into items in the order each first appears. An item's score is the highest
 /// `vector_score` among its chunks (the fused `score` is a rank artefact, not a similarity, and is never used);
-/// its passage comes from that chunk (the first one when none is scored).
-pub(crate) fn fold(answer: &Value, query: &str, wanted: usize) -> Result<Vec<IndexMatch>, AiSearchError> {
+/// its passage comes from that chunk (the first one when none is scored). Chunks of another library's documents
+/// are dropped, whatever the service's filter did.
+pub(crate) fn fold(
+    answer: &Value,
+    query: &str,
+    wanted: usize,
+    scope: &IndexScope,
+) -> Result<Vec<IndexMatch>, AiSearchError> {
     let chunks = answer
         .get("chunks")
         .and_then(Value::as_array)
@@ -105,8 +115,9 @@ pub(crate) fn fold(answer: &Value, query: &str, wanted: usize) -> Result<Vec<Ind
     let mut items: Vec<Folding> = Vec::new();
     let mut positions: HashMap<&str, usize> = HashMap::new();
     for chunk in chunks {
-        let Some(name) = chunk.pointer("/item/key").and_then(Value::as_str) else { continue };
-        let key = item_key_of(name);
+        let Some(key) = chunk.pointer("/item/key").and_then(Value::as_str).and_then(|name| scope.key_of(name)) else {
+            continue;
+        };
         let score = chunk.pointer("/scoring_details/vector_score").and_then(Value::as_f64);
         let text = chunk.get("text").and_then(Value::as_str).unwrap_or_default();
         match positions.get(key) {

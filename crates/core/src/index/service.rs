@@ -6,9 +6,10 @@ use std::rc::Rc;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
-use super::documents::{document_name, item_key_of, Document};
+use super::documents::{item_key_of, Document};
 use super::error::IndexError;
 use super::query::{fold, request, wanted, IndexMatch, QueryOptions};
+use super::scope::IndexScope;
 use super::settings::IndexSettings;
 use super::{CHUNK_OVERLAP, CHUNK_SIZE, LIST_PAGE, MAX_LIST_PAGES, UPLOAD_CONCURRENCY};
 use crate::platform::{AiSearch, AiSearchError};
@@ -39,15 +40,28 @@ pub struct IndexStats {
     pub failed: u64,
 }
 
-/// The library's AI Search instance.
+/// One library's documents in the AI Search instance (see [`IndexScope`]): what it uploads, removes, lists and
+/// finds is that library's only.
 pub struct SemanticIndex {
     service: Rc<dyn AiSearch>,
     settings: IndexSettings,
+    scope: IndexScope,
 }
 
 impl SemanticIndex {
+    /// The configured library's documents, with no other library indexed beside it.
     pub fn new(service: Rc<dyn AiSearch>, settings: IndexSettings) -> Self {
-        Self { service, settings }
+        Self::scoped(service, settings, IndexScope::default())
+    }
+
+    /// One library's documents in an instance that may hold several.
+    pub fn scoped(service: Rc<dyn AiSearch>, settings: IndexSettings, scope: IndexScope) -> Self {
+        Self { service, settings, scope }
+    }
+
+    /// Which library's documents this handle sees.
+    pub fn scope(&self) -> &IndexScope {
+        &self.scope
     }
 
     /// The instance id.
@@ -112,12 +126,12 @@ impl SemanticIndex {
     /// [`QueryOptions`]); an item appears once however many of its chunks matched. An instance that does not
     /// exist yet (no sync has run; the read path never creates one) is an empty index.
     pub async fn query(&self, text: &str, options: &QueryOptions) -> Result<Vec<IndexMatch>, IndexError> {
-        let answer = match self.service.search(self.instance(), &request(text, options)).await {
+        let answer = match self.service.search(self.instance(), &request(text, options, &self.scope)).await {
             Ok(answer) => answer,
             Err(AiSearchError::NotFound { .. }) => return Ok(Vec::new()),
             Err(other) => return Err(other.into()),
         };
-        Ok(fold(&answer, text, wanted(options))?)
+        Ok(fold(&answer, text, wanted(options), &self.scope)?)
     }
 
     /// Vectors stored and documents waiting, being indexed, or failed; all 0 for an instance not created yet.
@@ -136,13 +150,15 @@ impl SemanticIndex {
         })
     }
 
-    /// Uploads the documents (an upsert by name), [`UPLOAD_CONCURRENCY`] at a time, each group finished before
-    /// the next starts. Any failed upload fails the call; the documents of earlier groups stay uploaded.
+    /// Uploads the documents (an upsert by name, in this library's folder), [`UPLOAD_CONCURRENCY`] at a time,
+    /// each group finished before the next starts. Any failed upload fails the call; the documents of earlier
+    /// groups stay uploaded.
     pub async fn upsert(&self, documents: &[Document]) -> Result<usize, IndexError> {
         for group in documents.chunks(UPLOAD_CONCURRENCY) {
             let uploads = group.iter().map(|document| {
                 let options = json!({ "metadata": document.metadata });
-                async move { self.service.upload(self.instance(), &document.name, &document.text, &options).await }
+                let name = self.scope.name(item_key_of(&document.name));
+                async move { self.service.upload(self.instance(), &name, &document.text, &options).await }
             });
             for outcome in join_all(uploads).await {
                 outcome?;
@@ -158,7 +174,7 @@ impl SemanticIndex {
     /// other documents) falls back to the paged scan, which also serves many keys: pages of [`LIST_PAGE`]
     /// until every key is found or a page comes back short, at most [`MAX_LIST_PAGES`].
     pub async fn remove(&self, keys: &[String]) -> Result<usize, IndexError> {
-        let mut outstanding: HashSet<String> = keys.iter().map(|key| document_name(key)).collect();
+        let mut outstanding: HashSet<String> = keys.iter().map(|key| self.scope.name(key)).collect();
         if outstanding.is_empty() {
             return Ok(0);
         }
@@ -185,11 +201,11 @@ impl SemanticIndex {
         self.delete_all(&ids).await
     }
 
-    /// Deletes every document whose item key is not in `keep` (items that no longer exist), by one scan of the
-    /// listing. Returns how many documents were deleted.
+    /// Deletes every document of this library whose item key is not in `keep` (items that no longer exist), by
+    /// one scan of the listing; other libraries' documents are left alone. Returns how many were deleted.
     pub async fn remove_absent(&self, keep: &HashSet<String>) -> Result<usize, IndexError> {
         let mut ids = Vec::new();
-        if !self.scan(&mut Selection::AllBut(keep), &mut ids).await? {
+        if !self.scan(&mut Selection::AllBut(keep, &self.scope), &mut ids).await? {
             return Err(self.endless(ids.len()));
         }
         self.delete_all(&ids).await
@@ -232,22 +248,22 @@ impl SemanticIndex {
 enum Selection<'a> {
     /// These names; each is taken out when found, and the scan ends when none is left.
     Named(&'a mut HashSet<String>),
-    /// Every document whose item key is not one of these.
-    AllBut(&'a HashSet<String>),
+    /// Every document of the scope's library whose item key is not one of these.
+    AllBut(&'a HashSet<String>, &'a IndexScope),
 }
 
 impl Selection<'_> {
     fn pick(&mut self, name: &str) -> bool {
         match self {
             Selection::Named(names) => names.remove(name),
-            Selection::AllBut(keep) => !keep.contains(item_key_of(name)),
+            Selection::AllBut(keep, scope) => scope.key_of(name).is_some_and(|key| !keep.contains(key)),
         }
     }
 
     fn done(&self) -> bool {
         match self {
             Selection::Named(names) => names.is_empty(),
-            Selection::AllBut(_) => false,
+            Selection::AllBut(..) => false,
         }
     }
 }

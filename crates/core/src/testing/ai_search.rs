@@ -278,7 +278,7 @@ impl AiSearch for MemoryAiSearch {
         let mut scored: Vec<(f64, usize, Value)> = Vec::new();
         for document in &found.documents {
             let Some((content, metadata)) = &document.indexed else { continue };
-            if !filters.is_none_or(|f| matches_filters(metadata, f)) {
+            if !filters.is_none_or(|f| matches_filters(&with_builtin(metadata, &document.name), f)) {
                 continue;
             }
             for (n, text) in chunks(content, chunk_chars, overlap_chars).into_iter().enumerate() {
@@ -462,6 +462,16 @@ fn words_of(query: &str) -> Vec<String> {
         }
     }
     words
+}
+
+/// The metadata a filter sees: the document's own, and the service's built-in `filename` and `folder` (the
+/// name up to its last `/`, slash included: `groups/100/` for `groups/100/ABCD2345.md`; empty at the root).
+fn with_builtin(metadata: &Map<String, Value>, name: &str) -> Map<String, Value> {
+    let mut all = metadata.clone();
+    let folder = name.rfind('/').map_or("", |at| &name[..=at]);
+    all.insert("filename".into(), Value::String(name.to_owned()));
+    all.insert("folder".into(), Value::String(folder.to_owned()));
+    all
 }
 
 /// Vectorize filter syntax over the metadata: `{field: value}` or `{field: {$eq|$ne|$gt|$gte|$lt|$lte|$in|$nin:

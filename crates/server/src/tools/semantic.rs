@@ -400,15 +400,16 @@ impl Tool for Reindex {
     }
 }
 
-/// The semantic index holds the configured library only: a call for another library is refused rather than
-/// answered from the wrong one.
+/// The semantic index holds the configured library and those `INDEX_LIBRARIES` names: a call for another
+/// library is refused rather than answered from an index that does not hold it.
 fn indexed_library_only(ctx: &RequestContext) -> Result<(), ToolError> {
-    match ctx.selected_library() {
-        Some(selected) => Err(ToolError::Failed(format!(
-            "the semantic index covers the default library only, not {}; use zotero_search with the same `library` \
-             to search it by words",
-            selected.id
-        ))),
-        None => Ok(()),
+    let Some(selected) = ctx.selected_library() else { return Ok(()) };
+    if ctx.indexed_libraries().map_err(ToolError::Failed)?.contains(&selected.id) {
+        return Ok(());
     }
+    Err(ToolError::Failed(format!(
+        "the semantic index does not hold library {}: add it to INDEX_LIBRARIES (the scheduled sync then indexes \
+         it), or use zotero_search with the same `library` to search it by words",
+        selected.id
+    )))
 }
