@@ -92,6 +92,30 @@ async fn the_libraries_are_listed_with_their_rights_and_file_stores() {
     let reading = find(&format!("groups/{READING}"));
     assert_eq!((reading["write"].as_bool(), reading["default"].as_bool()), (Some(false), Some(false)));
     assert!(text(&result).contains("Reading Group — `groups/200` (read only"), "{}", text(&result));
+    assert_eq!(personal["semanticIndex"], false, "no AI Search bound");
+}
+
+#[tokio::test]
+async fn the_listing_says_which_libraries_the_semantic_index_covers() {
+    let (mut b, _, _) = groups_bench_with(false, &[("INDEX_LIBRARIES", "groups/100")]);
+    b.app.platform.ai_search = Some(MemoryAiSearch::new());
+    let result = b.tool("zotero_list_libraries", Grant::read_only("owner"), json!({})).await;
+    let covered: Vec<(String, bool)> = ok(&result)["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["library"].as_str().unwrap().to_owned(), l["semanticIndex"].as_bool().unwrap()))
+        .collect();
+    let expected =
+        [(format!("users/{DEMO_USER}"), true), ("groups/100".to_owned(), true), ("groups/200".to_owned(), false)];
+    assert_eq!(covered, expected);
+    assert!(
+        text(&result).contains(
+            "Protein Lab — `groups/100` (read and write, 2 items, files on Zotero Storage, in the semantic index)"
+        ),
+        "{}",
+        text(&result)
+    );
 }
 
 #[tokio::test]

@@ -34,6 +34,9 @@ pub struct LibraryOut {
     pub file_store: Option<&'static str>,
     /// The library a call works on without a `library` argument.
     pub default: bool,
+    /// Whether zotero_semantic_search covers it (AI Search is bound, and it is the default library or named in
+    /// INDEX_LIBRARIES).
+    pub semantic_index: bool,
 }
 
 /// Result of `zotero_list_libraries`.
@@ -71,6 +74,9 @@ impl Tool for ListLibraries {
                     (true, Some(store)) => facts.push(format!("files on {store}")),
                     _ => facts.push("files not readable with this key".to_owned()),
                 }
+                if l.semantic_index {
+                    facts.push("in the semantic index".to_owned());
+                }
                 if l.default {
                     facts.push("default".to_owned());
                 }
@@ -93,6 +99,8 @@ impl Tool for ListLibraries {
             LibraryKind::User => ctx.configured_store(),
             LibraryKind::Group => Some(StoreKind::ZoteroStorage),
         };
+        let bound = matches!(ctx.semantic_index(), Ok(Some(_)));
+        let also_indexed = ctx.indexed_libraries().unwrap_or_default();
         let entry = |library: LibraryId, name: String, items: Option<u64>| {
             let rights = access.rights(library);
             LibraryOut {
@@ -107,6 +115,7 @@ impl Tool for ListLibraries {
                 files: rights.files,
                 file_store: store_of(library).map(StoreKind::name),
                 default: Some(library) == default,
+                semantic_index: bound && (Some(library) == default || also_indexed.contains(&library)),
             }
         };
         let mut libraries = Vec::new();
