@@ -90,6 +90,32 @@ describe('semantic search over AI Search', { timeout: TEST_TIMEOUT_MS * 6 }, () 
     assert.ok(report.structuredContent.zoteroRequests <= 40, textOf(report));
   });
 
+  it('keeps the lab group (INDEX_LIBRARIES) apart: found with its library, never in the personal one', { skip: !onWorker }, async () => {
+    const LAB = 'groups/100001';
+    let report;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      report = await tool('zotero_reindex', { library: LAB });
+      assert.ok(!report.isError, textOf(report));
+      if (report.structuredContent.complete) break;
+    }
+    assert.equal(report.structuredContent.complete, true, textOf(report));
+    const query = 'folding intermediates seen by the lab';
+    let keys = [];
+    for (let attempt = 0; attempt < 10 && !keys.includes('LABPAPER'); attempt++) {
+      await sleep(300);
+      const inLab = await tool('zotero_semantic_search', { query, library: LAB });
+      assert.ok(!inLab.isError, textOf(inLab));
+      keys = inLab.structuredContent.items.map((i) => i.key);
+    }
+    assert.ok(keys.includes('LABPAPER'), JSON.stringify(keys));
+    const personal = await tool('zotero_semantic_search', { query, limit: 12 });
+    assert.ok(!personal.isError, textOf(personal));
+    assert.ok(!personal.structuredContent.items.some((i) => i.key === 'LABPAPER'), JSON.stringify(personal.structuredContent.items));
+    const reading = await tool('zotero_semantic_search', { query, library: 'groups/100002' });
+    assert.equal(reading.isError, true);
+    assert.match(textOf(reading), /does not hold library groups\/100002: add it to INDEX_LIBRARIES/);
+  });
+
   it('reads a paper Zotero has not indexed from its stored PDF, so its passage has a page', { skip: !onWorker }, async () => {
     // The apa7 sample (Q5WETDZB, crates/sim/demo/files) has no entry in Zotero's full-text index; the sync read
     // its PDF from Apache (or, with E2E_FILE_STORE=zotero, the simulator's Zotero Storage) through the PDF
