@@ -330,6 +330,21 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     }
   });
 
+  it('lists and runs the lab\'s saved search, and searches within it; the reading group has none', async () => {
+    const listed = await ok('zotero_list_collections', { library: LAB });
+    const names = listed.structuredContent.savedSearches.map((s) => s.name);
+    assert.deepEqual(names, ['Folding papers'], JSON.stringify(listed.structuredContent));
+    assert.equal(listed.structuredContent.savedSearches[0].runnable, true);
+    const run = await ok('zotero_search', { savedSearch: 'folding papers', library: LAB });
+    assert.deepEqual(run.structuredContent.items.map((i) => i.key), ['LABPAPER']);
+    const within = await ok('zotero_search', { query: 'intermediates', savedSearch: 'Folding papers', library: LAB });
+    assert.deepEqual(within.structuredContent.items.map((i) => i.key), ['LABPAPER']);
+    const personal = await ok('zotero_list_collections', {});
+    assert.ok(!personal.structuredContent.savedSearches.some((s) => s.name === 'Folding papers'), 'the lab\'s search is the lab\'s');
+    const reading = await ok('zotero_list_collections', { library: READING });
+    assert.deepEqual(reading.structuredContent.savedSearches, []);
+  });
+
   it('passes the library to the test fixtures too, refusing one the key cannot reach', async () => {
     const echoed = await ok('fixture_echo', { text: 'lab', library: LAB });
     assert.equal(echoed.structuredContent.echoed, 'lab');

@@ -295,6 +295,10 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     let libraries = shapes.read(b, "zotero_list_libraries", json!({})).await;
     assert_eq!(libraries["libraries"].as_array().map(Vec::len), Some(2), "{libraries}");
 
+    // ---- saved searches: run one, a page at a time ----
+    let run = shapes.read(b, "zotero_search", json!({ "savedSearch": "HEATMAIZ", "limit": 1 })).await;
+    assert_eq!((run["totalResults"].as_u64(), run["nextOffset"].as_u64()), (Some(2), Some(1)), "{run}");
+
     // ---- duplicates: a dry run, then a merge of the two copies the import above made ----
     shapes.read(b, "zotero_find_duplicates", json!({ "itemType": "thesis" })).await;
     shapes.read(b, "zotero_find_duplicates", json!({})).await;
@@ -392,6 +396,15 @@ async fn shapes_of_answers_too_large(shapes: &mut Shapes) {
     );
     assert_eq!(search["nextOffset"].as_u64(), Some(shown as u64), "the next page starts after the last item shown");
     assert!(text_of_last(shapes, "zotero_search").contains(&format!("call again with offset {shown}")));
+
+    b.sim.insert_search(
+        LIB,
+        json!({ "name": "Bulk", "conditions": [{ "condition": "title", "operator": "contains", "value": "Bulk protein paper" }] }),
+    );
+    let bulk = shapes.read(b, "zotero_search", json!({ "savedSearch": "Bulk", "limit": 40 })).await;
+    let shown = bulk["items"].as_array().expect("items").len();
+    assert!(shown < 40 && within(&bulk), "shortened, not refused: {shown} items");
+    assert_eq!(bulk["nextOffset"].as_u64(), Some(shown as u64), "the next page starts after the last item shown");
 
     let tags = shapes.read(b, "zotero_list_tags", json!({ "limit": 1000 })).await;
     assert_eq!(tags["cut"], true);

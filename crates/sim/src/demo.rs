@@ -8,7 +8,8 @@
 //!   "library": {"type": "user", "id": 1234567, "name": "Demo Researcher"},
 //!   "collections": [{"key": "GPXYGUKW", "name": "PhD Thesis", "parentCollection": false}],
 //!   "items": [{"key": "T6W7H8UE", "itemType": "journalArticle", "title": "…", "collections": ["GPXYGUKW"]}],
-//!   "fulltext": {"93WJRKG5": {"content": "…", "indexedPages": 13, "totalPages": 13}}
+//!   "fulltext": {"93WJRKG5": {"content": "…", "indexedPages": 13, "totalPages": 13}},
+//!   "searches": [{"key": "HEATMAIZ", "name": "…", "conditions": [{"condition": "tag", "operator": "is", "value": "maize"}]}]
 //! }
 //! ```
 //!
@@ -86,6 +87,15 @@ pub fn load(sim: &Simulator, lib: LibraryRef, text: &str) {
         let content = ft.get("content").and_then(Value::as_str).unwrap_or("");
         let pages = |name: &str| ft.get(name).and_then(Value::as_u64).map(|n| n as u32);
         sim.set_fulltext(lib, &key, content, pages("indexedPages"), pages("totalPages"));
+    }
+
+    // Saved searches last: their conditions name collections and tags, which are all in place by now.
+    for search in root.get("searches").and_then(Value::as_array).into_iter().flatten() {
+        let mut data = data_of(search);
+        if let Some(object) = data.as_object_mut() {
+            object.retain(|name, _| !name.starts_with('_'));
+        }
+        sim.insert_search(lib, data);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The demo's group libraries (`zotero-sim --demo-groups`, `make dev`, the e2e suites): a group the demo key may
-//! change, "Protein Lab" ([`LAB_GROUP`]), with a paper whose PDF is on Zotero Storage, a note and a collection; and
-//! a group it may only read, "Reading Group" ([`READING_GROUP`]), with a book. Keys are fixed so tests can name
-//! them.
+//! change, "Protein Lab" ([`LAB_GROUP`]), with a paper whose PDF is on Zotero Storage, a note, a collection and a
+//! saved search ([`LAB_SEARCH`]); and a group it may only read, "Reading Group" ([`READING_GROUP`]), with a book.
+//! Keys are fixed so tests can name them.
 
 use serde_json::json;
 
@@ -17,6 +17,8 @@ pub const LAB_PDF: &str = "LABPDF22";
 pub const LAB_NOTE: &str = "LABN2TE3";
 /// The reading group's book.
 pub const READING_BOOK: &str = "RDGBK234";
+/// The lab's saved search: journal articles whose title mentions folding (finds [`LAB_PAPER`]).
+pub const LAB_SEARCH: &str = "LABSRCH2";
 
 /// The PDF of the lab's paper: the apa7 sample of the demo files (LPPL, demo/files/LICENSES.md).
 const LAB_PDF_BYTES: &[u8] = include_bytes!("../demo/files/shortsample.pdf");
@@ -53,6 +55,17 @@ impl Simulator {
             json!({ "key": LAB_NOTE, "itemType": "note", "parentItem": LAB_PAPER, "note": "<p>Discussed on Monday</p>" }),
         );
 
+        self.insert_search(
+            lab,
+            json!({
+                "key": LAB_SEARCH, "name": "Folding papers",
+                "conditions": [
+                    { "condition": "title", "operator": "contains", "value": "folding" },
+                    { "condition": "itemType", "operator": "is", "value": "journalArticle" }
+                ]
+            }),
+        );
+
         let reading = LibraryRef::Group(READING_GROUP);
         self.add_group(READING_GROUP, api_key, false);
         self.set_library_name(reading, "Reading Group");
@@ -74,5 +87,6 @@ mod tests {
         assert_eq!(sim.items(LibraryRef::Group(LAB_GROUP)).len(), 3);
         assert_eq!(sim.stored_file(LibraryRef::Group(LAB_GROUP), LAB_PDF).as_deref(), Some(LAB_PDF_BYTES));
         assert!(sim.item(LibraryRef::Group(READING_GROUP), READING_BOOK).is_some());
+        assert_eq!(sim.search(LibraryRef::Group(LAB_GROUP), LAB_SEARCH).unwrap()["data"]["name"], "Folding papers");
     }
 }

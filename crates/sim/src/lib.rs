@@ -4,9 +4,10 @@
 //! implements Zotero's documented semantics (and, where the documentation is silent, the dataserver's
 //! behaviour): library and object versions, `since=`, `If-Unmodified-Since-Version` and 412/428, write tokens,
 //! batch write reports, field validation against the real item-type schema, quick search, tags, the trash,
-//! collections, full text, `/deleted`, and Zotero Storage (`items/<key>/file`: the redirect to a separate storage
-//! origin, upload authorization, the upload and its registration). What it does not do (citation rendering,
-//! saved searches) it refuses with a 501 rather than inventing an answer; see `docs/simulator.md`.
+//! collections, saved searches (stored and versioned; like the API, never run), full text, `/deleted`, and Zotero
+//! Storage (`items/<key>/file`: the redirect to a separate storage origin, upload authorization, the upload and
+//! its registration). What it does not do (citation rendering, settings writes) it refuses with a 501 rather than
+//! inventing an answer; see `docs/simulator.md`.
 //!
 //! A [`Simulator`] is single-threaded (`RefCell` inside): tests drive it through [`Simulator::handle`] or, as an
 //! [`HttpClient`](zotero_mcp_core::platform::HttpClient), through [`InProcess`]; the `zotero-sim` binary serves
@@ -24,6 +25,7 @@ mod keys;
 mod query;
 mod reply;
 mod routes;
+mod saved_search;
 pub mod schema;
 mod search;
 pub mod server;
@@ -41,6 +43,7 @@ use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse
 
 use crate::item::WriteContext;
 use crate::keys::Grant;
+use crate::saved_search::SearchRecord;
 use crate::state::{CollectionRecord, FullText, ItemRecord, Kind, Library, State};
 
 /// A library: a user's own or a group's.
@@ -322,6 +325,43 @@ impl Simulator {
         Ok(key)
     }
 
+    /// Seeds a saved search from its editable JSON (`name`, `conditions`, optional `key`).
+    ///
+    /// # Panics
+    /// If the library does not exist or the JSON would be refused by the API.
+    pub fn insert_search(&self, lib: LibraryRef, data: Value) -> String {
+        match self.try_insert_search(lib, data) {
+            Ok(key) => key,
+            Err(e) => panic!("insert_search: {e}"),
+        }
+    }
+
+    fn try_insert_search(&self, lref: LibraryRef, data: Value) -> Result<String, String> {
+        let mut state = self.state.borrow_mut();
+        let Value::Object(mut json) = data else { return Err("search data must be a JSON object".into()) };
+        if let Some(Value::Object(inner)) = json.get("data") {
+            json = inner.clone();
+        }
+        json.remove("version");
+        let key = match json.get("key").and_then(Value::as_str) {
+            Some(k) if keys::is_valid_key(k) => k.to_string(),
+            Some(k) => return Err(format!("'{k}' is not a valid search key")),
+            None => state.fresh_key(lref),
+        };
+        let lib = state.libraries.get_mut(&lref).ok_or("unknown library")?;
+        let data = saved_search::apply(&json, None, false).map_err(|e| e.message)?;
+        let now = dates::now_iso();
+        let version = lib.version + 1;
+        lib.version = version;
+        lib.unlog_delete(Kind::Search, &key);
+        let seq = lib.next_seq();
+        lib.searches.insert(
+            key.clone(),
+            SearchRecord { key: key.clone(), version, seq, data, date_added: now.clone(), date_modified: now },
+        );
+        Ok(key)
+    }
+
     /// Stores full-text content for an attachment (advances the library version, as a PUT would).
     pub fn set_fulltext(
         &self,
@@ -369,6 +409,22 @@ impl Simulator {
             .libraries
             .get(&lib)
             .map_or_else(Vec::new, |l| l.collections.values().map(|r| l.collection_json(r, true)).collect())
+    }
+
+    /// Every saved search's API JSON, in key order.
+    pub fn searches(&self, lib: LibraryRef) -> Vec<Value> {
+        let state = self.state.borrow();
+        state
+            .libraries
+            .get(&lib)
+            .map_or_else(Vec::new, |l| l.searches.values().map(|r| l.search_json(r, true)).collect())
+    }
+
+    /// A saved search's API JSON.
+    pub fn search(&self, lib: LibraryRef, key: &str) -> Option<Value> {
+        let state = self.state.borrow();
+        let l = state.libraries.get(&lib)?;
+        l.searches.get(key).map(|r| l.search_json(r, true))
     }
 
     /// A collection's API JSON.

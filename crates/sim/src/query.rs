@@ -68,6 +68,7 @@ pub const MAX_OBJECT_KEYS: usize = 50;
 pub enum Action {
     Items,
     Collections,
+    Searches,
     Tags,
     FullText,
     Other,
@@ -84,6 +85,7 @@ pub struct Params {
     pub item_type: Vec<String>,
     pub item_keys: Option<Vec<String>>,
     pub collection_keys: Option<Vec<String>>,
+    pub search_keys: Option<Vec<String>>,
     /// Each `tag` parameter; several are ANDed.
     pub tags: Vec<String>,
     pub tag_type: Vec<String>,
@@ -158,7 +160,9 @@ pub fn parse(query: &str, action: Action, single: bool) -> ApiResult<Params> {
                     || EXPORT_FORMATS.contains(&f)
                     || (!single && matches!(f, "keys" | "versions"))
             }
-            Action::Collections => matches!(f, "json" | "atom") || (!single && matches!(f, "keys" | "versions")),
+            Action::Collections | Action::Searches => {
+                matches!(f, "json" | "atom") || (!single && matches!(f, "keys" | "versions"))
+            }
             Action::Tags => matches!(f, "json" | "atom"),
             Action::FullText => f == "versions",
             Action::Other => true,
@@ -261,6 +265,7 @@ pub fn parse(query: &str, action: Action, single: bool) -> ApiResult<Params> {
     };
     let item_keys = keys_param("itemKey", &mut nd)?;
     let collection_keys = keys_param("collectionKey", &mut nd)?;
+    let search_keys = keys_param("searchKey", &mut nd)?;
 
     let tags: Vec<String> = all(&pairs, "tag").into_iter().map(str::to_string).collect();
     if !tags.is_empty() {
@@ -336,6 +341,12 @@ pub fn parse(query: &str, action: Action, single: bool) -> ApiResult<Params> {
                 "collectionKeyList" if collection_keys.is_none() => {
                     return Err(ApiError::bad_request("order=collectionKeyList requires the collectionKey parameter"));
                 }
+                "searchKeyList" if action != Action::Searches => {
+                    return Err(ApiError::bad_request("order=searchKeyList is not valid for this request"));
+                }
+                "searchKeyList" if search_keys.is_none() => {
+                    return Err(ApiError::bad_request("order=searchKeyList requires the searchKey parameter"));
+                }
                 _ => {}
             }
             s
@@ -381,6 +392,7 @@ pub fn parse(query: &str, action: Action, single: bool) -> ApiResult<Params> {
         item_type,
         item_keys,
         collection_keys,
+        search_keys,
         tags,
         tag_type,
         since,

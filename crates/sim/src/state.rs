@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use crate::dates;
 use crate::item::{item_uri, relation_values, ItemData, Tag};
 use crate::keys::{Grant, KeyGen};
+use crate::saved_search::{self, SearchRecord};
 use crate::schema::Schema;
 use crate::storage::{Storage, StoredFile, DEFAULT_QUOTA_MB};
 use crate::{Fault, FaultMatch, LibraryRef, RecordedRequest};
@@ -103,6 +104,7 @@ pub struct Library {
     seq: u64,
     pub items: BTreeMap<String, ItemRecord>,
     pub collections: BTreeMap<String, CollectionRecord>,
+    pub searches: BTreeMap<String, SearchRecord>,
     pub deleted: Vec<DeleteEntry>,
     pub fulltext: BTreeMap<String, FullText>,
     pub tags: BTreeMap<Tag, TagMeta>,
@@ -121,6 +123,7 @@ impl Library {
             seq: 0,
             items: BTreeMap::new(),
             collections: BTreeMap::new(),
+            searches: BTreeMap::new(),
             deleted: Vec::new(),
             fulltext: BTreeMap::new(),
             tags: BTreeMap::new(),
@@ -328,6 +331,20 @@ impl Library {
         Value::Object(out)
     }
 
+    /// The full API JSON of a saved search.
+    pub fn search_json(&self, rec: &SearchRecord, include_data: bool) -> Value {
+        saved_search::to_json(rec, &format!("{API_BASE}{}", self.path()), self.library_json(), include_data)
+    }
+
+    /// Deletes a saved search. Returns whether it existed.
+    pub fn delete_search(&mut self, key: &str, version: u64) -> bool {
+        if self.searches.remove(key).is_none() {
+            return false;
+        }
+        self.log_delete(Kind::Search, key, version);
+        true
+    }
+
     /// Brings the tag table in line with the items: new (name, type) pairs get the given version, tags no item
     /// carries any more disappear (Zotero purges orphaned tags).
     pub fn refresh_tags(&mut self, version: u64, now: &str) {
@@ -442,14 +459,13 @@ impl State {
         }
     }
 
-    /// A key not used by any item or collection of the library.
+    /// A key not used by any item, collection or saved search of the library.
     pub fn fresh_key(&mut self, lref: LibraryRef) -> String {
         loop {
             let key = self.keygen.key();
-            let taken = self
-                .libraries
-                .get(&lref)
-                .is_some_and(|l| l.items.contains_key(&key) || l.collections.contains_key(&key));
+            let taken = self.libraries.get(&lref).is_some_and(|l| {
+                l.items.contains_key(&key) || l.collections.contains_key(&key) || l.searches.contains_key(&key)
+            });
             if !taken {
                 return key;
             }

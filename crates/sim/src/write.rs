@@ -1,4 +1,5 @@
-//! Write requests: batch POSTs, single-object PUT/PATCH/DELETE, multi-object DELETE, full text and tag deletion.
+//! Write requests: batch POSTs, single-object PUT/PATCH/DELETE, multi-object DELETE, full text and tag deletion,
+//! for items, collections and saved searches.
 //!
 //! Version rules follow the dataserver (`ApiController::checkSingleObjectWriteVersion`,
 //! `Zotero_API::checkJSONObjectVersion`): a batch object with a stale `version` fails alone with 412, an
@@ -14,6 +15,7 @@ use crate::dates;
 use crate::error::{ApiError, ApiResult};
 use crate::item::{self, ItemData, WriteContext};
 use crate::keys::is_valid_key;
+use crate::saved_search::{self, SearchData, SearchRecord};
 use crate::state::{CollectionRecord, FullText, ItemRecord, Kind, Library, State};
 use crate::LibraryRef;
 
@@ -24,6 +26,7 @@ pub const MAX_WRITE_OBJECTS: usize = 50;
 pub enum ObjectType {
     Item,
     Collection,
+    Search,
 }
 
 impl ObjectType {
@@ -31,18 +34,21 @@ impl ObjectType {
         match self {
             ObjectType::Item => "Item",
             ObjectType::Collection => "Collection",
+            ObjectType::Search => "Search",
         }
     }
     fn lower(self) -> &'static str {
         match self {
             ObjectType::Item => "item",
             ObjectType::Collection => "collection",
+            ObjectType::Search => "search",
         }
     }
     fn plural(self) -> &'static str {
         match self {
             ObjectType::Item => "items",
             ObjectType::Collection => "collections",
+            ObjectType::Search => "searches",
         }
     }
 }
@@ -346,6 +352,62 @@ fn commit_collection(lib: &mut Library, p: PreparedCollection, version: u64, now
     }
 }
 
+struct PreparedSearch {
+    key: String,
+    data: SearchData,
+    changed: bool,
+    created: bool,
+}
+
+fn prepare_search(
+    state: &mut State,
+    lref: LibraryRef,
+    raw: &Map<String, Value>,
+    url_key: Option<&str>,
+    require_version: bool,
+    partial: bool,
+) -> ApiResult<PreparedSearch> {
+    let json = editable(raw);
+    let key = object_key(ObjectType::Search, &json, url_key)?;
+    let lib = state.libraries.get(&lref).ok_or_else(|| ApiError::not_found("Not found"))?;
+    let existing = key.as_deref().and_then(|k| lib.searches.get(k));
+    check_object_version(ObjectType::Search, &json, key.is_some(), existing.map(|r| r.version), require_version)?;
+    let data = saved_search::apply(&json, existing.map(|r| &r.data), partial)?;
+    let key = match key {
+        Some(k) => k,
+        None => state.fresh_key(lref),
+    };
+    let lib = state.libraries.get(&lref).ok_or_else(|| ApiError::not_found("Not found"))?;
+    let existing = lib.searches.get(&key);
+    let changed = existing.is_none_or(|rec| rec.data != data);
+    Ok(PreparedSearch { created: existing.is_none(), key, data, changed })
+}
+
+fn commit_search(lib: &mut Library, p: PreparedSearch, version: u64, now: &str) {
+    if !p.changed {
+        return;
+    }
+    if p.created {
+        lib.unlog_delete(Kind::Search, &p.key);
+        let seq = lib.next_seq();
+        lib.searches.insert(
+            p.key.clone(),
+            SearchRecord {
+                key: p.key,
+                version,
+                seq,
+                data: p.data,
+                date_added: now.to_string(),
+                date_modified: now.to_string(),
+            },
+        );
+    } else if let Some(rec) = lib.searches.get_mut(&p.key) {
+        rec.data = p.data;
+        rec.version = version;
+        rec.date_modified = now.to_string();
+    }
+}
+
 /// HTML-escapes a message the way Zotero's `htmlspecialchars(…, ENT_COMPAT)` does in write reports.
 pub fn escape_message(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -404,6 +466,13 @@ pub fn post_batch(
                 }
                 (key, changed)
             }),
+            ObjectType::Search => prepare_search(state, lref, map, None, !header_checked, true).map(|p| {
+                let (key, changed) = (p.key.clone(), p.changed);
+                if let Some(lib) = state.libraries.get_mut(&lref) {
+                    commit_search(lib, p, new_version, &now);
+                }
+                (key, changed)
+            }),
         };
         match outcome {
             Ok((key, true)) => {
@@ -413,6 +482,7 @@ pub fn post_batch(
                     let full = match kind {
                         ObjectType::Item => lib.items.get(&key).map(|r| lib.item_json(r, true)),
                         ObjectType::Collection => lib.collections.get(&key).map(|r| lib.collection_json(r, true)),
+                        ObjectType::Search => lib.searches.get(&key).map(|r| lib.search_json(r, true)),
                     };
                     if let Some(full) = full {
                         successful.insert(index, full);
@@ -520,7 +590,8 @@ pub struct SingleWrite<'a> {
     pub header_version: Option<&'a str>,
 }
 
-/// `PUT`/`PATCH <prefix>/items/<key>` or `/collections/<key>`: returns the library version to report.
+/// `PUT`/`PATCH <prefix>/items/<key>`, `/collections/<key>` or `/searches/<key>`: returns the library version to
+/// report.
 pub fn put_object(state: &mut State, lref: LibraryRef, w: &SingleWrite<'_>, writer: &Writer) -> ApiResult<u64> {
     let SingleWrite { kind, key, method, body, header_version } = *w;
     if body.is_empty() {
@@ -538,6 +609,7 @@ pub fn put_object(state: &mut State, lref: LibraryRef, w: &SingleWrite<'_>, writ
     let current = match kind {
         ObjectType::Item => lib.items.get(key).map(|r| r.version),
         ObjectType::Collection => lib.collections.get(key).map(|r| r.version),
+        ObjectType::Search => lib.searches.get(key).map(|r| r.version),
     };
     single_object_version(kind, method, header_version, Some(&map), current)?;
     let partial = *method == http::Method::PATCH;
@@ -560,6 +632,14 @@ pub fn put_object(state: &mut State, lref: LibraryRef, w: &SingleWrite<'_>, writ
             }
             changed
         }
+        ObjectType::Search => {
+            let p = prepare_search(state, lref, &map, Some(key), false, partial)?;
+            let changed = p.changed;
+            if let Some(lib) = state.libraries.get_mut(&lref) {
+                commit_search(lib, p, new_version, &now);
+            }
+            changed
+        }
     };
     let lib = state.libraries.get_mut(&lref).ok_or_else(|| ApiError::not_found("Not found"))?;
     if changed {
@@ -569,7 +649,7 @@ pub fn put_object(state: &mut State, lref: LibraryRef, w: &SingleWrite<'_>, writ
     Ok(lib.version)
 }
 
-/// `DELETE <prefix>/items/<key>` or `/collections/<key>`.
+/// `DELETE <prefix>/items/<key>`, `/collections/<key>` or `/searches/<key>`.
 pub fn delete_object(
     state: &mut State,
     lref: LibraryRef,
@@ -581,12 +661,14 @@ pub fn delete_object(
     let current = match kind {
         ObjectType::Item => lib.items.get(key).map(|r| r.version),
         ObjectType::Collection => lib.collections.get(key).map(|r| r.version),
+        ObjectType::Search => lib.searches.get(key).map(|r| r.version),
     };
     single_object_version(kind, &http::Method::DELETE, header_version, None, current)?;
     let new_version = lib.version + 1;
     let deleted = match kind {
         ObjectType::Item => lib.delete_item(key, new_version),
         ObjectType::Collection => lib.delete_collection(key, new_version),
+        ObjectType::Search => lib.delete_search(key, new_version),
     };
     if deleted {
         lib.version = new_version;
@@ -595,7 +677,8 @@ pub fn delete_object(
     Ok(lib.version)
 }
 
-/// `DELETE <prefix>/items?itemKey=…` or `/collections?collectionKey=…` (library version already checked).
+/// `DELETE <prefix>/items?itemKey=…`, `/collections?collectionKey=…` or `/searches?searchKey=…` (library version
+/// already checked).
 pub fn delete_many(state: &mut State, lref: LibraryRef, kind: ObjectType, keys: &[String]) -> ApiResult<u64> {
     let lib = state.libraries.get_mut(&lref).ok_or_else(|| ApiError::not_found("Not found"))?;
     let new_version = lib.version + 1;
@@ -604,6 +687,7 @@ pub fn delete_many(state: &mut State, lref: LibraryRef, kind: ObjectType, keys: 
         any |= match kind {
             ObjectType::Item => lib.delete_item(key, new_version),
             ObjectType::Collection => lib.delete_collection(key, new_version),
+            ObjectType::Search => lib.delete_search(key, new_version),
         };
     }
     if any {
@@ -678,6 +762,9 @@ pub fn external_edit(state: &mut State, lref: LibraryRef, key: &str) {
         rec.version = new_version;
         rec.data.date_modified = now;
     } else if let Some(rec) = lib.collections.get_mut(key) {
+        rec.version = new_version;
+        rec.date_modified = now;
+    } else if let Some(rec) = lib.searches.get_mut(key) {
         rec.version = new_version;
         rec.date_modified = now;
     } else {

@@ -224,13 +224,18 @@ impl ZoteroClient {
         Ok(format!("{}{rest}", self.library_prefix().await?))
     }
 
-    async fn get(&self, path: String, query: Vec<(String, String)>) -> Result<Reply, ZoteroError> {
+    pub(super) async fn get(&self, path: String, query: Vec<(String, String)>) -> Result<Reply, ZoteroError> {
         self.transport.execute(&Call::new(Method::GET, path).query(query)).await
     }
 
     /// Reads a paginated listing until `max` objects or the end, `PAGE_LIMIT` at a time, from the query's
     /// `offset` (0 unless set). The paging is [`Self::pages_of`]'s; only the parsing is per type.
-    async fn list<T: DeserializeOwned>(&self, path: String, query: &Query, max: usize) -> Result<Page<T>, ZoteroError> {
+    pub(super) async fn list<T: DeserializeOwned>(
+        &self,
+        path: String,
+        query: &Query,
+        max: usize,
+    ) -> Result<Page<T>, ZoteroError> {
         let mut items = Vec::new();
         let mut take = |reply: &Reply| {
             let batch: Vec<T> = reply.json()?;

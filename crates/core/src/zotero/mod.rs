@@ -9,6 +9,7 @@ mod error;
 mod key;
 mod library;
 mod query;
+pub mod saved_search;
 pub mod schema;
 mod transport;
 mod types;
@@ -25,6 +26,10 @@ pub use error::ZoteroError;
 pub use key::{KeyError, ObjectKey};
 pub use library::{KeyAccess, LibraryId, LibraryKind, LibraryRights};
 pub use query::{QMode, Query};
+pub use saved_search::{
+    Evaluated, EvaluationLimits, ResultRow, SavedSearch, SavedSearchError, SearchCondition, SearchPlan, Unsupported,
+    UnsupportedSearch,
+};
 pub use transport::{RetryPolicy, MAX_IN_FLIGHT};
 pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
 pub use writer::ZoteroWriter;

@@ -1,6 +1,6 @@
 //! Collections and tags: listing them, and filing items.
 
-use futures_util::future::join;
+use futures_util::future::{join, join3};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -9,6 +9,7 @@ use zotero_mcp_core::zotero::{ItemScope, ObjectKind, Page, Query};
 use super::args::Key;
 use super::items::Failure;
 use super::paging::{shorten_counted, shorten_list, shorten_page, Paging};
+use super::saved_searches::{self, searches_markdown, SavedSearchOut};
 use crate::context::RequestContext;
 use crate::format::collections::{collection_items_markdown, matches_markdown, tree, tree_markdown, CollectionSummary};
 use crate::format::items::{summarize, ItemSummary};
@@ -68,6 +69,10 @@ pub struct ListCollectionsOutput {
     /// How many collections there are, when not all fit in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collections_total: Option<usize>,
+    /// Without collectionKey: the library's saved searches (with `query`, those whose name contains it), each
+    /// with its conditions; zotero_search runs one with `savedSearch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_searches: Option<Vec<SavedSearchOut>>,
     /// With collectionKey: the `offset` this page started at. Not sent.
     #[serde(skip)]
     pub offset: usize,
@@ -81,8 +86,9 @@ impl Tool for ListCollections {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_list_collections",
         "List collections, or a collection's items",
-        "Without arguments: the whole collection tree, each collection with its key, full path and item count. \
-         With `query`: the collections whose name contains it. With `collectionKey`: that collection's items.",
+        "Without arguments: the whole collection tree, each collection with its key, full path and item count, and \
+         the saved searches with their conditions (run one with zotero_search `savedSearch`). With `query`: the \
+         collections and saved searches whose name contains it. With `collectionKey`: that collection's items.",
     )
     .ask_for_less("a `query` for collection names, or one `collectionKey` with a smaller `limit` and `offset`");
 
@@ -114,6 +120,10 @@ impl Tool for ListCollections {
                         collections.len()
                     ));
                 }
+                if let Some(searches) = output.saved_searches.as_deref().filter(|s| !s.is_empty()) {
+                    text.push_str("\n\n");
+                    text.push_str(&searches_markdown(searches));
+                }
                 text
             }
         }
@@ -122,7 +132,6 @@ impl Tool for ListCollections {
     async fn call(ctx: &RequestContext, input: ListCollectionsInput) -> Result<ListCollectionsOutput, ToolError> {
         let zotero = ctx.zotero()?;
         let paging = Paging::new(input.offset, input.limit);
-        // The tree and the collection's items are independent: one round trip for both.
         let items = async {
             match &input.collection_key {
                 Some(key) => zotero
@@ -136,7 +145,14 @@ impl Tool for ListCollections {
                 None => Ok(None),
             }
         };
-        let (all, items) = join(zotero.collections(&Query::new(), MAX_COLLECTIONS), items).await;
+        // The tree, the collection's items and the saved searches are independent: one round trip for all.
+        let searches = async {
+            match &input.collection_key {
+                Some(_) => Ok(Vec::new()),
+                None => zotero.saved_searches().await,
+            }
+        };
+        let (all, items, searches) = join3(zotero.collections(&Query::new(), MAX_COLLECTIONS), items, searches).await;
         let summaries = tree(&all?.items);
         if let Some(key) = &input.collection_key {
             let collection = summaries.iter().find(|c| c.key == key.as_str()).cloned().ok_or_else(|| {
@@ -155,17 +171,15 @@ impl Tool for ListCollections {
                 next_offset,
                 query: None,
                 collections_total: None,
+                saved_searches: None,
                 offset: paging.offset,
             });
         }
         let query = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
-        let collections = match query {
-            Some(query) => {
-                let needle = query.to_lowercase();
-                summaries.into_iter().filter(|c| c.name.to_lowercase().contains(&needle)).collect()
-            }
-            None => summaries,
-        };
+        let needle = query.map(str::to_lowercase);
+        let named = |name: &str| needle.as_deref().is_none_or(|needle| name.to_lowercase().contains(needle));
+        let collections = summaries.into_iter().filter(|c| named(&c.name)).collect();
+        let saved_searches = searches?.iter().filter(|s| named(&s.name)).map(saved_searches::listed).collect();
         Ok(ListCollectionsOutput {
             collections: Some(collections),
             collection: None,
@@ -173,6 +187,7 @@ impl Tool for ListCollections {
             next_offset: None,
             query: query.map(str::to_owned),
             collections_total: None,
+            saved_searches: Some(saved_searches),
             offset: 0,
         })
     }

@@ -19,6 +19,7 @@ pub mod paging;
 pub mod put_attachment;
 pub mod rename_attachments;
 pub mod resources;
+pub mod saved_searches;
 pub mod search;
 pub mod semantic;
 

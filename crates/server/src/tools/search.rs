@@ -5,10 +5,13 @@ use std::collections::HashSet;
 use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zotero_mcp_core::zotero::{ItemCard, ItemScope, ObjectKey, Page, QMode, Query, ZoteroClient};
+use zotero_mcp_core::zotero::{
+    Evaluated, ItemCard, ItemScope, ObjectKey, Page, QMode, Query, SavedSearch, ZoteroClient,
+};
 
 use super::args::Key;
 use super::paging::{shorten_list, Paging};
+use super::saved_searches;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -127,6 +130,11 @@ pub struct SearchInput {
     pub to_year: Option<i32>,
     /// Only items changed since this library version (from an earlier result's `libraryVersion`).
     pub since: Option<u64>,
+    /// Run a saved search (its key or name; zotero_list_collections lists them): alone, its items are returned
+    /// as Zotero shows them, paged with `offset`; with other arguments, only its items are searched (then it may
+    /// show at most 50 items).
+    #[validate(length(min = 1, max = 200))]
+    pub saved_search: Option<String>,
 }
 
 /// An attachment whose indexed text matched the query, reported on its parent.
@@ -184,7 +192,8 @@ impl Tool for ZoteroSearch {
         "zotero_search",
         "Search the library by words and fields",
         "Finds items by literal words (titles, creators and years; with qmode everything also the indexed text of \
-         PDFs) and by fields: tags, item type, collection, citation key. Use it for a known author, title, phrase or citation key, or \
+         PDFs) and by fields: tags, item type, collection, citation key; `savedSearch` runs one of the library's \
+         saved searches, or searches within it. Use it for a known author, title, phrase or citation key, or \
          whenever results must be ordered. A phrase that only occurs inside a PDF comes back as the PDF's parent \
          item with the attachment named. Returns an empty list, not an error, when nothing matches; page with \
          `offset`.",
@@ -239,11 +248,123 @@ impl Tool for ZoteroSearch {
             }
         }
         let zotero = ctx.zotero()?;
+        let scope = match input.saved_search.as_deref() {
+            Some(wanted) => {
+                let search = saved_searches::find(zotero, wanted).await?;
+                let evaluated = saved_searches::run(ctx, zotero, &search).await?;
+                if !narrows(&input) {
+                    return saved_search_page(zotero, &input, &search.name, &evaluated).await;
+                }
+                Some(scope_of(&search, &evaluated)?)
+            }
+            None => None,
+        };
+        if let Some(scope) = scope.as_ref().filter(|scope| scope.keys.is_empty()) {
+            return nothing_in(zotero, &scope.name).await;
+        }
+        let scope = scope.as_ref().map(|scope| scope.keys.as_slice());
         match input.citation_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-            Some(citation_key) => search_citation_key(zotero, &input, citation_key).await,
-            None => search_words(zotero, &input).await,
+            Some(citation_key) => search_citation_key(zotero, &input, citation_key, scope).await,
+            None => search_words(zotero, &input, scope).await,
         }
     }
+}
+
+/// Whether anything but paging is asked beside `savedSearch`: then the saved search is a scope to search in,
+/// else its own result is the answer.
+fn narrows(input: &SearchInput) -> bool {
+    input.query.as_deref().is_some_and(|q| !q.trim().is_empty())
+        || input.citation_key.is_some()
+        || input.sort.is_some()
+        || input.direction.is_some()
+        || input.item_type.is_some()
+        || input.tags.as_ref().is_some_and(|t| !t.is_empty())
+        || input.exclude_tags.as_ref().is_some_and(|t| !t.is_empty())
+        || input.collection_key.is_some()
+        || input.from_year.is_some()
+        || input.to_year.is_some()
+        || input.since.is_some()
+}
+
+/// A saved search's own result, one page of it: its rows as Zotero's items list shows them (newest change
+/// first), a row shown only for its matching children saying so.
+async fn saved_search_page(
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+    name: &str,
+    evaluated: &Evaluated,
+) -> Result<SearchOutput, ToolError> {
+    let paging = Paging::new(input.offset, input.limit);
+    let (rows, next_offset) = paging.slice(&evaluated.rows);
+    let items: Vec<SearchHit> = rows
+        .iter()
+        .enumerate()
+        .map(|(at, row)| SearchHit {
+            item: summarize(&saved_searches::card(&row.item)),
+            matched_attachment: None,
+            consumed: Some(at + 1),
+        })
+        .collect();
+    let shown_for_children = rows.iter().filter(|row| !row.matched).count();
+    let note = (shown_for_children > 0).then(|| {
+        format!(
+            "{shown_for_children} of these items did not match the saved search {name:?} themselves: they are shown \
+             for their notes or attachments that did, as Zotero shows them."
+        )
+    });
+    // The saved search read the library; its version is asked for once more (one item's worth).
+    let version = zotero.item_cards(ItemScope::Top, &Query::new(), 1).await?.library_version;
+    Ok(SearchOutput {
+        total: items.len(),
+        items,
+        total_results: Some(evaluated.rows.len() as u64),
+        next_offset,
+        library_version: version,
+        note,
+        offset: paging.offset,
+    })
+}
+
+/// The most items a saved search may show to serve as a scope: one request's `itemKey` list.
+const MAX_SCOPE_KEYS: usize = 50;
+
+/// The items a saved search shows, as a search's scope.
+struct SavedScope {
+    name: String,
+    /// The top-level items it shows and their children that matched.
+    keys: Vec<String>,
+}
+
+fn scope_of(search: &SavedSearch, evaluated: &Evaluated) -> Result<SavedScope, ToolError> {
+    let mut keys: Vec<String> = Vec::new();
+    for row in &evaluated.rows {
+        keys.push(row.item.key.clone());
+        keys.extend(row.children.iter().map(|child| child.key.clone()));
+    }
+    if keys.len() > MAX_SCOPE_KEYS {
+        return Err(ToolError::Failed(format!(
+            "The saved search {:?} shows {} items, more than the {MAX_SCOPE_KEYS} a search can be limited to. Call \
+             zotero_search with only savedSearch (and offset) to page through its items, or search without it",
+            search.name,
+            keys.len()
+        )));
+    }
+    Ok(SavedScope { name: search.name.clone(), keys })
+}
+
+/// The answer when the scope's saved search shows nothing: no search is sent, but the library version is read
+/// (one item's worth) so the answer can still serve as a `since` mark.
+async fn nothing_in(zotero: &ZoteroClient, name: &str) -> Result<SearchOutput, ToolError> {
+    let page = zotero.item_cards(ItemScope::Top, &Query::new(), 1).await?;
+    Ok(SearchOutput {
+        total: 0,
+        items: Vec::new(),
+        total_results: Some(0),
+        next_offset: None,
+        library_version: page.library_version,
+        note: Some(format!("The saved search {name:?} shows no items, so nothing was searched.")),
+        offset: 0,
+    })
 }
 
 /// The filters Zotero applies itself.
@@ -263,6 +384,14 @@ fn server_filters(input: &SearchInput) -> Query {
         query = query.param("direction", if direction == Direction::Desc { "desc" } else { "asc" });
     }
     query
+}
+
+/// The query limited to the scope's items, when there is one.
+fn within_scope(query: Query, scope: Option<&[String]>) -> Query {
+    match scope {
+        Some(keys) => query.param("itemKey", keys.join(",")),
+        None => query,
+    }
 }
 
 fn effective_qmode(input: &SearchInput, text: &str) -> QMode {
@@ -322,11 +451,15 @@ async fn list(
     Ok(zotero.item_cards(scope, query, max).await?)
 }
 
-async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<SearchOutput, ToolError> {
+async fn search_words(
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+    scope: Option<&[String]>,
+) -> Result<SearchOutput, ToolError> {
     let paging = Paging::new(input.offset, input.limit);
     let limit = paging.limit;
     let text = input.query.as_deref().unwrap_or("").trim().to_owned();
-    let mut query = server_filters(input);
+    let mut query = within_scope(server_filters(input), scope);
     if !text.is_empty() {
         query = query.q(&text, effective_qmode(input, &text));
     }
@@ -366,7 +499,7 @@ async fn search_words(zotero: &ZoteroClient, input: &SearchInput) -> Result<Sear
     let next_offset = paging.next_offset(consumed, Some(available));
 
     if let Some(attachments) = attachments.filter(|_| hits.len() < limit) {
-        add_full_text_parents(zotero, input, &attachments, &mut hits, limit).await?;
+        add_full_text_parents(zotero, input, &attachments, &mut hits, limit, scope).await?;
     }
     Ok(SearchOutput {
         total: hits.len(),
@@ -398,6 +531,7 @@ async fn add_full_text_parents(
     attachments: &Page<ItemCard>,
     hits: &mut Vec<SearchHit>,
     limit: usize,
+    scope: Option<&[String]>,
 ) -> Result<(), ToolError> {
     let known: HashSet<String> = hits.iter().map(|h| h.item.key.clone()).collect();
     let mut parents: Vec<(ObjectKey, &ItemCard)> = Vec::new();
@@ -405,7 +539,8 @@ async fn add_full_text_parents(
         let Some(parent) = attachment.data.parent_item.as_deref().and_then(|p| ObjectKey::parse(p).ok()) else {
             continue;
         };
-        if !known.contains(parent.as_str()) && !parents.iter().any(|(k, _)| k == &parent) {
+        let in_scope = scope.is_none_or(|keys| keys.iter().any(|k| k == parent.as_str()));
+        if in_scope && !known.contains(parent.as_str()) && !parents.iter().any(|(k, _)| k == &parent) {
             parents.push((parent, attachment));
         }
     }
@@ -447,8 +582,13 @@ pub fn has_citation_key(extra: &str, key: &str) -> bool {
     })
 }
 
-async fn search_citation_key(zotero: &ZoteroClient, input: &SearchInput, key: &str) -> Result<SearchOutput, ToolError> {
-    let query = server_filters(input);
+async fn search_citation_key(
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+    key: &str,
+    scope: Option<&[String]>,
+) -> Result<SearchOutput, ToolError> {
+    let query = within_scope(server_filters(input), scope);
     let page = list(zotero, input, &query, true, CITATION_KEY_SCAN_LIMIT).await?;
     let hits: Vec<SearchHit> = page
         .items

@@ -1,5 +1,6 @@
 //! The router inside one library (`/users/<id>/…`, `/groups/<id>/…`): access checks, `If-Modified-Since-Version`,
-//! and dispatch to the read, write and full-text endpoints; single objects are read or written here.
+//! and dispatch to the read, write and full-text endpoints; single objects (items, collections, saved searches)
+//! are read or written here.
 
 use std::collections::BTreeSet;
 
@@ -7,7 +8,7 @@ use serde_json::json;
 
 use super::files::file_route;
 use super::fulltext::{fulltext_item, fulltext_versions};
-use super::reads::{deleted, list_collections, list_items, list_tags, list_tags_in_items};
+use super::reads::{deleted, list_collections, list_items, list_searches, list_tags, list_tags_in_items};
 use super::writes::{delete_many, delete_tags, post_batch};
 use super::{allow, lib, Caller, Req, DELETE, GET, PATCH, POST, PUT};
 use crate::error::{ApiError, ApiResult};
@@ -32,8 +33,9 @@ pub(super) fn library_route(
             LibraryRef::Group(_) => ApiError::not_found("Not found"),
         });
     }
-    let single_object_get =
-        matches!(rest, ["items", k] | ["collections", k] if !matches!(*k, "top" | "trash" | "tags")) && !req.is_write();
+    let single_object_get = matches!(rest, ["items", k] | ["collections", k] | ["searches", k]
+        if !matches!(*k, "top" | "trash" | "tags"))
+        && !req.is_write();
     if !caller.can_read(lref) {
         // Zotero hides single objects of libraries the key cannot read.
         return Err(if single_object_get {
@@ -193,20 +195,27 @@ pub(super) fn library_route(
             }
             fulltext_versions(state, req, lref)
         }
-        ["searches", ..] | ["settings", ..] => {
+        ["searches"] => {
+            allow(req, &[GET, POST, DELETE], "HEAD, GET, POST, DELETE")?;
+            match req.method {
+                http::Method::POST => post_batch(state, req, lref, ObjectType::Search, &writer),
+                http::Method::DELETE => delete_many(state, req, lref, ObjectType::Search),
+                _ => list_searches(state, req, lref),
+            }
+        }
+        ["searches", key] => {
+            allow(req, &[GET, PUT, PATCH, DELETE], "HEAD, GET, PUT, PATCH, DELETE")?;
+            single_object(state, req, lref, ObjectType::Search, key, &writer)
+        }
+        ["settings", ..] => {
             if req.is_write() {
-                return Err(ApiError::not_implemented(format!("zotero-sim does not implement writing {}", rest[0])));
+                return Err(ApiError::not_implemented("zotero-sim does not implement writing settings"));
             }
             let l = lib(state, lref)?;
-            let body = if rest[0] == "searches" && rest.len() == 1 { json!([]) } else { json!({}) };
             if rest.len() > 1 {
                 return Err(ApiError::not_found("Not found"));
             }
-            let mut reply = Reply::json(200, &body).version(l.version);
-            if rest[0] == "searches" {
-                reply = reply.header("Total-Results", "0");
-            }
-            Ok(reply)
+            Ok(Reply::json(200, &json!({})).version(l.version))
         }
         ["publications", ..] => Err(ApiError::not_implemented("zotero-sim does not implement My Publications")),
         _ => Err(ApiError::not_found("Not found")),
@@ -249,11 +258,12 @@ fn single_object(
             Ok(Reply::new(204).version(version))
         }
         _ => {
-            let params = query::parse(
-                &req.query,
-                if kind == ObjectType::Item { Action::Items } else { Action::Collections },
-                true,
-            )?;
+            let action = match kind {
+                ObjectType::Item => Action::Items,
+                ObjectType::Collection => Action::Collections,
+                ObjectType::Search => Action::Searches,
+            };
+            let params = query::parse(&req.query, action, true)?;
             let l = lib(state, lref)?;
             let include_data = params.include.iter().any(|i| i == "data");
             match kind {
@@ -266,6 +276,10 @@ fn single_object(
                         return Err(ApiError::not_found("Collection not found"));
                     };
                     Ok(Reply::json(200, &l.collection_json(rec, include_data)).version(rec.version))
+                }
+                ObjectType::Search => {
+                    let Some(rec) = l.searches.get(key) else { return Err(ApiError::not_found("Search not found")) };
+                    Ok(Reply::json(200, &l.search_json(rec, include_data)).version(rec.version))
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! The multi-object read endpoints: item, collection and tag listings and `/deleted`.
+//! The multi-object read endpoints: item, collection, saved-search and tag listings and `/deleted`.
 
 use serde_json::{json, Map, Value};
 
@@ -6,6 +6,7 @@ use super::{allow, lib, Req, GET};
 use crate::error::{ApiError, ApiResult};
 use crate::query::{self, Action, Params};
 use crate::reply::Reply;
+use crate::saved_search::SearchRecord;
 use crate::search::{self, CollectionScope, ItemScope, TagScope};
 use crate::state::{Kind, State, API_BASE};
 use crate::LibraryRef;
@@ -65,6 +66,49 @@ pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope
         Vec::new()
     };
     Ok(listing(req, &params, l.version, all.len(), keys, versions, entries))
+}
+
+/// `GET <prefix>/searches`: every saved search (the trashed ones too, as for collections), paged.
+pub(super) fn list_searches(state: &State, req: &Req, lref: LibraryRef) -> ApiResult<Reply> {
+    let params = query::parse(&req.query, Action::Searches, false)?;
+    let l = lib(state, lref)?;
+    let all = select_searches(l.searches.values(), &params);
+    let page = search::page(&all, &params);
+    let include_data = params.include.iter().any(|i| i == "data");
+    let keys = page.iter().map(|r| r.key.clone()).collect();
+    let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
+    let entries = if params.format == "json" {
+        page.iter().map(|r| l.search_json(r, include_data)).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(listing(req, &params, l.version, all.len(), keys, versions, entries))
+}
+
+/// The searches a listing selects (`since`, `searchKey`), in its order: `dateModified` unless `sort` says
+/// `title` or `dateAdded`, then version and creation, as the dataserver breaks ties.
+fn select_searches<'a>(all: impl Iterator<Item = &'a SearchRecord>, params: &Params) -> Vec<&'a SearchRecord> {
+    let mut out: Vec<&SearchRecord> = all
+        .filter(|s| params.since.is_none_or(|since| s.version > since))
+        .filter(|s| params.search_keys.as_ref().is_none_or(|keys| keys.contains(&s.key)))
+        .collect();
+    let position =
+        |s: &SearchRecord| params.search_keys.as_ref().and_then(|keys| keys.iter().position(|k| k == &s.key));
+    out.sort_by(|a, b| {
+        let by_field = match params.sort.as_str() {
+            "title" => a.data.name.to_lowercase().cmp(&b.data.name.to_lowercase()),
+            "dateAdded" => a.date_added.cmp(&b.date_added),
+            "searchKeyList" => position(a).cmp(&position(b)),
+            _ => a.date_modified.cmp(&b.date_modified),
+        };
+        let ord = by_field.then(a.version.cmp(&b.version)).then(a.seq.cmp(&b.seq));
+        if params.is_desc() {
+            ord.reverse()
+        } else {
+            ord
+        }
+    });
+    out
 }
 
 /// Tags of the items a listing would return: `itemQ`, `itemQMode`, `itemTag`, `itemType`, `itemKey` and

@@ -49,6 +49,7 @@ pub(super) fn delete_many(state: &mut State, req: &Req, lref: LibraryRef, kind: 
     let keys = match kind {
         ObjectType::Item => params.item_keys,
         ObjectType::Collection => params.collection_keys,
+        ObjectType::Search => params.search_keys,
     }
     .unwrap_or_default();
     let version = write::delete_many(state, lref, kind, &keys)?;

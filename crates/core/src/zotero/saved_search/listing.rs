@@ -1,0 +1,22 @@
+//! Reading saved searches from the API (`GET /searches`, `GET /searches/<key>`).
+
+use serde_json::Value;
+
+use super::model::SavedSearch;
+use crate::zotero::{ObjectKey, Page, Query, ZoteroClient, ZoteroError};
+
+impl ZoteroClient {
+    /// Every saved search of the library, every page, in the API's order (last modified first).
+    pub async fn saved_searches(&self) -> Result<Vec<SavedSearch>, ZoteroError> {
+        let path = self.library_path("/searches").await?;
+        let page: Page<Value> = self.list(path, &Query::new(), usize::MAX).await?;
+        Ok(page.items.iter().filter_map(SavedSearch::from_api).collect())
+    }
+
+    /// One saved search.
+    pub async fn saved_search(&self, key: &ObjectKey) -> Result<SavedSearch, ZoteroError> {
+        let reply = self.get(self.library_path(&format!("/searches/{key}")).await?, Vec::new()).await?;
+        let json: Value = reply.json()?;
+        SavedSearch::from_api(&json).ok_or_else(|| reply.decode_error("the saved search has no key".to_owned()))
+    }
+}

@@ -1,0 +1,131 @@
+//! Saved searches for the tools: listed with their conditions (beside the collection tree in
+//! `zotero_list_collections`, as Zotero's left pane shows them) and run by `zotero_search`'s `savedSearch`.
+//! Zotero's Web API stores saved searches but never runs them, so a run evaluates the conditions here
+//! (`zotero_mcp_core::zotero::saved_search`), refusing a search with a condition it cannot evaluate rather than
+//! answering a different question.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use zotero_mcp_core::zotero::{
+    Evaluated, EvaluationLimits, ItemCard, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient, ZoteroObject,
+};
+
+use crate::context::RequestContext;
+use crate::mcp::ToolError;
+
+/// What one run may read: within a Worker's 50 subrequests on the free plan, with room for the call's others.
+pub const LIMITS: EvaluationLimits = EvaluationLimits { max_items: 3000, max_requests: 40, max_fulltext_reads: 25 };
+
+/// One condition, as Zotero keeps it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ConditionOut {
+    /// What is tested: title, creator, tag, collection, itemType, date, fulltextContent…, or a flag such as
+    /// joinMode, noChildren, recursive.
+    pub condition: String,
+    pub operator: String,
+    pub value: String,
+}
+
+/// One saved search.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedSearchOut {
+    pub key: String,
+    pub name: String,
+    pub conditions: Vec<ConditionOut>,
+    /// Whether zotero_search can run it (`savedSearch`); when not, `unsupported` says which conditions stop it.
+    pub runnable: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<String>,
+}
+
+/// The saved searches as Markdown lines, under the collection tree.
+pub fn searches_markdown(searches: &[SavedSearchOut]) -> String {
+    let lines: Vec<String> = searches
+        .iter()
+        .map(|search| {
+            let conditions: Vec<String> =
+                search.conditions.iter().map(|c| format!("{} {} {:?}", c.condition, c.operator, c.value)).collect();
+            let mut line = format!("- {} (key: {}): {}", search.name, search.key, conditions.join("; "));
+            if !search.runnable {
+                line.push_str(&format!(" — cannot be run here: {}", search.unsupported.join("; ")));
+            }
+            line
+        })
+        .collect();
+    format!("Saved searches (run one with zotero_search `savedSearch`):\n{}", lines.join("\n"))
+}
+
+/// A saved search as listed, with whether it can be run.
+pub fn listed(search: &SavedSearch) -> SavedSearchOut {
+    let unsupported = match SearchPlan::new(search) {
+        Ok(_) => Vec::new(),
+        Err(refused) => {
+            refused.conditions.iter().map(|c| format!("{} {} ({})", c.condition, c.operator, c.reason)).collect()
+        }
+    };
+    SavedSearchOut {
+        key: search.key.clone(),
+        name: search.name.clone(),
+        conditions: search
+            .conditions
+            .iter()
+            .map(|c| ConditionOut {
+                condition: c.condition.clone(),
+                operator: c.operator.clone(),
+                value: c.value.clone(),
+            })
+            .collect(),
+        runnable: unsupported.is_empty(),
+        unsupported,
+    }
+}
+
+/// The saved search `wanted` names: its key, or its name (case and surrounding spaces ignored) when one search
+/// has it.
+pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, ToolError> {
+    let searches = zotero.saved_searches().await?;
+    let wanted = wanted.trim();
+    if let Some(search) = searches.iter().find(|s| s.key == wanted) {
+        return Ok(search.clone());
+    }
+    let lower = wanted.to_lowercase();
+    let named: Vec<&SavedSearch> = searches.iter().filter(|s| s.name.trim().to_lowercase() == lower).collect();
+    match named.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => {
+            let known: Vec<String> = searches.iter().take(20).map(|s| format!("{:?} ({})", s.name, s.key)).collect();
+            let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+            Err(ToolError::Failed(format!(
+                "no saved search is called or keyed {:?} in this library (its saved searches: {known}); \
+                 zotero_list_collections lists them",
+                wanted.chars().take(100).collect::<String>()
+            )))
+        }
+        many => Err(ToolError::Failed(format!(
+            "{} saved searches are called {:?}; give the key instead (zotero_list_collections lists them)",
+            many.len(),
+            wanted.chars().take(100).collect::<String>()
+        ))),
+    }
+}
+
+/// Evaluates the search over the context's library, or says why it cannot be.
+pub async fn run(ctx: &RequestContext, zotero: &ZoteroClient, search: &SavedSearch) -> Result<Evaluated, ToolError> {
+    let plan = SearchPlan::new(search).map_err(|refused| ToolError::Failed(refused.to_string()))?;
+    let now_ms = ctx.clock().now_ms();
+    plan.evaluate(zotero, &LIMITS, now_ms).await.map_err(|error| match error {
+        SavedSearchError::Zotero(error) => ToolError::from(error),
+        other => ToolError::Failed(other.to_string()),
+    })
+}
+
+/// The item as the summary formatter reads it (through JSON bytes: the card reader for text is in the build
+/// already, a second one for `Value` would cost kilobytes). A malformed item keeps its key and version.
+pub fn card(object: &ZoteroObject) -> ItemCard {
+    serde_json::to_vec(object).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_else(|| ItemCard {
+        key: object.key.clone(),
+        version: object.version,
+        ..ItemCard::default()
+    })
+}
