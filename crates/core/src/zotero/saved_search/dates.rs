@@ -80,21 +80,24 @@ pub(super) fn parse_value(text: &str) -> Option<DateValue> {
     if is_datetime(text) {
         return Some(DateValue::DateTime(text.to_owned()));
     }
-    let numeric: Vec<&str> = text.split(['-', '/']).collect();
-    if let [year, rest @ ..] = numeric.as_slice() {
-        if let Some(year) = number(year, 4..=4) {
-            return match rest {
-                [] => valid(year, None, None),
-                [month] => valid(year, Some(number(month, 1..=2)?), None),
-                [month, day] => valid(year, Some(number(month, 1..=2)?), Some(number(day, 1..=2)?)),
-                _ => None,
-            };
+    let mut numeric = text.split(['-', '/']);
+    if let Some(year) = numeric.next().and_then(|year| number(year, 4..=4)) {
+        let (month, day) = (numeric.next(), numeric.next());
+        if numeric.next().is_some() {
+            return None;
         }
+        let month = month.map(|m| number(m, 1..=2));
+        let day = day.map(|d| number(d, 1..=2));
+        return match (month, day) {
+            (None, _) => valid(year, None, None),
+            (Some(month), None) => valid(year, Some(month?), None),
+            (Some(month), Some(day)) => valid(year, Some(month?), Some(day?)),
+        };
     }
-    let words: Vec<&str> = text.split([' ', ',']).filter(|w| !w.is_empty()).collect();
-    match words.as_slice() {
-        [month, year] => valid(number(year, 4..=4)?, Some(month_named(month)?), None),
-        [first, second, year] => {
+    let mut words = text.split([' ', ',']).filter(|w| !w.is_empty());
+    match (words.next(), words.next(), words.next(), words.next()) {
+        (Some(month), Some(year), None, _) => valid(number(year, 4..=4)?, Some(month_named(month)?), None),
+        (Some(first), Some(second), Some(year), None) => {
             let year = number(year, 4..=4)?;
             match (number(first, 1..=2), month_named(second)) {
                 (Some(day), Some(month)) => valid(year, Some(month), Some(day)),

@@ -1,17 +1,15 @@
 //! Running a plan: read a superset of the results from the API, within the bounds, then decide every item
 //! locally, the way Zotero's `search.js` does, and group what matched as Zotero's items list shows it.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use serde_json::Value;
 
 use super::error::SavedSearchError;
-use super::family::{parent_key, CollectionTree, Family};
-use super::fulltext;
+use super::family::{holds, keys_of, parent_key, CollectionTree, Family, KeySets};
+use super::fulltext::{self, API_FULLTEXT_HITS};
 use super::plan::{Narrowing, SearchPlan};
 use super::reader::{EvaluationLimits, Reader, Source};
 use super::rule::{Context, Rule, Test};
-use crate::zotero::{ObjectKey, Query, ZoteroClient, ZoteroObject};
+use crate::zotero::{ObjectKey, Query, ZoteroClient, ZoteroObject, PAGE_LIMIT};
 
 /// A top-level item as Zotero's items list shows it for a saved search: matched itself, or shown (greyed out in
 /// Zotero) only because some of its notes, attachments or annotations matched, which are listed under it.
@@ -74,8 +72,152 @@ fn modified(object: &ZoteroObject) -> &str {
     object.data.get("dateModified").and_then(Value::as_str).unwrap_or("")
 }
 
-fn newest_first(a: &ZoteroObject, b: &ZoteroObject) -> std::cmp::Ordering {
-    modified(b).cmp(modified(a)).then_with(|| a.key.cmp(&b.key))
+/// The family's items (by number) most recently modified first, ties by key (the numbering's order): a counting
+/// sort over the sorted distinct dates, since each `sort_by` of a new type adds kilobytes of wasm.
+fn newest_first(family: &Family) -> Vec<usize> {
+    let n = family.len();
+    let mut stamps = Vec::with_capacity(n);
+    for i in 0..n {
+        stamps.push(modified(family.item(i)));
+    }
+    stamps.sort_unstable();
+    stamps.dedup();
+    let m = stamps.len();
+    let mut start = vec![0usize; m + 1];
+    let mut bucket = Vec::with_capacity(n);
+    for i in 0..n {
+        // Newest first: the last distinct date is bucket 0.
+        let b = m - 1 - stamps.binary_search(&modified(family.item(i))).unwrap_or(0);
+        start[b + 1] += 1;
+        bucket.push(b);
+    }
+    for b in 0..m {
+        start[b + 1] += start[b];
+    }
+    let mut order = vec![0; n];
+    for (i, &b) in bucket.iter().enumerate() {
+        order[start[b]] = i;
+        start[b] += 1;
+    }
+    order
+}
+
+/// The keys that are object keys (what the API can be asked for; the others name nothing it has).
+fn object_keys(keys: &[String]) -> Vec<ObjectKey> {
+    keys.iter().filter_map(|key| ObjectKey::parse(key).ok()).collect()
+}
+
+/// A listing of candidates: a collection's, or the library's (`None`), top-level items only or all.
+struct Listed(Option<ObjectKey>, bool);
+
+impl Listed {
+    fn as_source(&self) -> Source<'_> {
+        match &self.0 {
+            Some(key) => Source::Collection { key, top: self.1 },
+            None => Source::Library { top: self.1 },
+        }
+    }
+}
+
+/// The texts of the rules' tests of one kind (collections, full-text phrases), sorted, each once.
+fn texts_of(rules: &[Rule], test: Test) -> Vec<String> {
+    let mut texts = Vec::new();
+    for rule in rules.iter().filter(|r| r.test == test) {
+        texts.push(rule.value.clone());
+    }
+    texts.sort_unstable();
+    texts.dedup();
+    texts
+}
+
+/// An evaluation between its reads: what was read and worked out so far, and what is left to read. Kept in one
+/// place, and worked on by plain functions, so that the `async` code (a state machine holding every value that
+/// lives across a read) stays small.
+struct Run<'p> {
+    plan: &'p SearchPlan,
+    now_ms: u64,
+    narrowing: Narrowing,
+    /// With `recursive` or `unfiled`: the library's collections.
+    tree: Option<CollectionTree>,
+    /// With `recursive`: each collection a condition names → it and its subcollections, at every depth.
+    expanded: KeySets,
+    family: Family,
+    /// The attachments whose text may decide the full-text conditions.
+    pool: Vec<String>,
+    /// Each full-text phrase checked → the attachments that contain it.
+    fulltext: KeySets,
+}
+
+impl<'p> Run<'p> {
+    fn new(plan: &'p SearchPlan, now_ms: u64) -> Self {
+        Self {
+            plan,
+            now_ms,
+            narrowing: plan.narrowing(),
+            tree: None,
+            expanded: Vec::new(),
+            family: Family::default(),
+            pool: Vec::new(),
+            fulltext: Vec::new(),
+        }
+    }
+
+    /// Whether the collection tree is needed: `recursive` with a collection condition, or `unfiled`.
+    fn needs_collections(&self) -> bool {
+        let plan = self.plan;
+        plan.flags.unfiled || (plan.flags.recursive && plan.rules.iter().any(|r| r.test == Test::Collection))
+    }
+
+    /// Takes the library's collections: the tree, each recursive collection condition's subcollections, and the
+    /// candidate listings that follow from them.
+    fn take_collections(&mut self, collections: Vec<ZoteroObject>) {
+        let tree = CollectionTree::new(collections);
+        if self.plan.flags.recursive {
+            let names = texts_of(&self.plan.rules, Test::Collection);
+            for name in names {
+                let keys = tree.with_descendants(&name);
+                self.expanded.push((name, keys));
+            }
+        }
+        self.tree = Some(tree);
+    }
+
+    /// The listings the candidates come from: a collection's (and its subcollections' with `recursive`), or the
+    /// library's.
+    fn sources(&self) -> Vec<Listed> {
+        let top = self.narrowing.top;
+        match &self.narrowing.collection {
+            Some(anchor) => match keys_of(&self.expanded, anchor.as_str()) {
+                Some(keys) => object_keys(keys).into_iter().map(|key| Listed(Some(key), top)).collect(),
+                None => vec![Listed(Some(anchor.clone()), top)],
+            },
+            None => vec![Listed(None, top)],
+        }
+    }
+
+    /// Parents not read yet, which decide whether a child is in the trash and which row shows it.
+    fn missing_parents(&mut self) -> Vec<ObjectKey> {
+        self.family.link();
+        object_keys(&self.family.missing_parents())
+    }
+
+    /// The full-text phrases to check, once every item is read.
+    fn phrases(&mut self) -> Vec<String> {
+        self.family.link();
+        texts_of(&self.plan.rules, Test::FullText)
+    }
+
+    /// Takes the attachments with text (sorted): those whose text may decide a result, all of them or, in all
+    /// mode without parents and children, those every other condition leaves in.
+    fn take_keys_with_text(&mut self, with_text: &[String]) {
+        let context = Context { collections: &self.expanded, fulltext: &[], now_ms: self.now_ms };
+        self.pool = self.plan.pool(&self.family, self.tree.as_ref(), &context, with_text);
+    }
+
+    fn rows(&self) -> Vec<ResultRow> {
+        let context = Context { collections: &self.expanded, fulltext: &self.fulltext, now_ms: self.now_ms };
+        self.plan.decide(&self.family, self.tree.as_ref(), &context)
+    }
 }
 
 impl SearchPlan {
@@ -89,121 +231,85 @@ impl SearchPlan {
         now_ms: u64,
     ) -> Result<Evaluated, SavedSearchError> {
         let mut reader = Reader::new(zotero, *limits, &self.name);
-        let narrowing = self.narrowing();
-        let recursive_collections: BTreeSet<&str> = if self.flags.recursive {
-            self.rules
-                .iter()
-                .filter_map(|r| match &r.test {
-                    Test::Collection(key) => Some(key.as_str()),
-                    _ => None,
-                })
-                .collect()
-        } else {
-            BTreeSet::new()
-        };
-        let tree = if !recursive_collections.is_empty() || self.flags.unfiled {
+        let mut run = Run::new(self, now_ms);
+        if run.needs_collections() {
             let query = Query::new().include_trashed(true);
             let (collections, _) = reader.listing(Source::Collections, &query, usize::MAX).await?;
-            Some(CollectionTree::new(&collections))
-        } else {
-            None
-        };
-        let expanded: BTreeMap<String, BTreeSet<String>> = match &tree {
-            Some(tree) => recursive_collections.iter().map(|k| ((*k).to_owned(), tree.with_descendants(k))).collect(),
-            None => BTreeMap::new(),
-        };
-
-        let family = self.read(&mut reader, &narrowing, &expanded).await?;
-        let fulltext = self.read_fulltext(&mut reader, &family, tree.as_ref(), &expanded, now_ms).await?;
-        let context = Context { collections: &expanded, fulltext: &fulltext, now_ms };
-        let rows = self.decide(&family, tree.as_ref(), &context);
-        Ok(Evaluated { rows, scanned: reader.items, requests: reader.requests, fulltext_reads: reader.fulltext_reads })
-    }
-
-    /// The candidates and their parents.
-    async fn read(
-        &self,
-        reader: &mut Reader<'_>,
-        narrowing: &Narrowing,
-        expanded: &BTreeMap<String, BTreeSet<String>>,
-    ) -> Result<Family, SavedSearchError> {
-        let query = query_of(narrowing);
-        let mut family = Family::default();
-        match &narrowing.collection {
-            Some(anchor) => {
-                let keys =
-                    expanded.get(anchor.as_str()).cloned().unwrap_or_else(|| BTreeSet::from([anchor.to_string()]));
-                for key in keys.iter().filter_map(|k| ObjectKey::parse(k).ok()) {
-                    let source = Source::Collection { key: &key, top: narrowing.top };
-                    let (items, _) = reader.listing(source, &query, usize::MAX).await?;
-                    items.into_iter().for_each(|i| family.insert(i));
-                }
-            }
-            None => {
-                let (items, _) = reader.listing(Source::Library { top: narrowing.top }, &query, usize::MAX).await?;
-                items.into_iter().for_each(|i| family.insert(i));
-            }
+            run.take_collections(collections);
         }
-        // Parents decide whether a child is in the trash and which row shows it: read those not among the
-        // candidates (an annotation's attachment, then that attachment's parent).
+        // The candidates, then the parents not among them (an annotation's attachment, then its parent).
+        let query = query_of(&run.narrowing);
+        for listed in &run.sources() {
+            let (items, _) = reader.listing(listed.as_source(), &query, usize::MAX).await?;
+            run.family.add(items);
+        }
         for _ in 0..2 {
-            let missing: Vec<ObjectKey> =
-                family.missing_parents().iter().filter_map(|k| ObjectKey::parse(k).ok()).collect();
+            let missing = run.missing_parents();
             if missing.is_empty() {
                 break;
             }
-            reader.by_keys(&missing).await?.into_iter().for_each(|i| family.insert(i));
+            let items = reader.by_keys(&missing).await?;
+            run.family.add(items);
         }
-        family.link();
-        Ok(family)
+        let phrases = run.phrases();
+        if !phrases.is_empty() {
+            let with_text = reader.keys_with_text().await?;
+            run.take_keys_with_text(&with_text);
+        }
+        for phrase in phrases {
+            // When there are more candidates than may be read, the API's own full-text search narrows them first;
+            // when even that leaves too many, the condition is refused as too broad.
+            let mut pool = run.pool.clone();
+            if pool.len() > reader.fulltext_reads_left() {
+                // Its first page, refused at the API's own cap, then the rest.
+                let query = fulltext::query(&phrase);
+                let mut found = Vec::new();
+                for first in [true, false] {
+                    let (query, cap) = if first {
+                        (query.clone(), PAGE_LIMIT)
+                    } else {
+                        (query.clone().offset(found.len()), API_FULLTEXT_HITS)
+                    };
+                    let (more, total) = reader.listing(Source::Library { top: false }, &query, cap).await?;
+                    found.extend(more);
+                    if first && total >= API_FULLTEXT_HITS as u64 {
+                        return Err(fulltext::too_broad(&reader, &phrase, format!("{total} or more")));
+                    }
+                    if found.len() as u64 >= total {
+                        break;
+                    }
+                }
+                fulltext::narrow(&mut pool, found);
+                if pool.len() > reader.fulltext_reads_left() {
+                    return Err(fulltext::too_broad(&reader, &phrase, pool.len().to_string()));
+                }
+            }
+            let texts = reader.texts(&object_keys(&pool)).await?;
+            let matches = fulltext::containing(texts, &phrase);
+            run.fulltext.push((phrase, matches));
+        }
+        Ok(Evaluated { rows: run.rows(), scanned: reader.items, requests: reader.requests, fulltext_reads: reader.fulltext_reads })
     }
 
-    /// Each full-text phrase → the attachments that contain it. In all mode (without parents and children), an
-    /// attachment every other condition rules out is not read.
-    async fn read_fulltext(
-        &self,
-        reader: &mut Reader<'_>,
-        family: &Family,
-        tree: Option<&CollectionTree>,
-        expanded: &BTreeMap<String, BTreeSet<String>>,
-        now_ms: u64,
-    ) -> Result<BTreeMap<String, BTreeSet<String>>, SavedSearchError> {
-        let phrases: BTreeSet<&str> = self
-            .rules
-            .iter()
-            .filter_map(|r| match &r.test {
-                Test::FullText(phrase) => Some(phrase.as_str()),
-                _ => None,
-            })
-            .collect();
-        let mut found = BTreeMap::new();
-        if phrases.is_empty() {
-            return Ok(found);
-        }
-        let with_text: BTreeSet<String> = reader.keys_with_text().await?.into_iter().collect();
-        let none = BTreeMap::new();
-        let context = Context { collections: expanded, fulltext: &none, now_ms };
+    /// The attachments with text (`with_text`, sorted) whose full text may decide a result: all of them, or in
+    /// all mode without parents and children those every other condition leaves in. Sorted.
+    fn pool(&self, family: &Family, tree: Option<&CollectionTree>, context: &Context<'_>, with_text: &[String]) -> Vec<String> {
         let prune = self.all_must_hold() && !self.flags.extends();
-        let pool: BTreeSet<String> = family
-            .items
-            .values()
-            .filter(|i| i.item_type() == Some("attachment") && with_text.contains(&i.key))
-            .filter(|i| {
-                !prune
-                    || (self.in_scope(family, tree, i)
-                        && self
-                            .rules
-                            .iter()
-                            .filter(|r| !matches!(r.test, Test::FullText(_)))
-                            .all(|r| passes(r, i, r.has(i, &context))))
-            })
-            .map(|i| i.key.clone())
-            .collect();
-        for phrase in phrases {
-            let matches = fulltext::matching(reader, &self.name, phrase, pool.clone()).await?;
-            found.insert(phrase.to_owned(), matches);
+        let mut pool = Vec::new();
+        for n in 0..family.len() {
+            let item = family.item(n);
+            let mut keep = item.item_type() == Some("attachment") && holds(with_text, &item.key);
+            if keep && prune {
+                keep = self.in_scope(family, tree, item);
+                for rule in self.rules.iter().filter(|r| r.test != Test::FullText) {
+                    keep = keep && passes(rule, item, rule.has(item, context));
+                }
+            }
+            if keep {
+                pool.push(item.key.clone());
+            }
         }
-        Ok(found)
+        pool
     }
 
     /// Whether the flags let an item be a result at all: the trash, top-level only, unfiled, My Publications.
@@ -229,58 +335,45 @@ impl SearchPlan {
         tree: Option<&CollectionTree>,
         context: &Context<'_>,
     ) -> Vec<ResultRow> {
-        let extend = self.flags.extends();
+        let n = family.len();
+        let f = &self.flags;
         // Each condition's set of items having the value (with parents/children as the flags say), as Zotero
-        // builds one `IN (…)` per condition.
-        let sets: Vec<BTreeSet<String>> = self
-            .rules
-            .iter()
-            .map(|rule| {
-                let has: BTreeSet<String> =
-                    family.items.values().filter(|i| rule.has(i, context)).map(|i| i.key.clone()).collect();
-                if extend {
-                    family.extend(has, self.flags.include_parents, self.flags.include_children)
-                } else {
-                    has
-                }
-            })
-            .collect();
-        let matched: Vec<&ZoteroObject> = family
-            .items
-            .values()
-            .filter(|item| self.in_scope(family, tree, item))
-            .filter(|item| {
-                let mut verdicts =
-                    self.rules.iter().zip(&sets).map(|(rule, set)| passes(rule, item, set.contains(&item.key)));
-                if self.rules.is_empty() {
-                    true
-                } else if self.any {
-                    verdicts.any(|v| v)
-                } else {
-                    verdicts.all(|v| v)
-                }
-            })
-            .collect();
+        // builds one `IN (…)` per condition: one flag per item, by number.
+        let mut sets: Vec<Vec<bool>> = Vec::with_capacity(self.rules.len());
+        for rule in &self.rules {
+            let mut has = Vec::with_capacity(n);
+            for i in 0..n {
+                has.push(rule.has(family.item(i), context));
+            }
+            sets.push(if f.extends() { family.extend(has, f.include_parents, f.include_children) } else { has });
+        }
+        // Which items match, and the top-level item each sits under, which shows it in a row.
+        let (mut matched, mut top, mut shown) = (vec![false; n], vec![0; n], vec![false; n]);
+        for i in 0..n {
+            let item = family.item(i);
+            let passed = self.rules.iter().zip(&sets).filter(|(rule, set)| passes(rule, item, set[i])).count();
+            let enough = if self.any && !self.rules.is_empty() { passed > 0 } else { passed == self.rules.len() };
+            matched[i] = enough && self.in_scope(family, tree, item);
+            top[i] = family.top_level(i);
+            shown[top[i]] |= matched[i];
+        }
 
-        let mut rows: BTreeMap<&str, ResultRow> = BTreeMap::new();
-        for item in matched {
-            let top = family.top_level(item);
-            let row = rows.entry(top.key.as_str()).or_insert_with(|| ResultRow {
-                item: top.clone(),
-                matched: false,
-                children: Vec::new(),
-            });
-            if top.key == item.key {
+        // One row per top-level item over a match, newest first, and under it the matching children, newest first.
+        let order = newest_first(family);
+        let mut row_of = vec![0; n];
+        let mut rows: Vec<ResultRow> = Vec::new();
+        for &i in order.iter().filter(|i| shown[**i]) {
+            row_of[i] = rows.len();
+            rows.push(ResultRow { item: family.item(i).clone(), matched: false, children: Vec::new() });
+        }
+        for &i in order.iter().filter(|i| matched[**i]) {
+            let row = &mut rows[row_of[top[i]]];
+            if top[i] == i {
                 row.matched = true;
             } else {
-                row.children.push(item.clone());
+                row.children.push(family.item(i).clone());
             }
         }
-        let mut rows: Vec<ResultRow> = rows.into_values().collect();
-        for row in &mut rows {
-            row.children.sort_by(newest_first);
-        }
-        rows.sort_by(|a, b| newest_first(&a.item, &b.item));
         rows
     }
 }
@@ -292,7 +385,7 @@ fn passes(rule: &Rule, item: &ZoteroObject, has: bool) -> bool {
     if !rule.negated {
         return has;
     }
-    let annotation = item.item_type() == Some("annotation") && !matches!(rule.test, Test::FullText(_));
+    let annotation = item.item_type() == Some("annotation") && rule.test != Test::FullText;
     !has && !annotation
 }
 

@@ -2,7 +2,7 @@
 //! the library the API can be asked for so that every result is among what is read.
 
 use super::error::{Unsupported, UnsupportedSearch};
-use super::model::{SavedSearch, SearchCondition};
+use super::model::SavedSearch;
 use super::rule::{rule_of, Rule, Test};
 use super::text::TextOp;
 use crate::zotero::{schema, ObjectKey};
@@ -62,63 +62,110 @@ pub struct SearchPlan {
     pub(super) rules: Vec<Rule>,
 }
 
-/// Conditions Zotero has that tell about items this server cannot see, or that nest other searches.
-fn refused_special(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "savedSearch" => "a saved search inside a saved search is not evaluated here; copy its conditions in instead",
-        "retracted" => "retraction data lives in Zotero Desktop, not in the Web API",
-        "feed" => "feeds are not in the Web API",
-        "blockStart" | "blockEnd" | "groupStart" | "groupEnd" | "resultLevel" => {
-            "condition groups are not evaluated here"
+/// The conditions that are flags, with their bits: `noChildren`, `includeParents`, `includeChildren`, `recursive`,
+/// `unfiled`, `deleted`, `includeDeleted`, `publications` (a table rather than a `match`: its string
+/// comparisons cost wasm).
+const FLAGS: [(&str, u8); 9] = [
+    ("noChildren", 1),
+    ("includeParentsAndChildren", 2 | 4),
+    ("includeParents", 2),
+    ("includeChildren", 4),
+    ("recursive", 8),
+    ("unfiled", 16),
+    ("deleted", 32),
+    ("includeDeleted", 64),
+    ("publications", 128),
+];
+
+impl Flags {
+    fn from_bits(bits: u8) -> Self {
+        let on = |bit: u8| bits & bit != 0;
+        Self {
+            no_children: on(1),
+            include_parents: on(2),
+            include_children: on(4),
+            recursive: on(8),
+            unfiled: on(16),
+            deleted: on(32),
+            include_deleted: on(64),
+            publications: on(128),
         }
-        name if name.starts_with("quicksearch") => "a quick-search condition is not evaluated here",
-        _ => return None,
-    })
+    }
+}
+
+/// Why conditions Zotero has that tell about items this server cannot see, or that nest other searches, are
+/// refused; [`REFUSED`] names them.
+const REASONS: [&str; 4] = [
+    "a saved search inside a saved search is not evaluated here; copy its conditions in instead",
+    "retraction data lives in Zotero Desktop, not in the Web API",
+    "feeds are not in the Web API",
+    "condition groups are not evaluated here",
+];
+const REFUSED: [(&str, usize); 8] = [
+    ("savedSearch", 0),
+    ("retracted", 1),
+    ("feed", 2),
+    ("blockStart", 3),
+    ("blockEnd", 3),
+    ("groupStart", 3),
+    ("groupEnd", 3),
+    ("resultLevel", 3),
+];
+
+fn refused_special(name: &str) -> Option<&'static str> {
+    if name.starts_with("quicksearch") {
+        return Some("a quick-search condition is not evaluated here");
+    }
+    REFUSED.iter().find(|(n, _)| *n == name).map(|(_, reason)| REASONS[*reason])
 }
 
 impl SearchPlan {
     /// Checks every condition of `search` and prepares the rest. Refuses, naming every condition it cannot
     /// evaluate (and why), when there is one: results without it would answer a different question.
     pub fn new(search: &SavedSearch) -> Result<Self, UnsupportedSearch> {
-        let mut flags = Flags::default();
+        let mut flags = 0;
         let mut any = None;
         let mut rules = Vec::new();
         let mut unsupported = Vec::new();
-        let mut refuse = |c: &SearchCondition, reason: String| {
-            unsupported.push(Unsupported { condition: c.condition.clone(), operator: c.operator.clone(), reason });
-        };
         for condition in &search.conditions {
+            let name = condition.condition.as_str();
             let on = condition.operator == "true";
-            match condition.condition.as_str() {
+            if name == "joinMode" {
                 // The first join mode counts, as in Zotero; anything but `any` is `all`.
-                "joinMode" => any = any.or(Some(condition.operator == "any")),
-                "noChildren" => flags.no_children |= on,
-                "includeParentsAndChildren" => {
-                    flags.include_parents |= on;
-                    flags.include_children |= on;
-                }
-                "includeParents" => flags.include_parents |= on,
-                "includeChildren" => flags.include_children |= on,
-                "recursive" => flags.recursive |= on,
-                "unfiled" => flags.unfiled |= on,
-                "deleted" => flags.deleted |= on,
-                "includeDeleted" => flags.include_deleted |= on,
-                "publications" => flags.publications |= on,
-                // A flag that is off changes nothing, whatever it would have needed.
-                "retracted" | "feed" if !on => {}
-                name => match refused_special(name) {
-                    Some(reason) => refuse(condition, reason.to_owned()),
-                    None => match rule_of(condition) {
-                        Ok(rule) => rules.push(rule),
-                        Err(reason) => refuse(condition, reason),
-                    },
-                },
+                any = any.or(Some(condition.operator == "any"));
+                continue;
+            }
+            if let Some((_, bits)) = FLAGS.iter().find(|(n, _)| *n == name) {
+                flags |= if on { *bits } else { 0 };
+                continue;
+            }
+            // A flag that is off changes nothing, whatever it would have needed.
+            if !on && (name == "retracted" || name == "feed") {
+                continue;
+            }
+            let rule = match refused_special(name) {
+                Some(reason) => Err(reason.to_owned()),
+                None => rule_of(condition),
+            };
+            match rule {
+                Ok(rule) => rules.push(rule),
+                Err(reason) => unsupported.push(Unsupported {
+                    condition: condition.condition.clone(),
+                    operator: condition.operator.clone(),
+                    reason,
+                }),
             }
         }
         if !unsupported.is_empty() {
             return Err(UnsupportedSearch { search: search.name.clone(), conditions: unsupported });
         }
-        Ok(Self { key: search.key.clone(), name: search.name.clone(), any: any.unwrap_or(false), flags, rules })
+        Ok(Self {
+            key: search.key.clone(),
+            name: search.name.clone(),
+            any: any.unwrap_or(false),
+            flags: Flags::from_bits(flags),
+            rules,
+        })
     }
 
     /// The search's key.
@@ -165,19 +212,19 @@ impl SearchPlan {
             ..Narrowing::default()
         };
         if self.all_must_hold() {
-            narrowing.collection = self.rules.iter().find_map(|rule| match &rule.test {
-                Test::Collection(key) if !rule.negated => ObjectKey::parse(key).ok(),
+            narrowing.collection = self.rules.iter().find_map(|rule| match rule.test {
+                Test::Collection if !rule.negated => ObjectKey::parse(&rule.value).ok(),
                 _ => None,
             });
             if !flags.extends() {
                 for rule in self.rules.iter().filter(|r| !r.negated) {
                     let value = rule.condition.value.as_str();
-                    match &rule.test {
+                    match rule.test {
                         // A leading hyphen or ` || ` would mean something else to the API.
-                        Test::Tag(TextOp::Is, _) if !value.starts_with('-') && !value.contains("||") => {
+                        Test::Tag if rule.op == TextOp::Is && !value.starts_with('-') && !value.contains("||") => {
                             narrowing.params.push(("tag", value.to_owned()));
                         }
-                        Test::ItemType(_)
+                        Test::ItemType
                             if schema::is_item_type(value)
                                 && !narrowing.params.iter().any(|(n, _)| *n == "itemType") =>
                         {

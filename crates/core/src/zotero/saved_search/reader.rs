@@ -38,7 +38,7 @@ pub(super) enum Source<'a> {
 pub(super) struct Reader<'a> {
     pub zotero: &'a ZoteroClient,
     limits: EvaluationLimits,
-    search: &'a str,
+    pub search: &'a str,
     pub requests: usize,
     pub items: usize,
     pub fulltext_reads: usize,
@@ -154,10 +154,10 @@ impl<'a> Reader<'a> {
         Ok(self.zotero.items_by_keys(keys).await?)
     }
 
-    /// The keys of every attachment with indexed text (`/fulltext?since=0`, one request).
+    /// The keys of every attachment with indexed text (`/fulltext?since=0`, one request), sorted.
     pub async fn keys_with_text(&mut self) -> Result<Vec<String>, SavedSearchError> {
         self.spend_requests(1)?;
-        Ok(self.zotero.fulltext_versions(0).await?.versions.into_keys().collect())
+        Ok(self.zotero.fulltext_versions(0).await?.versions.keys().cloned().collect())
     }
 
     /// The text of each attachment, four at a time (the client's limit). Counted as full-text reads.
@@ -169,8 +169,10 @@ impl<'a> Reader<'a> {
             // Four fixed slots, as the client pages: `join_all`'s machinery costs kilobytes of wasm.
             let read = |slot: usize| OptionFuture::from(wave.get(slot).map(|key| self.zotero.fulltext(key)));
             let (a, b, c, d) = join4(read(0), read(1), read(2), read(3)).await;
-            for (key, text) in wave.iter().zip([a, b, c, d].into_iter().flatten()) {
-                out.push((key.as_str().to_owned(), text?));
+            for (key, text) in wave.iter().zip([a, b, c, d]) {
+                if let Some(text) = text {
+                    out.push((key.as_str().to_owned(), text?));
+                }
             }
         }
         Ok(out)

@@ -5,11 +5,10 @@
 //! the positive question ("has a tag `x`", "has a title containing `x`") for one item, and the rule says whether
 //! it is negated. Which items are looked at (the trash, child items) is the plan's business.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use serde_json::Value;
 
 use super::dates::{self, DateValue, Span};
+use super::family::{array, holds, keys_of};
 use super::fields::{BASE_FIELDS, FIELDS};
 use super::model::SearchCondition;
 use super::text::{self, TextOp};
@@ -35,31 +34,39 @@ pub(super) enum DateTest {
     InTheLast(Span),
 }
 
-/// The positive question a condition asks of an item.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The positive question a condition asks of an item: what of it is compared with the rule's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Test {
     /// In the collection (or, with `recursive`, in it or one of its subcollections: resolved when run).
-    Collection(String),
-    Tag(TextOp, String),
-    ItemType(String),
-    /// A data field under any of its names (`publicationTitle` is `bookTitle` in a book section).
-    Field(Vec<&'static str>, TextOp, String),
+    Collection,
+    Tag,
+    ItemType,
+    /// A data field under any of its names: its own, and the fields standing for it (`publicationTitle` is
+    /// `bookTitle` in a book section).
+    Field(&'static str, &'static [&'static str]),
     /// A creator's "first last" name, of any creator type or of one.
-    Creator(Option<&'static str>, TextOp, String),
-    Note(String),
-    AnnotationText(String),
-    AnnotationComment(String),
+    Creator(Option<&'static str>),
+    Note,
+    AnnotationText,
+    AnnotationComment,
     /// Any data field, tag, note text or creator contains the value.
-    AnyField(String),
-    Date(DateField, DateTest),
+    AnyField,
+    /// One of the item's dates, compared as the rule's [`DateTest`] says.
+    Date(DateField),
     /// An attachment's full text contains the phrase (answered from the attachments read, not the item).
-    FullText(String),
+    FullText,
 }
 
 /// A condition ready to test items with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Rule {
     pub test: Test,
+    /// How a tag, field or creator is compared (the other tests compare as they say).
+    pub op: TextOp,
+    /// What is compared: the condition's value folded, or a collection key, or an item type in lower case.
+    pub value: String,
+    /// A date condition's comparison.
+    pub date: Option<DateTest>,
     /// `isNot`/`doesNotContain`: the item must not have the value.
     pub negated: bool,
     pub condition: SearchCondition,
@@ -68,75 +75,80 @@ pub(super) struct Rule {
 /// What a test may need besides the item.
 pub(super) struct Context<'a> {
     /// With `recursive`: each collection a condition names → it and its subcollections, at every depth.
-    pub collections: &'a BTreeMap<String, BTreeSet<String>>,
+    pub collections: &'a [(String, Vec<String>)],
     /// Each full-text phrase (folded) → the attachments whose text was read and contains it.
-    pub fulltext: &'a BTreeMap<String, BTreeSet<String>>,
+    pub fulltext: &'a [(String, Vec<String>)],
     pub now_ms: u64,
 }
 
-fn text_op(operator: &str) -> Option<(TextOp, bool)> {
-    match operator {
-        "is" => Some((TextOp::Is, false)),
-        "isNot" => Some((TextOp::Is, true)),
-        "contains" => Some((TextOp::Contains, false)),
-        "doesNotContain" => Some((TextOp::Contains, true)),
-        "beginsWith" => Some((TextOp::BeginsWith, false)),
-        _ => None,
-    }
-}
+/// The operators evaluated here, each a bit (`1 << position`) in the masks below.
+const OPERATORS: [&str; 8] =
+    ["is", "isNot", "contains", "doesNotContain", "beginsWith", "isBefore", "isAfter", "isInTheLast"];
+const IS: u8 = 1;
+const IS_NOT: u8 = 2;
+const CONTAINS: u8 = 4;
+const DOES_NOT_CONTAIN: u8 = 8;
+const BEGINS_WITH: u8 = 16;
+const IS_BEFORE: u8 = 32;
+const IS_AFTER: u8 = 64;
+const IS_IN_THE_LAST: u8 = 128;
+const TEXT: u8 = IS | IS_NOT | CONTAINS | DOES_NOT_CONTAIN;
 
-/// Only `contains` and `doesNotContain`.
-fn contains_op(operator: &str) -> Option<bool> {
-    match operator {
-        "contains" => Some(false),
-        "doesNotContain" => Some(true),
-        _ => None,
-    }
-}
+/// The conditions that are not data fields read by name (a table rather than a `match`: its string comparisons cost wasm).
+const KINDS: [(&str, Test); 17] = [
+    ("collection", Test::Collection),
+    ("tag", Test::Tag),
+    ("itemType", Test::ItemType),
+    ("creator", Test::Creator(None)),
+    ("author", Test::Creator(Some("author"))),
+    ("editor", Test::Creator(Some("editor"))),
+    ("bookAuthor", Test::Creator(Some("bookAuthor"))),
+    // `childNote` is the old name of `note`; Zotero reads it as `note`.
+    ("note", Test::Note),
+    ("childNote", Test::Note),
+    ("annotationText", Test::AnnotationText),
+    ("annotationComment", Test::AnnotationComment),
+    ("anyField", Test::AnyField),
+    ("fulltextContent", Test::FullText),
+    // `date` and `accessDate` are dates; `dateDecided` and the like are text to Zotero 9.
+    ("dateAdded", Test::Date(DateField::Added)),
+    ("dateModified", Test::Date(DateField::Modified)),
+    ("date", Test::Date(DateField::Date)),
+    ("accessDate", Test::Date(DateField::Accessed)),
+];
 
 /// The fields a field condition reads: the field, and the fields standing for it when it is a base field.
-pub(super) fn field_names(name: &str) -> Option<Vec<&'static str>> {
+pub(super) fn field_names(name: &str) -> Option<(&'static str, &'static [&'static str])> {
     let own = FIELDS.iter().find(|f| **f == name)?;
-    let mut names = vec![*own];
-    if let Some((_, mapped)) = BASE_FIELDS.iter().find(|(base, _)| *base == name) {
-        names.extend_from_slice(mapped);
-    }
-    Some(names)
+    let mapped = BASE_FIELDS.iter().find(|(base, _)| *base == name).map_or(&[][..], |(_, mapped)| mapped);
+    Some((own, mapped))
 }
 
 /// Fields Zotero also compares as numbers; only their text operators are evaluated here.
 const NUMBER_FIELDS: [&str; 6] = ["pages", "numPages", "numberOfVolumes", "section", "seriesNumber", "issue"];
 
-fn date_test(operator: &str, value: &str, field: DateField) -> Result<(DateTest, bool), String> {
-    let date = || {
-        let parsed = dates::parse_value(value).ok_or_else(|| {
-            format!(
-                "the date {value:?} is not one read here: use 2021, 2021-07, 2021-07-15, July 2021, 15 July 2021, \
-                 today or yesterday"
-            )
+/// A date condition's test, its operator (one bit) already checked.
+fn date_test(operator: u8, value: &str, field: DateField) -> Result<DateTest, String> {
+    if operator == IS_IN_THE_LAST {
+        let span = dates::parse_span(value).ok_or_else(|| {
+            format!("{value:?} is not a period read here: use a number and days, weeks, months or years")
         })?;
-        if matches!(parsed, DateValue::DateTime(_)) && field == DateField::Date {
-            return Err("an item's date has no time of day; give the date alone".to_owned());
-        }
-        Ok(parsed)
-    };
+        return Ok(DateTest::InTheLast(span));
+    }
+    let date = dates::parse_value(value).ok_or_else(|| {
+        format!(
+            "the date {value:?} is not one read here: use 2021, 2021-07, 2021-07-15, July 2021, 15 July 2021, \
+             today or yesterday"
+        )
+    })?;
+    if matches!(date, DateValue::DateTime(_)) && field == DateField::Date {
+        return Err("an item's date has no time of day; give the date alone".to_owned());
+    }
     Ok(match operator {
-        "is" => (DateTest::Is(date()?), false),
-        "isNot" => (DateTest::Is(date()?), true),
-        "isBefore" => (DateTest::Before(date()?), false),
-        "isAfter" => (DateTest::After(date()?), false),
-        "isInTheLast" => {
-            let span = dates::parse_span(value).ok_or_else(|| {
-                format!("{value:?} is not a period read here: use a number and days, weeks, months or years")
-            })?;
-            (DateTest::InTheLast(span), false)
-        }
-        _ => return Err(unsupported_operator()),
+        IS_BEFORE => DateTest::Before(date),
+        IS_AFTER => DateTest::After(date),
+        _ => DateTest::Is(date),
     })
-}
-
-fn unsupported_operator() -> String {
-    "this operator is not evaluated for this condition".to_owned()
 }
 
 /// Old saved searches name a collection as `<libraryID>_<key>`; Zotero reads the key after the underscore.
@@ -147,83 +159,51 @@ fn collection_key(value: &str) -> String {
 /// A primary condition (not a flag such as `noChildren`) as a rule, or why it cannot be evaluated.
 pub(super) fn rule_of(condition: &SearchCondition) -> Result<Rule, String> {
     let (name, mode) = condition.name_and_mode();
-    let operator = condition.operator.as_str();
     let value = condition.value.as_str();
     if let Some(mode) = mode.filter(|m| !(name == "fulltextContent" && *m == "phrase")) {
         return Err(format!("the {mode:?} mode (regular expressions, binary files) is not evaluated here"));
     }
-    let folded = text::fold(value);
-    let (test, negated) = match name {
-        "collection" => match operator {
-            "is" => (Test::Collection(collection_key(value)), false),
-            "isNot" => (Test::Collection(collection_key(value)), true),
-            _ => return Err(unsupported_operator()),
-        },
-        "tag" => {
-            let (op, negated) =
-                text_op(operator).filter(|(op, _)| *op != TextOp::BeginsWith).ok_or_else(unsupported_operator)?;
-            (Test::Tag(op, folded), negated)
+    let operator = OPERATORS.iter().position(|o| *o == condition.operator).map_or(0, |i| 1 << i);
+    let test = KINDS.iter().find(|(n, _)| *n == name).map(|(_, test)| *test);
+    let (test, allowed) = match test {
+        Some(test @ (Test::Collection | Test::ItemType)) => (test, IS | IS_NOT),
+        Some(test @ (Test::Tag | Test::Creator(_) | Test::Field(..))) => (test, TEXT),
+        Some(Test::Note) => (Test::Note, CONTAINS | DOES_NOT_CONTAIN),
+        // Zotero never lets a negated condition match an annotation, so `doesNotContain` on annotation text
+        // would match every other item: refused rather than reproduced.
+        Some(test @ (Test::AnnotationText | Test::AnnotationComment)) => (test, CONTAINS),
+        Some(Test::AnyField) if operator != CONTAINS => {
+            return Err("only `anyField contains` is evaluated here".to_owned());
         }
-        "itemType" => match operator {
-            "is" => (Test::ItemType(value.to_ascii_lowercase()), false),
-            "isNot" => (Test::ItemType(value.to_ascii_lowercase()), true),
-            _ => return Err(unsupported_operator()),
-        },
-        "creator" | "author" | "editor" | "bookAuthor" => {
-            let (op, negated) =
-                text_op(operator).filter(|(op, _)| *op != TextOp::BeginsWith).ok_or_else(unsupported_operator)?;
-            let creator_type = match name {
-                "author" => Some("author"),
-                "editor" => Some("editor"),
-                "bookAuthor" => Some("bookAuthor"),
-                _ => None,
-            };
-            (Test::Creator(creator_type, op, folded), negated)
-        }
-        // `childNote` is the old name of `note`; Zotero reads it as `note`.
-        "note" | "childNote" => (Test::Note(folded), contains_op(operator).ok_or_else(unsupported_operator)?),
-        "annotationText" | "annotationComment" => {
-            // Zotero never lets a negated condition match an annotation, so `doesNotContain` on annotation text
-            // would match every other item: refused rather than reproduced.
-            if operator != "contains" {
-                return Err(unsupported_operator());
-            }
-            let test =
-                if name == "annotationText" { Test::AnnotationText(folded) } else { Test::AnnotationComment(folded) };
-            (test, false)
-        }
-        "anyField" => {
-            if operator != "contains" {
-                return Err("only `anyField contains` is evaluated here".to_owned());
-            }
-            (Test::AnyField(folded), false)
-        }
-        "fulltextContent" => {
-            if value.trim().is_empty() {
-                return Err("an empty full-text phrase".to_owned());
-            }
-            (Test::FullText(folded), contains_op(operator).ok_or_else(unsupported_operator)?)
-        }
-        "dateAdded" | "dateModified" | "date" | "accessDate" => {
-            let field = match name {
-                "dateAdded" => DateField::Added,
-                "dateModified" => DateField::Modified,
-                "date" => DateField::Date,
-                _ => DateField::Accessed,
-            };
-            let (test, negated) = date_test(operator, value, field)?;
-            (Test::Date(field, test), negated)
-        }
-        field => {
-            // `date` and `accessDate` are dates (above); `dateDecided` and the like are text to Zotero 9.
-            let names = field_names(field).ok_or_else(|| "this condition is not evaluated here".to_owned())?;
-            let (op, negated) = text_op(operator)
-                .filter(|(op, _)| !(NUMBER_FIELDS.contains(&field) && *op == TextOp::BeginsWith))
-                .ok_or_else(unsupported_operator)?;
-            (Test::Field(names, op, folded), negated)
+        Some(Test::AnyField) => (Test::AnyField, CONTAINS),
+        Some(Test::FullText) if value.trim().is_empty() => return Err("an empty full-text phrase".to_owned()),
+        Some(Test::FullText) => (Test::FullText, CONTAINS | DOES_NOT_CONTAIN),
+        Some(test @ Test::Date(_)) => (test, IS | IS_NOT | IS_BEFORE | IS_AFTER | IS_IN_THE_LAST),
+        None => {
+            let (own, mapped) = field_names(name).ok_or_else(|| "this condition is not evaluated here".to_owned())?;
+            let text = if NUMBER_FIELDS.contains(&name) { TEXT } else { TEXT | BEGINS_WITH };
+            (Test::Field(own, mapped), text)
         }
     };
-    Ok(Rule { test, negated, condition: condition.clone() })
+    if operator & allowed == 0 {
+        return Err("this operator is not evaluated for this condition".to_owned());
+    }
+    let op = match operator {
+        IS | IS_NOT => TextOp::Is,
+        BEGINS_WITH => TextOp::BeginsWith,
+        _ => TextOp::Contains,
+    };
+    let date = match test {
+        Test::Date(field) => Some(date_test(operator, value, field)?),
+        _ => None,
+    };
+    let value = match test {
+        Test::Collection => collection_key(value),
+        Test::ItemType => value.to_ascii_lowercase(),
+        _ => text::fold(value),
+    };
+    let negated = operator & (IS_NOT | DOES_NOT_CONTAIN) != 0;
+    Ok(Rule { test, op, value, date, negated, condition: condition.clone() })
 }
 
 fn string<'a>(object: &'a ZoteroObject, name: &str) -> &'a str {
@@ -232,7 +212,7 @@ fn string<'a>(object: &'a ZoteroObject, name: &str) -> &'a str {
 
 /// `firstName lastName`, trimmed, or `name`: what Zotero compares a creator condition with.
 fn creator_names<'a>(item: &'a ZoteroObject, creator_type: Option<&'a str>) -> impl Iterator<Item = String> + 'a {
-    item.data.get("creators").and_then(Value::as_array).into_iter().flatten().filter_map(move |c| {
+    array(item, "creators").iter().filter_map(move |c| {
         let kind = c.get("creatorType").and_then(Value::as_str).unwrap_or("");
         if creator_type.is_some_and(|wanted| wanted != kind) {
             return None;
@@ -245,7 +225,7 @@ fn creator_names<'a>(item: &'a ZoteroObject, creator_type: Option<&'a str>) -> i
 }
 
 fn tags(item: &ZoteroObject) -> impl Iterator<Item = &str> {
-    item.data.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(|t| t.get("tag")?.as_str())
+    array(item, "tags").iter().filter_map(|t| t.get("tag")?.as_str())
 }
 
 /// An item's `date` as Zotero stores it: the parsed date, then what was typed (`2021-07-00 July 2021`), which is
@@ -311,39 +291,38 @@ fn date_matches(item: &ZoteroObject, field: DateField, test: &DateTest, now_ms: 
 impl Rule {
     /// Whether the item has what the condition asks about (before negation).
     pub fn has(&self, item: &ZoteroObject, context: &Context<'_>) -> bool {
-        match &self.test {
-            Test::Collection(key) => {
-                let wanted = context.collections.get(key);
-                item.data
-                    .get("collections")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .any(|c| match wanted {
-                        Some(set) => set.contains(c),
-                        None => c == key,
+        let (op, value) = (self.op, self.value.as_str());
+        match self.test {
+            Test::Collection => {
+                let wanted = keys_of(context.collections, value);
+                array(item, "collections").iter().filter_map(Value::as_str).any(|c| match wanted {
+                        Some(keys) => holds(keys, c),
+                        None => c == value,
                     })
             }
-            Test::Tag(op, value) => tags(item).any(|t| text::matches(*op, t, value)),
-            Test::ItemType(value) => item.item_type().is_some_and(|t| t.eq_ignore_ascii_case(value)),
-            Test::Field(names, op, value) => names.iter().any(|n| text::matches(*op, string(item, n), value)),
-            Test::Creator(kind, op, value) => creator_names(item, *kind).any(|n| text::matches(*op, &n, value)),
-            Test::Note(value) => {
+            Test::Tag => tags(item).any(|t| text::matches(op, t, value)),
+            Test::ItemType => item.item_type().is_some_and(|t| t.eq_ignore_ascii_case(value)),
+            Test::Field(own, mapped) => {
+                std::iter::once(&own).chain(mapped).any(|n| text::matches(op, string(item, n), value))
+            }
+            Test::Creator(kind) => creator_names(item, kind).any(|n| text::matches(op, &n, value)),
+            Test::Note => {
                 item.item_type() == Some("note")
                     && text::matches(TextOp::Contains, &html_to_text(string(item, "note")), value)
             }
-            Test::AnnotationText(value) => text::matches(TextOp::Contains, string(item, "annotationText"), value),
-            Test::AnnotationComment(value) => text::matches(TextOp::Contains, string(item, "annotationComment"), value),
-            Test::AnyField(value) => {
+            Test::AnnotationText => text::matches(TextOp::Contains, string(item, "annotationText"), value),
+            Test::AnnotationComment => text::matches(TextOp::Contains, string(item, "annotationComment"), value),
+            Test::AnyField => {
                 field_values(item).any(|v| text::matches(TextOp::Contains, &v, value))
                     || tags(item).any(|t| text::matches(TextOp::Contains, t, value))
                     || creator_names(item, None).any(|n| text::matches(TextOp::Contains, &n, value))
                     || (item.item_type() == Some("note")
                         && text::matches(TextOp::Contains, &html_to_text(string(item, "note")), value))
             }
-            Test::Date(field, test) => date_matches(item, *field, test, context.now_ms),
-            Test::FullText(value) => context.fulltext.get(value).is_some_and(|keys| keys.contains(&item.key)),
+            Test::Date(field) => {
+                self.date.as_ref().is_some_and(|test| date_matches(item, field, test, context.now_ms))
+            }
+            Test::FullText => keys_of(context.fulltext, value).is_some_and(|keys| holds(keys, &item.key)),
         }
     }
 
@@ -351,12 +330,12 @@ impl Rule {
     /// through (full text aside, which annotations never contain), and most positive ones ask about what
     /// annotations do not have.
     pub fn may_match_annotations(&self) -> bool {
-        match &self.test {
-            Test::FullText(_) => self.negated,
+        match self.test {
+            Test::FullText => self.negated,
             _ if self.negated => false,
-            Test::Tag(..) | Test::AnyField(_) | Test::AnnotationText(_) | Test::AnnotationComment(_) => true,
-            Test::Date(field, _) => matches!(field, DateField::Added | DateField::Modified),
-            Test::ItemType(value) => value == "annotation",
+            Test::Tag | Test::AnyField | Test::AnnotationText | Test::AnnotationComment => true,
+            Test::Date(field) => matches!(field, DateField::Added | DateField::Modified),
+            Test::ItemType => self.value == "annotation",
             _ => false,
         }
     }
