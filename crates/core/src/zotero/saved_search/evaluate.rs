@@ -130,9 +130,9 @@ fn texts_of(rules: &[Rule], test: Test) -> Vec<String> {
     texts
 }
 
-/// An evaluation between its reads: what was read and worked out so far, and what is left to read. Kept in one
-/// place, and worked on by plain functions, so that the `async` code (a state machine holding every value that
-/// lives across a read) stays small.
+/// An evaluation between its reads: what was read and worked out so far. Kept in one place, and worked on by
+/// plain functions, so that the `async` code (a state machine holding every value that lives across a read, all
+/// of it inlined into the tool that awaits it) stays small in wasm.
 struct Run<'p> {
     plan: &'p SearchPlan,
     now_ms: u64,
@@ -168,8 +168,7 @@ impl<'p> Run<'p> {
         plan.flags.unfiled || (plan.flags.recursive && plan.rules.iter().any(|r| r.test == Test::Collection))
     }
 
-    /// Takes the library's collections: the tree, each recursive collection condition's subcollections, and the
-    /// candidate listings that follow from them.
+    /// Takes the library's collections: the tree, and each recursive collection condition's subcollections.
     fn take_collections(&mut self, collections: Vec<ZoteroObject>) {
         let tree = CollectionTree::new(collections);
         if self.plan.flags.recursive {
@@ -288,12 +287,23 @@ impl SearchPlan {
             let matches = fulltext::containing(texts, &phrase);
             run.fulltext.push((phrase, matches));
         }
-        Ok(Evaluated { rows: run.rows(), scanned: reader.items, requests: reader.requests, fulltext_reads: reader.fulltext_reads })
+        Ok(Evaluated {
+            rows: run.rows(),
+            scanned: reader.items,
+            requests: reader.requests,
+            fulltext_reads: reader.fulltext_reads,
+        })
     }
 
     /// The attachments with text (`with_text`, sorted) whose full text may decide a result: all of them, or in
     /// all mode without parents and children those every other condition leaves in. Sorted.
-    fn pool(&self, family: &Family, tree: Option<&CollectionTree>, context: &Context<'_>, with_text: &[String]) -> Vec<String> {
+    fn pool(
+        &self,
+        family: &Family,
+        tree: Option<&CollectionTree>,
+        context: &Context<'_>,
+        with_text: &[String],
+    ) -> Vec<String> {
         let prune = self.all_must_hold() && !self.flags.extends();
         let mut pool = Vec::new();
         for n in 0..family.len() {

@@ -1,6 +1,8 @@
 //! A full-text condition, decided exactly: every candidate attachment's text is read and searched. When there
 //! are more candidates than may be read, the API's own full-text search (`q`, `qmode=everything`) narrows them
-//! first; when even that leaves too many, the condition is refused as too broad rather than guessed.
+//! first; when even that leaves too many, the condition is refused as too broad rather than guessed. The reads
+//! are made by `SearchPlan::evaluate` (one `async` function, which keeps the wasm small); here are the steps
+//! between them.
 
 use super::error::SavedSearchError;
 use super::family::holds;

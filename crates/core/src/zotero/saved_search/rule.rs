@@ -296,9 +296,9 @@ impl Rule {
             Test::Collection => {
                 let wanted = keys_of(context.collections, value);
                 array(item, "collections").iter().filter_map(Value::as_str).any(|c| match wanted {
-                        Some(keys) => holds(keys, c),
-                        None => c == value,
-                    })
+                    Some(keys) => holds(keys, c),
+                    None => c == value,
+                })
             }
             Test::Tag => tags(item).any(|t| text::matches(op, t, value)),
             Test::ItemType => item.item_type().is_some_and(|t| t.eq_ignore_ascii_case(value)),
@@ -319,9 +319,7 @@ impl Rule {
                     || (item.item_type() == Some("note")
                         && text::matches(TextOp::Contains, &html_to_text(string(item, "note")), value))
             }
-            Test::Date(field) => {
-                self.date.as_ref().is_some_and(|test| date_matches(item, field, test, context.now_ms))
-            }
+            Test::Date(field) => self.date.as_ref().is_some_and(|test| date_matches(item, field, test, context.now_ms)),
             Test::FullText => keys_of(context.fulltext, value).is_some_and(|keys| holds(keys, &item.key)),
         }
     }
