@@ -245,6 +245,24 @@ impl RequestContext {
         self.config.index_libraries.as_deref().map_err(Clone::clone)
     }
 
+    /// Forgets the sync cursors of every indexed library (the configured one's and those under `lib:<path>:`),
+    /// so each starts a full cycle: for an instance that was just created. A failed delete only costs that
+    /// library a full cycle it would have needed anyway.
+    pub async fn forget_index_cursors(&self, instance: &str) {
+        let cursor = zotero_mcp_core::index::sync::state_key(instance);
+        let texts = zotero_mcp_core::index::sync::texts_key(instance);
+        let kv = &self.platform.cache_kv;
+        for key in [&cursor, &texts] {
+            let _ = kv.delete(key).await;
+        }
+        let configured = self.config.configured_library();
+        for library in self.indexed_libraries().unwrap_or_default().iter().filter(|id| Some(**id) != configured) {
+            for key in [&cursor, &texts] {
+                let _ = kv.delete(&format!("lib:{library}:{key}")).await;
+            }
+        }
+    }
+
     /// The options of an index sync run with this deployment's settings (`SYNC_BATCH_LIMIT`,
     /// `SYNC_SUBREQUEST_BUDGET`, `INDEX_FULL_TEXT`); `limit` replaces the batch size when given.
     pub fn sync_options(&self, full: bool, limit: Option<usize>) -> SyncOptions {

@@ -167,6 +167,14 @@ pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) ->
 /// One sync run of the context's library with these options.
 async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Result<SyncReport, SyncRunError> {
     let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
+    if let Some(index) = index {
+        // A new (or recreated) instance holds nothing: every indexed library's cursor is forgotten, or the
+        // libraries synced after this one would trust cursors that describe the old instance.
+        if index.ensure().await?.created {
+            ctx.forget_index_cursors(index.instance()).await;
+            options.full = true;
+        }
+    }
     let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
     // The file store only for a run that may read papers. Zotero Storage needs the library's id, which may
     // cost the key lookup the run would otherwise make (and count) itself: counted here instead.

@@ -411,3 +411,35 @@ async fn a_group_s_files_are_on_zotero_storage_even_with_file_storage_forced_to_
         .await;
     assert!(error_text(&mine).contains("WEBDAV_URL is not set"), "{}", error_text(&mine));
 }
+
+#[tokio::test]
+async fn a_library_never_synced_is_said_to_be_empty_though_another_is_indexed() {
+    let (b, ai) = indexed_groups_bench("1000", true);
+    let lab = b.tool("zotero_reindex", Grant::read_write("owner"), json!({ "library": "groups/100" })).await;
+    assert_eq!(ok(&lab)["complete"], true, "{lab}");
+    ai.process();
+    let result =
+        b.tool("zotero_semantic_search", Grant::read_only("owner"), json!({ "query": "nothing of the kind" })).await;
+    let note = ok(&result)["note"].as_str().unwrap_or_default().to_owned();
+    assert!(note.contains("The semantic index is empty for this library"), "{result}");
+}
+
+#[tokio::test]
+async fn a_recreated_instance_gets_every_library_again_not_only_the_first_synced() {
+    let (mut b, first) = indexed_groups_bench("1000", true);
+    assert!(zotero_mcp_server::jobs::sync_semantic_index(&b.app).await.complete());
+    assert!(document_names(&first).iter().any(|n| n.starts_with("groups/100/")));
+    // The instance is gone (deleted by the operator, or a fresh stand-in): the cursors in KV remain.
+    let second = MemoryAiSearch::new();
+    b.app.platform.ai_search = Some(second.clone());
+    for _ in 0..10 {
+        if zotero_mcp_server::jobs::sync_semantic_index(&b.app).await.complete() {
+            break;
+        }
+    }
+    let names = document_names(&second);
+    for folder in ["groups/100/", "groups/200/"] {
+        assert!(names.iter().any(|n| n.starts_with(folder)), "{folder} missing from {names:?}");
+    }
+    assert!(names.contains(&format!("{PARENT}.md")), "{names:?}");
+}

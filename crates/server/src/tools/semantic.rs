@@ -198,12 +198,14 @@ impl Tool for SemanticSearch {
         let matches = index.query(&input.query, &options).await.map_err(|e| ToolError::Failed(e.to_string()))?;
         let mut notes = Vec::new();
         if matches.is_empty() {
-            // An empty index and a query that found nothing look alike; the index's size tells them apart.
-            let vectors = index.stats().await.map(|s| s.vectors).unwrap_or(0);
-            if vectors == 0 {
+            // An empty index and a query that found nothing look alike; the index's size tells them apart, and
+            // the library's sync cursor whether this library was ever sent (the instance may hold others).
+            let cursor = index::sync::state_key(index.instance());
+            let never_synced = matches!(ctx.cache().get(&cursor).await, Ok(None));
+            if never_synced || index.stats().await.map(|s| s.vectors).unwrap_or(0) == 0 {
                 notes.push(
-                    "The semantic index is empty. It fills on the scheduled sync, or at once with zotero_reindex \
-                     (full=true if a plain call reports that nothing changed)."
+                    "The semantic index is empty for this library. It fills on the scheduled sync, or at once with \
+                     zotero_reindex (full=true if a plain call reports that nothing changed)."
                         .to_owned(),
                 );
             }
