@@ -10,6 +10,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod attachment;
+pub mod calendar;
 pub mod duplicates;
 pub mod files;
 pub mod html_text;

@@ -8,6 +8,8 @@
 //! `2021-__-__`, which only a later year passes. `isInTheLast 7 days` keeps days after the day seven days ago.
 //! Zotero uses the computer's time zone for timestamps and "today"; a server has none, so UTC is used.
 
+use crate::calendar::{civil_from_days, days_from_civil};
+
 /// A date a condition names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum DateValue {
@@ -172,31 +174,6 @@ pub(super) fn sql_of_parsed(parsed: Option<&str>) -> String {
         }
         None => "0000-00-00".to_owned(),
     }
-}
-
-/// Days since 1970-01-01 of a civil date; months and days past their end roll over, as SQLite's date arithmetic
-/// does (`2024-02-31` is `2024-03-02`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let (year, month) = (year + (month - 1).div_euclid(12), (month - 1).rem_euclid(12) + 1);
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468 + (day - 1)
-}
-
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 fn format_day(days: i64) -> String {
