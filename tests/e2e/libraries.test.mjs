@@ -55,6 +55,8 @@ const COVERED = [
   'zotero_reindex',
   'zotero_find_duplicates',
   'zotero_list_libraries',
+  'search',
+  'fetch',
   // ENABLE_TEST_FIXTURES=1 (tests/e2e/wrangler.test.toml) lists these too.
   'fixture_echo',
   'fixture_write',
@@ -279,6 +281,24 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     const readingAnnotations = await ok('zotero_annotations', { itemKey: READING_BOOK, library: READING });
     assert.deepEqual(readingAnnotations.structuredContent.annotations, []);
     await absentFrom(LAB_PDF, PERSONAL);
+  });
+
+  it('answers ChatGPT\'s search and fetch in a group, with ids that find the group again', async () => {
+    const found = await ok('search', { query: 'folding intermediates', library: LAB });
+    const id = `${LAB}/items/${LAB_PAPER}`;
+    const hit = found.structuredContent.results.find((r) => r.id === id);
+    assert.ok(hit, JSON.stringify(found.structuredContent));
+    assert.equal(hit.url, `https://www.zotero.org/${LAB}/items/${LAB_PAPER}`);
+    assert.deepEqual(JSON.parse(textOf(found)), found.structuredContent, 'the text is the same JSON');
+    // The id alone leads to the group (ChatGPT passes no library); with the library named, the same answer.
+    for (const args of [{ id }, { id, library: LAB }]) {
+      const fetched = await ok('fetch', args);
+      assert.equal(fetched.structuredContent.id, id);
+      assert.equal(fetched.structuredContent.metadata.attachmentKey, LAB_PDF);
+      assert.match(fetched.structuredContent.text, /\[page 1\]\n[\s\S]*demonstration paper/);
+    }
+    const clash = await failed('fetch', { id, library: READING });
+    assert.match(clash, /give one of them/);
   });
 
   it('plans renames and scans for duplicates from each group\'s own items', async () => {

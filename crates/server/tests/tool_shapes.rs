@@ -295,6 +295,11 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     let libraries = shapes.read(b, "zotero_list_libraries", json!({})).await;
     assert_eq!(libraries["libraries"].as_array().map(Vec::len), Some(2), "{libraries}");
 
+    // ---- the pair ChatGPT's connectors call ----
+    let found = shapes.read(b, "search", json!({ "query": "protein" })).await;
+    let id = found["results"][0]["id"].as_str().expect("a result").to_owned();
+    shapes.read(b, "fetch", json!({ "id": id })).await;
+
     // ---- saved searches: run one, a page at a time ----
     let run = shapes.read(b, "zotero_search", json!({ "savedSearch": "HEATMAIZ", "limit": 1 })).await;
     assert_eq!((run["totalResults"].as_u64(), run["nextOffset"].as_u64()), (Some(2), Some(1)), "{run}");

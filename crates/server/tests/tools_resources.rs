@@ -211,37 +211,48 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_find_duplicates",
             // Not the upstream's: after its tools, so their order is kept.
             "zotero_list_libraries",
+            "search",
+            "fetch",
         ]
     );
     let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
-    for read in
-        ["zotero_search", "zotero_get_item", "zotero_list_collections", "zotero_list_tags", "zotero_read_attachment"]
-    {
-        assert_eq!(hints(read)["readOnlyHint"], true, "{read}");
+    // Every tool's four hints, each for a reason (docs/tools.md says the same). readOnly: changes nothing.
+    // destructive: may remove or overwrite what the user had (not only add). idempotent: a repeat changes
+    // nothing more. openWorld: reaches beyond the user's library and file store.
+    #[rustfmt::skip]
+    let table: &[(&str, bool, bool, bool, bool, &str)] = &[
+        ("zotero_search", true, false, true, false, "reads"),
+        ("zotero_semantic_search", true, false, true, false, "reads the deployment's own index"),
+        ("zotero_get_item", true, false, true, false, "reads"),
+        ("zotero_create_items", false, false, false, false, "each call adds new items"),
+        ("zotero_update_item", false, true, true, false, "overwrites field values; the same edit twice is one"),
+        ("zotero_delete_items", false, true, true, false, "trashes or deletes; deleting the deleted changes nothing"),
+        ("zotero_list_collections", true, false, true, false, "reads"),
+        ("zotero_manage_collections", false, true, false, false, "deletes and renames collections"),
+        ("zotero_list_tags", true, false, true, false, "reads"),
+        ("zotero_notes", false, true, false, false, "replaces and trashes notes; create adds one per call"),
+        ("zotero_annotations", false, false, false, false, "only adds annotations, one per call"),
+        ("zotero_read_attachment", true, false, true, false, "reads the user's own file store"),
+        ("zotero_put_attachment", false, true, false, true, "replaces files; downloads sourceUrl from the web"),
+        ("zotero_delete_attachment", false, true, true, false, "removes an attachment and its file"),
+        ("zotero_rename_attachments", false, true, true, false, "overwrites file names; a rename repeated is a no-op"),
+        ("zotero_import_reference", false, false, false, true, "adds items from CrossRef, arXiv, Open Library"),
+        ("zotero_reindex", false, false, true, false, "writes only the deployment's own index"),
+        ("zotero_find_duplicates", false, true, false, false, "a merge trashes the duplicates"),
+        ("zotero_list_libraries", true, false, true, false, "reads"),
+        ("search", true, false, true, false, "reads"),
+        ("fetch", true, false, true, false, "reads"),
+    ];
+    assert_eq!(table.len(), names.len(), "every tool is in the table");
+    for (name, read_only, destructive, idempotent, open_world, why) in table {
+        let expected = json!({
+            "readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent,
+            "openWorldHint": open_world,
+        });
+        let mut actual = hints(name);
+        actual.as_object_mut().unwrap().remove("title");
+        assert_eq!(actual, expected, "{name}: {why}");
     }
-    for writer in [
-        "zotero_create_items",
-        "zotero_update_item",
-        "zotero_delete_items",
-        "zotero_manage_collections",
-        "zotero_notes",
-        "zotero_annotations",
-        "zotero_put_attachment",
-        "zotero_delete_attachment",
-        "zotero_rename_attachments",
-        "zotero_import_reference",
-        "zotero_reindex",
-        "zotero_find_duplicates",
-    ] {
-        assert_eq!(hints(writer)["readOnlyHint"], false, "{writer}");
-    }
-    assert_eq!(hints("zotero_find_duplicates")["destructiveHint"], true, "a merge trashes items");
-    assert_eq!(hints("zotero_delete_items")["destructiveHint"], true);
-    assert_eq!(hints("zotero_delete_attachment")["destructiveHint"], true);
-    assert_eq!(hints("zotero_update_item")["idempotentHint"], true);
-    assert_eq!(hints("zotero_rename_attachments")["idempotentHint"], true);
-    assert_eq!(hints("zotero_put_attachment")["openWorldHint"], true, "it downloads from URLs");
-    assert_eq!(hints("zotero_import_reference")["openWorldHint"], true, "it asks CrossRef, arXiv, …");
     for tool in &tools {
         assert!(tool["description"].as_str().unwrap().len() > 60, "{} needs a real description", tool["name"]);
         assert!(!zotero_mcp_server::mcp::schema::contains_ref(&tool["inputSchema"]));

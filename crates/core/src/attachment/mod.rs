@@ -5,6 +5,7 @@
 pub mod annotate;
 mod epub;
 pub mod filename;
+mod pages;
 mod read;
 pub mod write;
 
@@ -15,8 +16,10 @@ use crate::pdf::PdfError;
 use crate::webdav::{ArchiveError, WebDavError};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, ZoteroObject};
 
+pub use self::pages::{read_pages, PagedText, PdfPage, MAX_PAGED_PAGES};
 pub use self::read::{
-    download, read_outline, read_text, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES, TEXT_CACHE_TTL_SECS,
+    download, json_chars, read_outline, read_text, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES,
+    TEXT_CACHE_TTL_SECS,
 };
 
 /// Children looked at when an item's attachment is wanted.
@@ -82,6 +85,66 @@ pub async fn resolve(zotero: &ZoteroClient, key: &ObjectKey) -> Result<ZoteroObj
         .collect();
     stored.sort_by_key(|c| content_type_rank(c.field("contentType").unwrap_or_default()));
     stored.into_iter().next().ok_or_else(|| AttachmentError::NoStoredFile { key: key.as_str().to_owned() })
+}
+
+/// At most this many PDFs of one item are measured to choose the best (each costs a full-text read).
+pub const MAX_MEASURED_CANDIDATES: usize = 5;
+
+/// One stored file of an item, as [`best_of`] weighed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub key: String,
+    pub title: Option<String>,
+    pub content_type: Option<String>,
+    /// Characters of its text in Zotero's full-text index; `None` when not measured (not 0: unknown).
+    pub chars: Option<u64>,
+}
+
+/// The best stored file among an item's `children`, and every stored file weighed. The order is a PDF before
+/// an EPUB before HTML or text; among several PDFs (a paper and its supplement, or a news story about it), the
+/// one with the longest text in Zotero's index, measured for up to [`MAX_MEASURED_CANDIDATES`] of them. A
+/// single PDF is taken without reading anything.
+pub async fn best_of(
+    zotero: &ZoteroClient,
+    children: Vec<ZoteroObject>,
+) -> Result<(Option<ZoteroObject>, Vec<Candidate>), AttachmentError> {
+    let mut stored: Vec<ZoteroObject> = children.into_iter().filter(|c| require_stored_file(c).is_ok()).collect();
+    stored.sort_by_key(|c| content_type_rank(c.field("contentType").unwrap_or_default()));
+    let pdfs = stored.iter().take_while(|c| c.field("contentType") == Some("application/pdf")).count();
+    let mut chars: Vec<Option<u64>> = vec![None; stored.len()];
+    if pdfs > 1 {
+        // One at a time: an item with several PDFs is rare, and a `join_all` over this future would link its own
+        // copy of the ordered-futures machinery into the Worker. No index entry measures 0 characters; a failed
+        // read measures nothing.
+        for (at, candidate) in stored.iter().enumerate().take(pdfs.min(MAX_MEASURED_CANDIDATES)) {
+            let Ok(key) = key_of(candidate) else { continue };
+            chars[at] = match zotero.fulltext(&key).await {
+                Ok(text) => Some(text.map_or(0, |t| t.content.chars().count() as u64)),
+                Err(_) => None,
+            };
+        }
+    }
+    // The longest measured PDF first; Zotero's order between equals and for the rest. An insertion by hand:
+    // a library sort over a new key type would link a copy of the whole sorting algorithm into the Worker.
+    let rank = |at: usize| {
+        (content_type_rank(stored[at].field("contentType").unwrap_or_default()), std::cmp::Reverse(chars[at]))
+    };
+    let mut order: Vec<usize> = Vec::with_capacity(stored.len());
+    for at in 0..stored.len() {
+        let place = order.iter().position(|other| rank(at) < rank(*other)).unwrap_or(order.len());
+        order.insert(place, at);
+    }
+    let candidates = order
+        .iter()
+        .map(|at| Candidate {
+            key: stored[*at].key.clone(),
+            title: stored[*at].field("title").map(str::to_owned),
+            content_type: stored[*at].field("contentType").map(str::to_owned),
+            chars: chars[*at],
+        })
+        .collect();
+    let best = order.first().map(|at| stored[*at].clone());
+    Ok((best, candidates))
 }
 
 /// Checks that `item` is an attachment whose file Zotero stores (and so syncs to the library's file store):

@@ -68,7 +68,7 @@ pub enum ReadSource {
 
 impl ReadSource {
     /// What a text read from a file of `store` says it came from.
-    fn file_in(store: StoreKind) -> Self {
+    pub(super) fn file_in(store: StoreKind) -> Self {
         match store {
             StoreKind::WebDav => Self::WebDav,
             StoreKind::ZoteroStorage => Self::ZoteroStorage,
@@ -227,7 +227,7 @@ pub async fn download(
 }
 
 /// [`download`], also saying which store the file came from.
-async fn fetch(
+pub(super) async fn fetch(
     files: Option<&dyn FileStore>,
     attachment: &ZoteroObject,
     key: &ObjectKey,

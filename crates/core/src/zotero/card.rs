@@ -23,6 +23,23 @@ pub struct ItemCard {
     pub meta: CardMeta,
     #[serde(default)]
     pub data: CardData,
+    /// The item's page in the zotero.org web library (`links.alternate`), as Zotero gives it.
+    #[serde(default)]
+    pub links: CardLinks,
+}
+
+/// The part of `links` a listing uses.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct CardLinks {
+    #[serde(default)]
+    pub alternate: Option<Link>,
+}
+
+/// One entry of `links`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Link {
+    #[serde(default)]
+    pub href: String,
 }
 
 /// The part of `meta` a listing uses.
@@ -44,6 +61,7 @@ pub struct CardData {
     pub date: Option<String>,
     pub publication_title: Option<String>,
     pub doi: Option<String>,
+    pub url: Option<String>,
     pub extra: Option<String>,
     pub parent_item: Option<String>,
     pub filename: Option<String>,
@@ -85,6 +103,7 @@ impl<'de> Visitor<'de> for CardDataVisitor {
                 Field::Date => &mut data.date,
                 Field::PublicationTitle => &mut data.publication_title,
                 Field::Doi => &mut data.doi,
+                Field::Url => &mut data.url,
                 Field::Extra => &mut data.extra,
                 Field::ParentItem => &mut data.parent_item,
                 Field::Filename => &mut data.filename,
@@ -126,6 +145,7 @@ enum Field {
     Date,
     PublicationTitle,
     Doi,
+    Url,
     Extra,
     ParentItem,
     Filename,
@@ -155,6 +175,7 @@ impl<'de> Deserialize<'de> for Field {
                     "date" => Field::Date,
                     "publicationTitle" => Field::PublicationTitle,
                     "DOI" => Field::Doi,
+                    "url" => Field::Url,
                     "extra" => Field::Extra,
                     "parentItem" => Field::ParentItem,
                     "filename" => Field::Filename,
@@ -178,6 +199,11 @@ impl ItemCard {
     /// `data.itemType`, when present.
     pub fn item_type(&self) -> Option<&str> {
         self.data.item_type.as_deref()
+    }
+
+    /// The item's page in the zotero.org web library, when Zotero linked one.
+    pub fn web_page(&self) -> Option<&str> {
+        self.links.alternate.as_ref().map(|link| link.href.as_str()).filter(|href| href.starts_with("https://"))
     }
 }
 

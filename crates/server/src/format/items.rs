@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use zotero_mcp_core::html_text::{html_to_text, title_line};
+use zotero_mcp_core::sources::{detect, Identifier};
 use zotero_mcp_core::zotero::{ItemCard, ZoteroObject};
 
 use super::text::{collapse_whitespace, truncate, year_of};
@@ -84,6 +85,9 @@ pub struct ItemSummary {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(default)]
     pub in_trash: bool,
+    /// Where the item opens on the web ([`web_url`]); for `search` and `fetch`, not sent by the others.
+    #[serde(skip)]
+    pub web_url: Option<String>,
 }
 
 /// A creator with their role.
@@ -198,7 +202,27 @@ pub fn summarize(item: &ItemCard) -> ItemSummary {
         parent_item: data.parent_item.clone(),
         num_children: item.meta.num_children,
         in_trash: data.deleted,
+        web_url: web_url(item),
     }
+}
+
+/// Where an item opens on the web, for a reader without Zotero: its DOI's link, else its own web address, else
+/// its page in the zotero.org web library (`zotero://` links open nowhere on the web, so they are never given).
+pub fn web_url(item: &ItemCard) -> Option<String> {
+    let doi = item.data.doi.as_deref().and_then(|doi| match detect(doi) {
+        Ok(Identifier::Doi(doi)) => Some(doi),
+        _ => None,
+    });
+    if let Some(doi) = doi {
+        // A DOI suffix may hold `#`, `?` or `%`, which would end or change the link's path.
+        let path = doi.replace('%', "%25").replace('#', "%23").replace('?', "%3F");
+        return Some(format!("https://doi.org/{path}"));
+    }
+    let own = item.data.url.as_deref().map(str::trim);
+    if let Some(url) = own.filter(|u| u.starts_with("https://") || u.starts_with("http://")) {
+        return Some(url.to_owned());
+    }
+    item.web_page().map(str::to_owned)
 }
 
 /// The summary of a child (attachment, note or annotation) in a detail view, from its card.

@@ -242,6 +242,22 @@ trait DynTool {
     ) -> Result<(String, String), ToolError>;
 }
 
+/// A tool's `tools/list` entry. Not generic: written once, not once per tool.
+fn describe(spec: &ToolSpec, published: &Published) -> Value {
+    let (input, output) = published.tool(spec.name);
+    let mut tool = json!({
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "inputSchema": input,
+    });
+    if let Some(output) = output {
+        tool["outputSchema"] = output;
+    }
+    tool["annotations"] = spec.annotations();
+    tool
+}
+
 struct Typed<T>(std::marker::PhantomData<T>);
 
 #[async_trait(?Send)]
@@ -251,19 +267,7 @@ impl<T: Tool> DynTool for Typed<T> {
     }
 
     fn describe(&self, published: &Published) -> Value {
-        let spec = &T::SPEC;
-        let (input, output) = published.tool(spec.name);
-        let mut tool = json!({
-            "name": spec.name,
-            "title": spec.title,
-            "description": spec.description,
-            "inputSchema": input,
-        });
-        if let Some(output) = output {
-            tool["outputSchema"] = output;
-        }
-        tool["annotations"] = spec.annotations();
-        tool
+        describe(&T::SPEC, published)
     }
 
     async fn call(

@@ -367,7 +367,8 @@ impl Tool for DeleteAttachment {
          permanent=true deletes it for good with its file (on WebDAV or Zotero Storage). Refuses anything that is not a \
          stored-file attachment (use zotero_delete_items for other items).",
     )
-    .destructive();
+    .destructive()
+    .idempotent();
 
     fn render(output: &DeleteAttachmentOutput) -> String {
         output.note.clone()

@@ -560,6 +560,7 @@ impl Tool for UpdateItem {
          written back only if nobody changed it in between; items that already match are not written at all. \
          Reports which items changed, which were skipped, and which failed and why.",
     )
+    .destructive()
     .idempotent();
 
     fn render(output: &UpdateItemOutput) -> String {

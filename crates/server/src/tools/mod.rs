@@ -8,6 +8,7 @@ pub mod annotations;
 pub mod args;
 pub mod attachments;
 pub mod collections;
+pub mod connector;
 pub mod duplicates;
 pub mod fixtures;
 pub mod import_reference;
@@ -88,6 +89,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<semantic::Reindex>();
     registry.tool::<duplicates::FindDuplicates>();
     registry.tool::<libraries::ListLibraries>();
+    registry.tool::<connector::Search>().tool::<connector::Fetch>();
     resources::register(registry);
     if test_fixtures {
         fixtures::register(registry);

@@ -83,6 +83,7 @@ impl Tool for PutAttachment {
          the file as sourceUrl (a public https URL this server downloads, up to 40 MiB) or as base64Data (up to \
          3 MB), not both. Zotero Desktop downloads the file on its next sync.",
     )
+    .destructive()
     .open_world();
 
     fn render(output: &PutAttachmentOutput) -> String {

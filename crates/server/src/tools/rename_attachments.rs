@@ -93,6 +93,7 @@ impl Tool for RenameAttachments {
          archive is rewritten (one download and one upload per file), on Zotero Storage only the item changes; \
          at most 5 files per call (call again to continue).",
     )
+    .destructive()
     .idempotent()
     .ask_for_less("fewer `itemKeys`, or a smaller `limit`");
 

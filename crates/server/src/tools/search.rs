@@ -137,6 +137,31 @@ pub struct SearchInput {
     pub saved_search: Option<String>,
 }
 
+impl SearchInput {
+    /// A search for `query`'s words in titles, creators, years and indexed full text, `limit` items.
+    pub(super) fn words(query: &str, limit: u32) -> Self {
+        Self {
+            query: Some(query.to_owned()),
+            qmode: Some(QModeArg::Everything),
+            citation_key: None,
+            sort: None,
+            direction: None,
+            item_type: None,
+            include_trashed: false,
+            limit,
+            offset: 0,
+            tags: None,
+            tag_match: None,
+            exclude_tags: None,
+            collection_key: None,
+            from_year: None,
+            to_year: None,
+            since: None,
+            saved_search: None,
+        }
+    }
+}
+
 /// An attachment whose indexed text matched the query, reported on its parent.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -451,7 +476,7 @@ async fn list(
     Ok(zotero.item_cards(scope, query, max).await?)
 }
 
-async fn search_words(
+pub(super) async fn search_words(
     zotero: &ZoteroClient,
     input: &SearchInput,
     scope: Option<&[String]>,
