@@ -20,8 +20,8 @@ import {
   mcpUrl,
   modernRequest,
   pkcePair,
+  registerClient,
   tokenRequest,
-  workerUrl,
 } from './helpers.mjs';
 
 const CHATGPT_REDIRECT = 'https://chatgpt.com/connector_platform_oauth_redirect';
@@ -77,19 +77,8 @@ describe('ChatGPT adding the connector, then deep research', { timeout: TEST_TIM
   });
 
   test('registers, is authorized on the consent page and exchanges the code for a bound token', async () => {
-    const registered = await fetchWithTimeout(workerUrl('/oauth/register'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'ChatGPT',
-        redirect_uris: [CHATGPT_REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      }),
-    });
-    assert.equal(registered.status, 201, await registered.clone().text());
-    const client = await registered.json();
+    // ChatGPT's registration: a public client with its redirect URI (the rest as every client sends it).
+    const client = await registerClient({ client_name: 'ChatGPT', redirect_uris: [CHATGPT_REDIRECT] });
     const { verifier, challenge } = await pkcePair();
     const location = await approve(
       authorizeUrl(client.client_id, challenge, { redirect_uri: CHATGPT_REDIRECT, state: 'chatgpt-state' }),

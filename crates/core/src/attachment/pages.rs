@@ -81,11 +81,7 @@ impl PagedText {
     /// `<source> <total pages>`, then each page as `<label>\n<text>`, all separated by form feeds. Plain text,
     /// not JSON: a serde reader for these two types cost the Worker more than this.
     fn encode(&self) -> String {
-        let source = match self.source {
-            ReadSource::ZoteroStorage => "zotero-storage",
-            _ => "webdav",
-        };
-        let mut out = format!("{source} {}", self.total_pages);
+        let mut out = format!("{} {}", self.source.name(), self.total_pages);
         for page in &self.pages {
             out.push(SEPARATOR);
             out.push_str(page.label.as_deref().unwrap_or_default());

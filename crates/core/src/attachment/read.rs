@@ -67,6 +67,15 @@ pub enum ReadSource {
 }
 
 impl ReadSource {
+    /// The name answers give it (the serde name): `zotero-index`, `webdav` or `zotero-storage`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ZoteroIndex => "zotero-index",
+            Self::WebDav => "webdav",
+            Self::ZoteroStorage => "zotero-storage",
+        }
+    }
+
     /// What a text read from a file of `store` says it came from.
     pub(super) fn file_in(store: StoreKind) -> Self {
         match store {

@@ -283,14 +283,7 @@ impl Tool for ReadAttachment {
                         }
                     });
                 }
-                output.source = Some(
-                    match read.source {
-                        ReadSource::ZoteroIndex => "zotero-index",
-                        ReadSource::WebDav => "webdav",
-                        ReadSource::ZoteroStorage => "zotero-storage",
-                    }
-                    .into(),
-                );
+                output.source = Some(read.source.name().into());
                 output.note = read_note(&read, input.max_pages);
                 output.next_from_page = match (read.truncated, read.pages.last()) {
                     (true, Some(last)) => {

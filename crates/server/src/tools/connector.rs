@@ -378,7 +378,7 @@ async fn append_attachment_text(
         Ok(read) => {
             text.push_str(&format!("\n\n## Text of attachment {}\n\n", attachment.key));
             text.push_str(read.text.trim());
-            metadata.text_source = Some(source_name(read.source).into());
+            metadata.text_source = Some(read.source.name().into());
             metadata.total_pages = read.total_pages;
             metadata.last_page = read.pages.last().map(|p| *p as u64);
             metadata.truncated = read.truncated;
@@ -420,7 +420,7 @@ fn append_pages(
     }
     let total = paged.total_pages as u64;
     let last = last.unwrap_or(0) as u64;
-    metadata.text_source = Some(source_name(paged.source).into());
+    metadata.text_source = Some(paged.source.name().into());
     metadata.total_pages = Some(total);
     metadata.last_page = Some(last);
     metadata.truncated = last < total;
@@ -433,14 +433,6 @@ fn append_pages(
         );
         text.push_str(&format!("\n\n[{note}]"));
         metadata.note = Some(note);
-    }
-}
-
-fn source_name(source: attachment::ReadSource) -> &'static str {
-    match source {
-        attachment::ReadSource::ZoteroIndex => "zotero-index",
-        attachment::ReadSource::WebDav => "webdav",
-        attachment::ReadSource::ZoteroStorage => "zotero-storage",
     }
 }
 
