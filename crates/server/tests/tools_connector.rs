@@ -204,3 +204,28 @@ async fn fetch_of_an_unknown_item_says_so() {
     assert_eq!(missing["isError"], true);
     assert!(error_text(&missing).contains("ZZZZ2222"), "{}", error_text(&missing));
 }
+
+#[tokio::test]
+async fn read_attachment_on_a_parent_reads_the_best_pdf_and_lists_every_candidate() {
+    let sim = demo_sim();
+    let short = sim.insert_item(
+        LIB,
+        json!({ "itemType": "attachment", "linkMode": "imported_file", "parentItem": PARENT, "title": "Supplement",
+                "contentType": "application/pdf", "filename": "supplement.pdf" }),
+    );
+    sim.set_fulltext(LIB, &short, "Supplementary tables.", Some(1), Some(1));
+    sim.set_fulltext(LIB, ATTACHMENT, &"The paper's own long text. ".repeat(50), Some(3), Some(3));
+    let result = rpc(&sim, "zotero_read_attachment", json!({ "itemKey": PARENT })).await;
+    let out = ok(&result);
+    assert_eq!(out["attachmentKey"], ATTACHMENT);
+    assert!(out["text"].as_str().unwrap().starts_with("The paper's own long text."));
+    let candidates = out["attachmentCandidates"].as_array().unwrap();
+    assert_eq!(candidates.iter().map(|c| c["key"].clone()).collect::<Vec<_>>(), [json!(ATTACHMENT), json!(short)]);
+    assert_eq!(candidates[1]["chars"], 21);
+    assert!(text(&result).contains("Read the best of the item's stored files"), "{}", text(&result));
+
+    // Given the attachment itself, nothing is weighed.
+    let direct = rpc(&sim, "zotero_read_attachment", json!({ "itemKey": short })).await;
+    assert!(ok(&direct).get("attachmentCandidates").is_none());
+    assert!(ok(&direct)["text"].as_str().unwrap().starts_with("Supplementary"));
+}

@@ -69,22 +69,26 @@ impl From<FileStoreError> for AttachmentError {
     }
 }
 
-/// The attachment `key` means: the item itself when it is an attachment, else its best stored-file child (a PDF
-/// before an EPUB before HTML or text, in Zotero's order otherwise).
+/// The attachment `key` means: the item itself when it is an attachment, else its best stored-file child
+/// ([`best_of`]).
 pub async fn resolve(zotero: &ZoteroClient, key: &ObjectKey) -> Result<ZoteroObject, AttachmentError> {
+    Ok(resolve_weighed(zotero, key).await?.0)
+}
+
+/// [`resolve`], with every stored file of the item as it was weighed (none when `key` is an attachment).
+pub async fn resolve_weighed(
+    zotero: &ZoteroClient,
+    key: &ObjectKey,
+) -> Result<(ZoteroObject, Vec<Candidate>), AttachmentError> {
     let item = zotero.item(key).await?;
     if item.field("itemType") == Some("attachment") {
-        return Ok(item);
+        return Ok((item, Vec::new()));
     }
     let children = zotero.children(key, MAX_CHILDREN).await?;
-    let mut stored: Vec<ZoteroObject> = children
-        .items
-        .into_iter()
-        .filter(|c| c.field("itemType") == Some("attachment"))
-        .filter(|c| matches!(c.field("linkMode"), Some("imported_file" | "imported_url")))
-        .collect();
-    stored.sort_by_key(|c| content_type_rank(c.field("contentType").unwrap_or_default()));
-    stored.into_iter().next().ok_or_else(|| AttachmentError::NoStoredFile { key: key.as_str().to_owned() })
+    match best_of(zotero, children.items).await? {
+        (Some(best), candidates) => Ok((best, candidates)),
+        (None, _) => Err(AttachmentError::NoStoredFile { key: key.as_str().to_owned() }),
+    }
 }
 
 /// At most this many PDFs of one item are measured to choose the best (each costs a full-text read).

@@ -4,7 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zotero_mcp_core::attachment::{self, AttachmentError, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES};
+use zotero_mcp_core::attachment::{
+    self, AttachmentError, Candidate, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES,
+};
 use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
@@ -71,6 +73,26 @@ pub struct OutlineOut {
     pub page: Option<usize>,
 }
 
+/// One stored file of the item, as it was weighed to choose the one to read.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CandidateOut {
+    pub key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Characters of its text in Zotero's full-text index; null when not measured (only one PDF, or past the
+    /// first five), which is not 0.
+    pub chars: Option<u64>,
+}
+
+impl From<Candidate> for CandidateOut {
+    fn from(c: Candidate) -> Self {
+        Self { key: c.key, title: c.title, content_type: c.content_type, chars: c.chars }
+    }
+}
+
 /// Result of `zotero_read_attachment`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -104,6 +126,10 @@ pub struct ReadAttachmentOutput {
     /// What happened to `writeBackIndex`, when it was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_write_back: Option<String>,
+    /// Given a regular item: its stored files as they were weighed, the one read first (of several PDFs, the
+    /// one with the longest indexed text; `chars` null where not measured).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachment_candidates: Vec<CandidateOut>,
 }
 
 pub struct ReadAttachment;
@@ -194,6 +220,17 @@ impl Tool for ReadAttachment {
             });
         }
         let mut text = header.join(" · ");
+        if output.attachment_candidates.len() > 1 {
+            let weighed: Vec<String> = output
+                .attachment_candidates
+                .iter()
+                .map(|c| match c.chars {
+                    Some(chars) => format!("{} ({chars} characters indexed)", c.key),
+                    None => format!("{} (not measured)", c.key),
+                })
+                .collect();
+            text.push_str(&format!("\nRead the best of the item's stored files: {}", weighed.join(", ")));
+        }
         if let Some(note) = &output.note {
             text.push_str(&format!("\n{note}"));
         }
@@ -209,7 +246,7 @@ impl Tool for ReadAttachment {
         // Writing the index back is a write: refused before anything is read on a read-only grant.
         let writer = if input.write_back_index { Some(ctx.writer()?) } else { None };
         let zotero = ctx.zotero()?;
-        let item = attachment::resolve(zotero, &input.item_key).await?;
+        let (item, candidates) = attachment::resolve_weighed(zotero, &input.item_key).await?;
         let mut output = ReadAttachmentOutput {
             attachment_key: item.key.clone(),
             source: None,
@@ -222,6 +259,7 @@ impl Tool for ReadAttachment {
             note: None,
             file: None,
             index_write_back: None,
+            attachment_candidates: candidates.into_iter().map(CandidateOut::from).collect(),
         };
         let files = ctx.files().await?;
         match input.mode {

@@ -9,9 +9,10 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zotero_mcp_core::attachment::{self, best_of, Candidate, PagedText};
+use zotero_mcp_core::attachment::{self, best_of, PagedText};
 use zotero_mcp_core::zotero::{LibraryId, ObjectKey, ZoteroObject};
 
+use super::attachments::CandidateOut;
 use super::search::{search_words, SearchInput as WordSearch};
 use super::semantic::{SemanticSearch, SemanticSearchInput};
 use crate::context::RequestContext;
@@ -238,26 +239,6 @@ pub struct FetchMetadata {
     /// Why no text of a file is included, or how to read on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-}
-
-/// One stored file of the item, as it was weighed to choose the one to read.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CandidateOut {
-    pub key: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub content_type: Option<String>,
-    /// Characters of its text in Zotero's full-text index; null when not measured (only one PDF, or past the
-    /// first five), which is not 0.
-    pub chars: Option<u64>,
-}
-
-impl From<Candidate> for CandidateOut {
-    fn from(c: Candidate) -> Self {
-        Self { key: c.key, title: c.title, content_type: c.content_type, chars: c.chars }
-    }
 }
 
 /// Result of `fetch`, as OpenAI's connectors read it.
