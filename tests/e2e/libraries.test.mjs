@@ -55,6 +55,7 @@ const COVERED = [
   'zotero_reindex',
   'zotero_find_duplicates',
   'zotero_list_libraries',
+  'zotero_changes',
   'search',
   'fetch',
   // ENABLE_TEST_FIXTURES=1 (tests/e2e/wrangler.test.toml) lists these too.
@@ -299,6 +300,16 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     }
     const clash = await failed('fetch', { id, library: READING });
     assert.match(clash, /give one of them/);
+  });
+
+  it('follows a group\'s changes with a cursor of that group, refused for another library', async () => {
+    const base = await ok('zotero_changes', { library: LAB });
+    assert.equal(base.structuredContent.cursor.library, LAB);
+    const since = base.structuredContent.cursor;
+    const again = await ok('zotero_changes', { library: LAB, since });
+    assert.equal(again.structuredContent.fromVersion, since.version);
+    assert.ok(again.structuredContent.cursor, JSON.stringify(again.structuredContent));
+    assert.match(await failed('zotero_changes', { since }), /the cursor is for library groups\/100001/);
   });
 
   it('plans renames and scans for duplicates from each group\'s own items', async () => {

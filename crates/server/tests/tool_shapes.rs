@@ -153,6 +153,20 @@ impl HttpClient for Exporting {
     }
 }
 
+/// The bench's HTTP with a write landing in the library just before the first `/items/top` read.
+/// Disarmed while its flag is true.
+struct MovingLibrary(Rc<dyn HttpClient>, Rc<zotero_sim::Simulator>, Rc<std::cell::Cell<bool>>);
+
+#[async_trait::async_trait(?Send)]
+impl HttpClient for MovingLibrary {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        if request.uri().path().ends_with("/items/top") && !self.2.replace(true) {
+            self.1.insert_item(LibraryRef::User(DEMO_USER), json!({ "itemType": "book", "title": "Meanwhile" }));
+        }
+        self.0.send(request).await
+    }
+}
+
 /// The demo library, WebDAV with the unindexed paper's PDF, AI Search bound, BibTeX exports answered.
 fn bench_with_files() -> (Bench, Rc<MemoryAiSearch>) {
     let mut bench = bench(true);
@@ -294,6 +308,18 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     b.sim.add_group(7, DEMO_KEY, false);
     let libraries = shapes.read(b, "zotero_list_libraries", json!({})).await;
     assert_eq!(libraries["libraries"].as_array().map(Vec::len), Some(2), "{libraries}");
+
+    // ---- changes: a baseline, a change since, and a library that moved during the call ----
+    let base = shapes.read(b, "zotero_changes", json!({})).await;
+    b.sim.insert_item(LibraryRef::User(DEMO_USER), json!({ "itemType": "book", "title": "Changed since" }));
+    shapes.read(b, "zotero_changes", json!({ "since": base["cursor"], "limit": 1 })).await;
+    let mut moving = common::dav::bench(false);
+    let done = Rc::new(std::cell::Cell::new(true));
+    moving.app.platform.http = Rc::new(MovingLibrary(moving.router.clone(), moving.sim.clone(), done.clone()));
+    let base = shapes.read(&moving, "zotero_changes", json!({})).await;
+    done.set(false);
+    let moved = shapes.read(&moving, "zotero_changes", json!({ "since": base["cursor"] })).await;
+    assert_eq!(moved["libraryChanged"], true, "{moved}");
 
     // ---- the pair ChatGPT's connectors call ----
     let found = shapes.read(b, "search", json!({ "query": "protein" })).await;

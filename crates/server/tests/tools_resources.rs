@@ -211,6 +211,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_find_duplicates",
             // Not the upstream's: after its tools, so their order is kept.
             "zotero_list_libraries",
+            "zotero_changes",
             "search",
             "fetch",
         ]
@@ -240,6 +241,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         ("zotero_reindex", false, false, true, false, "writes only the deployment's own index"),
         ("zotero_find_duplicates", false, true, false, false, "a merge trashes the duplicates"),
         ("zotero_list_libraries", true, false, true, false, "reads"),
+        ("zotero_changes", true, false, true, false, "reads versions"),
         ("search", true, false, true, false, "reads"),
         ("fetch", true, false, true, false, "reads"),
     ];

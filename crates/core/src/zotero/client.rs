@@ -1,5 +1,6 @@
 //! The Zotero Web API v3 client: one per request context, sharing its limiter, backoff gate and library lookup.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use futures_util::future::{join4, OptionFuture};
@@ -380,6 +381,17 @@ impl ZoteroClient {
         let query = Query::new().since(since).param("format", "versions").include_trashed(true);
         let reply = self.get(self.library_path("/items").await?, query.into_params()).await?;
         Ok(Versions { versions: reply.json()?, library_version: reply.last_modified_version() })
+    }
+
+    /// The versions of a listing's objects changed since `since` (`rest`: `/items`, `/items/top`, `/items/trash`,
+    /// `/collections`, `/searches`), read whole in one request, and whether the answer says it is whole
+    /// (`Total-Results`, when sent, equals what came).
+    pub async fn versions_of(&self, rest: &str, since: u64) -> Result<(Versions, bool), ZoteroError> {
+        let query = Query::new().since(since).param("format", "versions");
+        let reply = self.get(self.library_path(rest).await?, query.into_params()).await?;
+        let versions: BTreeMap<String, u64> = reply.json()?;
+        let whole = reply.total_results().is_none_or(|total| total == versions.len() as u64);
+        Ok((Versions { versions, library_version: reply.last_modified_version() }, whole))
     }
 
     /// Keys deleted since `since`.

@@ -7,6 +7,7 @@
 pub mod annotations;
 pub mod args;
 pub mod attachments;
+pub mod changes;
 pub mod collections;
 pub mod connector;
 pub mod duplicates;
@@ -89,6 +90,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<semantic::Reindex>();
     registry.tool::<duplicates::FindDuplicates>();
     registry.tool::<libraries::ListLibraries>();
+    registry.tool::<changes::Changes>();
     registry.tool::<connector::Search>().tool::<connector::Fetch>();
     resources::register(registry);
     if test_fixtures {

@@ -64,7 +64,7 @@ mod tests {
     }
 
     #[test]
-    fn this_build_lists_the_twenty_one_tools_of_the_readme_in_order() {
+    fn this_build_lists_the_twenty_two_tools_of_the_readme_in_order() {
         assert_eq!(
             expected(),
             names(&[
@@ -87,6 +87,7 @@ mod tests {
                 "zotero_reindex",
                 "zotero_find_duplicates",
                 "zotero_list_libraries",
+                "zotero_changes",
                 "search",
                 "fetch",
             ])
