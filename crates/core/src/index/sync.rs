@@ -30,6 +30,7 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 use futures_util::future::join_all;
+use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -189,6 +190,8 @@ pub async fn sync_with_files(
     files: Option<&dyn FileStore>,
 ) -> Result<SyncReport, IndexError> {
     let Some(index) = index else { return Ok(SyncReport::unbound()) };
+    // The steps below are awaited boxed (`boxed_local`): inlined, the callees awaited at several places were
+    // copied into this one state machine each time (6 KiB of the Worker's gzip size).
     let budget = Budget { limit: options.subrequest_budget, used: Cell::new(0) };
     let files = files.filter(|_| options.full_text);
     let ensured = index.ensure().await?;
@@ -208,7 +211,7 @@ pub async fn sync_with_files(
         Some(state) if !state.pending.is_empty() => {
             // Resume the cycle: no version scan and no deletions (they were handled when it started).
             if budget.left() < lookup + 1 + per_key {
-                return run.too_small(index, &state, lookup + 1 + per_key).await;
+                return run.too_small(index, &state, lookup + 1 + per_key).boxed_local().await;
             }
             budget.spend(lookup);
             // Which attachments have text: kept beside the cursor when the cycle started (the cursor's JSON is
@@ -228,10 +231,10 @@ pub async fn sync_with_files(
             let scan = lookup + 1 + usize::from(since > 0) + usize::from(options.full_text);
             if budget.left() < scan {
                 let state = SyncState { since, target: since, pending: Vec::new() };
-                return run.too_small(index, &state, scan).await;
+                return run.too_small(index, &state, scan).boxed_local().await;
             }
             budget.spend(scan);
-            let (versions, texts) = run.start_cycle(zotero, index, since, options.full_text).await?;
+            let (versions, texts) = run.start_cycle(zotero, index, since, options.full_text).boxed_local().await?;
             let mut pending: Vec<String> = versions.versions.keys().cloned().collect();
             if let Some(texts) = &texts {
                 // Attachments that gained text since the cursor: their parents' documents change.
@@ -244,10 +247,11 @@ pub async fn sync_with_files(
             }
             if state.pending.is_empty() {
                 let done = SyncState { since: state.target, target: state.target, pending: Vec::new() };
-                write_state(kv, &key, &done).await?;
+                write_state(kv, &key, &done).boxed_local().await?;
                 run.report.complete = true;
                 return Ok(run
                     .finish(index, &state, 0, format!("Nothing changed since library version {since}."))
+                    .boxed_local()
                     .await);
             }
             (state, texts)
@@ -278,9 +282,9 @@ pub async fn sync_with_files(
             queued.remove(key);
             handled.insert(key.clone());
         }
-        let chunk = run.read_chunk(zotero, &keys, options.full_text, texts.as_ref()).await?;
+        let chunk = run.read_chunk(zotero, &keys, options.full_text, texts.as_ref()).boxed_local().await?;
         gone.extend(chunk.gone);
-        submitted += index.upsert(&chunk.documents).await?;
+        submitted += index.upsert(&chunk.documents).boxed_local().await?;
         let deferred = chunk.deferred.len();
         for key in chunk.deferred.into_iter().rev() {
             handled.remove(&key);
@@ -305,7 +309,7 @@ pub async fn sync_with_files(
     }
     if !gone.is_empty() {
         // Counted in `removed` by neither upstream nor here: these are cleanups, not reported deletions.
-        index.remove(&gone).await?;
+        index.remove(&gone).boxed_local().await?;
     }
 
     let remaining: Vec<String> = queue.into_iter().collect();
@@ -315,7 +319,7 @@ pub async fn sync_with_files(
         target: state.target,
         pending: remaining.clone(),
     };
-    write_state(kv, &key, &next).await?;
+    write_state(kv, &key, &next).boxed_local().await?;
     run.report.complete = complete;
     run.report.remaining = remaining.len();
     let message = if complete {
@@ -327,7 +331,7 @@ pub async fn sync_with_files(
         }
         message
     };
-    Ok(run.finish(index, &state, submitted, message).await)
+    Ok(run.finish(index, &state, submitted, message).boxed_local().await)
 }
 
 /// Where a cycle's full-text versions are kept between its runs (beside the cursor, not in it).
