@@ -320,7 +320,8 @@ impl Tool for Fetch {
                 let budget = MAX_TEXT_CHARS.saturating_sub(attachment::json_chars(&text) + 2_000);
                 append_attachment_text(ctx, &attachment, budget, &mut text, &mut metadata).await;
             }
-            None if metadata.note.is_none() && item.item_type() != Some("note") => {
+            // A note or an annotation has no file of its own to miss.
+            None if !matches!(item.item_type(), Some("note" | "annotation")) => {
                 metadata.note = Some("The item has no stored file, so only its metadata is given.".into());
             }
             None => {}
