@@ -485,6 +485,74 @@ async fn documents_carry_the_text_of_the_best_attachment() {
 }
 
 #[tokio::test]
+async fn of_several_pdfs_the_one_with_the_longest_indexed_text_is_indexed() {
+    let bench = Bench::new();
+    bench.article("AAAA2222", "Heat stress", 2020);
+    // Zotero lists children newest first (`dateModified` descending), so the short one (a news story about the
+    // paper), added last, comes first.
+    bench.pdf("LNGP2222", "AAAA2222", Some("The paper itself, whose indexed text is much the longer of the two."));
+    bench.pdf("SHRT2222", "AAAA2222", Some("A news story."));
+    let children = bench.zotero().children(&ObjectKey::parse("AAAA2222").unwrap(), 10).await.unwrap();
+    assert_eq!(children.items.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["SHRT2222", "LNGP2222"]);
+    let before = bench.sim.requests().len();
+    let report = bench.run(with_text()).await;
+    let text = bench.document("AAAA2222").unwrap().content;
+    assert!(text.ends_with("\n\nThe paper itself, whose indexed text is much the longer of the two."), "{text}");
+    assert!(!text.contains("A news story."), "{text}");
+    // versions, full-text versions, one item read, the children, one text read per PDF.
+    assert_eq!(report.subrequests, 6, "{:?}", bench.requests_since(before));
+
+    // Equal lengths: Zotero's order decides.
+    let bench = Bench::new();
+    bench.article("AAAA2222", "Heat stress", 2020);
+    bench.pdf("SCND2222", "AAAA2222", Some("Other of two."));
+    bench.pdf("FRST2222", "AAAA2222", Some("First of two."));
+    bench.run(with_text()).await;
+    assert!(bench.document("AAAA2222").unwrap().content.ends_with("\n\nFirst of two."));
+}
+
+#[tokio::test]
+async fn further_pdfs_are_measured_only_with_requests_the_budget_spares() {
+    let short = |i: usize| format!("Short {i}.");
+    let long = |i: usize| format!("The longer indexed text of paper {i}.");
+    let library = || {
+        let bench = Bench::new();
+        for i in 0..3 {
+            let parent = bench.article(&format!("PAPR{}{}{}{}", i + 2, i + 2, i + 2, i + 2), "Paper", 2020);
+            // The short one last: first in Zotero's order (newest first).
+            bench.pdf(&format!("LNGP{}{}{}{}", i + 2, i + 2, i + 2, i + 2), &parent, Some(&long(i)));
+            bench.pdf(&format!("SHRT{}{}{}{}", i + 2, i + 2, i + 2, i + 2), &parent, Some(&short(i)));
+        }
+        bench
+    };
+    // Budget 5: the scan (2) and the item read (1) leave one paper's children and first text (2) and nothing
+    // spare, so every paper keeps its first PDF's text, run after run; 6 spares one more read in the first run;
+    // from 12 the first run spares one for each paper. Every run, whatever its budget, makes exactly the requests
+    // it counts and no more than its budget (`Bench::run`).
+    for budget in 5..=12 {
+        let bench = library();
+        let options = SyncOptions { subrequest_budget: budget, ..with_text() };
+        let mut runs = 0;
+        while !bench.run(options.clone()).await.complete {
+            runs += 1;
+            assert!(runs < 20, "budget {budget}");
+        }
+        let mut longer = 0;
+        for i in 0..3 {
+            let text = bench.document(&format!("PAPR{}{}{}{}", i + 2, i + 2, i + 2, i + 2)).unwrap().content;
+            assert!(text.ends_with(&format!("\n\n{}", short(i))) || text.ends_with(&format!("\n\n{}", long(i))));
+            longer += usize::from(text.ends_with(&long(i)));
+        }
+        match budget {
+            5 => assert_eq!(longer, 0),
+            6 => assert!(longer >= 1),
+            12 => assert_eq!(longer, 3),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_attachment_gaining_text_updates_its_parents_document() {
     let bench = Bench::new();
     bench.article("AAAA2222", "Heat stress", 2020);

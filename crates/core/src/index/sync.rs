@@ -22,9 +22,13 @@
 //! [`KEY_CHUNK`] keys the item read (1) and, with full text on, per item with children its children (1) and its
 //! attachment's text (1). A chunk is read whole when one key's worst case (1 + 2) still fits; its items are then
 //! given their text in queue order while the budget lasts, and from the first that does not fit the rest go
-//! back to the head of the queue (read again next run), reported in `remaining`. Retries of a 429/503 inside the Zotero client are not visible here, so leave the budget some
-//! room below the platform's limit. AI Search binding calls (ensure, uploads, listings, deletions, stats) and
-//! `CACHE_KV` reads and writes are not counted: they are bindings with limits of their own, not fetches.
+//! back to the head of the queue (read again next run), reported in `remaining`. An item with several stored
+//! PDFs that may have text (in a full cycle: that have it) costs one text read per PDF measured, at most
+//! [`MAX_MEASURED_CANDIDATES`]; the reads beyond the first are paid only from what the chunk's worst cases leave
+//! over (`Budget::spare`), so an item without such room keeps its first PDF's text. Retries of a 429/503 inside
+//! the Zotero client are not visible here, so leave the budget some room below the platform's limit. AI Search
+//! binding calls (ensure, uploads, listings, deletions, stats) and `CACHE_KV` reads and writes are not counted:
+//! they are bindings with limits of their own, not fetches.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -38,7 +42,7 @@ use super::documents::{document_for, is_indexable, ItemText};
 use super::error::IndexError;
 use super::service::SemanticIndex;
 use super::{DEFAULT_BATCH, FULL_TEXT_BUDGET_CHARS, KEY_CHUNK, STATE_PREFIX};
-use crate::attachment::{download, require_stored_file};
+use crate::attachment::{download, require_stored_file, MAX_MEASURED_CANDIDATES};
 use crate::files::FileStore;
 use crate::pdf::{PdfDocument, PdfLimits, TextBudget};
 use crate::platform::{KvStore, KvWrite};
@@ -154,6 +158,10 @@ pub fn state_key(instance: &str) -> String {
 struct Budget {
     limit: usize,
     used: Cell<usize>,
+    /// Of what is left, the requests no key's worst case in the chunk being read has claimed: what an item's
+    /// further PDFs are measured with (the chunk's reads run at once, so `left` alone would spend other keys'
+    /// shares).
+    spare: Cell<usize>,
 }
 
 impl Budget {
@@ -162,6 +170,12 @@ impl Budget {
     }
     fn spend(&self, requests: usize) {
         self.used.set(self.used.get() + requests);
+    }
+    /// Claims one spare request, if there is one (spent when it is sent).
+    fn claim_spare(&self) -> bool {
+        let spare = self.spare.get();
+        self.spare.set(spare.saturating_sub(1));
+        spare > 0
     }
 }
 
@@ -192,7 +206,7 @@ pub async fn sync_with_files(
     let Some(index) = index else { return Ok(SyncReport::unbound()) };
     // The steps below are awaited boxed (`boxed_local`): inlined, the callees awaited at several places were
     // copied into this one state machine each time (6 KiB of the Worker's gzip size).
-    let budget = Budget { limit: options.subrequest_budget, used: Cell::new(0) };
+    let budget = Budget { limit: options.subrequest_budget, used: Cell::new(0), spare: Cell::new(0) };
     let files = files.filter(|_| options.full_text);
     let ensured = index.ensure().await?;
     let full = options.full || ensured.created;
@@ -486,6 +500,8 @@ impl Run<'_> {
                 true
             });
         }
+        let claimed = indexable.iter().filter(|item| has_children(item)).count() * self.per_key;
+        self.budget.spare.set(self.budget.left().saturating_sub(claimed));
         let reads = indexable.iter().map(|item| async move {
             if full_text && has_children(item) {
                 self.item_text(zotero, item, texts).await
@@ -508,6 +524,9 @@ impl Run<'_> {
 
     /// Where the item's text comes from: Zotero's full-text index (its best attachment that has text; 2
     /// requests), else — with `files` — the stored PDF to be read from the file store afterwards, one at a time.
+    /// Of several stored PDFs, the one with the longest indexed text, as [`crate::attachment::best_of`] chooses
+    /// for the tools: up to [`MAX_MEASURED_CANDIDATES`] are read, the first paid by the key's share and the rest
+    /// by spare requests; without them, the first PDF's text is taken. Ties keep Zotero's order.
     async fn item_text(
         &self,
         zotero: &ZoteroClient,
@@ -517,25 +536,47 @@ impl Run<'_> {
         let Ok(key) = ObjectKey::parse(&item.key) else { return Ok(TextSource::None) };
         self.budget.spend(1);
         let children = zotero.children(&key, MAX_CHILDREN).await?;
-        if let Some(attachment) = best_attachment(&children.items, texts) {
-            if let Ok(attachment) = ObjectKey::parse(&attachment.key) {
-                self.budget.spend(1);
-                let text = zotero.fulltext(&attachment).await?;
-                if let Some(text) = text.map(|t| t.content).filter(|c| !c.trim().is_empty()) {
-                    return Ok(TextSource::Index(ItemText::Whole(text)));
+        if let Some(first) = best_attachment(&children.items, texts) {
+            // The PDFs weighed, in Zotero's order: `first` alone unless it is a stored PDF; with it, every stored
+            // PDF not known to lack text (an incremental cycle knows only the texts changed since its cursor).
+            let weighed: Vec<&ZoteroObject> = if is_stored_pdf(first) {
+                let maybe = |c: &ZoteroObject| texts.and_then(|t| t.has_text(&c.key)) != Some(false);
+                children.items.iter().filter(|c| is_stored_pdf(c) && maybe(c)).collect()
+            } else {
+                vec![first]
+            };
+            let mut best: Option<String> = None;
+            let mut measured = 1;
+            for candidate in weighed {
+                let text = if candidate.key == first.key {
+                    self.index_text(zotero, candidate).await?
+                } else if measured < MAX_MEASURED_CANDIDATES && self.budget.claim_spare() {
+                    // Only with a request no key's worst case claims; without one, the first PDF's text stands.
+                    measured += 1;
+                    self.index_text(zotero, candidate).await?
+                } else {
+                    continue;
+                };
+                if chars(&text) > chars(&best) {
+                    best = text;
                 }
             }
+            if let Some(text) = best {
+                return Ok(TextSource::Index(ItemText::Whole(text)));
+            }
         }
-        let stored_pdf = children.items.into_iter().find(|c| {
-            c.item_type() == Some("attachment")
-                && !c.is_trashed()
-                && c.field("contentType") == Some("application/pdf")
-                && require_stored_file(c).is_ok()
-        });
+        let stored_pdf = children.items.into_iter().find(is_stored_pdf);
         Ok(match (self.files, stored_pdf) {
             (Some(_), Some(pdf)) => TextSource::File(pdf),
             _ => TextSource::None,
         })
+    }
+
+    /// An attachment's text in Zotero's full-text index, when it has some (1 request, counted here).
+    async fn index_text(&self, zotero: &ZoteroClient, attachment: &ZoteroObject) -> Result<Option<String>, IndexError> {
+        let Ok(key) = ObjectKey::parse(&attachment.key) else { return Ok(None) };
+        self.budget.spend(1);
+        Ok(zotero.fulltext(&key).await?.map(|t| t.content).filter(|c| !c.trim().is_empty()))
     }
 
     /// A stored PDF's text, page by page, from the file store through the PDF engine: as many pages as the
@@ -664,6 +705,16 @@ fn best_attachment<'a>(children: &'a [ZoteroObject], texts: Option<&TextIndex>) 
         .collect();
     candidates.sort_by_key(|(known, kind, link, _)| (*known, *kind, *link));
     candidates.into_iter().next().map(|(_, _, _, c)| c)
+}
+
+/// An untrashed PDF whose file Zotero stores.
+fn is_stored_pdf(item: &ZoteroObject) -> bool {
+    !item.is_trashed() && item.field("contentType") == Some("application/pdf") && require_stored_file(item).is_ok()
+}
+
+/// The characters of a text, 0 for none.
+fn chars(text: &Option<String>) -> usize {
+    text.as_ref().map_or(0, |t| t.chars().count())
 }
 
 fn is_child(item: &ZoteroObject) -> bool {
