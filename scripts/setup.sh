@@ -60,4 +60,17 @@ if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_dav_fs.so ]
   # Where the package starts the system service, stop it: the tests run their own, on loopback.
   $sudo service apache2 stop >/dev/null 2>&1 || true
 fi
+# poppler's pdftotext: the reference zotero_retrieve's page numbers are checked against
+# (crates/server/tests/tools_retrieve.rs).
+if ! command -v pdftotext >/dev/null; then
+  log "installing poppler-utils from Debian (pdftotext, the page reference of the retrieval tests)"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  install_poppler() {
+    $sudo apt-get install -y -q poppler-utils >/dev/null ||
+      { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q poppler-utils >/dev/null; }
+  }
+  timed install_poppler
+fi
 log "ready ($((SECONDS - setup_started)) s)"

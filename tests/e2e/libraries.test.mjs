@@ -56,6 +56,7 @@ const COVERED = [
   'zotero_find_duplicates',
   'zotero_list_libraries',
   'zotero_changes',
+  'zotero_retrieve',
   'search',
   'fetch',
   // ENABLE_TEST_FIXTURES=1 (tests/e2e/wrangler.test.toml) lists these too.
@@ -310,6 +311,17 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     assert.equal(again.structuredContent.fromVersion, since.version);
     assert.ok(again.structuredContent.cursor, JSON.stringify(again.structuredContent));
     assert.match(await failed('zotero_changes', { since }), /the cursor is for library groups\/100001/);
+  });
+
+  it('gathers evidence from a group\'s item, its PDF read by pages from Zotero Storage', async () => {
+    const answer = await ok('zotero_retrieve', { itemKeys: [LAB_PAPER], query: 'demonstration paper', library: LAB });
+    const top = answer.structuredContent.passages[0];
+    assert.equal(top.source, 'fulltext', JSON.stringify(answer.structuredContent));
+    assert.equal(top.sourceKey, LAB_PDF);
+    assert.equal(top.page, 1);
+    const read = answer.structuredContent.items[0].attachments[0];
+    assert.equal(read.textSource, 'zotero-storage');
+    assert.equal(read.coverage.complete, true);
   });
 
   it('plans renames and scans for duplicates from each group\'s own items', async () => {

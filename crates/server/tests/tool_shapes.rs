@@ -321,6 +321,19 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     let moved = shapes.read(&moving, "zotero_changes", json!({ "since": base["cursor"] })).await;
     assert_eq!(moved["libraryChanged"], true, "{moved}");
 
+    // ---- evidence: annotations with pages and comments, the PDF by pages, the index, a gap ----
+    shapes
+        .read(b, "zotero_retrieve", json!({ "itemKeys": ["T6W7H8UE"], "query": "calibration ESMFold orphan MSAs" }))
+        .await;
+    shapes
+        .read(
+            b,
+            "zotero_retrieve",
+            json!({ "itemKeys": ["KPDKK5UT", "T6W7H8UE"], "query": "protein structure",
+        "attachmentPolicy": "allIndexed", "passages": 2, "maxChars": 300 }),
+        )
+        .await;
+
     // ---- the pair ChatGPT's connectors call ----
     let found = shapes.read(b, "search", json!({ "query": "protein" })).await;
     let id = found["results"][0]["id"].as_str().expect("a result").to_owned();

@@ -212,6 +212,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             // Not the upstream's: after its tools, so their order is kept.
             "zotero_list_libraries",
             "zotero_changes",
+            "zotero_retrieve",
             "search",
             "fetch",
         ]
@@ -242,6 +243,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         ("zotero_find_duplicates", false, true, false, false, "a merge trashes the duplicates"),
         ("zotero_list_libraries", true, false, true, false, "reads"),
         ("zotero_changes", true, false, true, false, "reads versions"),
+        ("zotero_retrieve", true, false, true, false, "reads; caches PDF pages in the deployment's own KV"),
         ("search", true, false, true, false, "reads"),
         ("fetch", true, false, true, false, "reads"),
     ];

@@ -21,6 +21,7 @@ pub mod paging;
 pub mod put_attachment;
 pub mod rename_attachments;
 pub mod resources;
+pub mod retrieve;
 pub mod saved_searches;
 pub mod search;
 pub mod semantic;
@@ -91,6 +92,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<duplicates::FindDuplicates>();
     registry.tool::<libraries::ListLibraries>();
     registry.tool::<changes::Changes>();
+    registry.tool::<retrieve::Retrieve>();
     registry.tool::<connector::Search>().tool::<connector::Fetch>();
     resources::register(registry);
     if test_fixtures {

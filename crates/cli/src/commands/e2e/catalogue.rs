@@ -88,6 +88,7 @@ mod tests {
                 "zotero_find_duplicates",
                 "zotero_list_libraries",
                 "zotero_changes",
+                "zotero_retrieve",
                 "search",
                 "fetch",
             ])
