@@ -40,7 +40,7 @@ unit:
 ## setup with the wasm-bindgen CLI). Release: the runner cannot load a debug build of it.
 wasm-unit:
 	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner cargo test --release --locked \
-		--target wasm32-unknown-unknown -p zotero-mcp-core --test pdf_wasm
+		--target wasm32-unknown-unknown -p zotero-mcp-core --test pdf_wasm --test fold_wasm
 
 e2e:
 	@bash scripts/e2e.sh
@@ -64,6 +64,7 @@ bench: build
 	@bash scripts/bench-sidebyside.sh
 	@bash scripts/bench-coldstart.sh
 	@bash scripts/bench-attachments.sh
+	@bash scripts/bench-retrieve.sh
 	@bash scripts/bench-index.sh
 
 ## The PDF engine as wasm in V8 beside pdf.js (unpdf) on a corpus of real PDFs, scored against poppler's pdftotext
