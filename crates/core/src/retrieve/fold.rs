@@ -7,9 +7,20 @@
 /// `ł`, …) are spelled out.
 pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in decompose(text).chars() {
+    let decomposed;
+    let letters = if text.is_ascii() {
+        text
+    } else {
+        decomposed = decompose(text);
+        &decomposed
+    };
+    for c in letters.chars() {
+        if c.is_ascii() {
+            out.push(if c == '`' { '\'' } else { c.to_ascii_lowercase() });
+            continue;
+        }
         let spelled = match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '`' => "'",
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => "'",
             '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}' | '\u{00BB}' => "\"",
             '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => "-",
             'ø' | 'Ø' => "o",
@@ -32,11 +43,24 @@ pub fn fold(text: &str) -> String {
 }
 
 /// `text` in compatibility decomposition (NFKD) without its combining marks (General Category M).
+/// Character by character: the marks that canonical reordering would move are all dropped, so decomposing each
+/// character alone gives the same letters as NFKD of the whole text, and ASCII (most of a paper) skips the tables.
 #[cfg(not(target_arch = "wasm32"))]
 fn decompose(text: &str) -> String {
-    use unicode_normalization::char::is_combining_mark;
-    use unicode_normalization::UnicodeNormalization;
-    text.nfkd().filter(|c| !is_combining_mark(*c)).collect()
+    use unicode_normalization::char::{decompose_compatible, is_combining_mark};
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            decompose_compatible(c, |d| {
+                if !is_combining_mark(d) {
+                    out.push(d);
+                }
+            });
+        }
+    }
+    out
 }
 
 /// The same, by the JavaScript engine the Worker runs in: it holds the Unicode tables already, and a Rust copy of
@@ -44,6 +68,9 @@ fn decompose(text: &str) -> String {
 /// of this module's tests through it.
 #[cfg(target_arch = "wasm32")]
 fn decompose(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_owned(); // nothing to decompose, and no copy into JavaScript and back
+    }
     let marks = js_sys::RegExp::new("\\p{M}", "gu");
     String::from(js_sys::JsString::from(text).normalize("NFKD").replace_by_pattern(&marks, ""))
 }
@@ -60,22 +87,41 @@ const STOPWORDS: &[&str] = &[
 /// [`STOPWORDS`], each reduced to a crude singular (`proteins` and `protein` count as one word; `analyses` and
 /// `analysis` do not, which costs a little recall and never a false match between unrelated words).
 pub fn terms(text: &str) -> Vec<String> {
-    fold(text)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| word.chars().count() > 1 || word.chars().all(|c| c.is_ascii_digit()))
-        .filter(|word| !word.is_empty() && !STOPWORDS.contains(word))
-        .map(singular)
-        .collect()
+    let mut out = Vec::new();
+    for_each_term(&fold(text), |term| out.push(term.to_owned()));
+    out
 }
 
-fn singular(word: &str) -> String {
+/// Calls `each` with every word of an already [`fold`]ed text that [`terms`] would give, without allocating
+/// for most: ranking a long PDF counts a million characters of words.
+pub fn for_each_term(folded: &str, mut each: impl FnMut(&str)) {
+    let mut buffer = String::new();
+    for word in folded.split(|c: char| !c.is_alphanumeric()) {
+        let counted = match word.len() {
+            0 => false,
+            1 => word.as_bytes()[0].is_ascii_digit(),
+            // More than one byte is more than one letter unless it is one non-ASCII letter.
+            _ => word.chars().nth(1).is_some() || word.chars().all(|c| c.is_ascii_digit()),
+        };
+        // Every stopword is short: most words skip the list.
+        if !counted || (word.len() <= 5 && STOPWORDS.contains(&word)) {
+            continue;
+        }
+        each(singular(word, &mut buffer));
+    }
+}
+
+fn singular<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
     let long = word.chars().count() > 4;
     if long && word.ends_with("ies") {
-        format!("{}y", &word[..word.len() - 3])
+        buffer.clear();
+        buffer.push_str(&word[..word.len() - 3]);
+        buffer.push('y');
+        buffer
     } else if long && word.ends_with('s') && !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is")) {
-        word[..word.len() - 1].to_owned()
+        &word[..word.len() - 1]
     } else {
-        word.to_owned()
+        word
     }
 }
 

@@ -82,13 +82,22 @@ pub struct Ranked {
 /// Every passage holding at least one of the query's words, best first (reading order between equals). An
 /// annotation ranks on its text and its comment together.
 pub fn rank(query: &str, passages: &[Passage]) -> Vec<Ranked> {
-    let query = fold::terms(query);
-    let texts: Vec<Vec<String>> = passages.iter().map(|p| fold::terms(&p.text)).collect();
-    let comments: Vec<Vec<String>> =
-        passages.iter().map(|p| p.comment.as_deref().map(fold::terms).unwrap_or_default()).collect();
-    let documents: Vec<Vec<String>> = texts.iter().zip(&comments).map(|(t, c)| [t.as_slice(), c].concat()).collect();
-    let scores = bm25::scores(&query, &documents);
-    let holds = |terms: &[String]| terms.iter().any(|t| query.contains(t));
+    let mut unique: Vec<String> = Vec::new();
+    for term in fold::terms(query) {
+        if !unique.contains(&term) {
+            unique.push(term);
+        }
+    }
+    let mut documents = Vec::with_capacity(passages.len());
+    let mut matched = Vec::with_capacity(passages.len());
+    for passage in passages {
+        let mut counts = bm25::Counts { length: 0, occurrences: vec![0; unique.len()] };
+        let in_text = count_terms(&passage.text, &unique, &mut counts);
+        let in_comment = passage.comment.as_deref().is_some_and(|c| count_terms(c, &unique, &mut counts));
+        documents.push(counts);
+        matched.push(Matched { text: in_text, comment: in_comment });
+    }
+    let scores = bm25::scores(&documents);
     // Kept in order as they are found: a binary search places each, and equals keep reading order. (A library
     // sort over this type would link a copy of the whole sorting algorithm into the Worker.)
     let mut ranked: Vec<Ranked> = Vec::new();
@@ -96,11 +105,23 @@ pub fn rank(query: &str, passages: &[Passage]) -> Vec<Ranked> {
         if score <= 0.0 {
             continue;
         }
-        let matched = Matched { text: holds(&texts[passage]), comment: holds(&comments[passage]) };
         let at = ranked.partition_point(|other| other.score >= score);
-        ranked.insert(at, Ranked { passage, score, matched });
+        ranked.insert(at, Ranked { passage, score, matched: matched[passage] });
     }
     ranked
+}
+
+/// Adds `text`'s words to `counts` (its length, and each of `query`'s terms found); whether any was found.
+fn count_terms(text: &str, query: &[String], counts: &mut bm25::Counts) -> bool {
+    let mut found = false;
+    fold::for_each_term(&fold::fold(text), |term| {
+        counts.length += 1;
+        if let Some(at) = query.iter().position(|q| q == term) {
+            counts.occurrences[at] += 1;
+            found = true;
+        }
+    });
+    found
 }
 
 /// The passages a budget takes.
