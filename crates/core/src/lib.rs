@@ -18,6 +18,7 @@ pub mod index;
 pub mod net;
 pub mod pdf;
 pub mod platform;
+pub mod refcheck;
 pub mod retrieve;
 pub mod sources;
 pub mod webdav;

@@ -1,0 +1,221 @@
+//! What a manuscript's reference and the library's item disagree on, and what a manuscript's `.bib` and its
+//! citations disagree on. Both sides are Zotero item `data` (a `.bib` entry is read into the same shape by
+//! [`crate::sources::parse_bibtex`]), so one comparison serves every input form.
+
+use serde_json::{Map, Value};
+
+use super::cites::Citation;
+use crate::duplicates::{normalise_title, same_work, Fingerprints};
+use crate::sources::BibEntry;
+use crate::zotero::ZoteroObject;
+
+/// A field the two sides give differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// `year`, `title`, `firstAuthor`, `container`, `volume`, `issue`, `pages` or `DOI`.
+    pub field: &'static str,
+    pub manuscript: String,
+    /// Empty where the library item lacks a field the manuscript gives (only for the DOI: a missing volume is
+    /// no disagreement, a missing DOI is worth adding).
+    pub library: String,
+}
+
+/// The fields `manuscript` and `library` give differently, compared as a reader would: titles without case and
+/// punctuation, page ranges written short or long (`583-9` is `583-589`), DOIs without case or `https://doi.org/`.
+/// A field only one side gives is no disagreement, but for a DOI the library lacks.
+pub fn disagreements(manuscript: &Map<String, Value>, library: &Map<String, Value>) -> Vec<Disagreement> {
+    let mut out = Vec::new();
+    let mut differ =
+        |field: &'static str, ours: Option<String>, theirs: Option<String>, same: &dyn Fn(&str, &str) -> bool| {
+            if let (Some(ours), Some(theirs)) = (ours, theirs) {
+                if !same(&ours, &theirs) {
+                    out.push(Disagreement { field, manuscript: ours, library: theirs });
+                }
+            }
+        };
+    let exact = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
+    differ("year", year(manuscript), year(library), &exact);
+    differ("title", text(manuscript, "title"), text(library, "title"), &|a, b| {
+        normalise_title(a) == normalise_title(b)
+    });
+    differ("firstAuthor", first_author(manuscript), first_author(library), &|a, b| {
+        normalise_title(a) == normalise_title(b)
+    });
+    differ("container", container(manuscript), container(library), &|a, b| {
+        let (a, b) = (normalise_title(a), normalise_title(b));
+        // An abbreviation (`Nat. Commun.` for `Nature Communications`) is not a disagreement.
+        a == b || initials_match(&a, &b) || initials_match(&b, &a)
+    });
+    differ("volume", text(manuscript, "volume"), text(library, "volume"), &exact);
+    differ("issue", text(manuscript, "issue"), text(library, "issue"), &exact);
+    differ("pages", text(manuscript, "pages"), text(library, "pages"), &|a, b| pages(a) == pages(b));
+    match (doi(manuscript), doi(library)) {
+        (Some(ours), Some(theirs)) if ours != theirs => {
+            out.push(Disagreement { field: "DOI", manuscript: ours, library: theirs })
+        }
+        (Some(ours), None) => out.push(Disagreement { field: "DOI", manuscript: ours, library: String::new() }),
+        _ => {}
+    }
+    out
+}
+
+/// The keys a manuscript cites that its `.bib` has no entry for, and its entries it never cites (each in the
+/// order it first appears). `\nocite{*}`-style blanket inclusion is the caller's to honour.
+pub fn bib_gaps(citations: &[Citation], entries: &[BibEntry]) -> (Vec<String>, Vec<String>) {
+    let defined: Vec<&str> = entries.iter().filter_map(|e| e.key.as_deref()).collect();
+    let mut missing: Vec<String> = Vec::new();
+    for citation in citations {
+        if !defined.contains(&citation.key.as_str()) && !missing.contains(&citation.key) {
+            missing.push(citation.key.clone());
+        }
+    }
+    let mut unused: Vec<String> = Vec::new();
+    for key in defined {
+        if !citations.iter().any(|c| c.key == key) && !unused.iter().any(|u| u == key) {
+            unused.push(key.to_owned());
+        }
+    }
+    (missing, unused)
+}
+
+/// Groups of `.bib` keys that are one work (a shared DOI, ISBN or arXiv id, or the same title, year and first
+/// author: the duplicate rules), so the manuscript cites it twice under two keys.
+pub fn same_work_keys(entries: &[BibEntry]) -> Vec<Vec<String>> {
+    let read: Vec<(String, Fingerprints)> = entries
+        .iter()
+        .filter_map(|e| {
+            let data = e.outcome.as_ref().ok()?;
+            let item = ZoteroObject { key: String::new(), version: 0, meta: Map::new(), data: data.clone() };
+            Some((e.key.clone()?, Fingerprints::of(&item)))
+        })
+        .collect();
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for (at, (key, prints)) in read.iter().enumerate() {
+        if groups.iter().any(|g| g.contains(key)) {
+            continue;
+        }
+        let mut group = vec![key.clone()];
+        for (other, other_prints) in &read[at + 1..] {
+            if other != key && same_work(prints, other_prints) && !group.contains(other) {
+                group.push(other.clone());
+            }
+        }
+        if group.len() > 1 {
+            groups.push(group);
+        }
+    }
+    groups
+}
+
+fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
+    data.get(field).and_then(Value::as_str).map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned)
+}
+
+fn year(data: &Map<String, Value>) -> Option<String> {
+    let date = text(data, "date")?;
+    let bytes = date.as_bytes();
+    (0..bytes.len().saturating_sub(3))
+        .find(|&at| bytes[at..at + 4].iter().all(u8::is_ascii_digit))
+        .map(|at| date[at..at + 4].to_owned())
+}
+
+fn first_author(data: &Map<String, Value>) -> Option<String> {
+    let creators = data.get("creators")?.as_array()?;
+    let first = creators.iter().find(|c| c.get("creatorType").and_then(Value::as_str) == Some("author"))?;
+    first
+        .get("lastName")
+        .or_else(|| first.get("name"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+}
+
+fn container(data: &Map<String, Value>) -> Option<String> {
+    ["publicationTitle", "proceedingsTitle", "bookTitle", "websiteTitle", "blogTitle"]
+        .iter()
+        .find_map(|field| text(data, field))
+}
+
+fn doi(data: &Map<String, Value>) -> Option<String> {
+    let raw = text(data, "DOI").or_else(|| {
+        text(data, "extra")?.lines().find_map(|line| {
+            let (label, value) = line.split_once(':')?;
+            label.trim().eq_ignore_ascii_case("doi").then(|| value.trim().to_owned())
+        })
+    })?;
+    let lower = raw.to_lowercase();
+    let bare = ["https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"]
+        .iter()
+        .find_map(|prefix| lower.strip_prefix(prefix))
+        .unwrap_or(&lower);
+    Some(bare.trim().to_owned())
+}
+
+/// A page range with its end written in full (`583-9` → `583-589`), dashes of any kind as `-`.
+fn pages(raw: &str) -> String {
+    let plain: String = raw.chars().map(|c| if matches!(c, '–' | '—' | '‐') { '-' } else { c }).collect();
+    let plain = plain.replace("--", "-").replace(' ', "");
+    match plain.split_once('-') {
+        Some((start, end)) if end.len() < start.len() && end.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{start}-{}{end}", &start[..start.len() - end.len()])
+        }
+        _ => plain,
+    }
+}
+
+/// Whether the words of `short` (an abbreviation: `nat commun`) begin the words of `long` one for one.
+fn initials_match(short: &str, long: &str) -> bool {
+    let short: Vec<&str> = short.split(' ').filter(|w| !w.is_empty()).collect();
+    let long: Vec<&str> =
+        long.split(' ').filter(|w| !w.is_empty() && !matches!(*w, "of" | "the" | "and" | "for")).collect();
+    !short.is_empty() && short.len() == long.len() && short.iter().zip(&long).all(|(s, l)| l.starts_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::parse_bibtex;
+    use serde_json::json;
+
+    fn data(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn fields_are_compared_as_a_reader_would() {
+        let library = data(json!({
+            "title": "Highly accurate protein structure prediction with AlphaFold",
+            "creators": [{ "creatorType": "author", "firstName": "John", "lastName": "Jumper" }],
+            "publicationTitle": "Nature Communications", "volume": "596", "pages": "583-589", "date": "2021-08-26",
+        }));
+        let agreeing = data(json!({
+            "title": "Highly Accurate Protein Structure Prediction with {AlphaFold}.",
+            "creators": [{ "creatorType": "author", "firstName": "J.", "lastName": "Jumper" }],
+            "publicationTitle": "Nat. Commun.", "volume": "596", "pages": "583–9", "date": "2021",
+        }));
+        assert_eq!(disagreements(&agreeing, &library), Vec::new());
+        let wrong = data(json!({
+            "title": "Protein structure prediction", "date": "2020", "volume": "595",
+            "creators": [{ "creatorType": "author", "lastName": "Jumpers" }], "DOI": "https://doi.org/10.1038/X1",
+        }));
+        let fields: Vec<&str> = disagreements(&wrong, &library).iter().map(|d| d.field).collect();
+        assert_eq!(fields, ["year", "title", "firstAuthor", "volume", "DOI"]);
+        let doi = disagreements(&wrong, &library).pop().unwrap();
+        assert_eq!((doi.manuscript.as_str(), doi.library.as_str()), ("10.1038/x1", ""));
+    }
+
+    #[test]
+    fn a_bib_and_its_citations_are_checked_against_each_other() {
+        let bib = parse_bibtex(
+            "@article{jumper2021, title={Highly accurate protein structure prediction with AlphaFold}, \
+             doi={10.1038/s41586-021-03819-2}, year={2021}}\n\
+             @article{alphafold, title={AlphaFold}, doi={10.1038/S41586-021-03819-2}, year={2021}}\n\
+             @book{unused, title={Never cited}, year={1999}}",
+        );
+        let citations = crate::refcheck::cites::latex_citations("See \\cite{jumper2021, alphafold, missing2020}.");
+        let (missing, unused) = bib_gaps(&citations, &bib);
+        assert_eq!((missing, unused), (vec!["missing2020".to_owned()], vec!["unused".to_owned()]));
+        assert_eq!(same_work_keys(&bib), vec![vec!["jumper2021".to_owned(), "alphafold".to_owned()]]);
+    }
+}
