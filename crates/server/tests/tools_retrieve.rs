@@ -291,3 +291,30 @@ async fn the_policies_choose_what_is_read_and_refuse_what_is_not_the_item_s() {
         error_text(&rpc(&sim, "zotero_retrieve", json!({ "itemKeys": [PLAIN_ITEM], "query": "the of a" })).await);
     assert!(blank.contains("no word"), "{blank}");
 }
+
+#[tokio::test]
+async fn one_call_reads_at_most_eight_attachments_and_names_the_rest() {
+    let sim = demo_sim();
+    for n in 1..=9 {
+        let key = sim.insert_item(
+            LIB,
+            json!({ "itemType": "attachment", "linkMode": "linked_file", "parentItem": PLAIN_ITEM,
+                    "title": format!("Supplement {n}"), "contentType": "application/pdf", "path": format!("/s{n}.pdf") }),
+        );
+        sim.set_fulltext(LIB, &key, &format!("Supplementary table {n} lists the primers."), Some(1), Some(1));
+    }
+    let answer = retrieve(
+        &sim,
+        json!({ "itemKeys": [PLAIN_ITEM], "query": "primers", "sources": ["fulltext"], "attachmentPolicy": "allIndexed",
+                "passages": 30 }),
+    )
+    .await;
+    let attachments = answer["items"][0]["attachments"].as_array().unwrap();
+    assert_eq!(attachments.len(), 10, "the nine supplements and the paper's PDF");
+    let unread: Vec<&Value> = attachments.iter().filter(|a| a["status"] == "unread").collect();
+    assert_eq!(unread.len(), 2, "{answer}");
+    assert!(unread[0]["reason"].as_str().unwrap().contains("at most 8"));
+    let read = attachments.iter().filter(|a| a["status"] == "read").count();
+    assert_eq!(read + attachments.iter().filter(|a| a["status"] == "unindexed").count(), 8, "{answer}");
+    assert_eq!(answer["passages"].as_array().unwrap().len(), read, "one passage from each supplement read");
+}

@@ -23,9 +23,11 @@ use super::attachments::CandidateOut;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-/// Attachments one call reads (text and annotations together); `specified` past it is refused, `allIndexed`
-/// lists the rest as unread.
+/// Attachments whose text one call reads (one or two requests each, or a download): `attachmentKeys` takes no
+/// more, and `allIndexed` lists the rest as unread.
 const MAX_ATTACHMENTS: usize = 8;
+/// Attachments whose annotations one call reads (one request each).
+const MAX_ANNOTATED: usize = 10;
 /// Children read per item and per attachment.
 const MAX_CHILDREN: usize = 100;
 /// Characters of full text one call ranks, shared evenly by the attachments it reads (about 400 dense pages):
@@ -302,7 +304,8 @@ async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result
 
     let mut passages: Vec<Passage> = Vec::new();
     let mut items = Vec::with_capacity(gathered.len());
-    let mut budget = Reading { attachments_left: MAX_ATTACHMENTS, fulltext_chars: FULLTEXT_BUDGET };
+    let mut budget =
+        Reading { attachments_left: MAX_ATTACHMENTS, annotated_left: MAX_ANNOTATED, fulltext_chars: FULLTEXT_BUDGET };
     for one in &gathered {
         let evidence =
             gather_item(ctx, zotero, one, &wanted, input.attachment_policy, &specified, &mut budget, &mut passages)
@@ -357,6 +360,7 @@ fn specified_keys(input: &RetrieveInput) -> Result<Vec<ObjectKey>, ToolError> {
 /// What one call may still read.
 struct Reading {
     attachments_left: usize,
+    annotated_left: usize,
     fulltext_chars: usize,
 }
 
@@ -424,7 +428,7 @@ async fn gather_item(
                 }
                 Ok(AnnotationsRead { unread, .. }) if unread > 0 => skip(
                     SourceKind::Annotation,
-                    &format!("{unread} attachment(s) not searched for annotations: past this call's limit of {MAX_ATTACHMENTS} attachments"),
+                    &format!("{unread} attachment(s) not searched for annotations: past this call's limit of {MAX_ANNOTATED} attachments"),
                 ),
                 Ok(_) => {}
                 Err(error) => skip(SourceKind::Annotation, &format!("could not be read: {error}")),
@@ -490,10 +494,11 @@ async fn annotations(
 ) -> Result<AnnotationsRead, ToolError> {
     let mut read = AnnotationsRead { count: 0, unread: 0 };
     for attachment in attachments {
-        if budget.attachments_left == 0 {
+        if budget.annotated_left == 0 {
             read.unread += 1;
             continue;
         }
+        budget.annotated_left -= 1;
         let Ok(key) = ObjectKey::parse(&attachment.key) else { continue };
         let children = zotero.children(&key, MAX_CHILDREN).await?;
         let is_pdf = attachment.field("contentType") == Some("application/pdf");
