@@ -40,7 +40,9 @@ unit:
 ## setup with the wasm-bindgen CLI). Release: the runner cannot load a debug build of it.
 wasm-unit:
 	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner cargo test --release --locked \
-		--target wasm32-unknown-unknown -p zotero-mcp-core --test pdf_wasm --test fold_wasm
+		--target wasm32-unknown-unknown -p zotero-mcp-core --test pdf_wasm
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner cargo test --release --locked \
+		--target wasm32-unknown-unknown -p zotero-mcp --test fold_wasm
 
 e2e:
 	@bash scripts/e2e.sh

@@ -6,6 +6,9 @@
 mod ai_search;
 #[cfg(target_arch = "wasm32")]
 mod counters;
+/// Public for `tests/fold_wasm.rs`.
+#[cfg(target_arch = "wasm32")]
+pub mod text;
 #[cfg(target_arch = "wasm32")]
 mod worker;
 

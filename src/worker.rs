@@ -27,6 +27,7 @@ pub fn app(env: &Env) -> worker::Result<App> {
         cache_kv,
         clock,
         ai_search: crate::ai_search::bind(env),
+        decompose: crate::text::decompose,
     };
     Ok(App::with_oauth(config, platform))
 }

@@ -122,6 +122,11 @@ impl RequestContext {
 
     /// The Zotero client for this request, for reading: one per request, so its limiter, backoff gate and
     /// library lookup are shared by everything the request does.
+    /// The platform's Unicode decomposition, for folding words (`zotero_retrieve`).
+    pub fn decompose(&self) -> zotero_mcp_core::platform::Decompose {
+        self.platform.decompose
+    }
+
     pub fn zotero(&self) -> Result<&ZoteroClient, ZoteroError> {
         Ok(self.client()?)
     }

@@ -50,5 +50,6 @@ fn platform_over(file: KvFile) -> Result<Platform, String> {
         clock,
         // AI Search is a Cloudflare binding: natively semantic search is off.
         ai_search: None,
+        decompose: zotero_mcp_core::platform::decompose_with_tables,
     })
 }

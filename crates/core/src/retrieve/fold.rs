@@ -1,11 +1,14 @@
 //! Text folded for matching the way Zotero's own search folds it: compatibility decomposition (NFKD, so a
 //! ligature or a full-width letter reads as its plain letters), diacritics dropped (`café` matches `cafe`),
 //! typographic quotes and dashes made plain, letters lower-cased. Only the words used for ranking are folded:
-//! the passage a reader gets back is always the original text.
+//! the passage a reader gets back is always the original text. The decomposition itself is the platform's
+//! ([`crate::platform::Platform::decompose`]): the Worker's JavaScript engine, or Rust's tables natively.
+
+use crate::platform::Decompose;
 
 /// `text` folded (see the module). Letters that no decomposition reaches but Zotero folds too (`ø`, `æ`, `ß`,
 /// `ł`, …) are spelled out.
-pub fn fold(text: &str) -> String {
+pub fn fold(text: &str, decompose: Decompose) -> String {
     let mut out = String::with_capacity(text.len());
     let decomposed;
     let letters = if text.is_ascii() {
@@ -42,39 +45,6 @@ pub fn fold(text: &str) -> String {
     out
 }
 
-/// `text` in compatibility decomposition (NFKD) without its combining marks (General Category M).
-/// Character by character: the marks that canonical reordering would move are all dropped, so decomposing each
-/// character alone gives the same letters as NFKD of the whole text, and ASCII (most of a paper) skips the tables.
-#[cfg(not(target_arch = "wasm32"))]
-fn decompose(text: &str) -> String {
-    use unicode_normalization::char::{decompose_compatible, is_combining_mark};
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            decompose_compatible(c, |d| {
-                if !is_combining_mark(d) {
-                    out.push(d);
-                }
-            });
-        }
-    }
-    out
-}
-
-/// The same, by the JavaScript engine the Worker runs in: it holds the Unicode tables already, and a Rust copy of
-/// them would add about 60 KiB of gzip to the Worker's bundle (measured). `tests/fold_wasm.rs` runs the cases
-/// of this module's tests through it.
-#[cfg(target_arch = "wasm32")]
-fn decompose(text: &str) -> String {
-    if text.is_ascii() {
-        return text.to_owned(); // nothing to decompose, and no copy into JavaScript and back
-    }
-    let marks = js_sys::RegExp::new("\\p{M}", "gu");
-    String::from(js_sys::JsString::from(text).normalize("NFKD").replace_by_pattern(&marks, ""))
-}
-
 /// Words too common to say what a passage is about: they would rank a passage for its grammar.
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "had", "has", "have", "how",
@@ -86,9 +56,9 @@ const STOPWORDS: &[&str] = &[
 /// The folded words of `text` that ranking counts: runs of letters and digits, without one-letter words and
 /// [`STOPWORDS`], each reduced to a crude singular (`proteins` and `protein` count as one word; `analyses` and
 /// `analysis` do not, which costs a little recall and never a false match between unrelated words).
-pub fn terms(text: &str) -> Vec<String> {
+pub fn terms(text: &str, decompose: Decompose) -> Vec<String> {
     let mut out = Vec::new();
-    for_each_term(&fold(text), |term| out.push(term.to_owned()));
+    for_each_term(&fold(text, decompose), |term| out.push(term.to_owned()));
     out
 }
 
@@ -128,22 +98,23 @@ fn singular<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::decompose_with_tables as tables;
 
     #[test]
     fn folding_matches_what_zotero_s_search_matches() {
-        assert_eq!(fold("Café"), "cafe");
-        assert_eq!(fold("Ångström"), "angstrom");
-        assert_eq!(fold("\u{FB01}nd"), "find", "a ligature decomposes");
-        assert_eq!(fold("ＡＢＣ"), "abc", "full-width letters decompose");
-        assert_eq!(fold("“quoted” ‘single’"), "\"quoted\" 'single'");
-        assert_eq!(fold("2010–2020 — x‐y"), "2010-2020 - x-y");
-        assert_eq!(fold("Øresund Straße Łódź"), "oresund strasse lodz");
+        assert_eq!(fold("Café", tables), "cafe");
+        assert_eq!(fold("Ångström", tables), "angstrom");
+        assert_eq!(fold("\u{FB01}nd", tables), "find", "a ligature decomposes");
+        assert_eq!(fold("ＡＢＣ", tables), "abc", "full-width letters decompose");
+        assert_eq!(fold("“quoted” ‘single’", tables), "\"quoted\" 'single'");
+        assert_eq!(fold("2010–2020 — x‐y", tables), "2010-2020 - x-y");
+        assert_eq!(fold("Øresund Straße Łódź", tables), "oresund strasse lodz");
     }
 
     #[test]
     fn terms_drop_grammar_and_plurals() {
-        assert_eq!(terms("The proteins of Café-society, in 2020!"), ["protein", "cafe", "society", "2020"]);
-        assert_eq!(terms("studies glass bus analysis"), ["study", "glass", "bus", "analysis"]);
-        assert_eq!(terms("a I x 7"), ["7"]);
+        assert_eq!(terms("The proteins of Café-society, in 2020!", tables), ["protein", "cafe", "society", "2020"]);
+        assert_eq!(terms("studies glass bus analysis", tables), ["study", "glass", "bus", "analysis"]);
+        assert_eq!(terms("a I x 7", tables), ["7"]);
     }
 }

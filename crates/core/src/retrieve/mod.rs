@@ -7,6 +7,8 @@ pub mod bm25;
 pub mod chunk;
 pub mod fold;
 
+use crate::platform::Decompose;
+
 /// Where a passage comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
@@ -81,9 +83,9 @@ pub struct Ranked {
 
 /// Every passage holding at least one of the query's words, best first (reading order between equals). An
 /// annotation ranks on its text and its comment together.
-pub fn rank(query: &str, passages: &[Passage]) -> Vec<Ranked> {
+pub fn rank(query: &str, passages: &[Passage], decompose: Decompose) -> Vec<Ranked> {
     let mut unique: Vec<String> = Vec::new();
-    for term in fold::terms(query) {
+    for term in fold::terms(query, decompose) {
         if !unique.contains(&term) {
             unique.push(term);
         }
@@ -92,8 +94,8 @@ pub fn rank(query: &str, passages: &[Passage]) -> Vec<Ranked> {
     let mut matched = Vec::with_capacity(passages.len());
     for passage in passages {
         let mut counts = bm25::Counts { length: 0, occurrences: vec![0; unique.len()] };
-        let in_text = count_terms(&passage.text, &unique, &mut counts);
-        let in_comment = passage.comment.as_deref().is_some_and(|c| count_terms(c, &unique, &mut counts));
+        let in_text = count_terms(&passage.text, &unique, &mut counts, decompose);
+        let in_comment = passage.comment.as_deref().is_some_and(|c| count_terms(c, &unique, &mut counts, decompose));
         documents.push(counts);
         matched.push(Matched { text: in_text, comment: in_comment });
     }
@@ -112,9 +114,9 @@ pub fn rank(query: &str, passages: &[Passage]) -> Vec<Ranked> {
 }
 
 /// Adds `text`'s words to `counts` (its length, and each of `query`'s terms found); whether any was found.
-fn count_terms(text: &str, query: &[String], counts: &mut bm25::Counts) -> bool {
+fn count_terms(text: &str, query: &[String], counts: &mut bm25::Counts, decompose: Decompose) -> bool {
     let mut found = false;
-    fold::for_each_term(&fold::fold(text), |term| {
+    fold::for_each_term(&fold::fold(text, decompose), |term| {
         counts.length += 1;
         if let Some(at) = query.iter().position(|q| q == term) {
             counts.occurrences[at] += 1;
@@ -152,6 +154,7 @@ pub fn select(ranked: &[Ranked], passages: &[Passage], max_passages: usize, max_
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::decompose_with_tables as tables;
 
     fn passage(source: SourceKind, text: &str, comment: Option<&str>) -> Passage {
         Passage {
@@ -175,13 +178,13 @@ mod tests {
             passage(SourceKind::Annotation, "", Some("heat stress: key result for maize")),
             passage(SourceKind::Abstract, "We study crops.", None),
         ];
-        let ranked = rank("Heat stress in maize", &passages);
+        let ranked = rank("Heat stress in maize", &passages, tables);
         let order: Vec<usize> = ranked.iter().map(|r| r.passage).collect();
         assert_eq!(order.len(), 2, "{ranked:?}");
         assert!(order.contains(&1) && order.contains(&2));
         let comment_only = ranked.iter().find(|r| r.passage == 2).unwrap();
         assert_eq!(comment_only.matched, Matched { text: false, comment: true });
-        assert_eq!(rank("CAFÉ", &[passage(SourceKind::Note, "the cafe", None)]).len(), 1, "folded alike");
+        assert_eq!(rank("CAFÉ", &[passage(SourceKind::Note, "the cafe", None)], tables).len(), 1, "folded alike");
     }
 
     #[test]
@@ -192,7 +195,7 @@ mod tests {
             passage(SourceKind::FullText, "maize maize maize", None),
             passage(SourceKind::FullText, "maize", None),
         ];
-        let ranked = rank("maize", &passages);
+        let ranked = rank("maize", &passages, tables);
         let picked = select(&ranked, &passages, 10, 100);
         assert!(picked.chosen.iter().all(|r| r.passage != 0), "the long passage does not fit and is not cut");
         assert_eq!(picked.chosen.len(), 2);

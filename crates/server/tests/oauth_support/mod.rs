@@ -94,6 +94,7 @@ impl Harness {
             counters: MemoryCounters::new(clock.clone()),
             clock: clock.clone(),
             ai_search: None,
+            decompose: zotero_mcp_core::platform::decompose_with_tables,
         };
         Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv, registrations: Cell::new(0) }
     }
