@@ -46,17 +46,18 @@ if ! .venv/bin/python -c "import mcp, sys; sys.exit(0 if __import__('importlib.m
   python3 -m venv .venv
   timed .venv/bin/pip install --quiet --disable-pip-version-check "mcp==${PY_MCP_VERSION}"
 fi
+# Debian packages, as root or through sudo; the package lists are fetched only when an install needs them.
+sudo=""
+[ "$(id -u)" = 0 ] || sudo="sudo"
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y -q "$@" >/dev/null ||
+    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "$@" >/dev/null; }
+}
 # The real WebDAV server the attachment tests talk to (scripts/webdav-server.sh): Apache httpd with mod_dav.
 if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_dav_fs.so ]; then
   log "installing Apache httpd with mod_dav from Debian, the demo's and the tests' WebDAV server (under a minute)"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  install_apache() {
-    $sudo apt-get install -y -q apache2 >/dev/null ||
-      { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q apache2 >/dev/null; }
-  }
-  timed install_apache
+  timed apt_install apache2
   # Where the package starts the system service, stop it: the tests run their own, on loopback.
   $sudo service apache2 stop >/dev/null 2>&1 || true
 fi
@@ -64,13 +65,6 @@ fi
 # (crates/server/tests/tools_retrieve.rs).
 if ! command -v pdftotext >/dev/null; then
   log "installing poppler-utils from Debian (pdftotext, the page reference of the retrieval tests)"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  install_poppler() {
-    $sudo apt-get install -y -q poppler-utils >/dev/null ||
-      { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q poppler-utils >/dev/null; }
-  }
-  timed install_poppler
+  timed apt_install poppler-utils
 fi
 log "ready ($((SECONDS - setup_started)) s)"
