@@ -260,6 +260,16 @@ async fn the_policies_choose_what_is_read_and_refuse_what_is_not_the_item_s() {
     let read: Vec<&str> =
         named["items"][0]["attachments"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap()).collect();
     assert_eq!(read, [supplement.as_str()]);
+    let both = retrieve(
+        &sim,
+        json!({ "itemKeys": [PLAIN_ITEM, ANNOTATED_ITEM], "query": "primer", "sources": ["fulltext"],
+                "attachmentPolicy": "specified", "attachmentKeys": [supplement] }),
+    )
+    .await;
+    assert_eq!(
+        both["items"][1]["sourcesSkipped"],
+        json!([{ "source": "fulltext", "reason": "none of its attachments is named in attachmentKeys" }])
+    );
 
     let before = sim.requests().len();
     let foreign = error_text(

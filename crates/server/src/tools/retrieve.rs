@@ -392,7 +392,7 @@ async fn gather_item(
     if wanted.contains(&SourceKind::Abstract) {
         match one.item.field("abstractNote").filter(|a| !a.trim().is_empty()) {
             Some(text) => {
-                push_chunks(passages, &item_key, SourceKind::Abstract, &item_key, text, None);
+                push_chunks(passages, &item_key, SourceKind::Abstract, &item_key, text);
             }
             None => skip(SourceKind::Abstract, "the item has no abstract"),
         }
@@ -405,7 +405,7 @@ async fn gather_item(
         }
         for note in notes {
             let text = html_to_text(note.field("note").unwrap_or_default());
-            push_chunks(passages, &item_key, SourceKind::Note, &note.key, &text, None);
+            push_chunks(passages, &item_key, SourceKind::Note, &note.key, &text);
         }
     }
 
@@ -452,7 +452,14 @@ async fn gather_item(
             }
         };
         if chosen.is_empty() {
-            skip(SourceKind::FullText, "the item has no attachment with text (PDF, EPUB or web page)");
+            skip(
+                SourceKind::FullText,
+                if policy == AttachmentPolicy::Specified {
+                    "none of its attachments is named in attachmentKeys"
+                } else {
+                    "the item has no attachment with text (PDF, EPUB or web page)"
+                },
+            );
         }
         let share = budget.fulltext_chars / chosen.len().max(1);
         for attachment in &chosen {
@@ -564,7 +571,7 @@ async fn read_attachment(
     match zotero.fulltext(&key).await {
         Ok(Some(full)) if !full.content.trim().is_empty() => {
             let (text, cut) = head(&full.content, share);
-            let count = push_chunks(passages, item_key, SourceKind::FullText, &attachment.key, text, None);
+            let count = push_chunks(passages, item_key, SourceKind::FullText, &attachment.key, text);
             let indexed = text.chars().count() as u64;
             let mut out = attachment_out(attachment, "read", None);
             out.text_source = Some("zotero-index".into());
@@ -665,14 +672,7 @@ fn pages_out(
 }
 
 /// Adds `text` cut into passages; returns how many.
-fn push_chunks(
-    passages: &mut Vec<Passage>,
-    item_key: &str,
-    source: SourceKind,
-    source_key: &str,
-    text: &str,
-    page: Option<usize>,
-) -> usize {
+fn push_chunks(passages: &mut Vec<Passage>, item_key: &str, source: SourceKind, source_key: &str, text: &str) -> usize {
     let start = passages.len();
     for piece in chunk::passages(text) {
         passages.push(Passage {
@@ -681,7 +681,7 @@ fn push_chunks(
             source_key: source_key.to_owned(),
             text: piece,
             comment: None,
-            page,
+            page: None,
             page_label: None,
             chunk_index: 0,
             chunk_count: 0,
