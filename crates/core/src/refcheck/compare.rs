@@ -111,12 +111,9 @@ fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
     data.get(field).and_then(Value::as_str).map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned)
 }
 
+/// The one year rule the rest of the server reads dates by.
 fn year(data: &Map<String, Value>) -> Option<String> {
-    let date = text(data, "date")?;
-    let bytes = date.as_bytes();
-    (0..bytes.len().saturating_sub(3))
-        .find(|&at| bytes[at..at + 4].iter().all(u8::is_ascii_digit))
-        .map(|at| date[at..at + 4].to_owned())
+    crate::zotero::year_of(&text(data, "date")?).map(|year| format!("{year:04}"))
 }
 
 fn first_author(data: &Map<String, Value>) -> Option<String> {
@@ -137,19 +134,10 @@ fn container(data: &Map<String, Value>) -> Option<String> {
         .find_map(|field| text(data, field))
 }
 
+/// The DOI as the duplicate check reads it (the field, or a `DOI:` line of `extra`; lower case, no link prefix).
 fn doi(data: &Map<String, Value>) -> Option<String> {
-    let raw = text(data, "DOI").or_else(|| {
-        text(data, "extra")?.lines().find_map(|line| {
-            let (label, value) = line.split_once(':')?;
-            label.trim().eq_ignore_ascii_case("doi").then(|| value.trim().to_owned())
-        })
-    })?;
-    let lower = raw.to_lowercase();
-    let bare = ["https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"]
-        .iter()
-        .find_map(|prefix| lower.strip_prefix(prefix))
-        .unwrap_or(&lower);
-    Some(bare.trim().to_owned())
+    let item = ZoteroObject { key: String::new(), version: 0, meta: Map::new(), data: data.clone() };
+    Fingerprints::of(&item).dois.into_iter().next()
 }
 
 /// A page range with its end written in full (`583-9` → `583-589`), dashes of any kind as `-`.

@@ -1,8 +1,6 @@
 //! `zotero_retrieve`'s answer as Markdown: the passages, best first, each with where it is from, then what was
 //! read of each item.
 
-use std::collections::BTreeSet;
-
 use super::RetrieveOutput;
 
 pub(super) fn render(output: &RetrieveOutput) -> String {
@@ -36,11 +34,7 @@ pub(super) fn render(output: &RetrieveOutput) -> String {
             output.matching
         ));
     }
-    let mut seen = BTreeSet::new();
     for item in &output.items {
-        if !seen.insert(item.item_key.as_str()) {
-            continue;
-        }
         out.push_str(&format!("\n\n### {} {}", item.item_key, item.title.as_deref().unwrap_or("(untitled)")));
         for a in &item.attachments {
             let mut line =
