@@ -57,6 +57,7 @@ const COVERED = [
   'zotero_list_libraries',
   'zotero_changes',
   'zotero_retrieve',
+  'zotero_check_references',
   'search',
   'fetch',
   // ENABLE_TEST_FIXTURES=1 (tests/e2e/wrangler.test.toml) lists these too.
@@ -322,6 +323,17 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     const read = answer.structuredContent.items[0].attachments[0];
     assert.equal(read.textSource, 'zotero-storage');
     assert.equal(read.coverage.complete, true);
+  });
+
+  it('checks a reference list against a group\'s own items', async () => {
+    const text = '1. Weiss A. Folding intermediates seen by the lab. J Lab Res. 2024;1:1-9.';
+    const inLab = await ok('zotero_check_references', { text, checkRegistry: false, library: LAB });
+    const [lab] = inLab.structuredContent.references;
+    assert.equal(lab.outcome, 'matched', JSON.stringify(inLab.structuredContent));
+    assert.equal(lab.itemKey, LAB_PAPER);
+    assert.equal(lab.matchedBy, 'title');
+    const inPersonal = await ok('zotero_check_references', { text, checkRegistry: false });
+    assert.equal(inPersonal.structuredContent.references[0].outcome, 'unresolved');
   });
 
   it('plans renames and scans for duplicates from each group\'s own items', async () => {

@@ -7,10 +7,11 @@
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
+use async_trait::async_trait;
 use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
 use zotero_mcp_core::index::{IndexScope, SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
-use zotero_mcp_core::platform::{Clock, KvStore};
+use zotero_mcp_core::platform::{Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
@@ -82,10 +83,40 @@ pub struct RequestContext {
     /// Whether a writer was handed out: from then on the result reports a change that was (or may have been)
     /// made, so it is sent whatever its size.
     writer_taken: Cell<bool>,
+    /// Outbound requests sent so far by this request, of every client ([`Self::requests_sent`]).
+    sent: Rc<Cell<usize>>,
+}
+
+/// The platform's HTTP client, counting what it sends: a Worker invocation may make only so many subrequests,
+/// and a tool that plans a long job ([`RequestContext::requests_sent`]) stops before the runtime stops it.
+struct CountedHttp {
+    inner: Rc<dyn HttpClient>,
+    sent: Rc<Cell<usize>>,
+}
+
+#[async_trait(?Send)]
+impl HttpClient for CountedHttp {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.sent.set(self.sent.get() + 1);
+        self.inner.send(request).await
+    }
+    async fn send_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        self.sent.set(self.sent.get() + 1);
+        self.inner.send_limited(request, limit).await
+    }
+    async fn send_public_limited(&self, request: HttpRequest, limit: usize) -> Result<HttpResponse, HttpError> {
+        self.sent.set(self.sent.get() + 1);
+        self.inner.send_public_limited(request, limit).await
+    }
+    fn public_only(&self) -> bool {
+        self.inner.public_only()
+    }
 }
 
 impl RequestContext {
-    pub fn new(grant: Grant, config: Rc<Config>, platform: Platform) -> Self {
+    pub fn new(grant: Grant, config: Rc<Config>, mut platform: Platform) -> Self {
+        let sent = Rc::new(Cell::new(0));
+        platform.http = Rc::new(CountedHttp { inner: platform.http, sent: sent.clone() });
         Self {
             grant,
             config,
@@ -98,7 +129,13 @@ impl RequestContext {
             semantic: OnceCell::new(),
             tool: Cell::new(""),
             writer_taken: Cell::new(false),
+            sent,
         }
+    }
+
+    /// How many outbound requests (Zotero, the file store, registries, downloads) this request has sent.
+    pub fn requests_sent(&self) -> usize {
+        self.sent.get()
     }
 
     /// Works on the library `given` names (`users/<id>`, `groups/<id>` or a group's name) for the rest of this
@@ -299,6 +336,16 @@ impl RequestContext {
     pub async fn resolve_reference(&self, id: &Identifier) -> Result<Reference, ResolveError> {
         let (http, clock) = (self.platform.http.as_ref(), self.platform.clock.as_ref());
         sources::resolve(http, clock, id, &self.config.sources).await
+    }
+
+    /// CrossRef's best candidates for a reference as written (`query.bibliographic`), with their scores.
+    pub async fn bibliographic_candidates(
+        &self,
+        reference: &str,
+        rows: usize,
+    ) -> Result<Vec<(Reference, f64)>, ResolveError> {
+        let (http, clock) = (self.platform.http.as_ref(), self.platform.clock.as_ref());
+        sources::bibliographic_candidates(http, clock, reference, rows, &self.config.sources).await
     }
 
     /// The PDF OpenAlex names as the best open-access copy of the work with this DOI; `None` for none, and for

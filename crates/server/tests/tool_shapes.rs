@@ -334,6 +334,27 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
         )
         .await;
 
+    // ---- a manuscript's references: matched with support, unresolved, a page with a cursor ----
+    let latex =
+        "Side chains are packed as a continuous distribution of dihedral angles \\citep{marchetti2022equivariant}.\n\
+                 Heat thresholds \\cite{li2021heat,nobody2020}.";
+    let bib = "@article{li2021heat, title={Heat stress thresholds for winter wheat}, year={2020}, author={Li, Wei}}";
+    shapes.read(b, "zotero_check_references", json!({ "text": latex, "bibtex": bib, "checkRegistry": false })).await;
+    let page = shapes
+        .read(b, "zotero_check_references", json!({ "text": "10.1038/s41592-021-01187-3\n10.1101/097196", "limit": 1 }))
+        .await;
+    assert!(page["nextCursor"].is_string(), "{page}");
+    shapes
+        .read(
+            b,
+            "zotero_check_references",
+            json!({ "text": "1. Nobody Q. A title no registry has. J Imagin Res. 2019." }),
+        )
+        .await;
+    let many: Vec<String> = (1..=30).map(|n| format!("10.5555/shapes.{n}")).collect();
+    let spent = shapes.read(b, "zotero_check_references", json!({ "text": many.join("\n"), "limit": 30 })).await;
+    assert!(spent["stopped"].is_string(), "{spent}");
+
     // ---- the pair ChatGPT's connectors call ----
     let found = shapes.read(b, "search", json!({ "query": "protein" })).await;
     let id = found["results"][0]["id"].as_str().expect("a result").to_owned();

@@ -213,6 +213,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_list_libraries",
             "zotero_changes",
             "zotero_retrieve",
+            "zotero_check_references",
             "search",
             "fetch",
         ]
@@ -244,6 +245,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         ("zotero_list_libraries", true, false, true, false, "reads"),
         ("zotero_changes", true, false, true, false, "reads versions"),
         ("zotero_retrieve", true, false, true, false, "reads; caches PDF pages in the deployment's own KV"),
+        ("zotero_check_references", false, false, false, true, "asks CrossRef and other registries; import adds items"),
         ("search", true, false, true, false, "reads"),
         ("fetch", true, false, true, false, "reads"),
     ];

@@ -4,7 +4,9 @@
 
 pub mod cites;
 pub mod compare;
+pub mod confidence;
 pub mod reflist;
+pub mod support;
 
 /// The form a manuscript's references are given in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,5 +21,8 @@ pub mod ris;
 pub use self::bibtex::{parse_bibtex, BibEntry, BibError};
 pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
 pub use self::payload::{fit_to_template, Payload};
-pub use self::resolve::{open_access_pdf, resolve, Endpoints, Reference, ResolveError, Source, SourceSettings};
+pub use self::resolve::{
+    bibliographic_candidates, open_access_pdf, resolve, Endpoints, Reference, RegistryNotes, ResolveError, Source,
+    SourceSettings, Update,
+};
 pub use self::ris::{parse_ris, RisEntry, RisError};

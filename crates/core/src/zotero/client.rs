@@ -394,6 +394,14 @@ impl ZoteroClient {
         Ok((Versions { versions, library_version: reply.last_modified_version() }, whole))
     }
 
+    /// The versions of top-level items changed since `since`, those moved to the trash included (a listing that
+    /// keeps only the live items must hear of them), and the library version.
+    pub async fn top_item_versions(&self, since: u64) -> Result<Versions, ZoteroError> {
+        let query = Query::new().since(since).param("format", "versions").include_trashed(true);
+        let reply = self.get(self.library_path("/items/top").await?, query.into_params()).await?;
+        Ok(Versions { versions: reply.json()?, library_version: reply.last_modified_version() })
+    }
+
     /// Keys deleted since `since`.
     pub async fn deleted(&self, since: u64) -> Result<Deleted, ZoteroError> {
         let reply = self.get(self.library_path("/deleted").await?, Query::new().since(since).into_params()).await?;

@@ -8,6 +8,7 @@ pub mod annotations;
 pub mod args;
 pub mod attachments;
 pub mod changes;
+pub mod check_references;
 pub mod collections;
 pub mod connector;
 pub mod duplicates;
@@ -93,6 +94,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<libraries::ListLibraries>();
     registry.tool::<changes::Changes>();
     registry.tool::<retrieve::Retrieve>();
+    registry.tool::<check_references::CheckReferences>();
     registry.tool::<connector::Search>().tool::<connector::Fetch>();
     resources::register(registry);
     if test_fixtures {

@@ -89,6 +89,7 @@ mod tests {
                 "zotero_list_libraries",
                 "zotero_changes",
                 "zotero_retrieve",
+                "zotero_check_references",
                 "search",
                 "fetch",
             ])

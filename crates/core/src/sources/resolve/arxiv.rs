@@ -4,7 +4,7 @@
 use super::fetch::{self, base, query_value};
 use super::item::{collapse, Item, Name, Role};
 use super::xml::{self, Element};
-use super::{Reference, ResolveError, Source, SourceSettings};
+use super::{Reference, RegistryNotes, ResolveError, Source, SourceSettings};
 use crate::platform::{Clock, HttpClient};
 
 pub(super) async fn resolve(
@@ -43,7 +43,8 @@ pub(super) async fn resolve(
         .filter(|entry| entry.child_text("id").is_some_and(|entry_id| entry_id.contains("arxiv.org/abs/")))
         .ok_or_else(not_found)?;
     let data = map_entry(entry, id, &versioned).into_data();
-    Ok(Reference { data, source: Source::Arxiv, pdf_url: Some(format!("https://arxiv.org/pdf/{versioned}")) })
+    let notes = RegistryNotes { published_as: entry.child_text("doi").into_iter().collect(), ..Default::default() };
+    Ok(Reference { data, source: Source::Arxiv, pdf_url: Some(format!("https://arxiv.org/pdf/{versioned}")), notes })
 }
 
 fn map_entry(entry: &Element, id: &str, versioned: &str) -> Item {

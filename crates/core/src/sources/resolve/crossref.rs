@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::fetch::{self, base, doi_path};
 use super::item::{collapse, date_of_parts, plain_abstract, plain_title, Item, Name, Role};
-use super::{mailto, Reference, ResolveError, Source, SourceSettings};
+use super::{mailto, Reference, RegistryNotes, ResolveError, Source, SourceSettings, Update};
 use crate::platform::{Clock, HttpClient};
 
 pub(super) async fn resolve(
@@ -22,7 +22,85 @@ pub(super) async fn resolve(
     };
     let document = fetch::json(Source::CrossRef, &what, &body)?;
     let work = fetch::object_at(Source::CrossRef, &what, &document, "/message")?;
-    Ok(Some(Reference { data: map_work(work).into_data(), source: Source::CrossRef, pdf_url: None }))
+    Ok(Some(reference_of(work)))
+}
+
+fn reference_of(work: &Value) -> Reference {
+    Reference { data: map_work(work).into_data(), source: Source::CrossRef, pdf_url: None, notes: notes_of(work) }
+}
+
+/// `GET {crossref}/works?query.bibliographic={reference}&rows={rows}`: the works CrossRef's search ranks highest
+/// for a reference as written, each with its `score`.
+pub(super) async fn bibliographic(
+    http: &dyn HttpClient,
+    clock: &dyn Clock,
+    reference: &str,
+    rows: usize,
+    settings: &SourceSettings,
+) -> Result<Vec<(Reference, f64)>, ResolveError> {
+    let what = "a bibliographic search".to_owned();
+    // CrossRef reads at most a few hundred characters of a reference; a longer query only costs bandwidth.
+    let query: String = reference.chars().take(400).collect();
+    let mut url = format!(
+        "{}/works?query.bibliographic={}&rows={}",
+        base(&settings.endpoints.crossref),
+        fetch::query_value(&query),
+        rows.clamp(1, 20)
+    );
+    let polite = mailto(settings);
+    if let Some(email) = polite.strip_prefix('?') {
+        url.push('&');
+        url.push_str(email);
+    }
+    let response = fetch::get(http, clock, settings, Source::CrossRef, &what, &url, "application/json").await?;
+    let body = fetch::body_unless_missing(Source::CrossRef, &what, response)?.unwrap_or_default();
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    let document = fetch::json(Source::CrossRef, &what, &body)?;
+    let list = fetch::object_at(Source::CrossRef, &what, &document, "/message")?;
+    let items = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    Ok(items
+        .iter()
+        .filter(|work| work.is_object())
+        .map(|work| (reference_of(work), work.get("score").and_then(Value::as_f64).unwrap_or(0.0)))
+        .collect())
+}
+
+/// The work's update notices (`updated-by`) and other versions (`relation`).
+fn notes_of(work: &Value) -> RegistryNotes {
+    let mut notes = RegistryNotes::default();
+    for notice in work.get("updated-by").and_then(Value::as_array).into_iter().flatten() {
+        let Some(kind) = text(notice, "type") else { continue };
+        let update = Update {
+            kind: kind.to_lowercase().replace(['-', ' '], "_"),
+            notice_doi: text(notice, "DOI").map(str::to_owned),
+            date: notice
+                .pointer("/updated/date-parts/0")
+                .and_then(Value::as_array)
+                .and_then(|parts| date_of_parts(parts)),
+            source: text(notice, "source").map(str::to_owned),
+        };
+        // The same notice may be asserted twice (by the publisher and by Retraction Watch): kept once.
+        if !notes.updates.iter().any(|u| u.kind == update.kind && u.notice_doi == update.notice_doi) {
+            notes.updates.push(update);
+        }
+    }
+    let related = |name: &str| -> Vec<String> {
+        let mut dois: Vec<String> = Vec::new();
+        for relation in work.pointer(&format!("/relation/{name}")).and_then(Value::as_array).into_iter().flatten() {
+            let is_doi = text(relation, "id-type").is_none_or(|t| t.eq_ignore_ascii_case("doi"));
+            if let Some(id) = text(relation, "id").filter(|_| is_doi) {
+                if !dois.iter().any(|d| d.eq_ignore_ascii_case(id)) {
+                    dois.push(id.to_owned());
+                }
+            }
+        }
+        dois
+    };
+    notes.published_as = related("is-preprint-of");
+    notes.preprints = related("has-preprint");
+    notes
 }
 
 fn item_type(crossref_type: &str) -> &'static str {

@@ -22,7 +22,12 @@ pub(super) async fn resolve(
     };
     let document = fetch::json(Source::DataCite, &what, &body)?;
     let attributes = fetch::object_at(Source::DataCite, &what, &document, "/data/attributes")?;
-    Ok(Some(Reference { data: map_record(attributes).into_data(), source: Source::DataCite, pdf_url: None }))
+    Ok(Some(Reference {
+        data: map_record(attributes).into_data(),
+        source: Source::DataCite,
+        pdf_url: None,
+        notes: Default::default(),
+    }))
 }
 
 fn item_type(general: &str) -> &'static str {

@@ -209,6 +209,40 @@ pub struct Reference {
     pub source: Source,
     /// A PDF of the work, when one is known to be free to fetch.
     pub pdf_url: Option<String>,
+    /// What the registry records about the work since it appeared (CrossRef and arXiv; empty elsewhere).
+    pub notes: RegistryNotes,
+}
+
+/// What a registry records about a work after its publication: notices that update it (CrossRef's `updated-by`:
+/// retractions, corrections, expressions of concern, withdrawals) and its other versions (`relation`'s
+/// `is-preprint-of` / `has-preprint`; arXiv's `<arxiv:doi>` of the published article).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegistryNotes {
+    pub updates: Vec<Update>,
+    /// DOIs of the published version of a preprint.
+    pub published_as: Vec<String>,
+    /// DOIs of a published work's preprints.
+    pub preprints: Vec<String>,
+}
+
+/// One notice updating a work, as the registry lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    /// As CrossRef names it: `retraction`, `correction`, `expression_of_concern`, `withdrawal`, `erratum`, …
+    pub kind: String,
+    /// The notice's own DOI.
+    pub notice_doi: Option<String>,
+    /// When the notice appeared, ISO (`2010-02-02`).
+    pub date: Option<String>,
+    /// Who asserted it: `publisher`, or `retraction-watch` (the Retraction Watch database CrossRef serves).
+    pub source: Option<String>,
+}
+
+impl Update {
+    /// Whether the notice withdraws the work (a retraction, withdrawal or removal), rather than amends it.
+    pub fn withdraws(&self) -> bool {
+        matches!(self.kind.as_str(), "retraction" | "withdrawal" | "removal" | "partial_retraction")
+    }
 }
 
 impl Reference {
@@ -290,6 +324,19 @@ pub async fn open_access_pdf(
     settings: &SourceSettings,
 ) -> Option<String> {
     openalex::pdf_url(http, clock, doi, settings).await
+}
+
+/// Candidates CrossRef's bibliographic search finds for a formatted reference (`query.bibliographic`), best
+/// first, each with CrossRef's relevance score. A score ranks candidates for one query only: whether one is the
+/// work cited is for the caller to judge from the fields ([`crate::refcheck::confidence`]).
+pub async fn bibliographic_candidates(
+    http: &dyn HttpClient,
+    clock: &dyn Clock,
+    reference: &str,
+    rows: usize,
+    settings: &SourceSettings,
+) -> Result<Vec<(Reference, f64)>, ResolveError> {
+    crossref::bibliographic(http, clock, reference, rows, settings).await
 }
 
 /// `?mailto=…` for the sources with a polite pool, or nothing.

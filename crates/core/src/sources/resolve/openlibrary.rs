@@ -31,7 +31,7 @@ pub(super) async fn resolve(
     }
     let book = document.get(format!("ISBN:{isbn13}")).filter(|book| book.is_object()).ok_or_else(not_found)?;
     let data = map_book(book, isbn13, isbn10).into_data();
-    Ok(Reference { data, source: Source::OpenLibrary, pdf_url: None })
+    Ok(Reference { data, source: Source::OpenLibrary, pdf_url: None, notes: Default::default() })
 }
 
 fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {

@@ -79,7 +79,7 @@ pub(super) async fn resolve_pmid(
     })?;
     let article = set.child("PubmedArticle").ok_or_else(not_found)?;
     let data = map_article(article, pmid, pmcid).into_data();
-    Ok(Reference { data, source: Source::PubMed, pdf_url: None })
+    Ok(Reference { data, source: Source::PubMed, pdf_url: None, notes: Default::default() })
 }
 
 fn map_article(article: &Element, pmid: &str, pmcid: Option<&str>) -> Item {

@@ -25,6 +25,11 @@ fn router() -> Rc<StubHttp> {
             ("https://api.crossref.org/works/10.1109/iccv.2007.4408927", 200, include_str!("fixtures/crossref-proceedings-article.json")),
             ("https://api.crossref.org/works/10.1017/9781108348843", 200, include_str!("fixtures/crossref-monograph.json")),
             ("https://api.crossref.org/works/10.1101/2020.12.01.406702", 200, include_str!("fixtures/crossref-posted-content.json")),
+            ("https://api.crossref.org/works/10.1016/s0140-6736(97)11096-0", 200, include_str!("fixtures/crossref-retracted-wakefield.json")),
+            ("https://api.crossref.org/works/10.1101/097196", 200, include_str!("fixtures/crossref-preprint-with-published-version.json")),
+            ("https://api.crossref.org/works/10.1038/ng.3834", 200, include_str!("fixtures/crossref-article-with-preprint.json")),
+            ("https://api.crossref.org/works/10.1371/journal.pone.0033693", 200, include_str!("fixtures/crossref-corrected-plos.json")),
+            ("https://api.crossref.org/works?query.bibliographic=", 200, include_str!("fixtures/crossref-bibliographic-cermine.json")),
             ("https://api.crossref.org/works/", 404, include_str!("fixtures/crossref-not-found.txt")),
             ("https://api.datacite.org/dois/10.5061/dryad.8515", 200, include_str!("fixtures/datacite-dataset.json")),
             ("https://api.datacite.org/dois/", 404, include_str!("fixtures/datacite-not-found.json")),
@@ -629,4 +634,72 @@ fn the_default_endpoints_are_the_public_apis() {
     assert_eq!(endpoints.open_library, "https://openlibrary.org");
     assert_eq!(endpoints.eutils, "https://eutils.ncbi.nlm.nih.gov/entrez/eutils");
     assert_eq!(endpoints.openalex, "https://api.openalex.org");
+}
+
+#[tokio::test]
+async fn a_retracted_work_carries_both_its_notices_as_listed() {
+    let reference = found("10.1016/s0140-6736(97)11096-0").await;
+    assert!(reference.title().starts_with("RETRACTED: Ileal-lymphoid-nodular hyperplasia"));
+    assert_eq!(
+        reference.notes.updates,
+        [
+            Update {
+                kind: "correction".into(),
+                notice_doi: Some("10.1016/s0140-6736(04)15715-2".into()),
+                date: Some("2004-03-06".into()),
+                source: Some("retraction-watch".into()),
+            },
+            Update {
+                kind: "retraction".into(),
+                notice_doi: Some("10.1016/s0140-6736(10)60175-4".into()),
+                date: Some("2010-02-06".into()),
+                source: Some("retraction-watch".into()),
+            },
+        ]
+    );
+    assert!(!reference.notes.updates[0].withdraws() && reference.notes.updates[1].withdraws());
+    assert!(reference.notes.published_as.is_empty() && reference.notes.preprints.is_empty());
+}
+
+#[tokio::test]
+async fn a_publisher_s_correction_notice_is_read() {
+    let reference = found("10.1371/journal.pone.0033693").await;
+    let [update] = reference.notes.updates.as_slice() else { panic!("{:?}", reference.notes) };
+    assert_eq!(update.kind, "correction");
+    assert_eq!(update.source.as_deref(), Some("publisher"));
+    assert_eq!(update.date.as_deref(), Some("2012-05-08"));
+}
+
+#[tokio::test]
+async fn a_preprint_names_its_published_version_and_an_article_its_preprint() {
+    let preprint = found("10.1101/097196").await;
+    assert_eq!(preprint.item_type(), "preprint");
+    assert_eq!(preprint.notes.published_as, ["10.1038/s41597-019-0031-8"]);
+    let article = found("10.1038/ng.3834").await;
+    assert_eq!(article.notes.preprints, ["10.1101/055962"]);
+    assert!(article.notes.published_as.is_empty());
+}
+
+#[tokio::test]
+async fn an_arxiv_preprint_with_a_journal_doi_names_it_as_its_published_version() {
+    let preprint = found("arXiv:hep-ex/0307015").await;
+    let journal_doi = preprint.data["extra"].as_str().unwrap().lines().find_map(|l| l.strip_prefix("Published DOI: "));
+    assert_eq!(preprint.notes.published_as.first().map(String::as_str), journal_doi);
+}
+
+#[tokio::test]
+async fn a_bibliographic_search_gives_its_candidates_in_crossref_s_order_with_their_scores() {
+    let http = router();
+    let written = "D. Tkaczyk, P. Szostek, M. Fedoryszak, P. J. Dendek, and Bolikowski, \u{201c}CERMINE: automatic \
+                   extraction of structured metadata from scientific literature,\u{201d} IJDAR, vol. 18, no. 4, 2015.";
+    let clock = ManualClock::at(0);
+    let candidates = bibliographic_candidates(http.as_ref(), clock.as_ref(), written, 5, &settings()).await.unwrap();
+    let found: Vec<(&str, f64)> =
+        candidates.iter().map(|(r, score)| (r.data["DOI"].as_str().unwrap(), *score)).collect();
+    assert_eq!(found.len(), 5);
+    assert_eq!(found[0], ("10.1007/s10032-015-0249-8", 167.66986));
+    assert_eq!(found[1].0, "10.1109/das.2014.63");
+    let url = &urls(&http)[0];
+    assert!(url.starts_with("https://api.crossref.org/works?query.bibliographic=D.%20Tkaczyk"), "{url}");
+    assert!(url.ends_with("&rows=5"), "{url}");
 }

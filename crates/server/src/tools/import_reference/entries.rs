@@ -67,6 +67,16 @@ impl Entry {
         Entry { input, origin, identifier: None, record: None, outcome: Outcome::Pending, pdf: None }
     }
 
+    /// An entry whose record is already resolved (by another tool): only to be checked, written and given a PDF.
+    pub fn from_reference(input: String, reference: Reference) -> Self {
+        let mut entry = Entry::new(input, Origin::Identifier);
+        if let Ok(id) = sources::detect(reference.data.get("DOI").and_then(Value::as_str).unwrap_or_default()) {
+            entry.identifier = Some(id);
+        }
+        entry.resolved(Ok(reference));
+        entry
+    }
+
     fn failed(mut self, why: String) -> Self {
         self.outcome = Outcome::Failed(why);
         self

@@ -4,8 +4,8 @@
 //! failed with why. The steps, in the order `call` takes them, are in `steps`; reading the pasted text into
 //! entries in `entries`; docs/sources.md describes the whole.
 
-mod entries;
-mod steps;
+pub(crate) mod entries;
+pub(crate) mod steps;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -178,7 +178,7 @@ impl Tool for ImportReference {
         let collections: Vec<String> = input.collections.iter().flatten().map(|k| k.0.as_str().to_owned()).collect();
         steps::create(zotero, writer, &mut entries, &tags, &collections).await;
         if input.attach_pdf {
-            steps::attach_pdfs(ctx, &mut entries, input.pdf_url.as_deref()).await;
+            steps::attach_pdfs(ctx, &mut entries, input.pdf_url.as_deref(), 0).await;
         }
 
         let results: Vec<ImportResult> = entries.into_iter().map(|entry| entry.into_result()).collect();

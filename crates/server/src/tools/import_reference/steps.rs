@@ -153,10 +153,11 @@ pub async fn create(
 }
 
 /// Attaches a PDF to each new item that has one (`pdf_url` for a single entry, else what its source named),
-/// while the call's request estimate allows; the others are told where their PDF is.
-pub async fn attach_pdfs(ctx: &RequestContext, entries: &mut [Entry], pdf_url: Option<&str>) {
+/// while the call's request estimate allows (`spent_before`: requests the call made before the import began);
+/// the others are told where their PDF is.
+pub async fn attach_pdfs(ctx: &RequestContext, entries: &mut [Entry], pdf_url: Option<&str>, spent_before: usize) {
     let mut attached = 0;
-    let mut spent = requests_before_pdfs(entries);
+    let mut spent = spent_before + requests_before_pdfs(entries);
     for entry in entries.iter_mut() {
         let Outcome::Created { item, attachment_key } = &mut entry.outcome else { continue };
         let mut candidate =

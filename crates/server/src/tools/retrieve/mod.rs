@@ -345,6 +345,33 @@ async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result
     })
 }
 
+/// Every passage of one regular item (its abstract, notes, annotations and best attachment's text), for a tool
+/// that ranks them against several queries itself (`zotero_check_references`' support check); with what was read
+/// of it and what was skipped.
+pub(crate) async fn item_passages(
+    ctx: &RequestContext,
+    key: &ObjectKey,
+) -> Result<(Vec<Passage>, ItemEvidence), ToolError> {
+    let zotero = ctx.zotero()?;
+    let (item, children) = join(zotero.item(key), zotero.children(key, MAX_CHILDREN)).await;
+    let one = Gathered { item: item?, children: children?.items };
+    let mut budget =
+        sources::Reading { attachments_left: 1, annotated_left: MAX_ANNOTATED, fulltext_chars: FULLTEXT_BUDGET };
+    let mut passages = Vec::new();
+    let evidence = sources::gather_item(
+        ctx,
+        zotero,
+        &one,
+        &SourceKind::ALL,
+        AttachmentPolicy::Best,
+        &[],
+        &mut budget,
+        &mut passages,
+    )
+    .await?;
+    Ok((passages, evidence))
+}
+
 /// `attachmentKeys` checked against `attachmentPolicy`.
 fn specified_keys(input: &RetrieveInput) -> Result<Vec<ObjectKey>, ToolError> {
     match (input.attachment_policy, &input.attachment_keys) {

@@ -1,0 +1,69 @@
+//! The citing sentences of a matched reference against what the cited item holds: its passages (annotations,
+//! notes, abstract, the best attachment's text by page, as `zotero_retrieve` reads them) ranked for each
+//! sentence, and a plain verdict.
+
+use zotero_mcp_core::refcheck::cites::Citation;
+use zotero_mcp_core::refcheck::support::{coverage, verdict, Verdict};
+use zotero_mcp_core::retrieve::{self, Passage};
+use zotero_mcp_core::zotero::ObjectKey;
+
+use super::{SupportCheck, SupportPassage, PASSAGES_PER_SENTENCE, SENTENCES_PER_REFERENCE};
+use crate::context::RequestContext;
+use crate::tools::retrieve::item_passages;
+
+/// The checks of the item's first citing sentences (distinct ones), and how many more were left unchecked.
+pub async fn check(ctx: &RequestContext, item_key: &str, citations: &[Citation]) -> (Vec<SupportCheck>, usize) {
+    let mut sentences: Vec<&Citation> = Vec::new();
+    for citation in citations {
+        if !sentences.iter().any(|s| s.sentence == citation.sentence) && !citation.sentence.trim().is_empty() {
+            sentences.push(citation);
+        }
+    }
+    let unchecked = sentences.len().saturating_sub(SENTENCES_PER_REFERENCE);
+    sentences.truncate(SENTENCES_PER_REFERENCE);
+    let passages: Vec<Passage> = match ObjectKey::parse(item_key) {
+        Ok(key) => item_passages(ctx, &key).await.map(|(passages, _)| passages).unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    let decompose = ctx.decompose();
+    let checks = sentences
+        .into_iter()
+        .map(|citation| {
+            let ranked = retrieve::rank(&citation.sentence, &passages, decompose);
+            let shown: Vec<SupportPassage> = ranked
+                .iter()
+                .take(PASSAGES_PER_SENTENCE)
+                .map(|hit| {
+                    let passage = &passages[hit.passage];
+                    let (share, _) = coverage(&citation.sentence, &passage.text, decompose);
+                    SupportPassage {
+                        text: passage.text.clone(),
+                        source: passage.source.name().into(),
+                        source_key: passage.source_key.clone(),
+                        page: passage.page.map(|p| p as u64),
+                        page_label: passage.page_label.clone(),
+                        coverage: (share * 100.0).round() / 100.0,
+                    }
+                })
+                .collect();
+            let best = match passages.is_empty() {
+                true => None,
+                false => Some(
+                    ranked
+                        .iter()
+                        .take(PASSAGES_PER_SENTENCE)
+                        .map(|hit| coverage(&citation.sentence, &passages[hit.passage].text, decompose))
+                        .fold((0.0, 0), |best, next| if next.0 > best.0 { next } else { best }),
+                ),
+            };
+            let verdict = verdict(best);
+            SupportCheck {
+                sentence: citation.sentence.clone(),
+                line: citation.line as u64,
+                verdict: verdict.name().into(),
+                passages: if verdict == Verdict::NoText { Vec::new() } else { shown },
+            }
+        })
+        .collect();
+    (checks, unchecked)
+}
