@@ -192,6 +192,20 @@ async fn a_latex_manuscript_gets_every_outcome_and_flag() {
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("6 matched · 2 not in the library · 1 unresolved"), "{text}");
     assert!(text.contains("**retracted**"), "{text}");
+    // The lines README.md shows.
+    for line in [
+        "- [ ] whitfield2021geometric “Geometric deep learning enables accurate protein structure prediction from \
+         single sequences”: in the library as T6W7H8UE (by citationKey)",
+        "  - year: manuscript “2020”, library “2021”\n",
+        "  - line 6: “FoldGraph predicts backbone and side-chain coordinates from a single sequence, without multiple \
+         sequence alignments.” — passagesFound",
+        "  - **retracted**: CrossRef lists a retraction notice (doi:10.1016/s0140-6736(10)60175-4, 2010-02-06, from the \
+         Retraction Watch database)",
+        "  - year: manuscript “1999”, library “1998”; the registry agrees with the library",
+        "  - CrossRef (bibliographicSearch, high confidence): doi:10.1007/s10032-015-0249-8",
+    ] {
+        assert!(text.contains(line), "{line}\n---\n{text}");
+    }
 }
 
 #[tokio::test]
@@ -351,4 +365,12 @@ async fn a_call_stops_within_its_request_budget_and_the_cursor_carries_on() {
     rest["cursor"] = first["nextCursor"].clone();
     let second = ok(&check(&bench, rest).await).clone();
     assert_eq!(second["firstPosition"].as_u64().unwrap() as usize, checked + 1);
+}
+
+#[tokio::test]
+#[ignore]
+async fn print_the_checklist() {
+    let (bench, _) = setup();
+    let result = check(&bench, json!({"text": fixture("manuscript.tex"), "bibtex": fixture("manuscript.bib")})).await;
+    println!("{}", result["content"][0]["text"].as_str().unwrap());
 }

@@ -58,7 +58,7 @@ const LATEX_COMMANDS: &[&str] = &[
 
 /// The citations of a LaTeX source, in order. `%` comments are skipped; `\nocite{*}` cites no key.
 pub fn latex_citations(source: &str) -> Vec<Citation> {
-    let text = strip_latex_comments(source);
+    let text = mark_structure(&strip_latex_comments(source));
     let bytes = text.as_bytes();
     let mut spans: Vec<(usize, usize, Vec<String>)> = Vec::new();
     let mut at = 0;
@@ -217,7 +217,7 @@ fn sentence_around(text: &str, start: usize, end: usize) -> (usize, usize) {
     for (at, c) in head.char_indices() {
         let next = head[at + c.len_utf8()..].chars().next();
         let ends = matches!(c, '.' | '?' | '!') && next.is_some_and(|n| n.is_whitespace() || n == '\\');
-        if ends || head[at..].starts_with("\n\n") {
+        if ends || c == BOUNDARY || head[at..].starts_with("\n\n") {
             from = at + c.len_utf8();
         }
     }
@@ -229,7 +229,7 @@ fn sentence_around(text: &str, start: usize, end: usize) -> (usize, usize) {
             to = end + at + c.len_utf8();
             break;
         }
-        if tail[at..].starts_with("\n\n") {
+        if c == BOUNDARY || tail[at..].starts_with("\n\n") {
             to = end + at;
             break;
         }
@@ -238,12 +238,88 @@ fn sentence_around(text: &str, start: usize, end: usize) -> (usize, usize) {
 }
 
 fn tidy_sentence(raw: &str) -> String {
-    let mut out = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out =
+        raw.split(|c: char| c.is_whitespace() || c == BOUNDARY).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
     for empty in ["[]", "[ ]", "[;]", "()", "~"] {
         out = out.replace(empty, " ");
     }
     let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
     out.replace(" .", ".").replace(" ,", ",").trim().to_owned()
+}
+
+/// Where a LaTeX command that is no part of a sentence stood (see [`mark_structure`]): a sentence never runs
+/// across it.
+const BOUNDARY: char = '\u{1}';
+
+/// Commands that frame the text rather than say something in it: a citing sentence starts after them.
+const STRUCTURE: &[&str] = &[
+    "begin",
+    "end",
+    "section",
+    "subsection",
+    "subsubsection",
+    "chapter",
+    "paragraph",
+    "subparagraph",
+    "part",
+    "item",
+    "maketitle",
+    "title",
+    "author",
+    "date",
+    "documentclass",
+    "usepackage",
+    "bibliography",
+    "bibliographystyle",
+    "printbibliography",
+    "addbibresource",
+    "tableofcontents",
+    "newpage",
+    "clearpage",
+];
+
+/// The text with each structural command (with its `*`, and its `[…]`/`{…}` arguments, at most two) blanked to
+/// a [`BOUNDARY`] and spaces: byte offsets and line breaks kept.
+fn mark_structure(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(found) = text[at..].find('\\') {
+        let start = at + found;
+        let name_end =
+            text[start + 1..].find(|c: char| !c.is_ascii_alphabetic()).map_or(text.len(), |end| start + 1 + end);
+        at = name_end.max(start + 1);
+        if !STRUCTURE.contains(&&text[start + 1..name_end]) {
+            continue;
+        }
+        let mut pos = name_end;
+        if bytes.get(pos) == Some(&b'*') {
+            pos += 1;
+        }
+        for _ in 0..2 {
+            match bytes.get(pos) {
+                Some(b'[' | b'{') => match group_end(text, pos) {
+                    Some(end) => pos = end,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        out.push_str(&text[copied..start]);
+        out.push(BOUNDARY);
+        // Each character blanked to as many spaces as it has bytes, so every later offset stays where it was.
+        for c in text[start + 1..pos].chars() {
+            match c {
+                '\n' => out.push('\n'),
+                c => (0..c.len_utf8()).for_each(|_| out.push(' ')),
+            }
+        }
+        copied = pos;
+        at = pos.max(at);
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// The text with every `%` comment blanked (a `\%` is a percent sign), line breaks kept.
@@ -359,5 +435,14 @@ mod tests {
         assert_eq!(found[0].sentence, "Maize yields fall under heat.");
         assert_eq!(found[2].sentence, "pooled the trials.");
         assert_eq!(found[3].line, 7);
+    }
+
+    #[test]
+    fn a_citing_sentence_starts_after_structural_commands() {
+        let source = "\\begin{document}\n\\section{Einf\u{fc}hrung}\nProteins fold \\cite{a}.\n\\end{document}";
+        let found = latex_citations(source);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].sentence, "Proteins fold.");
+        assert_eq!(found[0].line, 3);
     }
 }

@@ -555,7 +555,10 @@ async fn check_one(
     }
     let mut work = None;
     if let Some((reference, confidence)) = record {
-        report.flags.extend(registry::flags_of(&reference.notes, reference.source));
+        // The registry's flags first: a retraction is what a writer must see before anything else.
+        let mut flags = registry::flags_of(&reference.notes, reference.source);
+        flags.append(&mut report.flags);
+        report.flags = flags;
         if report.outcome != Outcome::Matched {
             match confidence {
                 Some(Confidence::Low) => {
