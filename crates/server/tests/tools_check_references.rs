@@ -368,9 +368,25 @@ async fn a_call_stops_within_its_request_budget_and_the_cursor_carries_on() {
 }
 
 #[tokio::test]
-#[ignore]
-async fn print_the_checklist() {
+async fn a_read_only_grant_writes_nothing_whatever_the_arguments() {
     let (bench, _) = setup();
-    let result = check(&bench, json!({"text": fixture("manuscript.tex"), "bibtex": fixture("manuscript.bib")})).await;
-    println!("{}", result["content"][0]["text"].as_str().unwrap());
+    let texts = [
+        json!({"text": fixture("manuscript.tex"), "bibtex": fixture("manuscript.bib")}),
+        json!({"text": fixture("references.txt")}),
+        json!({"text": "10.1101/097196\n10.1371/journal.pone.0033693"}),
+    ];
+    for text in texts {
+        for (registry, support, import) in
+            [(true, true, false), (false, false, false), (true, true, true), (false, true, true)]
+        {
+            let mut args = text.clone();
+            args["checkRegistry"] = json!(registry);
+            args["checkSupport"] = json!(support);
+            args["import"] = json!(import);
+            let result = check(&bench, args).await;
+            assert_eq!(result.get("isError").is_some(), import, "{result}");
+        }
+    }
+    assert_eq!(writes(&bench), 0);
+    assert!(bench.dav_requests().iter().all(|r| r.starts_with("GET")), "{:?}", bench.dav_requests());
 }
