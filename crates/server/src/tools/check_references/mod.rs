@@ -598,7 +598,9 @@ fn with_registry_side(
     library: &Map<String, Value>,
     registry: Option<&Map<String, Value>>,
 ) -> FieldDisagreement {
-    let side = registry.and_then(|registry| {
+    // The record was looked up by the library's DOI when it has one: its DOI agrees with the library by
+    // construction, which says nothing.
+    let side = registry.filter(|_| found.field != "DOI").and_then(|registry| {
         let differs = |data: &Map<String, Value>| disagreements(data, registry).iter().any(|d| d.field == found.field);
         let gives = field_given(registry, found.field);
         match (differs(manuscript), differs(library)) {
