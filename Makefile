@@ -67,6 +67,7 @@ bench: build
 	@bash scripts/bench-coldstart.sh
 	@bash scripts/bench-attachments.sh
 	@bash scripts/bench-retrieve.sh
+	@bash scripts/bench-check-references.sh
 	@bash scripts/bench-index.sh
 
 ## The PDF engine as wasm in V8 beside pdf.js (unpdf) on a corpus of real PDFs, scored against poppler's pdftotext

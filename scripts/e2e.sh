@@ -213,9 +213,11 @@ done
 # The suites that touch files again, with the files on Zotero Storage: a second simulator serving the demo
 # library's files from its storage origin (its own loopback port, refusing any request that carries the API key),
 # and each server set to FILE_STORAGE=zotero. Reading, writing, highlighting, renaming and deleting
-# (attachments), an import with its open-access PDF (sources), and the index sync's paper text (semantic).
+# (attachments), an import with its open-access PDF (sources), the index sync's paper text (semantic), and the
+# cited papers' passages a reference check reads (check-references).
 ZS_FILES=()
-for file in tests/e2e/attachments.test.mjs tests/e2e/sources.test.mjs tests/e2e/semantic.test.mjs; do
+for file in tests/e2e/attachments.test.mjs tests/e2e/sources.test.mjs tests/e2e/semantic.test.mjs \
+  tests/e2e/check-references.test.mjs; do
   [[ " ${TEST_FILES[*]} " == *" $file "* ]] && ZS_FILES+=("$file")
 done
 if [ "${E2E_SKIP_ZOTERO_STORAGE:-}" != "1" ] && [ "${#ZS_FILES[@]}" -gt 0 ]; then

@@ -1,8 +1,19 @@
-// A local stand-in for the public metadata services zotero_import_reference asks (CrossRef, DataCite, arXiv,
-// Open Library, PubMed E-utilities, OpenAlex), which cannot be reached from the test machines. It answers with
-// the recorded real responses in crates/core/src/sources/resolve/fixtures (see the README there), each at the
-// path the real service uses under one prefix per service — the layout SOURCES_TEST_BASE_URL gives the server
-// (honoured only with ENABLE_TEST_FIXTURES=1). Unknown records get the services' own not-found answers.
+// A local stand-in for the public metadata services zotero_import_reference and zotero_check_references ask
+// (CrossRef, DataCite, arXiv, Open Library, PubMed E-utilities, OpenAlex), which cannot be reached from the test
+// machines. It answers with the recorded real responses in crates/core/src/sources/resolve/fixtures (see the
+// README there), each at the path the real service uses under one prefix per service — the layout
+// SOURCES_TEST_BASE_URL gives the server (honoured only with ENABLE_TEST_FIXTURES=1). Unknown records get the
+// services' own not-found answers.
+//
+// CrossRef's records include the ones the reference check flags: a retracted paper (Wakefield et al. 1998, with
+// Retraction Watch's retraction and correction notices), a bioRxiv preprint linking its published version, a
+// journal article linking its preprint, and a PLOS paper with a correction. CrossRef's bibliographic search
+// (`GET /crossref/works?query.bibliographic=…&rows=N`) has one recorded answer, the five candidates CrossRef gave
+// for a reference to CERMINE (Tkaczyk et al., IJDAR 2015); every search gets it, whatever it asks, so a check of
+// another reference without identifiers judges those candidates (and should find none of them certain).
+//
+// GET /_requests lists every request received so far ("METHOD /path?query"), for tests and benches that count
+// what the servers asked.
 //
 // OpenAlex's recorded PDF link points at journals.plos.org; here it is rewritten to a PDF this stub serves
 // (a freely licensed demo file), so the import downloads a real PDF over loopback.
@@ -27,7 +38,13 @@ const crossref = {
   '10.1109/iccv.2007.4408927': 'crossref-proceedings-article.json',
   '10.1017/9781108348843': 'crossref-monograph.json',
   '10.1101/2020.12.01.406702': 'crossref-posted-content.json',
+  '10.1016/s0140-6736(97)11096-0': 'crossref-retracted-wakefield.json',
+  '10.1101/097196': 'crossref-preprint-with-published-version.json',
+  '10.1038/ng.3834': 'crossref-article-with-preprint.json',
+  '10.1371/journal.pone.0033693': 'crossref-corrected-plos.json',
 };
+// CrossRef's bibliographic search: one recorded work-list, the answer to every query.
+const crossrefSearch = 'crossref-bibliographic-cermine.json';
 const datacite = { '10.5061/dryad.8515': 'datacite-dataset.json' };
 const openalex = { '10.1371/journal.pone.0000030': 'openalex-work-with-pdf.json', '10.7554/elife.01567': 'openalex-work-without-pdf.json' };
 const arxiv = { '2206.06921': 'arxiv-2206.06921.xml', 'hep-ex/0307015': 'arxiv-hep-ex-0307015.xml' };
@@ -46,6 +63,10 @@ const server = createServer((req, res) => {
   requests.push(`${req.method} ${route}${url.search}`);
   if (route === '/_requests') return send(res, 200, 'application/json', JSON.stringify(requests));
   let m;
+  // Only the search is recorded; any other listing of /works falls through to the plain 404 below.
+  if (route === '/crossref/works' && url.searchParams.has('query.bibliographic')) {
+    return send(res, 200, 'application/json', fixture(crossrefSearch));
+  }
   if ((m = route.match(/^\/crossref\/works\/(.+)$/))) {
     const file = crossref[m[1].toLowerCase()];
     return file
