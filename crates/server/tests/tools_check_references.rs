@@ -361,6 +361,11 @@ async fn a_call_stops_within_its_request_budget_and_the_cursor_carries_on() {
     assert!(first["requests"].as_u64().unwrap() <= 45, "{first}");
     assert!(first["stopped"].as_str().unwrap().contains("requests are spent"));
     assert!(first["references"].as_array().unwrap().iter().all(|r| r["outcome"] == "unresolved"));
+    let reason = first["references"][0]["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "not in the library, and CrossRef and DataCite know no DOI 10.5555/unknown.1: check the identifier"
+    );
     let mut rest = args.clone();
     rest["cursor"] = first["nextCursor"].clone();
     let second = ok(&check(&bench, rest).await).clone();

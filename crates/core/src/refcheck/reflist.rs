@@ -123,8 +123,17 @@ fn year_of(text: &str) -> Option<String> {
 /// `J. Smith` (IEEE) gives `Smith`.
 fn first_author(text: &str) -> Option<String> {
     let head = text.split([',', '(']).next()?.trim();
-    let words: Vec<&str> = head.split_whitespace().collect();
     let initial = |w: &str| w.trim_end_matches('.').chars().all(|c| c.is_uppercase() || c == '-') && w.len() <= 4;
+    // A lone author without a comma (Vancouver `Weiss A. Title.`) ends at the initials' full stop after the
+    // family name; `J. Smith` has its initials first, so its stops end nothing.
+    let mut words: Vec<&str> = Vec::new();
+    for word in head.split_whitespace() {
+        words.push(word);
+        let named = words.iter().any(|w| !initial(w));
+        if word.ends_with('.') && named {
+            break;
+        }
+    }
     let name = match words.as_slice() {
         [] => return None,
         [one] => *one,
@@ -231,5 +240,20 @@ mod tests {
         assert_eq!(refs[0].first_author.as_deref(), Some("Vaswani"));
         assert_eq!(refs[0].title.as_deref(), Some("Attention is all you need"));
         assert_eq!(refs[0].year.as_deref(), Some("2017"));
+    }
+
+    #[test]
+    fn a_lone_vancouver_author_ends_at_the_initials() {
+        for (text, author) in [
+            ("1. Weiss A. Folding intermediates seen by the lab. J Lab Res. 2024;1:1-9.", "Weiss"),
+            ("2. Weiss AB. Folding intermediates seen by the lab. J Lab Res. 2024;1:1-9.", "Weiss"),
+            ("3. J. Smith and N. Jones. A title of a paper. In Proc. 2020.", "Smith"),
+            ("4. van der Berg A, Smith B. A title of a paper. Nature. 2020;1:2.", "van der Berg"),
+        ] {
+            let found = references(text);
+            assert_eq!(found[0].first_author.as_deref(), Some(author), "{text}");
+        }
+        let lone = &references("1. Weiss A. Folding intermediates seen by the lab. J Lab Res. 2024;1:1-9.")[0];
+        assert_eq!(lone.title.as_deref(), Some("Folding intermediates seen by the lab"));
     }
 }

@@ -105,8 +105,13 @@ pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize
             save(cache, &snapshot).await;
             return Ok(Refreshed { snapshot });
         }
-        // Read whole: what changed while the pages were read is caught up below, from the first page's version.
+        // Read whole: what changed while the pages were read is caught up below, from the first page's version;
+        // read whole in one request, nothing can have changed between pages.
         snapshot.complete = true;
+        if start == 0 && spent == 1 {
+            save(cache, &snapshot).await;
+            return Ok(Refreshed { snapshot });
+        }
         dirty = true;
     }
     if spent + 2 > requests && spent > 0 {

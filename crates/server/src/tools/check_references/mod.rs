@@ -406,8 +406,10 @@ async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<Chec
         let end = (start + input.limit as usize).min(cited.len());
         while next < end {
             let one = &cited[next];
+            let mut report = new_report(one, next);
+            let found = locate(&library, one, &mut report);
             let needs = usize::from(input.check_registry) * REGISTRY_REQUESTS
-                + usize::from(wants_support && !one.citations.is_empty()) * SUPPORT_REQUESTS;
+                + usize::from(wants_support && !found.is_empty() && !one.citations.is_empty()) * SUPPORT_REQUESTS;
             if next > start && ctx.requests_sent() + needs > REQUEST_BUDGET {
                 stopped = Some(format!(
                     "This call's requests are spent ({} of {REQUEST_BUDGET}); call again with the cursor for the rest.",
@@ -415,7 +417,7 @@ async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<Chec
                 ));
                 break;
             }
-            let (report, work) = check_one(ctx, &library, one, next, &input, wants_support).await;
+            let (report, work) = check_one(ctx, &library, one, report, found, &input, wants_support).await;
             reports.push(report);
             works.push(work);
             next += 1;
@@ -448,16 +450,9 @@ async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<Chec
     })
 }
 
-/// One reference, checked: the library, then the registry, then the citing sentences.
-async fn check_one(
-    ctx: &RequestContext,
-    library: &Library<'_>,
-    one: &Cited,
-    at: usize,
-    input: &CheckReferencesInput,
-    wants_support: bool,
-) -> (ReferenceReport, Option<Reference>) {
-    let mut report = ReferenceReport {
+/// A reference's report before anything is looked up: what the manuscript itself says of it.
+fn new_report(one: &Cited, at: usize) -> ReferenceReport {
+    ReferenceReport {
         position: at as u64 + 1,
         label: one.label.clone(),
         outcome: Outcome::Unresolved,
@@ -473,15 +468,12 @@ async fn check_one(
         support: Vec::new(),
         sentences_unchecked: 0,
         imported: None,
-    };
-    if report.flags.iter().any(|f| f.kind == FlagKind::Unreadable) && one.data.is_none() && one.identifiers.is_empty() {
-        report.reason = Some("the reference could not be read, so there was nothing to look for".into());
-        return (report, None);
     }
+}
 
-    // The library: by citation key, then by the duplicate rules over identifiers and title.
-    let ours = one.data.clone().unwrap_or_else(|| manuscript::identifier_data(&one.identifiers));
-    let pmids = library::pmids(&one.identifiers);
+/// The library items a reference names (no request: the snapshot is in memory), by citation key, then by the
+/// duplicate rules over identifiers and title; what was tried is noted in `report`.
+fn locate<'a>(library: &Library<'a>, one: &Cited, report: &mut ReferenceReport) -> Vec<(&'a library::Kept, MatchedBy)> {
     let mut found: Vec<(&library::Kept, MatchedBy)> = Vec::new();
     if let Some(key) = &one.key {
         report.tried.push(format!("citation key `{key}` in the library"));
@@ -496,7 +488,25 @@ async fn check_one(
     }
     if found.is_empty() && (one.data.is_some() || !one.identifiers.is_empty()) {
         report.tried.push("identifiers, then title + year + first author, in the library".into());
-        found = library.same_work(&ours, &pmids);
+        let ours = one.data.clone().unwrap_or_else(|| manuscript::identifier_data(&one.identifiers));
+        found = library.same_work(&ours, &library::pmids(&one.identifiers));
+    }
+    found
+}
+
+/// The rest of a reference's check, after [`locate`]: the registry, then the citing sentences.
+async fn check_one<'a>(
+    ctx: &RequestContext,
+    library: &Library<'a>,
+    one: &Cited,
+    mut report: ReferenceReport,
+    mut found: Vec<(&'a library::Kept, MatchedBy)>,
+    input: &CheckReferencesInput,
+    wants_support: bool,
+) -> (ReferenceReport, Option<Reference>) {
+    if report.flags.iter().any(|f| f.kind == FlagKind::Unreadable) && one.data.is_none() && one.identifiers.is_empty() {
+        report.reason = Some("the reference could not be read, so there was nothing to look for".into());
+        return (report, None);
     }
 
     // The registry's record: of the matched item (its DOI, else the manuscript's identifier), or of the work.
@@ -511,7 +521,13 @@ async fn check_one(
                 report.tried.push(format!("{id} at its registry"));
                 match registry::look_up(ctx, &id).await {
                     Ok(reference) => record = Some((reference, None)),
-                    Err(why) => report.tried.push(format!("no record: {why}")),
+                    Err(why) => {
+                        // An identifier no registry knows is the likeliest mistake in a reference: said as the reason.
+                        if found.is_empty() {
+                            report.reason = Some(format!("not in the library, and {why}: check the identifier"));
+                        }
+                        report.tried.push(format!("no record: {why}"));
+                    }
                 }
             }
             (None, Some(written)) if found.is_empty() => {
@@ -548,9 +564,14 @@ async fn check_one(
                 .collect();
         }
         if wants_support && !one.citations.is_empty() {
-            let (checks, unchecked) = support::check(ctx, &kept.key, &one.citations).await;
-            report.support = checks;
-            report.sentences_unchecked = unchecked as u64;
+            if ctx.requests_sent() + SUPPORT_REQUESTS <= REQUEST_BUDGET {
+                let (checks, unchecked) = support::check(ctx, &kept.key, &one.citations).await;
+                report.support = checks;
+                report.sentences_unchecked = unchecked as u64;
+            } else {
+                // Matched only through the registry, past what the call reserved: never past the budget.
+                report.sentences_unchecked = one.citations.len() as u64;
+            }
         }
     }
     let mut work = None;

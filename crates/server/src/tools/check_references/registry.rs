@@ -4,7 +4,7 @@
 
 use zotero_mcp_core::refcheck::confidence::{confidence, Confidence};
 use zotero_mcp_core::refcheck::reflist::ListedReference;
-use zotero_mcp_core::sources::{Identifier, Reference, RegistryNotes, Source};
+use zotero_mcp_core::sources::{Identifier, Reference, RegistryNotes, ResolveError, Source};
 
 use super::{Flag, FlagKind};
 use crate::context::RequestContext;
@@ -13,9 +13,13 @@ use crate::tools::next_step::NextStep;
 /// Candidates asked of a bibliographic search: enough that the right work is among them when it exists.
 const CANDIDATES: usize = 3;
 
-/// The record `id` names, or why none came.
+/// The record `id` names, or why none came (in the check's words: the importer's advice to create the item
+/// from its fields does not apply here).
 pub async fn look_up(ctx: &RequestContext, id: &Identifier) -> Result<Reference, String> {
-    ctx.resolve_reference(id).await.map_err(|error| error.to_string())
+    ctx.resolve_reference(id).await.map_err(|error| match error {
+        ResolveError::NotFound { sources, what } => format!("{sources} know no {what}"),
+        other => other.to_string(),
+    })
 }
 
 /// The candidate CrossRef's bibliographic search finds for `written` that is most surely the work (ties broken by
