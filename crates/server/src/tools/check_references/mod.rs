@@ -41,6 +41,9 @@ const SUPPORT_REQUESTS: usize = 7;
 const SENTENCES_PER_REFERENCE: usize = 3;
 /// Passages shown per citing sentence.
 const PASSAGES_PER_SENTENCE: usize = 2;
+/// Requests kept back for `import`'s writes: templates for a few item types and the batch write (PDFs are
+/// attached only while the budget still allows, as the importer does).
+const IMPORT_REQUESTS: usize = 4;
 /// Works imported per call (each a lookup already made, a template, a write, and perhaps a PDF).
 const MAX_IMPORTS: usize = 10;
 
@@ -410,7 +413,9 @@ async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<Chec
             let found = locate(&library, one, &mut report);
             let needs = usize::from(input.check_registry) * REGISTRY_REQUESTS
                 + usize::from(wants_support && !found.is_empty() && !one.citations.is_empty()) * SUPPORT_REQUESTS;
-            if next > start && ctx.requests_sent() + needs > REQUEST_BUDGET {
+            // With `import`, the writes at the end (a template per item type, the batch) are kept back too.
+            let kept_back = usize::from(input.import) * IMPORT_REQUESTS;
+            if next > start && ctx.requests_sent() + needs + kept_back > REQUEST_BUDGET {
                 stopped = Some(format!(
                     "This call's requests are spent ({} of {REQUEST_BUDGET}); call again with the cursor for the rest.",
                     ctx.requests_sent()
