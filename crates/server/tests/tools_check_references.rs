@@ -395,3 +395,16 @@ async fn a_read_only_grant_writes_nothing_whatever_the_arguments() {
     assert_eq!(writes(&bench), 0);
     assert!(bench.dav_requests().iter().all(|r| r.starts_with("GET")), "{:?}", bench.dav_requests());
 }
+
+#[tokio::test]
+async fn a_second_check_asks_the_registries_nothing_they_answered_before() {
+    let (bench, _) = setup();
+    let args = json!({"text": "10.1101/097196\n10.1371/journal.pone.0033693\n10.5555/unknown.1"});
+    let first = ok(&check(&bench, args.clone()).await).clone();
+    let again = ok(&check(&bench, args).await).clone();
+    // The first: the library, then CrossRef for each and DataCite after CrossRef's 404. The second: the library's
+    // version check only, and the same answer.
+    assert!(first["requests"].as_u64().unwrap() >= 5, "{first}");
+    assert_eq!(again["requests"], 1, "{again}");
+    assert_eq!(again["references"], first["references"]);
+}

@@ -2,9 +2,11 @@
 //! search finds for a reference without one (each judged, never taken on CrossRef's score alone), and the
 //! notices and versions recorded since publication, as flags.
 
+use serde_json::{json, Value};
+use zotero_mcp_core::platform::KvWrite;
 use zotero_mcp_core::refcheck::confidence::{confidence, Confidence};
 use zotero_mcp_core::refcheck::reflist::ListedReference;
-use zotero_mcp_core::sources::{Identifier, Reference, RegistryNotes, ResolveError, Source};
+use zotero_mcp_core::sources::{Identifier, Reference, RegistryNotes, ResolveError, Source, Update};
 
 use super::{Flag, FlagKind};
 use crate::context::RequestContext;
@@ -13,13 +15,95 @@ use crate::tools::next_step::NextStep;
 /// Candidates asked of a bibliographic search: enough that the right work is among them when it exists.
 const CANDIDATES: usize = 3;
 
+/// How long a registry's record is kept in `CACHE_KV` for the next check (a notice published since shows within
+/// a week), and how long its "no such record" (a corrected identifier is another key).
+const RECORD_KEPT_SECONDS: u64 = 7 * 24 * 3600;
+const MISSING_KEPT_SECONDS: u64 = 24 * 3600;
+
 /// The record `id` names, or why none came (in the check's words: the importer's advice to create the item
-/// from its fields does not apply here).
+/// from its fields does not apply here). Kept in `CACHE_KV`, so checking a manuscript again after an edit asks
+/// the registries only about what is new; a failure other than "no such record" is never kept.
 pub async fn look_up(ctx: &RequestContext, id: &Identifier) -> Result<Reference, String> {
-    ctx.resolve_reference(id).await.map_err(|error| match error {
-        ResolveError::NotFound { sources, what } => format!("{sources} know no {what}"),
-        other => other.to_string(),
+    let key = format!("refcheck:record:{}", id.key());
+    if let Ok(Some(text)) = ctx.cache().get(&key).await {
+        if let Some(kept) = decode(&text) {
+            return kept;
+        }
+    }
+    match ctx.resolve_reference(id).await {
+        Ok(reference) => {
+            let _ = ctx.cache().put(&key, &encode(&reference), KvWrite::ExpiresIn(RECORD_KEPT_SECONDS)).await;
+            Ok(reference)
+        }
+        Err(ResolveError::NotFound { sources, what }) => {
+            let why = format!("{sources} know no {what}");
+            let kept = json!({ "missing": why }).to_string();
+            let _ = ctx.cache().put(&key, &kept, KvWrite::ExpiresIn(MISSING_KEPT_SECONDS)).await;
+            Err(why)
+        }
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+fn encode(reference: &Reference) -> String {
+    let updates: Vec<Value> = reference
+        .notes
+        .updates
+        .iter()
+        .map(|u| json!({ "kind": u.kind, "doi": u.notice_doi, "date": u.date, "source": u.source }))
+        .collect();
+    json!({
+        "source": reference.source.to_string(),
+        "data": reference.data,
+        "pdf": reference.pdf_url,
+        "updates": updates,
+        "publishedAs": reference.notes.published_as,
+        "preprints": reference.notes.preprints,
     })
+    .to_string()
+}
+
+/// A kept record (`None` for anything unreadable, which is then asked again).
+fn decode(text: &str) -> Option<Result<Reference, String>> {
+    let kept: Value = serde_json::from_str(text).ok()?;
+    if let Some(why) = kept.get("missing").and_then(Value::as_str) {
+        return Some(Err(why.to_owned()));
+    }
+    let source = match kept.get("source")?.as_str()? {
+        "CrossRef" => Source::CrossRef,
+        "DataCite" => Source::DataCite,
+        "arXiv" => Source::Arxiv,
+        "Open Library" => Source::OpenLibrary,
+        "PubMed" => Source::PubMed,
+        _ => return None,
+    };
+    let text_of = |value: &Value, name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+    let strings = |name: &str| -> Vec<String> {
+        kept.get(name)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let updates = kept
+        .get("updates")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|u| {
+            Some(Update {
+                kind: text_of(u, "kind")?,
+                notice_doi: text_of(u, "doi"),
+                date: text_of(u, "date"),
+                source: text_of(u, "source"),
+            })
+        })
+        .collect();
+    let notes = RegistryNotes { updates, published_as: strings("publishedAs"), preprints: strings("preprints") };
+    let data = kept.get("data")?.as_object()?.clone();
+    Some(Ok(Reference { data, source, pdf_url: text_of(&kept, "pdf"), notes }))
 }
 
 /// The candidate CrossRef's bibliographic search finds for `written` that is most surely the work (ties broken by
