@@ -408,3 +408,16 @@ async fn a_second_check_asks_the_registries_nothing_they_answered_before() {
     assert_eq!(again["requests"], 1, "{again}");
     assert_eq!(again["references"], first["references"]);
 }
+
+#[tokio::test]
+async fn zotero_s_own_citation_key_field_matches_as_better_bibtex_s_line_does() {
+    let (bench, _) = setup();
+    let key = bench.sim.insert_item(
+        LIB,
+        json!({"itemType": "journalArticle", "title": "An item keyed by Zotero itself", "citationKey": "Native2024Key"}),
+    );
+    let out =
+        ok(&check(&bench, json!({"text": "As shown \\cite{native2024key}.", "checkRegistry": false})).await).clone();
+    let found = &out["references"][0];
+    assert_eq!((found["itemKey"].as_str(), found["matchedBy"].as_str()), (Some(key.as_str()), Some("citationKey")));
+}
