@@ -421,3 +421,45 @@ async fn zotero_s_own_citation_key_field_matches_as_better_bibtex_s_line_does() 
     let found = &out["references"][0];
     assert_eq!((found["itemKey"].as_str(), found["matchedBy"].as_str()), (Some(key.as_str()), Some("citationKey")));
 }
+
+/// `count` small journal articles, as a large library has.
+fn grow(bench: &Bench, count: usize, prefix: &str) {
+    for n in 0..count {
+        bench.sim.insert_item(
+            LIB,
+            json!({"itemType": "journalArticle", "title": format!("{prefix} filler article number {n}"), "date": "2020"}),
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_large_library_is_read_over_several_calls_and_read_afresh_after_many_changes() {
+    let (bench, _) = setup();
+    grow(&bench, 3800, "Early");
+    let args = json!({"text": "10.1038/s41592-021-01187-3", "checkRegistry": false});
+    let first = ok(&check(&bench, args.clone()).await).clone();
+    assert!(first["stopped"].as_str().unwrap().contains("being read"), "{first}");
+    assert_eq!(first["references"], json!([]));
+    assert!(first["requests"].as_u64().unwrap() <= 45);
+    let mut carry_on = args.clone();
+    carry_on["cursor"] = first["nextCursor"].clone();
+    let second = ok(&check(&bench, carry_on).await).clone();
+    assert_eq!(second["references"][0]["itemKey"], "T6W7H8UE", "{second}");
+    assert_eq!(second["libraryItems"], 3800 + 43);
+
+    // More changed since than one call can fetch by key: the library is read again from the start.
+    grow(&bench, 2000, "Later");
+    let third = ok(&check(&bench, args.clone()).await).clone();
+    assert!(third["stopped"].as_str().unwrap().contains("being read"), "{third}");
+    let mut calls = 0;
+    let mut last = third;
+    while last.get("stopped").is_some() {
+        let mut carry_on = args.clone();
+        carry_on["cursor"] = last["nextCursor"].clone();
+        last = ok(&check(&bench, carry_on).await).clone();
+        calls += 1;
+        assert!(calls <= 3, "{last}");
+    }
+    assert_eq!(last["libraryItems"], 5800 + 43);
+    assert_eq!(last["references"][0]["itemKey"], "T6W7H8UE");
+}

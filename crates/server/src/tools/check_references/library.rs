@@ -23,6 +23,8 @@ use crate::tools::search::has_citation_key;
 pub const CACHE_KEY: &str = "refcheck:library:v1";
 /// Items per listing page (Zotero's maximum).
 const PAGE: usize = 100;
+/// Items fetched by key per request (Zotero's `itemKey` maximum).
+const BATCH: usize = 50;
 /// Items read again at the start of a continued reading (see [`refresh`]).
 const OVERLAP: usize = 10;
 /// How long an unused snapshot is kept: a month, after which the next check reads the library again.
@@ -68,14 +70,9 @@ pub struct Snapshot {
     pub items: Vec<Kept>,
 }
 
-/// The snapshot as brought up to date.
-pub struct Refreshed {
-    pub snapshot: Snapshot,
-}
-
 /// The snapshot, brought up to date with at most `requests` Zotero requests. Incomplete when the library is
 /// larger than that allows: the caller stops, and the next call carries on.
-pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize) -> Result<Refreshed, ToolError> {
+pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize) -> Result<Snapshot, ToolError> {
     let mut snapshot: Snapshot = match cache.get(CACHE_KEY).await {
         Ok(Some(text)) => serde_json::from_str(&text).unwrap_or_default(),
         _ => Snapshot::default(),
@@ -103,26 +100,33 @@ pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize
         let whole = received < pages * PAGE || page.total_results.is_some_and(|t| snapshot.next_start as u64 >= t);
         if !whole {
             save(cache, &snapshot).await;
-            return Ok(Refreshed { snapshot });
+            return Ok(snapshot);
         }
         // Read whole: what changed while the pages were read is caught up below, from the first page's version;
         // read whole in one request, nothing can have changed between pages.
         snapshot.complete = true;
         if start == 0 && spent == 1 {
             save(cache, &snapshot).await;
-            return Ok(Refreshed { snapshot });
+            return Ok(snapshot);
         }
         dirty = true;
     }
     if spent + 2 > requests && spent > 0 {
         save(cache, &snapshot).await;
-        return Ok(Refreshed { snapshot });
+        return Ok(snapshot);
     }
     let since = snapshot.version;
     let changed = zotero.top_item_versions(since).await?;
     let mut version = changed.library_version;
     if version != since {
         let keys: Vec<ObjectKey> = changed.versions.keys().filter_map(|k| ObjectKey::parse(k).ok()).collect();
+        // More changed than this call can fetch (50 a request): reading the library afresh costs less (100 a
+        // request) and is as sure, so the snapshot starts over and the caller carries on next call.
+        if keys.len().div_ceil(BATCH) + spent + 2 > requests {
+            let fresh = Snapshot::default();
+            save(cache, &fresh).await;
+            return Ok(fresh);
+        }
         for item in zotero.items_by_keys(&keys).await? {
             snapshot.items.retain(|kept| kept.key != item.key);
             keep(&mut snapshot.items, item);
@@ -136,7 +140,7 @@ pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize
     if dirty {
         save(cache, &snapshot).await;
     }
-    Ok(Refreshed { snapshot })
+    Ok(snapshot)
 }
 
 /// Adds a live regular item's kept fields (a trashed item, a note or an attachment is left out).

@@ -389,22 +389,22 @@ async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<Chec
 
     let zotero = ctx.zotero()?;
     // The library snapshot may take most of a first call's budget; the references take what is left.
-    let refreshed = library::refresh(zotero, ctx.cache(), REQUEST_BUDGET - REGISTRY_REQUESTS * 2).await?;
-    let library_items = refreshed.snapshot.items.len() as u64;
+    let snapshot = library::refresh(zotero, ctx.cache(), REQUEST_BUDGET - REGISTRY_REQUESTS * 2).await?;
+    let library_items = snapshot.items.len() as u64;
     let mut reports = Vec::new();
     // The registry's record of each work reported, for the importer.
     let mut works: Vec<Option<Reference>> = Vec::new();
     let mut stopped = None;
     let mut next = start;
-    if !refreshed.snapshot.complete {
+    if !snapshot.complete {
         stopped = Some(format!(
             "The library is being read for matching ({} of {} items so far, a page of 100 per request); call again \
              with the cursor to carry on: nothing has been checked yet.",
-            refreshed.snapshot.next_start,
-            refreshed.snapshot.total.map_or("?".to_owned(), |t| t.to_string())
+            snapshot.next_start,
+            snapshot.total.map_or("?".to_owned(), |t| t.to_string())
         ));
     } else {
-        let library = Library::new(&refreshed.snapshot);
+        let library = Library::new(&snapshot);
         let wants_support = input.check_support && matches!(format, Format::Latex | Format::Markdown);
         let end = (start + input.limit as usize).min(cited.len());
         while next < end {

@@ -65,8 +65,11 @@ fn reference(r: &ReferenceReport) -> String {
     }
     for d in &r.disagreements {
         let library = if d.library.is_empty() { "(none)" } else { d.library.as_str() };
-        let side = d.registry_agrees_with.as_deref().map(|s| format!("; the registry agrees with the {s}"));
-        let side = side.map(|s| s.replace("with the neither", "with neither")).unwrap_or_default();
+        let side = match d.registry_agrees_with.as_deref() {
+            Some("neither") => "; the registry agrees with neither".to_owned(),
+            Some(side) => format!("; the registry agrees with the {side}"),
+            None => String::new(),
+        };
         out.push_str(&format!("  - {}: manuscript “{}”, library “{library}”{side}\n", d.field, d.manuscript));
     }
     if let Some(record) = &r.registry {
