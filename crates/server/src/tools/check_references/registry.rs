@@ -174,3 +174,54 @@ pub fn flags_of(notes: &RegistryNotes, source: Source) -> Vec<Flag> {
     }
     flags
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notice(kind: &str) -> Update {
+        Update { kind: kind.into(), notice_doi: Some(format!("10.5555/{kind}")), date: None, source: None }
+    }
+
+    #[test]
+    fn every_kind_of_notice_has_its_flag_the_gravest_first() {
+        let notes = RegistryNotes {
+            updates: ["erratum", "new_edition", "expression_of_concern", "withdrawal"].map(notice).to_vec(),
+            published_as: vec!["10.5555/journal".into()],
+            preprints: Vec::new(),
+        };
+        let kinds: Vec<FlagKind> = flags_of(&notes, Source::CrossRef).iter().map(|f| f.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                FlagKind::Retracted,
+                FlagKind::ExpressionOfConcern,
+                FlagKind::Corrected,
+                FlagKind::Updated,
+                FlagKind::PreprintPublished
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kept_record_reads_back_as_it_was() {
+        let mut data = serde_json::Map::new();
+        data.insert("title".into(), json!("A kept work"));
+        let reference = Reference {
+            data,
+            source: Source::DataCite,
+            pdf_url: Some("https://example.org/a.pdf".into()),
+            notes: RegistryNotes {
+                updates: vec![notice("retraction")],
+                published_as: vec!["10.1/x".into()],
+                preprints: vec![],
+            },
+        };
+        assert_eq!(decode(&encode(&reference)), Some(Ok(reference)));
+        assert_eq!(
+            decode(r#"{"missing":"CrossRef knows no DOI 10.1/y"}"#),
+            Some(Err("CrossRef knows no DOI 10.1/y".into()))
+        );
+        assert_eq!(decode("not json"), None);
+    }
+}
