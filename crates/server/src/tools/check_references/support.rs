@@ -30,32 +30,28 @@ pub async fn check(ctx: &RequestContext, item_key: &str, citations: &[Citation])
         .into_iter()
         .map(|citation| {
             let ranked = retrieve::rank(&citation.sentence, &passages, decompose);
+            // Each shown passage's coverage is measured once: it is both reported and what the verdict reads.
+            let mut best = (0.0, 0);
             let shown: Vec<SupportPassage> = ranked
                 .iter()
                 .take(PASSAGES_PER_SENTENCE)
                 .map(|hit| {
                     let passage = &passages[hit.passage];
-                    let (share, _) = coverage(&citation.sentence, &passage.text, decompose);
+                    let measured = coverage(&citation.sentence, &passage.text, decompose);
+                    if measured.0 > best.0 {
+                        best = measured;
+                    }
                     SupportPassage {
                         text: passage.text.clone(),
                         source: passage.source.name().into(),
                         source_key: passage.source_key.clone(),
                         page: passage.page.map(|p| p as u64),
                         page_label: passage.page_label.clone(),
-                        coverage: (share * 100.0).round() / 100.0,
+                        coverage: (measured.0 * 100.0).round() / 100.0,
                     }
                 })
                 .collect();
-            let best = match passages.is_empty() {
-                true => None,
-                false => Some(
-                    ranked
-                        .iter()
-                        .take(PASSAGES_PER_SENTENCE)
-                        .map(|hit| coverage(&citation.sentence, &passages[hit.passage].text, decompose))
-                        .fold((0.0, 0), |best, next| if next.0 > best.0 { next } else { best }),
-                ),
-            };
+            let best = (!passages.is_empty()).then_some(best);
             let verdict = verdict(best);
             SupportCheck {
                 sentence: citation.sentence.clone(),
