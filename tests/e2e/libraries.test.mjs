@@ -58,6 +58,7 @@ const COVERED = [
   'zotero_changes',
   'zotero_retrieve',
   'zotero_check_references',
+  'zotero_undo',
   'search',
   'fetch',
   // ENABLE_TEST_FIXTURES=1 (tests/e2e/wrangler.test.toml) lists these too.

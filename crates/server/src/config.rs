@@ -11,6 +11,9 @@ use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroSettings};
 /// Default browser origins allowed to call `/mcp` (besides loopback origins, which are always allowed).
 pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://claude.com", "https://chatgpt.com"];
 
+/// Days the undo journal keeps a write call's record unless `JOURNAL_DAYS` says otherwise.
+pub const DEFAULT_JOURNAL_DAYS: u32 = 30;
+
 /// The IPv6 prefix length the login throttle counts as one client unless `LOGIN_IPV6_PREFIX` says otherwise.
 pub const DEFAULT_LOGIN_IPV6_PREFIX: u8 = 64;
 
@@ -80,6 +83,9 @@ pub struct Config {
     /// URLs are the public ones; only with `ENABLE_TEST_FIXTURES=1` does `SOURCES_TEST_BASE_URL` move all six under
     /// one local stub (`<base>/crossref`, `/datacite`, `/arxiv`, `/openlibrary`, `/eutils`, `/openalex`).
     pub sources: SourceSettings,
+    /// Days the undo journal keeps each write call's record (`JOURNAL_DAYS`, default 30; `0` keeps none, and
+    /// `zotero_undo` then has nothing to undo).
+    pub journal_days: u32,
     /// How a person sets a variable where this server runs, for the messages about a missing one. A native
     /// server's unless the Worker shell (src/worker.rs) says otherwise.
     pub setup: SetupHint,
@@ -210,6 +216,10 @@ impl Config {
                 get("CONTACT_EMAIL"),
                 get("SOURCES_TEST_BASE_URL").filter(|_| get("ENABLE_TEST_FIXTURES").as_deref() == Some("1")),
             ),
+            journal_days: get("JOURNAL_DAYS")
+                .and_then(|v| v.parse::<u32>().ok())
+                .map(|days| days.min(365))
+                .unwrap_or(DEFAULT_JOURNAL_DAYS),
             setup: SetupHint::Native,
         }
     }

@@ -4,7 +4,7 @@
 //! [`ZoteroClient`], which can only read, and the one way to a [`ZoteroWriter`] is [`RequestContext::writer`],
 //! which refuses a grant without `zotero:write`. A tool that writes without asking cannot compile.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 
 use async_trait::async_trait;
@@ -14,11 +14,14 @@ use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
-use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
+use zotero_mcp_core::zotero::{
+    LibraryId, LibraryKind, ObjectKey, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter,
+};
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
 use crate::config::{Config, FileStorageError, FileStoreSetting, SetupHint};
 use crate::grant::{Grant, Scope};
+use crate::journal::{self, Entry, Journal};
 use crate::library::{self, LibraryCache, LibraryRefused, SelectedLibrary};
 use crate::platform::Platform;
 
@@ -85,6 +88,10 @@ pub struct RequestContext {
     writer_taken: Cell<bool>,
     /// Outbound requests sent so far by this request, of every client ([`Self::requests_sent`]).
     sent: Rc<Cell<usize>>,
+    /// This call's undo journal entry id, made on first need ([`Self::journal_id`]).
+    journal_id: OnceCell<String>,
+    /// The entry this call undoes, when it is `zotero_undo` ([`Self::undoing`]).
+    undoes: RefCell<Option<String>>,
 }
 
 /// The platform's HTTP client, counting what it sends: a Worker invocation may make only so many subrequests,
@@ -130,6 +137,8 @@ impl RequestContext {
             tool: Cell::new(""),
             writer_taken: Cell::new(false),
             sent,
+            journal_id: OnceCell::new(),
+            undoes: RefCell::new(None),
         }
     }
 
@@ -371,15 +380,96 @@ impl RequestContext {
             return Ok(client.as_ref());
         }
         let client = match &self.config.webdav {
-            Some(settings) => Some(WebDavWriter::new(
-                settings,
-                self.platform.http.clone(),
-                self.platform.clock.clone(),
-                WebDavPolicy::default(),
-            )?),
+            Some(settings) => {
+                let writer = WebDavWriter::new(
+                    settings,
+                    self.platform.http.clone(),
+                    self.platform.clock.clone(),
+                    WebDavPolicy::default(),
+                )?;
+                // Files replaced or removed are kept beside them for the undo journal, as long as it keeps entries.
+                Some(match self.config.journal_days {
+                    0 => writer,
+                    _ => writer.keeping_for(self.journal_id()),
+                })
+            }
             None => None,
         };
         Ok(self.webdav.get_or_init(|| client).as_ref())
+    }
+
+    /// This call's undo journal entry id (made once, from the clock).
+    pub fn journal_id(&self) -> &str {
+        self.journal_id.get_or_init(|| journal::new_id(self.platform.clock.now_ms()))
+    }
+
+    /// The caller's undo journal; `None` when `JOURNAL_DAYS` is 0.
+    pub fn journal(&self) -> Option<Journal<'_>> {
+        (self.config.journal_days > 0).then(|| Journal {
+            kv: self.platform.cache_kv.as_ref(),
+            user: &self.grant.user_id,
+            days: self.config.journal_days,
+        })
+    }
+
+    /// Marks this call as the undo of entry `id` (its own entry then says so).
+    pub fn undoing(&self, id: &str) {
+        *self.undoes.borrow_mut() = Some(id.to_owned());
+    }
+
+    /// The WebDAV writer, when the call's library keeps its files there and may be written: for putting back
+    /// files an undo journal entry kept. `None` for Zotero Storage, or without the write scope.
+    pub fn kept_files_writer(&self) -> Option<&WebDavWriter> {
+        self.may_write().ok()?;
+        self.chosen_store().ok().flatten()
+    }
+
+    /// Records what this call changed as one undo journal entry, once the tool has returned (the registry calls
+    /// this for every tool, whether it succeeded or failed part-way): every change made through the writers,
+    /// which record them themselves. Returns a line for the answer: how to undo, or why it cannot be.
+    pub async fn keep_journal(&self) -> Option<String> {
+        if !self.writer_taken.get() {
+            return None;
+        }
+        let changes = self.zotero.get().map(|writer| writer.log().take()).unwrap_or_default();
+        let mut files = self.webdav.get().and_then(Option::as_ref).map(|dav| dav.log().take()).unwrap_or_default();
+        files.extend(self.zotero_storage.get().map(|storage| storage.log().take()).unwrap_or_default());
+        if changes.is_empty() && files.is_empty() {
+            return None;
+        }
+        let journal = self.journal()?;
+        let now_ms = self.platform.clock.now_ms();
+        let mut entry = Entry {
+            id: self.journal_id().to_owned(),
+            at_ms: now_ms,
+            tool: self.tool.get().to_owned(),
+            library: self.library.get().map(|selected| selected.id.to_string()),
+            changes,
+            files,
+            omitted: 0,
+            undoes: self.undoes.borrow_mut().take(),
+            undone_by: None,
+        };
+        let saved = journal.save(&mut entry).await;
+        // Entries past their time go, with the files they kept (best effort: a file left only takes space).
+        if let Ok(gone) = journal.prune(now_ms).await {
+            for old in gone {
+                for file in old.files.iter().filter(|f| f.kept) {
+                    if let (Ok(Some(dav)), Ok(key)) = (self.webdav_client(), ObjectKey::parse(&file.key)) {
+                        let _ = dav.forget_kept(&key, &old.id).await;
+                    }
+                }
+            }
+        }
+        Some(match saved {
+            Ok(()) => format!(
+                "Undo: zotero_undo with id \"{}\" turns this change back (kept {} days).",
+                entry.id, self.config.journal_days
+            ),
+            Err(error) => {
+                format!("This change could not be recorded for undo ({error}); zotero_undo cannot turn it back.")
+            }
+        })
     }
 
     /// Whether this request obtained a writer.

@@ -17,6 +17,7 @@ pub mod context;
 pub mod format;
 pub mod grant;
 pub mod jobs;
+pub mod journal;
 pub mod library;
 pub mod mcp;
 pub mod pages;

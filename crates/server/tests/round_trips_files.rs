@@ -137,15 +137,16 @@ async fn a_replacement_reads_the_item_while_the_file_downloads() {
     c.upload_stored_pdf();
     let arguments = json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": base64(&pdf()) });
     let (_, requests, steps) = c.call("zotero_put_attachment", arguments).await;
-    assert_eq!((requests, steps), (4, 4), "the item, the zip, the prop, the patch (as theirs): {:?}", c.log());
+    // The earlier zip and prop are first copied aside, both at once, for the undo journal.
+    assert_eq!((requests, steps), (6, 5), "the item, the copies, the zip, the prop, the patch: {:?}", c.log());
 
     c.bench.serve("example.org/new.pdf", 200, &[("content-type", "application/pdf")], &pdf());
     let arguments = json!({ "replaceAttachmentKey": ATTACHMENT, "sourceUrl": "https://example.org/new.pdf" });
     let (_, requests, steps) = c.call("zotero_put_attachment", arguments).await;
     assert_eq!(
         (requests, steps),
-        (5, 4),
-        "the download and the item together (theirs: one after the other), then the same three: {:?}",
+        (7, 5),
+        "the download and the item together (theirs: one after the other), then the same four: {:?}",
         c.log()
     );
 }
@@ -166,6 +167,7 @@ async fn deleting_an_attachment_removes_both_files_together() {
     assert!(
         c.bench.file(&format!("{ATTACHMENT}.zip")).is_none() && c.bench.file(&format!("{ATTACHMENT}.prop")).is_none()
     );
+    assert_eq!(c.log().iter().filter(|r| r.starts_with("MOVE ")).count(), 2, "moved aside for the undo journal");
 }
 
 #[tokio::test]
@@ -187,8 +189,9 @@ async fn renaming_reads_each_file_and_its_prop_together() {
     // Theirs: the item, its children, the parent, the zip, the item again, the zip, the prop, the patch.
     assert_eq!(
         (requests, steps),
-        (7, 6),
-        "the items, their children, the zip with its prop, the new zip, the new prop, the patch: {:?}",
+        (9, 7),
+        "the items, their children, the zip with its prop, the copies for the undo journal, the new zip, the new \
+         prop, the patch: {:?}",
         c.log()
     );
 }

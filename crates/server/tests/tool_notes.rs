@@ -225,7 +225,7 @@ async fn creates_a_note_from_markdown_with_a_title_and_tags() {
     assert_eq!(out["action"], "create");
     assert_eq!(out["parentItem"], ARTICLE);
     let key = out["noteKey"].as_str().expect("the new key");
-    assert_eq!(text(&result), format!("Created note {key} on item {ARTICLE}"));
+    assert!(text(&result).starts_with(&format!("Created note {key} on item {ARTICLE}\n\nUndo: zotero_undo")));
     let item = sim.item(LIB, key).expect("stored");
     assert_eq!(item["data"]["itemType"], "note");
     assert_eq!(item["data"]["parentItem"], ARTICLE);
@@ -320,7 +320,7 @@ async fn appends_inside_the_existing_note_with_its_version() {
     let out = ok(&result);
     assert_matches(&output_schema().await, out);
     assert_eq!(out, &json!({ "action": "update", "noteKey": ARTICLE_NOTE, "parentItem": ARTICLE, "appended": true }));
-    assert_eq!(text(&result), format!("Appended to note {ARTICLE_NOTE}"));
+    assert!(text(&result).starts_with(&format!("Appended to note {ARTICLE_NOTE}\n\nUndo: zotero_undo")));
     let after = stored_note(&sim, ARTICLE_NOTE);
     let kept = before.strip_suffix("</div>").expect("the demo note is wrapped");
     assert!(after.starts_with(kept), "the old text is kept: {after}");

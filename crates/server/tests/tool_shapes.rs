@@ -355,6 +355,31 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     let spent = shapes.read(b, "zotero_check_references", json!({ "text": many.join("\n"), "limit": 30 })).await;
     assert!(spent["stopped"].is_string(), "{spent}");
 
+    // ---- the undo journal: a page of changes, and an undo that leaves an item changed since alone ----
+    shapes
+        .write(b, "zotero_update_item", json!({ "keys": ["T6W7H8UE"], "fields": { "extra": "shapes: first" } }))
+        .await;
+    shapes.write(b, "zotero_update_item", json!({ "keys": ["T6W7H8UE"], "fields": { "shortTitle": "Second" } })).await;
+    let listed = shapes.write(b, "zotero_undo", json!({ "limit": 2 })).await;
+    assert!(listed["nextOffset"].is_number(), "{listed}");
+    // The test clock stands still, so entries of one millisecond list in any order: look through all of them.
+    let mut first = None;
+    let mut offset = 0;
+    while first.is_none() {
+        let page = shapes.write(b, "zotero_undo", json!({ "limit": 50, "offset": offset })).await;
+        let entries = page["entries"].as_array().expect("a listing").clone();
+        first = entries
+            .into_iter()
+            .find(|e| e["objects"][0]["key"] == "T6W7H8UE" && e["objects"][0]["fields"] == json!(["extra"]));
+        offset = page["nextOffset"]
+            .as_u64()
+            .map(|n| n as usize)
+            .unwrap_or_else(|| first.is_some().then_some(0).expect("the first change is listed"));
+    }
+    let first = first.expect("found");
+    let undone = shapes.write(b, "zotero_undo", json!({ "id": first["id"] })).await;
+    assert_eq!(undone["objects"][0]["outcome"], "changedSince", "{undone}");
+
     // ---- the pair ChatGPT's connectors call ----
     let found = shapes.read(b, "search", json!({ "query": "protein" })).await;
     let id = found["results"][0]["id"].as_str().expect("a result").to_owned();

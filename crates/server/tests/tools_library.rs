@@ -415,7 +415,8 @@ async fn manage_collections_creates_renames_moves_files_and_deletes() {
     .await;
     assert_eq!(sim.collection(LIB, &key).unwrap()["data"]["name"], "Seminar");
     assert_eq!(ok(&renamed)["previousName"], "Reading group");
-    assert_eq!(renamed["content"][0]["text"], format!("Renamed {key} from \"Reading group\" to \"Seminar\""));
+    let text = renamed["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with(&format!("Renamed {key} from \"Reading group\" to \"Seminar\"\n\nUndo:")), "{text}");
     let again = write(
         &sim,
         "zotero_manage_collections",
@@ -428,7 +429,7 @@ async fn manage_collections_creates_renames_moves_files_and_deletes() {
     let moved = write(&sim, "zotero_manage_collections", json!({ "action": "move", "collectionKey": key })).await;
     assert_eq!(sim.collection(LIB, &key).unwrap()["data"]["parentCollection"], false);
     assert!(ok(&moved).get("parentCollection").is_none(), "moved to the top level");
-    assert!(moved["content"][0]["text"].as_str().unwrap().ends_with("to the top level"));
+    assert!(moved["content"][0]["text"].as_str().unwrap().contains("to the top level\n\nUndo:"));
 
     let filed = write(
         &sim,

@@ -214,6 +214,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
             "zotero_changes",
             "zotero_retrieve",
             "zotero_check_references",
+            "zotero_undo",
             "search",
             "fetch",
         ]
@@ -246,6 +247,7 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
         ("zotero_changes", true, false, true, false, "reads versions"),
         ("zotero_retrieve", true, false, true, false, "reads; caches PDF pages in the deployment's own KV"),
         ("zotero_check_references", false, false, false, true, "asks CrossRef and other registries; import adds items"),
+        ("zotero_undo", false, true, false, false, "writes earlier states back over the current ones; a second undo is refused"),
         ("search", true, false, true, false, "reads"),
         ("fetch", true, false, true, false, "reads"),
     ];

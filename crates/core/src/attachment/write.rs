@@ -180,7 +180,7 @@ pub async fn create(
 
     let stored = StoredAttachment::new(&key, filename, content_type, bytes, &props);
     let failure = match files {
-        FileWriter::WebDav(dav) => match upload_files(dav, &object_key, payload, &props).await {
+        FileWriter::WebDav(dav) => match upload_files(dav, &object_key, payload, &props, true).await {
             Ok(()) => {
                 let changes = json!({ "md5": props.md5, "mtime": mtime_ms });
                 return Ok(record(zotero, StoreKind::WebDav, &object_key, version, &changes, stored).await);
@@ -258,7 +258,7 @@ pub async fn replace(
     let zip = pack(&filename, &data, mtime_ms)?;
     drop(data);
 
-    if let Err(e) = upload_files(dav, &key, zip, &props).await {
+    if let Err(e) = upload_files(dav, &key, zip, &props, false).await {
         let state = if e.step == STEP_ZIP {
             "Nothing was changed: the previous file is still the one stored.".to_owned()
         } else {
@@ -442,9 +442,17 @@ struct StepFailure {
     cause: String,
 }
 
-/// The archive, then the `.prop` (which is what makes Zotero Desktop see a new file).
-async fn upload_files(dav: &WebDavWriter, key: &ObjectKey, zip: Vec<u8>, props: &FileProps) -> Result<(), StepFailure> {
-    dav.put_zip(key, zip).await.map_err(|e| StepFailure { step: STEP_ZIP, cause: e.to_string() })?;
+/// The archive, then the `.prop` (which is what makes Zotero Desktop see a new file). `new`: the attachment was
+/// created by this call, so there is no earlier file for the undo journal to keep.
+async fn upload_files(
+    dav: &WebDavWriter,
+    key: &ObjectKey,
+    zip: Vec<u8>,
+    props: &FileProps,
+    new: bool,
+) -> Result<(), StepFailure> {
+    let put = if new { dav.put_new_zip(key, zip).await } else { dav.put_zip(key, zip).await };
+    put.map_err(|e| StepFailure { step: STEP_ZIP, cause: e.to_string() })?;
     dav.put_prop(key, props).await.map_err(|e| StepFailure { step: STEP_PROP, cause: e.to_string() })
 }
 
@@ -457,7 +465,11 @@ async fn undo_create(
     key: &ObjectKey,
     version: u64,
 ) -> Result<String, String> {
-    let removed = remove_file_of_deleted_item(files, key).await;
+    // The file is this call's own: discarded, not kept for the undo journal.
+    let removed = match files {
+        FileWriter::ZoteroStorage(_) => Ok(()),
+        FileWriter::WebDav(dav) => dav.discard(key).await.map_err(|e| e.to_string()),
+    };
     let item = zotero.delete_item(key, version).await;
     match (item, removed) {
         (Ok(_), Ok(())) => {

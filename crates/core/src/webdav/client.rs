@@ -14,6 +14,7 @@ use futures_util::future::join;
 use http::{Method, StatusCode};
 
 use super::prop::FileProps;
+use crate::files::{kept_name, FileAction, FileChange, FileLog, StoreKind};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
 use crate::zotero::ObjectKey;
 
@@ -195,7 +196,7 @@ impl WebDavClient {
         &self,
         method: Method,
         url: &str,
-        header: Option<(&'static str, &'static str)>,
+        header: Option<(&'static str, &str)>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, WebDavError> {
         let mut url = url.to_owned();
@@ -268,6 +269,9 @@ impl WebDavClient {
 /// A [`WebDavClient`] that may also change files: upload and delete.
 pub struct WebDavWriter {
     client: WebDavClient,
+    /// The undo journal entry the earlier files are kept for (`None`: not kept), and what was kept.
+    journal: Option<String>,
+    log: FileLog,
 }
 
 impl std::ops::Deref for WebDavWriter {
@@ -284,12 +288,97 @@ impl WebDavWriter {
         clock: Rc<dyn Clock>,
         policy: WebDavPolicy,
     ) -> Result<Self, WebDavError> {
-        Ok(Self { client: WebDavClient::new(settings, http, clock, policy)? })
+        Ok(Self { client: WebDavClient::new(settings, http, clock, policy)?, journal: None, log: FileLog::default() })
     }
 
-    /// Uploads the archive (`PUT`; servers answer 201 for a new file, 204 or 200 for a replaced one).
+    /// Keeps every file this writer replaces or removes beside it, for the undo journal entry `entry`
+    /// ([`kept_name`]), and records it in [`Self::log`].
+    pub fn keeping_for(mut self, entry: &str) -> Self {
+        self.journal = Some(entry.to_owned());
+        self
+    }
+
+    /// The files this writer replaced or removed.
+    pub fn log(&self) -> &FileLog {
+        &self.log
+    }
+
+    /// Uploads the archive (`PUT`; servers answer 201 for a new file, 204 or 200 for a replaced one). An archive
+    /// already there is first kept for the journal (a copy, `.prop` too), so the replacement can be undone.
     pub async fn put_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
+        self.keep(key, FileAction::Replaced, Method::from_bytes(b"COPY").unwrap_or(Method::PUT)).await?;
+        self.put_new_zip(key, zip).await
+    }
+
+    /// [`Self::put_zip`] for the attachment an item created by this same call: there is no earlier file to keep.
+    pub async fn put_new_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
         self.client.put(&format!("{}.zip", key.as_str()), zip, "application/zip").await
+    }
+
+    /// Keeps the archive and `.prop` of `key` under the journal's names, by `COPY` (before a replacement) or
+    /// `MOVE` (instead of a removal). Returns whether an archive was there. Nothing is kept without a journal,
+    /// or when this call already kept the file (the first earlier file is the one to go back to).
+    async fn keep(&self, key: &ObjectKey, action: FileAction, method: Method) -> Result<bool, WebDavError> {
+        let Some(entry) = &self.journal else { return Ok(false) };
+        if self.log.has(key.as_str()) {
+            return Ok(true);
+        }
+        let kept = |suffix: &'static str| {
+            let method = method.clone();
+            async move {
+                let name = format!("{}.{suffix}", key.as_str());
+                let url = self.client.file_url(&name);
+                let destination = self.client.file_url(&kept_name(&name, entry));
+                let response =
+                    self.client.request(method.clone(), &url, Some(("destination", &destination)), Vec::new()).await?;
+                match response.status().as_u16() {
+                    200..=299 => Ok(true),
+                    404 => Ok(false),
+                    _ => Err(self.client.unexpected(method.as_str(), &url, &response)),
+                }
+            }
+        };
+        // The two are independent: both go out at once.
+        let (zip, prop) = join(kept("zip"), kept("prop")).await;
+        let (zip, _) = (zip?, prop?);
+        if zip {
+            self.log.push(FileChange { key: key.as_str().to_owned(), store: StoreKind::WebDav, action, kept: true });
+        }
+        Ok(zip)
+    }
+
+    /// Puts back the archive and `.prop` kept for the journal entry `entry` (the kept copies stay until the
+    /// entry expires). `false` when no archive was kept.
+    /// The file there now is kept in turn when this writer has a journal, so the restore can be undone too.
+    pub async fn restore_kept(&self, key: &ObjectKey, entry: &str) -> Result<bool, WebDavError> {
+        let copy = Method::from_bytes(b"COPY").unwrap_or(Method::PUT);
+        self.keep(key, FileAction::Replaced, copy.clone()).await?;
+        for suffix in ["zip", "prop"] {
+            let name = format!("{}.{suffix}", key.as_str());
+            let url = self.client.file_url(&kept_name(&name, entry));
+            let destination = self.client.file_url(&name);
+            let response =
+                self.client.request(copy.clone(), &url, Some(("destination", &destination)), Vec::new()).await?;
+            match response.status().as_u16() {
+                200..=299 => {}
+                404 if suffix == "zip" => return Ok(false),
+                404 => {}
+                _ => return Err(self.client.unexpected("COPY", &url, &response)),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Removes the files kept for the journal entry `entry` (the entry expired). Files already gone are fine.
+    pub async fn forget_kept(&self, key: &ObjectKey, entry: &str) -> Result<(), WebDavError> {
+        for suffix in ["zip", "prop"] {
+            let url = self.client.file_url(&kept_name(&format!("{}.{suffix}", key.as_str()), entry));
+            let response = self.client.request(Method::DELETE, &url, None, Vec::new()).await?;
+            if !response.status().is_success() && response.status() != StatusCode::NOT_FOUND {
+                return Err(self.client.unexpected("DELETE", &url, &response));
+            }
+        }
+        Ok(())
     }
 
     /// Uploads the `.prop` file.
@@ -301,6 +390,18 @@ impl WebDavWriter {
     /// the file, so no order between the two leaves a half-file that anything refers to. Files already gone are
     /// not an error.
     pub async fn delete(&self, key: &ObjectKey) -> Result<(), WebDavError> {
+        // With a journal the files are moved aside instead, so the delete can be undone.
+        if self.journal.is_some()
+            && self.keep(key, FileAction::Removed, Method::from_bytes(b"MOVE").unwrap_or(Method::DELETE)).await?
+        {
+            return Ok(());
+        }
+        self.discard(key).await
+    }
+
+    /// Removes the archive and `.prop` without keeping them: for the files of an attachment this same call
+    /// created and is taking back after a failure (nothing earlier to go back to).
+    pub async fn discard(&self, key: &ObjectKey) -> Result<(), WebDavError> {
         let remove = |name: String| async move {
             let url = self.client.file_url(&name);
             let response = self.client.request(Method::DELETE, &url, None, Vec::new()).await?;

@@ -1,6 +1,7 @@
 //! The Zotero Web API v3 client: one per request context, sharing its limiter, backoff gate and library lookup.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use futures_util::future::{join4, OptionFuture};
@@ -16,7 +17,7 @@ use super::key::ObjectKey;
 use super::library::{KeyAccess, LibraryKind};
 use super::query::Query;
 use super::transport::{Call, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
-use super::types::{Deleted, FullText, Page, Tag, Versions, ZoteroObject};
+use super::types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
 use crate::platform::{Clock, HttpClient};
 
 // A wave of pages is four slots (`ZoteroClient::pages_of`), as many as the transport lets fly.
@@ -100,6 +101,9 @@ pub struct ZoteroClient {
     configured_id: Option<u64>,
     /// `/users/<id>` or `/groups/<id>`, resolved at most once; concurrent callers share the lookup.
     prefix: async_lock::OnceCell<String>,
+    /// A writer's client remembers the objects it read (`Some`), so that the writer knows what an object was
+    /// before it changes it without reading it again ([`ZoteroClient::recall`]). A reader's keeps nothing.
+    remembered: RefCell<Option<HashMap<(ObjectKind, String), ZoteroObject>>>,
 }
 
 #[derive(Deserialize)]
@@ -160,7 +164,36 @@ impl ZoteroClient {
             kind: settings.library_kind,
             configured_id,
             prefix: async_lock::OnceCell::new(),
+            remembered: RefCell::new(None),
         })
+    }
+
+    /// Makes this client remember every object it reads in full (for a writer: see [`Self::recall`]).
+    pub(super) fn remember_reads(&self) {
+        *self.remembered.borrow_mut() = Some(HashMap::new());
+    }
+
+    /// Remembers `objects` as read, when this client remembers.
+    pub(super) fn remember<'o>(&self, kind: ObjectKind, objects: impl IntoIterator<Item = &'o ZoteroObject>) {
+        if let Some(map) = self.remembered.borrow_mut().as_mut() {
+            for object in objects {
+                map.insert((kind, object.key.clone()), object.clone());
+            }
+        }
+    }
+
+    /// The object `key` as last read, if it was read at exactly `version`: then it is what a write made with
+    /// that version overwrites (a write made on any other version is refused by Zotero).
+    pub(super) fn recall(&self, kind: ObjectKind, key: &str, version: u64) -> Option<ZoteroObject> {
+        let map = self.remembered.borrow();
+        map.as_ref()?.get(&(kind, key.to_owned())).filter(|object| object.version == version).cloned()
+    }
+
+    /// Forgets what was read of `key` (it was changed, and is not known exactly any more).
+    pub(super) fn forget(&self, kind: ObjectKind, key: &str) {
+        if let Some(map) = self.remembered.borrow_mut().as_mut() {
+            map.remove(&(kind, key.to_owned()));
+        }
     }
 
     /// Whether the next request will first look the library up from the key (`GET /keys/current`): the library
@@ -321,12 +354,16 @@ impl ZoteroClient {
 
     /// All items (top-level and children) matching `query`.
     pub async fn items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.items_path(ItemScope::All).await?, query, max).await
+        let page: Page<ZoteroObject> = self.list(self.items_path(ItemScope::All).await?, query, max).await?;
+        self.remember(ObjectKind::Items, &page.items);
+        Ok(page)
     }
 
     /// Top-level items only (no child attachments, notes or annotations).
     pub async fn top_items(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.items_path(ItemScope::Top).await?, query, max).await
+        let page: Page<ZoteroObject> = self.list(self.items_path(ItemScope::Top).await?, query, max).await?;
+        self.remember(ObjectKind::Items, &page.items);
+        Ok(page)
     }
 
     /// Items in a collection (not its subcollections).
@@ -337,18 +374,26 @@ impl ZoteroClient {
         query: &Query,
         max: usize,
     ) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.items_path(ItemScope::Collection { key: collection, top_only }).await?, query, max).await
+        let path = self.items_path(ItemScope::Collection { key: collection, top_only }).await?;
+        let page: Page<ZoteroObject> = self.list(path, query, max).await?;
+        self.remember(ObjectKind::Items, &page.items);
+        Ok(page)
     }
 
     pub async fn item(&self, key: &ObjectKey) -> Result<ZoteroObject, ZoteroError> {
-        self.get(self.library_path(&format!("/items/{key}")).await?, Vec::new()).await?.json()
+        let item: ZoteroObject =
+            self.get(self.library_path(&format!("/items/{key}")).await?, Vec::new()).await?.json()?;
+        self.remember(ObjectKind::Items, [&item]);
+        Ok(item)
     }
 
     /// One item in full, and the same answer read as its card (what a detail view shows besides the fields):
     /// one request, read twice, so the summary follows the one reading rule of listings.
     pub async fn item_with_card(&self, key: &ObjectKey) -> Result<(ZoteroObject, ItemCard), ZoteroError> {
         let reply = self.get(self.library_path(&format!("/items/{key}")).await?, Vec::new()).await?;
-        Ok((reply.json()?, reply.json()?))
+        let item: ZoteroObject = reply.json()?;
+        self.remember(ObjectKind::Items, [&item]);
+        Ok((item, reply.json()?))
     }
 
     /// Several items by key, 50 keys per request (Zotero's `itemKey` limit), in Zotero's order.
@@ -364,7 +409,10 @@ impl ZoteroClient {
 
     /// An item's attachments, notes and annotations.
     pub async fn children(&self, key: &ObjectKey, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.items_path(ItemScope::Children(key)).await?, &Query::new(), max).await
+        let page: Page<ZoteroObject> =
+            self.list(self.items_path(ItemScope::Children(key)).await?, &Query::new(), max).await?;
+        self.remember(ObjectKind::Items, &page.items);
+        Ok(page)
     }
 
     /// The empty item Zotero would create for `item_type` (and `link_mode` for attachments).
@@ -460,7 +508,9 @@ impl ZoteroClient {
     // ---- collections and tags ----
 
     pub async fn collections(&self, query: &Query, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        self.list(self.library_path("/collections").await?, query, max).await
+        let page: Page<ZoteroObject> = self.list(self.library_path("/collections").await?, query, max).await?;
+        self.remember(ObjectKind::Collections, &page.items);
+        Ok(page)
     }
 
     pub async fn top_collections(&self, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
@@ -472,7 +522,10 @@ impl ZoteroClient {
     }
 
     pub async fn collection(&self, key: &ObjectKey) -> Result<ZoteroObject, ZoteroError> {
-        self.get(self.library_path(&format!("/collections/{key}")).await?, Vec::new()).await?.json()
+        let path = self.library_path(&format!("/collections/{key}")).await?;
+        let collection: ZoteroObject = self.get(path, Vec::new()).await?.json()?;
+        self.remember(ObjectKind::Collections, [&collection]);
+        Ok(collection)
     }
 
     /// Tags with their type and item counts.

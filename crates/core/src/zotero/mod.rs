@@ -6,6 +6,7 @@ mod batch;
 mod card;
 mod client;
 mod error;
+pub mod journal;
 mod key;
 mod library;
 mod query;

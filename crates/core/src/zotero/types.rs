@@ -90,7 +90,7 @@ pub struct Deleted {
 }
 
 /// Which kind of object a batch write creates or updates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ObjectKind {
     Items,
     Collections,

@@ -1,24 +1,36 @@
 //! The writing half of the Zotero Web API client.
 
+use std::collections::HashMap;
 use std::ops::Deref;
 use std::rc::Rc;
 
 use http::Method;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::batch::{merge_batch_of, write_token, BatchResponse, WriteOutcome, BATCH_SIZE};
 use super::client::{ZoteroClient, ZoteroSettings};
 use super::error::ZoteroError;
+use super::journal::{prior_values, title_of, Change, ChangeLog, Kind};
 use super::key::ObjectKey;
+use super::query::Query;
 use super::transport::{Call, RetryPolicy};
-use super::types::{FullText, ObjectKind};
+use super::types::{FullText, ObjectKind, ZoteroObject};
 use crate::platform::{Clock, HttpClient};
+
+/// The most children of a deleted item recorded for its undo (an item with more is rare; the rest are named as
+/// not restorable by the undo).
+const MAX_CHILDREN_KEPT: usize = 500;
 
 /// A Zotero client that can change the library: every read of [`ZoteroClient`] (through `Deref`) plus the
 /// writes. Whoever holds only the `&ZoteroClient` it derefs to cannot write, which is how the server makes the
 /// write scope a matter of types: a request context hands out this writer only to a grant with `zotero:write`.
+///
+/// Every write is recorded in the writer's [`ChangeLog`] (see [`super::journal`]): before an update or a delete
+/// the writer reads the objects it is about to change, so their earlier state is known whoever called it. A
+/// write whose earlier state cannot be read is not sent.
 pub struct ZoteroWriter {
     client: ZoteroClient,
+    log: ChangeLog,
 }
 
 impl Deref for ZoteroWriter {
@@ -40,7 +52,14 @@ impl ZoteroWriter {
         clock: Rc<dyn Clock>,
         policy: RetryPolicy,
     ) -> Result<Self, ZoteroError> {
-        Ok(Self { client: ZoteroClient::with_policy(settings, http, clock, policy)? })
+        let client = ZoteroClient::with_policy(settings, http, clock, policy)?;
+        client.remember_reads();
+        Ok(Self { client, log: ChangeLog::default() })
+    }
+
+    /// The changes this writer has made (shared: the log taken later holds every write made through it).
+    pub fn log(&self) -> &ChangeLog {
+        &self.log
     }
 
     /// Stores an attachment's full text; returns the new library version.
@@ -64,6 +83,15 @@ impl ZoteroWriter {
             let token = write_token().map_err(|e| {
                 ZoteroError::Config(format!("no secure random source for a write token ({e}); nothing was written"))
             })?;
+            // What the objects written by key were before: read first, so the change can be undone.
+            let before = match self.current(kind, chunk).await {
+                Ok(before) => before,
+                Err(error) if batch_index == 0 => return Err(error),
+                Err(error) => {
+                    fail_rest(&mut outcome, objects, offset, &error);
+                    break;
+                }
+            };
             let call = Call::new(Method::POST, path.clone())
                 .header("zotero-write-token", token)
                 .json_body(&Value::Array(chunk.to_vec()));
@@ -73,19 +101,11 @@ impl ZoteroWriter {
                     merge_batch_of(&mut outcome, offset, Some(chunk.len()), batch)
                         .map_err(|reason| reply.decode_error(reason))?;
                     outcome.library_version = reply.last_modified_version();
+                    self.record_batch(kind, chunk, offset, &outcome, &before);
                 }
                 Err(error) if batch_index == 0 => return Err(error),
                 Err(error) => {
-                    let status = error.status().unwrap_or(0);
-                    let message = error.to_string();
-                    for (index, object) in chunk.iter().enumerate() {
-                        let key = object.get("key").and_then(Value::as_str).map(str::to_owned);
-                        outcome.failed.insert(
-                            offset + index,
-                            super::batch::WriteFailure { key, code: status, message: message.clone() },
-                        );
-                    }
-                    outcome.not_sent = (offset + chunk.len()..objects.len()).collect();
+                    fail_rest(&mut outcome, objects, offset, &error);
                     break;
                 }
             }
@@ -93,36 +113,187 @@ impl ZoteroWriter {
         Ok(outcome)
     }
 
+    /// Records what one written batch changed: an object sent by the key of an object read before is an update
+    /// of the fields sent, any other written object a creation.
+    fn record_batch(
+        &self,
+        kind: ObjectKind,
+        chunk: &[Value],
+        offset: usize,
+        outcome: &WriteOutcome,
+        before: &HashMap<String, ZoteroObject>,
+    ) {
+        for (index, sent) in chunk.iter().enumerate() {
+            let position = offset + index;
+            let Some(key) = outcome.success.get(&position) else { continue };
+            let stored = outcome.successful.get(&position);
+            let version = stored
+                .and_then(|object| object.get("version"))
+                .and_then(Value::as_u64)
+                .unwrap_or(outcome.library_version);
+            let kind = Kind::of(kind);
+            let change = match (before.get(key), sent.as_object()) {
+                (Some(prior), Some(fields)) => Change::Updated {
+                    kind,
+                    key: key.clone(),
+                    version,
+                    title: title_of(&prior.data),
+                    before: prior_values(&prior.data, fields),
+                },
+                _ => {
+                    let data = stored.and_then(|o| o.get("data")).and_then(Value::as_object).or(sent.as_object());
+                    Change::Created { kind, key: key.clone(), version, title: data.map(title_of).unwrap_or_default() }
+                }
+            };
+            self.log.push(change);
+            // Zotero's answer is the object as now stored: a later write of this call knows it exactly.
+            match stored.and_then(|object| serde_json::from_value::<ZoteroObject>(object.clone()).ok()) {
+                Some(object) => self.client.remember(kind.object_kind(), [&object]),
+                None => self.client.forget(kind.object_kind(), key),
+            }
+        }
+    }
+
+    /// The objects of `kind` about to be written by key, as they are before the write: as read earlier in this
+    /// call when that was at the version the write names, else read now (one request per batch), trashed ones
+    /// included. An object that does not exist is not in the map (the write creates it).
+    async fn current(&self, kind: ObjectKind, chunk: &[Value]) -> Result<HashMap<String, ZoteroObject>, ZoteroError> {
+        let mut known = HashMap::new();
+        let mut unknown = Vec::new();
+        for object in chunk {
+            let Some(key) = object.get("key").and_then(Value::as_str) else { continue };
+            let version = object.get("version").and_then(Value::as_u64);
+            match version.and_then(|version| self.client.recall(kind, key, version)) {
+                Some(before) => {
+                    known.insert(key.to_owned(), before);
+                }
+                // Version 0 asks Zotero to create the object: there is nothing before it.
+                None if version == Some(0) => {}
+                None => unknown.push(key),
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(known);
+        }
+        let joined = unknown.join(",");
+        let found = match kind {
+            ObjectKind::Items => {
+                let query = Query::new().param("itemKey", joined).include_trashed(true);
+                self.client.items(&query, unknown.len()).await?.items
+            }
+            ObjectKind::Collections => {
+                self.client.collections(&Query::new().param("collectionKey", joined), unknown.len()).await?.items
+            }
+        };
+        known.extend(found.into_iter().map(|object| (object.key.clone(), object)));
+        Ok(known)
+    }
+
+    /// One object as it is before a write made at `version`: as read earlier in this call, else read now.
+    async fn before(&self, kind: ObjectKind, key: &ObjectKey, version: u64) -> Result<ZoteroObject, ZoteroError> {
+        match self.client.recall(kind, key.as_str(), version) {
+            Some(object) => Ok(object),
+            None => self.one(kind, key).await,
+        }
+    }
+
+    /// One object as Zotero holds it now, for the record of a change to it.
+    async fn one(&self, kind: ObjectKind, key: &ObjectKey) -> Result<ZoteroObject, ZoteroError> {
+        match kind {
+            ObjectKind::Items => self.client.item(key).await,
+            ObjectKind::Collections => self.client.collection(key).await,
+        }
+    }
+
     /// Changes some fields of an item, only if it is still at `version`. Returns the new library version.
     pub async fn patch_item(&self, key: &ObjectKey, version: u64, changes: &Value) -> Result<u64, ZoteroError> {
-        self.patch(format!("/items/{key}"), version, changes).await
+        self.patch(ObjectKind::Items, key, version, changes).await
     }
 
     /// Changes a collection (name, parent), only if it is still at `version`.
     pub async fn patch_collection(&self, key: &ObjectKey, version: u64, changes: &Value) -> Result<u64, ZoteroError> {
-        self.patch(format!("/collections/{key}"), version, changes).await
+        self.patch(ObjectKind::Collections, key, version, changes).await
     }
 
-    async fn patch(&self, rest: String, version: u64, changes: &Value) -> Result<u64, ZoteroError> {
+    async fn patch(
+        &self,
+        kind: ObjectKind,
+        key: &ObjectKey,
+        version: u64,
+        changes: &Value,
+    ) -> Result<u64, ZoteroError> {
+        let prior = self.before(kind, key, version).await?;
+        let rest = format!("/{}/{key}", kind.path_segment());
         let call = Call::new(Method::PATCH, self.client.library_path(&rest).await?)
             .header("if-unmodified-since-version", version.to_string())
             .json_body(changes);
-        Ok(self.client.transport.execute(&call).await?.last_modified_version())
+        let written = self.client.transport.execute(&call).await?.last_modified_version();
+        self.client.forget(kind, key.as_str());
+        let empty = Map::new();
+        self.log.push(Change::Updated {
+            kind: Kind::of(kind),
+            key: key.as_str().to_owned(),
+            version: written,
+            title: title_of(&prior.data),
+            before: prior_values(&prior.data, changes.as_object().unwrap_or(&empty)),
+        });
+        Ok(written)
     }
 
     /// Deletes one item permanently, only if it is still at its own `version` (one request per item, so one
     /// stale item cannot block the others).
     pub async fn delete_item(&self, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
-        self.delete(format!("/items/{key}"), version).await
+        self.delete(ObjectKind::Items, key, version).await
     }
 
     pub async fn delete_collection(&self, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
-        self.delete(format!("/collections/{key}"), version).await
+        self.delete(ObjectKind::Collections, key, version).await
     }
 
-    async fn delete(&self, rest: String, version: u64) -> Result<u64, ZoteroError> {
+    async fn delete(&self, kind: ObjectKind, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
+        let prior = self.before(kind, key, version).await?;
+        // Zotero deletes an item's notes, attachments and annotations with it: they are recorded too, first, so
+        // that an undo creates the parent again before them.
+        // `meta.numChildren` spares the read where Zotero says there are none.
+        let childless = prior.meta.get("numChildren").and_then(Value::as_u64) == Some(0);
+        let children = match (kind, prior.item_type()) {
+            (ObjectKind::Items, Some(item_type)) if item_type != "note" && !childless => {
+                self.client.children(key, MAX_CHILDREN_KEPT).await?.items
+            }
+            _ => Vec::new(),
+        };
+        let rest = format!("/{}/{key}", kind.path_segment());
         let call = Call::new(Method::DELETE, self.client.library_path(&rest).await?)
             .header("if-unmodified-since-version", version.to_string());
-        Ok(self.client.transport.execute(&call).await?.last_modified_version())
+        let written = self.client.transport.execute(&call).await?.last_modified_version();
+        self.client.forget(kind, key.as_str());
+        for child in children {
+            self.log.push(Change::Deleted {
+                kind: Kind::Item,
+                title: title_of(&child.data),
+                key: child.key,
+                data: child.data,
+            });
+        }
+        self.log.push(Change::Deleted {
+            kind: Kind::of(kind),
+            key: key.as_str().to_owned(),
+            title: title_of(&prior.data),
+            data: prior.data,
+        });
+        Ok(written)
     }
+}
+
+/// Marks the objects from `offset` on as not written after a request of the write failed as a whole: this
+/// batch's as failed with the error, the rest as never sent.
+fn fail_rest(outcome: &mut WriteOutcome, objects: &[Value], offset: usize, error: &ZoteroError) {
+    let status = error.status().unwrap_or(0);
+    let message = error.to_string();
+    let end = (offset + BATCH_SIZE).min(objects.len());
+    for (index, object) in objects.iter().enumerate().take(end).skip(offset) {
+        let key = object.get("key").and_then(Value::as_str).map(str::to_owned);
+        outcome.failed.insert(index, super::batch::WriteFailure { key, code: status, message: message.clone() });
+    }
+    outcome.not_sent = (end..objects.len()).collect();
 }

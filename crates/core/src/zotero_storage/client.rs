@@ -190,6 +190,8 @@ impl ZoteroStorage {
 /// A [`ZoteroStorage`] that may also store files.
 pub struct ZoteroStorageWriter {
     pub(super) storage: ZoteroStorage,
+    /// The files this writer replaced (never kept: see [`ZoteroStorageWriter::upload`]).
+    pub(super) log: crate::files::FileLog,
 }
 
 impl std::ops::Deref for ZoteroStorageWriter {
@@ -208,7 +210,15 @@ impl ZoteroStorageWriter {
         clock: Rc<dyn Clock>,
         policy: StoragePolicy,
     ) -> Result<Self, ZoteroStorageError> {
-        Ok(Self { storage: ZoteroStorage::new(settings, library_prefix, http, clock, policy)? })
+        Ok(Self {
+            storage: ZoteroStorage::new(settings, library_prefix, http, clock, policy)?,
+            log: crate::files::FileLog::default(),
+        })
+    }
+
+    /// The files this writer replaced.
+    pub fn log(&self) -> &crate::files::FileLog {
+        &self.log
     }
 }
 

@@ -69,7 +69,23 @@ impl ZoteroStorageWriter {
     ///
     /// Nothing is retried: a failure before registration leaves the item as it was (the uploaded bytes, if
     /// any, are never referred to); a 412 says the file changed meanwhile, and the caller reads again.
+    ///
+    /// A replaced file is recorded in [`ZoteroStorageWriter::log`] as not kept: Zotero Storage holds one file per
+    /// attachment, so the earlier one is gone once the new one is registered.
     pub async fn upload(&self, key: &ObjectKey, file: &FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
+        let uploaded = self.store(key, file).await?;
+        if matches!(file.precondition, Precondition::Replaces(_)) {
+            self.log.push(crate::files::FileChange {
+                key: key.as_str().to_owned(),
+                store: crate::files::StoreKind::ZoteroStorage,
+                action: crate::files::FileAction::Replaced,
+                kept: false,
+            });
+        }
+        Ok(uploaded)
+    }
+
+    async fn store(&self, key: &ObjectKey, file: &FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let storage: &ZoteroStorage = self;
         let precondition = match &file.precondition {
             Precondition::NewFile => ("if-none-match", "*".to_owned()),

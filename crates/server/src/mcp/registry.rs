@@ -664,10 +664,18 @@ impl Registry {
             }
             Ok((structured, markdown))
         });
-        Some(match outcome {
+        // What the call changed becomes one undo journal entry, whatever the outcome: a call that failed
+        // part-way may have changed something too.
+        let undo_line = ctx.keep_journal().await;
+        let mut reply = match outcome {
             Ok((structured, markdown)) => ToolReply { markdown, structured: Some(structured) },
             Err(error) => ToolReply { markdown: error.to_string(), structured: None },
-        })
+        };
+        if let Some(line) = undo_line {
+            reply.markdown.push_str("\n\n");
+            reply.markdown.push_str(&line);
+        }
+        Some(reply)
     }
 
     /// [`Registry::run_tool`], its reply as the JSON value of a `tools/call` result.

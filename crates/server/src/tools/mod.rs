@@ -26,6 +26,7 @@ pub mod retrieve;
 pub mod saved_searches;
 pub mod search;
 pub mod semantic;
+pub mod undo;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -95,6 +96,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<changes::Changes>();
     registry.tool::<retrieve::Retrieve>();
     registry.tool::<check_references::CheckReferences>();
+    registry.tool::<undo::Undo>();
     registry.tool::<connector::Search>().tool::<connector::Fetch>();
     resources::register(registry);
     if test_fixtures {

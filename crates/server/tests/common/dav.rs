@@ -96,6 +96,25 @@ impl HttpClient for Router {
                     self.folder.files.borrow_mut().insert(path.clone(), request.body().clone());
                     201
                 }
+                "MOVE" if self.folder.failing_deletes.get() => 500,
+                "COPY" | "MOVE" => {
+                    // As mod_dav: the Destination header is an absolute URL; 201 for a new file, 204 replacing one.
+                    let destination = request.headers().get("destination").and_then(|v| v.to_str().ok()).unwrap_or("");
+                    let target = destination.strip_prefix("https://dav.test").unwrap_or(destination).to_owned();
+                    let source = self.folder.files.borrow().get(&path).cloned();
+                    match source {
+                        None => 404,
+                        Some(bytes) => {
+                            if request.method() == "MOVE" {
+                                self.folder.files.borrow_mut().remove(&path);
+                            }
+                            match self.folder.files.borrow_mut().insert(target, bytes) {
+                                Some(_) => 204,
+                                None => 201,
+                            }
+                        }
+                    }
+                }
                 "DELETE" if self.folder.failing_deletes.get() => 500,
                 "DELETE" if self.folder.files.borrow_mut().remove(&path).is_some() => 204,
                 _ => 404,

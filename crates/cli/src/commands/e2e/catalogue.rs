@@ -90,6 +90,7 @@ mod tests {
                 "zotero_changes",
                 "zotero_retrieve",
                 "zotero_check_references",
+                "zotero_undo",
                 "search",
                 "fetch",
             ])

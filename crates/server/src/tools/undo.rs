@@ -1,0 +1,339 @@
+//! `zotero_undo`: the undo journal ([`crate::journal`]) as a tool. Without `id` it lists the caller's recent
+//! changes, newest first, with what each did; with `id` it turns one back, every restoring write
+//! version-checked (an object changed since is named and left alone). The undo is journalled like any write,
+//! so it can be undone in turn.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use zotero_mcp_core::calendar::civil_from_days;
+use zotero_mcp_core::files::StoreKind;
+use zotero_mcp_core::zotero::journal::Change;
+
+use crate::context::RequestContext;
+use crate::journal::undo::{self, Outcome, Undone};
+use crate::journal::Entry;
+use crate::mcp::{Tool, ToolError, ToolSpec};
+
+/// Objects named per listed entry; the rest are counted.
+const OBJECTS_LISTED: usize = 10;
+
+fn default_limit() -> usize {
+    10
+}
+
+/// Arguments of `zotero_undo`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UndoInput {
+    /// The change to undo, as listed (for example `m3k9x2ab-7f3c`). Omit it to list the recent changes.
+    #[schemars(regex(pattern = r"^[0-9a-z]{1,10}-[0-9a-f]{4}$"))]
+    pub id: Option<String>,
+    /// Listing: how many changes to skip (from `nextOffset`).
+    #[serde(default)]
+    #[schemars(default)]
+    pub offset: usize,
+    /// Listing: how many changes to show, newest first.
+    #[serde(default = "default_limit")]
+    #[schemars(default = "default_limit")]
+    #[validate(range(min = 1, max = 50))]
+    pub limit: usize,
+}
+
+/// One object an entry changed.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedObject {
+    pub key: String,
+    /// `item` or `collection`.
+    pub kind: String,
+    pub title: String,
+    /// `created`, `changed` (with `fields`), `trashedOrRestored`, or `deleted` (for good).
+    pub change: String,
+    /// For `changed`: the fields written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<String>,
+}
+
+/// One recent write call.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalEntry {
+    /// What `id` takes to undo it.
+    pub id: String,
+    /// When it was made (UTC).
+    pub at: String,
+    /// The tool that made it.
+    pub tool: String,
+    /// The library it changed (`users/<id>`, `groups/<id>`); absent for the configured one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// What it did, in a few words.
+    pub summary: String,
+    /// The first objects it changed.
+    pub objects: Vec<ChangedObject>,
+    /// Objects changed beyond those listed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_objects: usize,
+    /// Files replaced or removed (attachment keys), and whether the earlier file is kept.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// What undoing it cannot put back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
+    /// The change this one undid, when it is an undo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    /// The undo that turned it back already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Result of `zotero_undo`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoOutput {
+    /// Listing (no `id`): the recent changes, newest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<JournalEntry>>,
+    /// Listing: the `offset` of the next page, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// Undo (`id`): the change turned back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone: Option<JournalEntry>,
+    /// Undo: each object and what became of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objects: Option<Vec<Undone>>,
+    /// Undo: what was not put back and why (files, limits).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// How many days changes are kept.
+    pub journal_days: u32,
+}
+
+pub struct Undo;
+
+impl Tool for Undo {
+    type Input = UndoInput;
+    type Output = UndoOutput;
+    const SPEC: ToolSpec = ToolSpec::write(
+        "zotero_undo",
+        "List or undo recent changes",
+        "Lists the changes this connection's user made through this server (newest first: which tool, what it \
+         created, changed, trashed or deleted, and which files it replaced), or with id undoes one. An undo \
+         deletes what the change created, writes the earlier fields back, takes trashed items out of the trash, \
+         creates items deleted for good again (with their notes and attachments), and puts back files WebDAV \
+         kept. An object changed since is named and left alone, never overwritten. Undoing a merge moves the \
+         children back and restores the kept item's fields. An undo can itself be undone. Changes are kept for \
+         30 days unless the server says otherwise.",
+    )
+    .destructive();
+
+    fn render(output: &UndoOutput) -> String {
+        render(output)
+    }
+
+    async fn call(ctx: &RequestContext, input: UndoInput) -> Result<UndoOutput, ToolError> {
+        let journal = ctx.journal().ok_or_else(|| {
+            ToolError::Failed(
+                "This server keeps no undo journal (JOURNAL_DAYS is 0), so there is nothing to list or undo. Ask \
+                 whoever runs it to set JOURNAL_DAYS (30 by default)."
+                    .into(),
+            )
+        })?;
+        let days = journal.days;
+        let now_ms = ctx.clock().now_ms();
+        let failed = |error: crate::journal::JournalError| ToolError::Failed(error.to_string());
+        let Some(id) = input.id else {
+            let (entries, more) = journal.recent(now_ms, input.offset, input.limit).await.map_err(failed)?;
+            return Ok(UndoOutput {
+                entries: Some(entries.iter().map(listed).collect()),
+                next_offset: more.then_some(input.offset + input.limit),
+                undone: None,
+                objects: None,
+                notes: Vec::new(),
+                journal_days: days,
+            });
+        };
+        let mut entry = journal.load(&id).await.map_err(failed)?;
+        if let Some(by) = &entry.undone_by {
+            return Err(ToolError::Failed(format!(
+                "Change {id} was already undone by {by}. To redo it, undo {by}. Nothing was changed."
+            )));
+        }
+        let here = ctx.selected_library().map(|selected| selected.id.to_string());
+        if entry.library != here {
+            let there = entry.library.clone().unwrap_or_else(|| "the configured library".into());
+            return Err(ToolError::Failed(format!(
+                "Change {id} was made in {there}; call zotero_undo again with library set to it{}. Nothing was \
+                 changed.",
+                if entry.library.is_none() { " (omit library)" } else { "" }
+            )));
+        }
+        ctx.undoing(&id);
+        let writer = ctx.writer()?;
+        let keeps_webdav_files = entry.files.iter().any(|f| f.kept && f.store == StoreKind::WebDav);
+        let dav = if keeps_webdav_files { ctx.kept_files_writer() } else { None };
+        let report = undo::undo(&entry, writer, dav).await;
+        let mut notes = report.notes;
+        let left: Vec<&str> =
+            report.objects.iter().filter(|o| o.outcome == Outcome::ChangedSince).map(|o| o.key.as_str()).collect();
+        if !left.is_empty() {
+            notes.insert(
+                0,
+                format!(
+                    "Left as they are, because they changed after {id}: {}. Read them and redo by hand what still \
+                     needs undoing.",
+                    left.join(", ")
+                ),
+            );
+        }
+        let anything_undone = report
+            .objects
+            .iter()
+            .any(|o| matches!(o.outcome, Outcome::Restored | Outcome::Removed | Outcome::Recreated));
+        if anything_undone {
+            entry.undone_by = Some(ctx.journal_id().to_owned());
+            if let Err(error) = journal.save(&mut entry).await {
+                notes.push(format!("The journal could not mark {id} as undone ({error}); do not undo it twice."));
+            }
+        }
+        Ok(UndoOutput {
+            entries: None,
+            next_offset: None,
+            undone: Some(listed(&entry)),
+            objects: Some(report.objects),
+            notes,
+            journal_days: days,
+        })
+    }
+}
+
+fn listed(entry: &Entry) -> JournalEntry {
+    let objects = entry.changes.iter().take(OBJECTS_LISTED).map(changed_object).collect();
+    JournalEntry {
+        id: entry.id.clone(),
+        at: iso_time(entry.at_ms),
+        tool: entry.tool.clone(),
+        library: entry.library.clone(),
+        summary: entry.summary(),
+        objects,
+        more_objects: entry.changes.len().saturating_sub(OBJECTS_LISTED),
+        files: entry
+            .files
+            .iter()
+            .map(|f| {
+                format!("{} ({}, earlier file {})", f.key, f.store.name(), if f.kept { "kept" } else { "not kept" })
+            })
+            .collect(),
+        limits: entry.limits(),
+        undoes: entry.undoes.clone(),
+        undone_by: entry.undone_by.clone(),
+    }
+}
+
+fn changed_object(change: &Change) -> ChangedObject {
+    let (label, fields) = match change {
+        Change::Created { .. } => ("created", Vec::new()),
+        Change::Updated { before, .. } if before.contains_key("deleted") => ("trashedOrRestored", Vec::new()),
+        Change::Updated { before, .. } => ("changed", before.keys().cloned().collect()),
+        Change::Deleted { .. } => ("deleted", Vec::new()),
+    };
+    ChangedObject {
+        key: change.key().to_owned(),
+        kind: change.kind().name().to_owned(),
+        title: change.title().to_owned(),
+        change: label.to_owned(),
+        fields,
+    }
+}
+
+/// `2026-12-04T05:06:07Z` from milliseconds since the epoch.
+fn iso_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let rest = secs % 86_400;
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest / 60 % 60, rest % 60)
+}
+
+fn render(output: &UndoOutput) -> String {
+    let mut lines = Vec::new();
+    if let Some(entries) = &output.entries {
+        if entries.is_empty() {
+            lines.push(format!(
+                "No changes in the undo journal (it keeps {} days of changes made through this server).",
+                output.journal_days
+            ));
+        }
+        for entry in entries {
+            lines.push(entry_line(entry));
+        }
+        if let Some(next) = output.next_offset {
+            lines.push(format!("\nMore changes: call again with offset={next}."));
+        }
+        if !entries.is_empty() {
+            lines.push("\nUndo one with zotero_undo and its id.".into());
+        }
+    }
+    if let (Some(entry), Some(objects)) = (&output.undone, &output.objects) {
+        lines.push(format!("Undid {} ({}, {}): {}", entry.id, entry.tool, entry.at, entry.summary));
+        for object in objects {
+            let verb = match object.outcome {
+                Outcome::Restored => "restored",
+                Outcome::Removed => "removed (it had been created)",
+                Outcome::Recreated => "created again",
+                Outcome::ChangedSince => "LEFT AS IT IS",
+                Outcome::AlreadyDone => "already as before",
+                Outcome::Failed => "FAILED",
+            };
+            let detail = object.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+            lines.push(format!("- {} {} \"{}\" — {verb}{detail}", object.kind, object.key, object.title));
+        }
+    }
+    for note in &output.notes {
+        lines.push(format!("\nNote: {note}"));
+    }
+    lines.join("\n")
+}
+
+fn entry_line(entry: &JournalEntry) -> String {
+    let mut line = format!("- {} · {} · {}: {}", entry.id, entry.at, entry.tool, entry.summary);
+    if let Some(library) = &entry.library {
+        line.push_str(&format!(" (in {library})"));
+    }
+    if let Some(by) = &entry.undone_by {
+        line.push_str(&format!(" — undone by {by}"));
+    }
+    if let Some(of) = &entry.undoes {
+        line.push_str(&format!(" — the undo of {of}"));
+    }
+    for object in &entry.objects {
+        let fields = if object.fields.is_empty() { String::new() } else { format!(" ({})", object.fields.join(", ")) };
+        line.push_str(&format!("\n  - {} {} \"{}\": {}{fields}", object.kind, object.key, object.title, object.change));
+    }
+    if entry.more_objects > 0 {
+        line.push_str(&format!("\n  - and {} more", entry.more_objects));
+    }
+    for file in &entry.files {
+        line.push_str(&format!("\n  - file of {file}"));
+    }
+    for limit in &entry.limits {
+        line.push_str(&format!("\n  - {limit}"));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_utc() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_time(1_764_820_800_000 + 3_723_000), "2025-12-04T05:02:03Z");
+    }
+}
