@@ -1,0 +1,307 @@
+//! The undo journal and `zotero_undo` against the simulator (and the in-memory WebDAV folder): every write call
+//! leaves one entry, and an undo puts the library back — a field edit, a creation, a trash, a note deleted for
+//! good (created again with its content), a merge (the state after the undo equals the state before the merge
+//! but for versions), a rename and a file replacement (the earlier archive back on WebDAV). An object changed
+//! since is named and left alone; an undo is journalled and can be undone; a second undo is refused.
+
+mod common;
+
+use std::rc::Rc;
+
+use common::dav::{bench, bench_with, Bench};
+use common::*;
+use serde_json::{json, Map, Value};
+use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::context::RequestContext;
+use zotero_sim::{LibraryRef, Simulator};
+
+const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
+const PARENT: &str = "KPDKK5UT";
+const ATTACHMENT: &str = "UN79YVS8";
+
+async fn call(app: &zotero_mcp_server::app::App, tool: &str, arguments: Value) -> Value {
+    let ctx = RequestContext::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
+    zotero_mcp_server::tools::registry(&app.config).call_tool(&ctx, tool, arguments).await.expect("tool exists")
+}
+
+/// The id the answer's last line gives for undoing the call.
+fn undo_id(result: &Value) -> String {
+    let text = text(result);
+    let line = text.lines().rev().find(|l| l.starts_with("Undo: zotero_undo")).unwrap_or_else(|| panic!("{text}"));
+    line.split('"').nth(1).expect("an id in quotes").to_owned()
+}
+
+/// An item's data without what Zotero sets itself on every write.
+fn fields(sim: &Simulator, lib: LibraryRef, key: &str) -> Map<String, Value> {
+    let item = sim.item(lib, key).unwrap_or_else(|| panic!("{key} exists"));
+    let mut data = item["data"].as_object().cloned().unwrap_or_default();
+    for bookkeeping in ["version", "dateModified"] {
+        data.remove(bookkeeping);
+    }
+    data
+}
+
+fn writes(sim: &Simulator) -> usize {
+    sim.requests().iter().filter(|r| r.method != "GET").count()
+}
+
+#[tokio::test]
+async fn a_field_edit_is_undone_listed_and_not_undone_twice() {
+    let b = bench(false);
+    let before = fields(&b.sim, LIB, PARENT);
+    let edit = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "A new title" } })).await;
+    let id = undo_id(&edit);
+    assert_eq!(fields(&b.sim, LIB, PARENT)["title"], "A new title");
+
+    let listed = b.write("zotero_undo", json!({})).await;
+    let entry = &ok(&listed)["entries"][0];
+    assert_eq!(entry["id"], id.as_str());
+    assert_eq!(entry["tool"], "zotero_update_item");
+    assert_eq!(entry["summary"], "changed 1 item");
+    assert_eq!(entry["objects"][0]["fields"], json!(["title"]));
+    assert_eq!(entry["objects"][0]["title"], before["title"], "listed by the title it had");
+
+    let undone = b.write("zotero_undo", json!({ "id": id })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+    assert_eq!(fields(&b.sim, LIB, PARENT), before);
+
+    let again = b.write("zotero_undo", json!({ "id": id })).await;
+    let message = error_text(&again);
+    assert!(message.contains("already undone") && message.contains("Nothing was changed"), "{message}");
+}
+
+#[tokio::test]
+async fn a_creation_is_undone_by_deleting_what_was_created() {
+    let b = bench(false);
+    let created = b
+        .write("zotero_create_items", json!({ "items": [{ "itemType": "book", "title": "Written by mistake" }] }))
+        .await;
+    let key = ok(&created)["created"][0].as_str().map(str::to_owned).unwrap_or_else(|| panic!("{created}"));
+    assert!(b.sim.item(LIB, &key).is_some());
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&created) })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "removed", "{undone}");
+    assert!(b.sim.item(LIB, &key).is_none(), "the book is gone");
+}
+
+#[tokio::test]
+async fn a_trash_is_undone_and_the_undo_itself_can_be_undone() {
+    let b = bench(false);
+    let trashed = b.write("zotero_delete_items", json!({ "keys": [PARENT] })).await;
+    assert_eq!(b.sim.item(LIB, PARENT).unwrap()["data"]["deleted"], json!(1));
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&trashed) })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+    assert!(b.sim.item(LIB, PARENT).unwrap()["data"].get("deleted").is_none(), "out of the trash");
+
+    // The undo is an entry of its own, saying what it undid; undoing it puts the item back in the trash.
+    let listed = b.write("zotero_undo", json!({ "limit": 5 })).await;
+    let entries = ok(&listed)["entries"].as_array().unwrap().clone();
+    let undo_entry = entries.iter().find(|e| e["tool"] == "zotero_undo").expect("the undo is listed");
+    assert_eq!(undo_entry["undoes"], undo_id(&trashed).as_str());
+    let original = entries.iter().find(|e| e["tool"] == "zotero_delete_items").unwrap();
+    assert_eq!(original["undoneBy"], undo_entry["id"]);
+    let redo = b.write("zotero_undo", json!({ "id": undo_entry["id"] })).await;
+    assert_eq!(ok(&redo)["objects"][0]["outcome"], "restored", "{redo}");
+    assert_eq!(b.sim.item(LIB, PARENT).unwrap()["data"]["deleted"], json!(1));
+}
+
+#[tokio::test]
+async fn a_note_deleted_for_good_is_created_again_with_its_content() {
+    let b = bench(false);
+    let note = b.sim.insert_item(
+        LIB,
+        json!({ "itemType": "note", "note": "<p>Careful reading notes</p>", "parentItem": PARENT,
+                "tags": [{ "tag": "mine" }] }),
+    );
+    let before = fields(&b.sim, LIB, &note);
+    let deleted = b.write("zotero_delete_items", json!({ "keys": [note], "permanent": true })).await;
+    assert!(b.sim.item(LIB, &note).is_none());
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "recreated", "{undone}");
+    let mut after = fields(&b.sim, LIB, &note);
+    after.remove("dateAdded");
+    let mut expected = before;
+    expected.remove("dateAdded");
+    assert_eq!(after, expected, "the same note under the same key");
+}
+
+#[tokio::test]
+async fn an_item_deleted_for_good_comes_back_with_its_children() {
+    let b = bench(false);
+    let parent = b.sim.insert_item(LIB, json!({ "itemType": "book", "title": "A book with notes" }));
+    let child =
+        b.sim.insert_item(LIB, json!({ "itemType": "note", "note": "<p>On chapter 2</p>", "parentItem": parent }));
+    let deleted = b.write("zotero_delete_items", json!({ "keys": [parent], "permanent": true })).await;
+    assert!(b.sim.item(LIB, &parent).is_none() && b.sim.item(LIB, &child).is_none(), "Zotero deletes the child too");
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    let outcomes: Vec<&str> =
+        ok(&undone)["objects"].as_array().unwrap().iter().map(|o| o["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["recreated", "recreated"], "{undone}");
+    assert_eq!(b.sim.item(LIB, &child).unwrap()["data"]["parentItem"], parent.as_str());
+    assert_eq!(b.sim.item(LIB, &child).unwrap()["data"]["note"], "<p>On chapter 2</p>");
+}
+
+#[tokio::test]
+async fn an_object_changed_since_is_named_and_left_alone() {
+    let b = bench(false);
+    let edit = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Ours" } })).await;
+    // Someone edits it afterwards (Zotero Desktop, another device).
+    let later = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Theirs" } })).await;
+    assert!(!undo_id(&later).is_empty());
+    let sent = writes(&b.sim);
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&edit) })).await;
+    let out = ok(&undone);
+    assert_eq!(out["objects"][0]["outcome"], "changedSince", "{undone}");
+    assert_eq!(out["objects"][0]["key"], PARENT);
+    assert!(out["notes"][0].as_str().unwrap().contains(PARENT), "the message names it: {undone}");
+    assert!(text(&undone).contains("LEFT AS IT IS"), "{}", text(&undone));
+    assert_eq!(fields(&b.sim, LIB, PARENT)["title"], "Theirs", "never overwritten");
+    assert_eq!(writes(&b.sim), sent + 1, "one version-checked write, refused by Zotero");
+}
+
+/// Two copies of one article, the poorer with a note, a tag and a collection (as tools_duplicates.rs).
+fn twins(sim: &Simulator) -> [String; 4] {
+    let collection = sim.insert_collection(LIB, json!({"name": "Reading"}));
+    let rich = sim.insert_item(
+        LIB,
+        json!({"itemType": "journalArticle", "title": "Urban heat islands and street trees", "date": "2020-03-01",
+               "DOI": "10.1016/j.uclim.2020.100001", "pages": "1-20",
+               "creators": [{"creatorType": "author", "firstName": "Ana", "lastName": "Silva"}],
+               "tags": [{"tag": "heat"}]}),
+    );
+    let poor = sim.insert_item(
+        LIB,
+        json!({"itemType": "journalArticle", "title": "Urban Heat Islands and Street Trees.", "date": "March 2020",
+               "DOI": "https://doi.org/10.1016/J.UCLIM.2020.100001", "volume": "31",
+               "creators": [{"creatorType": "author", "firstName": "A.", "lastName": "Silva"}],
+               "tags": [{"tag": "to-read", "type": 1}], "collections": [collection]}),
+    );
+    let note = sim.insert_item(LIB, json!({"itemType": "note", "note": "<p>My notes</p>", "parentItem": poor}));
+    [rich, poor, note, collection]
+}
+
+#[tokio::test]
+async fn a_merge_undone_leaves_the_library_as_before_but_for_versions() {
+    let sim = Rc::new(Simulator::new());
+    sim.add_user(DEMO_USER, DEMO_KEY, true);
+    let app = app_with_sim(sim.clone());
+    let [rich, poor, note, collection] = twins(&sim);
+    let snapshot = |sim: &Simulator| {
+        let mut state: Vec<Map<String, Value>> = [&rich, &poor, &note].iter().map(|k| fields(sim, LIB, k)).collect();
+        let mut folder = sim.collection(LIB, &collection).unwrap()["data"].as_object().cloned().unwrap_or_default();
+        folder.remove("version");
+        state.push(folder);
+        state
+    };
+    let before = snapshot(&sim);
+    let merged = call(&app, "zotero_find_duplicates", json!({ "mergeKeys": [rich, poor], "merge": true })).await;
+    assert_eq!(ok(&merged)["groups"][0]["merged"], true, "{merged}");
+    assert_ne!(snapshot(&sim), before);
+
+    let undone = call(&app, "zotero_undo", json!({ "id": undo_id(&merged) })).await;
+    for object in ok(&undone)["objects"].as_array().unwrap() {
+        assert_eq!(object["outcome"], "restored", "{undone}");
+    }
+    assert_eq!(snapshot(&sim), before, "children back, the kept item's fields, tags and relations, the copy untrashed");
+    assert_eq!(sim.item(LIB, &poor).unwrap()["meta"]["numChildren"], 1);
+}
+
+fn stored_pdf(b: &Bench) -> Vec<u8> {
+    let item = b.sim.item(LIB, ATTACHMENT).expect("the demo attachment");
+    let name = item["data"]["filename"].as_str().expect("a file name").to_owned();
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["The earlier file"]);
+    b.upload(ATTACHMENT, &name, &pdf);
+    b.folder.files.borrow_mut().insert(
+        format!("/files/zotero/{ATTACHMENT}.prop"),
+        b"<properties version=\"1\"><mtime>1</mtime><hash>x</hash></properties>".to_vec(),
+    );
+    pdf
+}
+
+#[tokio::test]
+async fn a_file_replacement_on_webdav_is_undone_with_the_earlier_archive() {
+    let b = bench(true);
+    stored_pdf(&b);
+    let (zip, prop) = (b.file(&format!("{ATTACHMENT}.zip")), b.file(&format!("{ATTACHMENT}.prop")));
+    let item_before = fields(&b.sim, LIB, ATTACHMENT);
+    let new = zotero_mcp_core::testing::pdf_of_pages(&["The new file"]);
+    let replaced = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": files::b64(&new) }))
+        .await;
+    assert_ne!(b.file(&format!("{ATTACHMENT}.zip")), zip);
+    let listed = b.write("zotero_undo", json!({})).await;
+    assert!(ok(&listed)["entries"][0]["files"][0].as_str().unwrap().contains("kept"), "{listed}");
+
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    let out = ok(&undone);
+    assert_eq!(out["objects"][0]["outcome"], "restored", "{undone}");
+    assert!(out["objects"][0]["detail"].as_str().unwrap().contains("back on WebDAV"), "{undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), zip, "the earlier archive");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.prop")), prop);
+    assert_eq!(fields(&b.sim, LIB, ATTACHMENT), item_before, "md5 and mtime as before");
+}
+
+#[tokio::test]
+async fn a_rename_is_undone_file_and_item() {
+    let b = bench(true);
+    stored_pdf(&b);
+    let zip = b.file(&format!("{ATTACHMENT}.zip"));
+    let item_before = fields(&b.sim, LIB, ATTACHMENT);
+    let renamed = b
+        .write(
+            "zotero_rename_attachments",
+            json!({ "itemKeys": [PARENT], "template": "{{ year }} renamed", "apply": true }),
+        )
+        .await;
+    assert_eq!(ok(&renamed)["planned"][0]["status"], "renamed", "{renamed}");
+    assert_ne!(fields(&b.sim, LIB, ATTACHMENT)["filename"], item_before["filename"]);
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&renamed) })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+    assert_eq!(fields(&b.sim, LIB, ATTACHMENT), item_before);
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), zip, "the archive holds the file under its old name again");
+}
+
+#[tokio::test]
+async fn a_replacement_on_zotero_storage_says_the_earlier_file_is_not_kept() {
+    let b = bench(false);
+    let new = zotero_mcp_core::testing::pdf_of_pages(&["The new file"]);
+    let replaced = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": files::b64(&new) }))
+        .await;
+    assert!(ok(&replaced)["replaced"].as_bool().unwrap_or(false), "{replaced}");
+    let listed = b.write("zotero_undo", json!({})).await;
+    let limits = ok(&listed)["entries"][0]["limits"].to_string();
+    assert!(limits.contains("Zotero Storage holds one file"), "{listed}");
+}
+
+#[tokio::test]
+async fn a_permanently_deleted_attachment_comes_back_with_its_file() {
+    let b = bench(true);
+    let pdf = stored_pdf(&b);
+    let zip = b.file(&format!("{ATTACHMENT}.zip"));
+    let deleted = b.write("zotero_delete_attachment", json!({ "attachmentKey": ATTACHMENT, "permanent": true })).await;
+    assert!(b.file(&format!("{ATTACHMENT}.zip")).is_none());
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "recreated", "{undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), zip);
+    let read = b.write("zotero_read_attachment", json!({ "itemKey": ATTACHMENT })).await;
+    assert!(text(&read).contains("The earlier file"), "{}", text(&read));
+    assert!(!pdf.is_empty());
+}
+
+#[tokio::test]
+async fn the_journal_is_per_user_needs_the_write_scope_and_can_be_off() {
+    let b = bench(false);
+    b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Mine" } })).await;
+    let other = b.tool("zotero_undo", Grant::read_write("someone-else"), json!({})).await;
+    assert_eq!(ok(&other)["entries"], json!([]), "another user's journal is empty");
+    let read_only = b.tool("zotero_undo", Grant::read_only("owner"), json!({})).await;
+    assert!(error_text(&read_only).contains("zotero:write"), "{read_only}");
+    let bad = b.write("zotero_undo", json!({ "id": "not-an-id" })).await;
+    assert!(error_text(&bad).contains("id"), "{bad}");
+
+    let off = bench_with(false, &[("JOURNAL_DAYS", "0")]);
+    let edit = off.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Mine" } })).await;
+    assert!(!text(&edit).contains("zotero_undo"), "{}", text(&edit));
+    let listed = off.write("zotero_undo", json!({})).await;
+    assert!(error_text(&listed).contains("JOURNAL_DAYS"), "{listed}");
+}
