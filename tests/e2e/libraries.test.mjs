@@ -436,6 +436,19 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     const read = await itemIn(article, LAB);
     assert.equal(read.year, '2022');
     assert.ok(read.tags.includes('e2e-groups-updated'), JSON.stringify(read.tags));
+
+    // The undo journal (KV on the Worker, redb natively) turns the update back, in the lab only.
+    const id = textOf(updated).match(/zotero_undo with id "([0-9a-z]+-[0-9a-f]{4})"/)?.[1];
+    assert.ok(id, textOf(updated));
+    const listed = await ok('zotero_undo', { limit: 50, library: LAB });
+    const entry = listed.structuredContent.entries.find((e) => e.id === id);
+    assert.equal(entry?.library, LAB, JSON.stringify(listed.structuredContent));
+    assert.match(await failed('zotero_undo', { id }), new RegExp(`made in ${LAB}`));
+    const undone = await ok('zotero_undo', { id, library: LAB });
+    assert.deepEqual(undone.structuredContent.objects.map((o) => [o.key, o.outcome]), [[article, 'restored']]);
+    const back = await itemIn(article, LAB);
+    assert.equal(back.year, '2021');
+    assert.ok(!back.tags.includes('e2e-groups-updated'), JSON.stringify(back.tags));
   });
 
   it('files the item in a new lab collection, renames it, and deletes it', async () => {
