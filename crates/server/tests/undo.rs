@@ -305,3 +305,30 @@ async fn the_journal_is_per_user_needs_the_write_scope_and_can_be_off() {
     let listed = off.write("zotero_undo", json!({})).await;
     assert!(error_text(&listed).contains("JOURNAL_DAYS"), "{listed}");
 }
+
+#[tokio::test]
+async fn an_expired_entry_goes_with_the_files_it_kept() {
+    let mut b = bench_with(true, &[("JOURNAL_DAYS", "1")]);
+    // A clock the test moves, shared with the KV (which expires values by it).
+    let (platform, clock, _) = zotero_mcp_core::testing::memory_platform(1_800_000_000_000);
+    b.app.platform.clock = platform.clock.clone();
+    b.app.platform.cache_kv = platform.cache_kv.clone();
+    stored_pdf(&b);
+    let new = zotero_mcp_core::testing::pdf_of_pages(&["The new file"]);
+    let replaced = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": files::b64(&new) }))
+        .await;
+    let old_id = undo_id(&replaced);
+    let kept = |b: &Bench| b.folder.files.borrow().keys().filter(|name| name.contains(".undo-")).count();
+    assert_eq!(kept(&b), 2, "the earlier .zip and .prop are kept");
+
+    clock.advance_secs(2 * 86_400);
+    let listed = b.write("zotero_undo", json!({})).await;
+    assert_eq!(ok(&listed)["entries"], json!([]), "past JOURNAL_DAYS an entry is no longer offered");
+    let edit = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Later" } })).await;
+    assert_eq!(kept(&b), 0, "the next write removed the expired entry's kept files");
+    let gone = b.write("zotero_undo", json!({ "id": old_id })).await;
+    assert!(error_text(&gone).contains("expired"), "{gone}");
+    let listed = b.write("zotero_undo", json!({})).await;
+    assert_eq!(ok(&listed)["entries"][0]["id"], undo_id(&edit).as_str());
+}
