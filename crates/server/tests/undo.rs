@@ -84,6 +84,20 @@ async fn a_creation_is_undone_by_deleting_what_was_created() {
 }
 
 #[tokio::test]
+async fn undoing_many_creations_reads_them_once() {
+    let b = bench(false);
+    let items: Vec<Value> = (1..=3).map(|n| json!({ "itemType": "book", "title": format!("Book {n}") })).collect();
+    let created = b.write("zotero_create_items", json!({ "items": items })).await;
+    let before = b.sim.requests().len();
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&created) })).await;
+    let requests: Vec<String> = b.sim.requests()[before..].iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    let reads = requests.iter().filter(|r| r.starts_with("GET")).count();
+    let deletes = requests.iter().filter(|r| r.starts_with("DELETE")).count();
+    assert_eq!((reads, deletes), (1, 3), "one read of the three, then one version-checked DELETE each: {requests:?}");
+    assert!(ok(&undone)["objects"].as_array().unwrap().iter().all(|o| o["outcome"] == "removed"), "{undone}");
+}
+
+#[tokio::test]
 async fn a_trash_is_undone_and_the_undo_itself_can_be_undone() {
     let b = bench(false);
     let trashed = b.write("zotero_delete_items", json!({ "keys": [PARENT] })).await;

@@ -215,6 +215,22 @@ const CHANGED_SINCE: &str =
 
 /// Deletes what the call created, each only if it is still at the version the call left it with.
 async fn delete_created(writer: &ZoteroWriter, batch: &[&Target]) -> Vec<Undone> {
+    // One read for the whole run (50 keys a request): the writer then knows each object as it is, and what
+    // children it has, without a read per object. A failed read only costs those reads back.
+    let keys: Vec<ObjectKey> = batch.iter().filter_map(|t| ObjectKey::parse(&t.key).ok()).collect();
+    match batch.first().map(|t| t.kind) {
+        Some(Kind::Item) => {
+            let _ = writer.items_by_keys(&keys).await;
+        }
+        Some(Kind::Collection) => {
+            for chunk in keys.chunks(zotero_mcp_core::zotero::BATCH_SIZE) {
+                let joined = chunk.iter().map(ObjectKey::as_str).collect::<Vec<_>>().join(",");
+                let query = zotero_mcp_core::zotero::Query::new().param("collectionKey", joined);
+                let _ = writer.collections(&query, chunk.len()).await;
+            }
+        }
+        None => {}
+    }
     let mut done = Vec::new();
     for target in batch {
         let Net::Created { version } = target.net else { continue };
