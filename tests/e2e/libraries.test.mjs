@@ -449,6 +449,13 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     const back = await itemIn(article, LAB);
     assert.equal(back.year, '2021');
     assert.ok(!back.tags.includes('e2e-groups-updated'), JSON.stringify(back.tags));
+    // The undo is journalled too: undoing it brings the update back, for the steps below.
+    const undoId = textOf(undone).match(/zotero_undo with id "([0-9a-z]+-[0-9a-f]{4})"/)?.[1];
+    const redone = await ok('zotero_undo', { id: undoId, library: LAB });
+    assert.deepEqual(redone.structuredContent.objects.map((o) => o.outcome), ['restored']);
+    const again = await itemIn(article, LAB);
+    assert.equal(again.year, '2022');
+    assert.ok(again.tags.includes('e2e-groups-updated'), JSON.stringify(again.tags));
   });
 
   it('files the item in a new lab collection, renames it, and deletes it', async () => {
