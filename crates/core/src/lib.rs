@@ -12,6 +12,7 @@
 pub mod attachment;
 pub mod calendar;
 pub mod duplicates;
+pub mod file_changes;
 pub mod files;
 pub mod html_text;
 pub mod index;

@@ -14,7 +14,7 @@ use futures_util::future::join;
 use http::{Method, StatusCode};
 
 use super::prop::FileProps;
-use crate::files::{kept_name, FileAction, FileChange, FileLog, StoreKind};
+use crate::file_changes::{kept_name, FileAction, FileChange, FileLog, StoreKind};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
 use crate::zotero::ObjectKey;
 

@@ -191,7 +191,7 @@ impl ZoteroStorage {
 pub struct ZoteroStorageWriter {
     pub(super) storage: ZoteroStorage,
     /// The files this writer replaced (never kept: see [`ZoteroStorageWriter::upload`]).
-    pub(super) log: crate::files::FileLog,
+    pub(super) log: crate::file_changes::FileLog,
 }
 
 impl std::ops::Deref for ZoteroStorageWriter {
@@ -212,12 +212,12 @@ impl ZoteroStorageWriter {
     ) -> Result<Self, ZoteroStorageError> {
         Ok(Self {
             storage: ZoteroStorage::new(settings, library_prefix, http, clock, policy)?,
-            log: crate::files::FileLog::default(),
+            log: crate::file_changes::FileLog::default(),
         })
     }
 
     /// The files this writer replaced.
-    pub fn log(&self) -> &crate::files::FileLog {
+    pub fn log(&self) -> &crate::file_changes::FileLog {
         &self.log
     }
 }

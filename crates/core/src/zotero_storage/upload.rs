@@ -75,10 +75,10 @@ impl ZoteroStorageWriter {
     pub async fn upload(&self, key: &ObjectKey, file: &FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let uploaded = self.store(key, file).await?;
         if matches!(file.precondition, Precondition::Replaces(_)) {
-            self.log.push(crate::files::FileChange {
+            self.log.push(crate::file_changes::FileChange {
                 key: key.as_str().to_owned(),
-                store: crate::files::StoreKind::ZoteroStorage,
-                action: crate::files::FileAction::Replaced,
+                store: crate::file_changes::StoreKind::ZoteroStorage,
+                action: crate::file_changes::FileAction::Replaced,
                 kept: false,
             });
         }

@@ -1,0 +1,83 @@
+//! What a write did to stored files, for the undo journal: the kind of store, each file replaced or removed,
+//! and the name an earlier file is kept under. It sits below the stores ([`crate::webdav`],
+//! [`crate::zotero_storage`]), which record into a [`FileLog`], and below the file-store seam ([`crate::files`]),
+//! which re-exports it, so the stores never reach up to the seam built on them.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+/// Which kind of store holds a library's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StoreKind {
+    /// The user's own WebDAV server, as Zotero Desktop syncs to it.
+    WebDav,
+    /// Zotero's own file storage, through the Web API.
+    ZoteroStorage,
+}
+
+impl StoreKind {
+    /// The store's name as a user knows it, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::WebDav => "WebDAV",
+            Self::ZoteroStorage => "Zotero Storage",
+        }
+    }
+}
+
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A stored file a write replaced or removed, for the undo journal (the item's own fields are in the writer's
+/// [`crate::zotero::journal::ChangeLog`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// The attachment's key.
+    pub key: String,
+    pub store: StoreKind,
+    pub action: FileAction,
+    /// Whether the earlier file was kept under the journal's name ([`kept_name`]) and can be put back. WebDAV
+    /// keeps it; Zotero Storage holds one file per attachment, so there it is never kept.
+    pub kept: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FileAction {
+    /// A new file took the place of the earlier one (a replacement, or a rename that rewrote the archive).
+    Replaced,
+    /// The file was removed with its attachment, deleted for good.
+    Removed,
+}
+
+/// Where a store keeps an earlier file for the journal entry `entry`: beside the file, as
+/// `<KEY>.zip.undo-<entry>` (and `.prop.undo-<entry>`). Not ending in `.zip` or `.prop` is deliberate: Zotero
+/// Desktop's "purge orphaned files" skips every other name, so it never takes a kept file for an orphan.
+pub fn kept_name(file: &str, entry: &str) -> String {
+    format!("{file}.undo-{entry}")
+}
+
+/// The files changed through one writer, shared with whoever made it (the request context).
+#[derive(Debug, Clone, Default)]
+pub struct FileLog(Rc<RefCell<Vec<FileChange>>>);
+
+impl FileLog {
+    pub(crate) fn push(&self, change: FileChange) {
+        self.0.borrow_mut().push(change);
+    }
+    /// Whether the file of `key` was already recorded (a second write in one call keeps the first earlier file).
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.0.borrow().iter().any(|change| change.key == key)
+    }
+    /// Takes every change recorded so far, oldest first.
+    pub fn take(&self) -> Vec<FileChange> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+}
