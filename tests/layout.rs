@@ -322,7 +322,7 @@ const SERVER_LAYERS: &Layers = &[
     ("the router", &["router"]),
     // `jobs` (the scheduled index sync) is called by the shells beside the router, and builds a RequestContext.
     ("the request handlers", &["auth", "mcp", "tools", "pages", "jobs"]),
-    ("what handlers share", &["context", "format", "library", "journal"]),
+    ("what handlers share", &["context", "format", "library", "journal", "confirm"]),
     ("the foundations", &["app", "grant", "config", "respond"]),
 ];
 

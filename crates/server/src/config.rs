@@ -86,6 +86,9 @@ pub struct Config {
     /// Days the undo journal keeps each write call's record (`JOURNAL_DAYS`, default 30; `0` keeps none, and
     /// `zotero_undo` then has nothing to undo).
     pub journal_days: u32,
+    /// Whether destructive writes ask the person first where the client can show a form (`CONFIRM_WRITES`,
+    /// default on; `0` or `false` turns it off for unattended jobs: the tools' own dry runs remain).
+    pub confirm_writes: bool,
     /// How a person sets a variable where this server runs, for the messages about a missing one. A native
     /// server's unless the Worker shell (src/worker.rs) says otherwise.
     pub setup: SetupHint,
@@ -220,6 +223,7 @@ impl Config {
                 .and_then(|v| v.parse::<u32>().ok())
                 .map(|days| days.min(365))
                 .unwrap_or(DEFAULT_JOURNAL_DAYS),
+            confirm_writes: !matches!(get("CONFIRM_WRITES").as_deref(), Some("0" | "false" | "off" | "no")),
             setup: SetupHint::Native,
         }
     }

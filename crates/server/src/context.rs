@@ -20,6 +20,7 @@ use zotero_mcp_core::zotero::{
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
 use crate::config::{Config, FileStorageError, FileStoreSetting, SetupHint};
+use crate::confirm::{Asking, Plan, Questions, Unconfirmed};
 use crate::grant::{Grant, Scope};
 use crate::journal::{self, Entry, Journal};
 use crate::library::{self, LibraryCache, LibraryRefused, SelectedLibrary};
@@ -43,6 +44,24 @@ pub enum WriterRefused {
     /// The file store cannot be used (`FILE_STORAGE` or `WEBDAV_URL` unusable, the key's library not found…).
     #[error(transparent)]
     Files(#[from] FilesUnavailable),
+    /// The tool declared this call one to confirm ([`RequestContext::expect_confirmation`]) but asked for a
+    /// writer before [`RequestContext::confirm`] passed: a bug, stopped before anything was sent.
+    #[error(
+        "`{tool}` asks the person before this change, but was about to write without asking; nothing was \
+         changed. This is a bug in the server: please report it"
+    )]
+    Unconfirmed { tool: &'static str },
+}
+
+/// Why [`RequestContext::confirm`] did not let a write go ahead. Nothing was sent to Zotero.
+#[derive(Debug, thiserror::Error)]
+pub enum NotConfirmed {
+    /// The write would be refused anyway (no write scope, a read-only library): nobody is asked.
+    #[error(transparent)]
+    Writer(#[from] WriterRefused),
+    /// The person is to be asked, said no, or the answer does not hold.
+    #[error(transparent)]
+    Unconfirmed(#[from] Unconfirmed),
 }
 
 /// Why the library's file store could not be set up for this request.
@@ -92,6 +111,12 @@ pub struct RequestContext {
     journal_id: OnceCell<String>,
     /// The entry this call undoes, when it is `zotero_undo` ([`Self::undoing`]).
     undoes: RefCell<Option<String>>,
+    /// What the client said about asking the person ([`Self::set_asking`]); the default asks nobody.
+    asking: RefCell<Asking>,
+    /// This call is one its tool confirms first ([`Self::expect_confirmation`]): no writer until it is.
+    confirmation_expected: Cell<bool>,
+    /// [`Self::confirm`] let the write go ahead.
+    confirmed: Cell<bool>,
 }
 
 /// The platform's HTTP client, counting what it sends: a Worker invocation may make only so many subrequests,
@@ -139,6 +164,9 @@ impl RequestContext {
             sent,
             journal_id: OnceCell::new(),
             undoes: RefCell::new(None),
+            asking: RefCell::new(Asking::default()),
+            confirmation_expected: Cell::new(false),
+            confirmed: Cell::new(false),
         }
     }
 
@@ -182,6 +210,7 @@ impl RequestContext {
     /// registry; tools that write for some actions call this at the start of each such action.
     pub fn writer(&self) -> Result<&ZoteroWriter, WriterRefused> {
         self.may_write()?;
+        self.check_confirmed()?;
         let writer = self.client()?;
         self.writer_taken.set(true);
         Ok(writer)
@@ -202,6 +231,7 @@ impl RequestContext {
     /// like any other.
     pub async fn file_writer(&self) -> Result<FileWriter<'_>, WriterRefused> {
         self.may_write()?;
+        self.check_confirmed()?;
         self.writer_taken.set(true);
         Ok(match self.chosen_store()? {
             Some(webdav) => FileWriter::WebDav(webdav),
@@ -223,8 +253,9 @@ impl RequestContext {
         self.config.configured_library()
     }
 
-    /// The grant's write scope, and write access to the call's library.
-    fn may_write(&self) -> Result<(), WriterRefused> {
+    /// The grant's write scope, and write access to the call's library: for a tool that checks before it reads
+    /// what it will change (nothing is handed out).
+    pub fn may_write(&self) -> Result<(), WriterRefused> {
         if !self.grant.allows(Scope::Write) {
             return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
         }
@@ -234,6 +265,45 @@ impl RequestContext {
             }
             _ => Ok(()),
         }
+    }
+
+    /// What the client said about asking the person, read by the MCP layer from a `tools/call`.
+    pub fn set_asking(&self, asking: Asking) {
+        *self.asking.borrow_mut() = asking;
+    }
+
+    /// Marks this call as one its tool confirms before writing (the registry calls this when
+    /// `Tool::needs_confirmation` says so): from now on [`Self::writer`] and [`Self::file_writer`] refuse until
+    /// [`Self::confirm`] has passed.
+    pub fn expect_confirmation(&self) {
+        self.confirmation_expected.set(true);
+    }
+
+    /// Lets the destructive write `plan` describes go ahead, or says why not. Refused first when the write would
+    /// be anyway (no one is asked to allow what cannot be done). Then the write goes ahead without a question
+    /// when the plan is not one to ask about, when `CONFIRM_WRITES` is off, or when the client cannot show a
+    /// form (its tools' own dry runs are the guard there); otherwise only on the person's yes to this very call
+    /// and summary, given through the protocol (`crate::confirm`).
+    pub async fn confirm(&self, plan: Plan) -> Result<(), NotConfirmed> {
+        self.may_write()?;
+        let asking = self.asking.borrow().clone();
+        if plan.ask && self.config.confirm_writes && asking.can_ask {
+            let questions = Questions {
+                kv: self.platform.cache_kv.as_ref(),
+                user: &self.grant.user_id,
+                now_ms: self.platform.clock.now_ms(),
+            };
+            questions.decide(self.tool.get(), &asking, &plan).await?;
+        }
+        self.confirmed.set(true);
+        Ok(())
+    }
+
+    fn check_confirmed(&self) -> Result<(), WriterRefused> {
+        if self.confirmation_expected.get() && !self.confirmed.get() {
+            return Err(WriterRefused::Unconfirmed { tool: self.tool.get() });
+        }
+        Ok(())
     }
 
     /// WebDAV's client when the files are there, `None` for Zotero Storage, or why neither can be used. A group's

@@ -13,6 +13,7 @@
 pub mod app;
 pub mod auth;
 pub mod config;
+pub mod confirm;
 pub mod context;
 pub mod format;
 pub mod grant;

@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 use super::jsonrpc::{prepend_member, result_message, result_message_text, RpcError};
 use super::protocol::{self, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::{CacheHint, LookupError, Registry, ToolReply};
+use crate::confirm::Asking;
 use crate::context::RequestContext;
 
 /// Which protocol era a request belongs to; it decides the result's shape.
@@ -56,6 +57,8 @@ pub async fn dispatch(
         "tools/call" => {
             let mut params = params.unwrap_or(Value::Null);
             let name = required_str(&params, "name", "the tool to call")?.to_owned();
+            let modern = params.get("_meta").and_then(|m| m.get(protocol::meta::PROTOCOL_VERSION)).is_some();
+            ctx.set_asking(Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern));
             let arguments = params.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
             let name = name.as_str();
             return match registry.run_tool(ctx, name, arguments).await {
@@ -75,6 +78,14 @@ pub async fn dispatch(
 pub fn answer_message(era: Era, id: &Value, answer: Answer, cache: Option<CacheHint>) -> String {
     match answer {
         Answer::Value(result) => result_message(id, finish(era, result, cache)).to_string(),
+        // Only a 2026-07-28 request is ever asked (`Asking::from_params`), so only its era gets this shape.
+        Answer::Tool(ToolReply { asks: Some(question), .. }) => {
+            let mut question = *question;
+            if let Some(object) = question.as_object_mut() {
+                object.insert("_meta".into(), json!({ protocol::meta::SERVER_INFO: protocol::server_info() }));
+            }
+            result_message(id, question).to_string()
+        }
         Answer::Tool(reply) => {
             let envelope = finish(era, reply.envelope(), cache).to_string();
             let result = match &reply.structured {

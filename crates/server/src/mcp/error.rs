@@ -1,6 +1,9 @@
 //! Why a tool call failed: the one error type every tool returns, shown to the model as an `isError` result.
 
-use crate::context::WriterRefused;
+use serde_json::Value;
+
+use crate::confirm::Unconfirmed;
+use crate::context::{NotConfirmed, WriterRefused};
 
 /// Why a tool call failed. Every message says what went wrong and what to do next; it is shown to the model.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -18,6 +21,10 @@ pub enum ToolError {
     /// The handler failed; the message is already actionable.
     #[error("{0}")]
     Failed(String),
+    /// Not an error: the person must confirm the change first. The value is the `input_required` result the
+    /// client is sent instead of a tool result (`crate::confirm`).
+    #[error("The person must confirm this change first; nothing was changed.")]
+    InputRequired(Box<Value>),
 }
 
 impl From<WriterRefused> for ToolError {
@@ -26,7 +33,19 @@ impl From<WriterRefused> for ToolError {
             WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
             WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
             WriterRefused::Files(error) => ToolError::Failed(error.to_string()),
-            refused @ WriterRefused::ReadOnlyLibrary { .. } => ToolError::Failed(refused.to_string()),
+            refused @ (WriterRefused::ReadOnlyLibrary { .. } | WriterRefused::Unconfirmed { .. }) => {
+                ToolError::Failed(refused.to_string())
+            }
+        }
+    }
+}
+
+impl From<NotConfirmed> for ToolError {
+    fn from(refused: NotConfirmed) -> Self {
+        match refused {
+            NotConfirmed::Writer(refused) => refused.into(),
+            NotConfirmed::Unconfirmed(Unconfirmed::Ask(question)) => ToolError::InputRequired(question),
+            NotConfirmed::Unconfirmed(other) => ToolError::Failed(other.to_string()),
         }
     }
 }

@@ -146,6 +146,14 @@ pub trait Tool: 'static {
         false
     }
 
+    /// Whether this call is a destructive write the person is asked to confirm first (deleting, merging, renaming
+    /// many files, replacing a file, changing many items' tags). When it says so, the request context refuses the
+    /// tool a writer until [`RequestContext::confirm`] has passed: the tool describes what will change in a
+    /// [`crate::confirm::Plan`] and confirms it before taking the writer, so it cannot write past the question.
+    fn needs_confirmation(_input: &Self::Input) -> bool {
+        false
+    }
+
     async fn call(ctx: &RequestContext, input: Self::Input) -> Result<Self::Output, ToolError>;
 }
 
@@ -177,6 +185,8 @@ pub struct ToolReply {
     pub markdown: String,
     /// The `structuredContent` object as JSON text; `None` when the call failed (`isError`).
     pub structured: Option<String>,
+    /// Instead of a result: the `input_required` result asking the person to confirm (`crate::confirm`).
+    pub asks: Option<Box<Value>>,
 }
 
 impl ToolReply {
@@ -191,6 +201,9 @@ impl ToolReply {
 
     /// The whole `tools/call` result as a JSON value.
     pub fn to_value(&self) -> Value {
+        if let Some(question) = &self.asks {
+            return (**question).clone();
+        }
         let mut result = self.envelope();
         let structured = self.structured.as_deref().and_then(|text| serde_json::from_str::<Value>(text).ok());
         if let (Some(object), Some(structured)) = (result.as_object_mut(), structured) {
@@ -277,6 +290,9 @@ impl<T: Tool> DynTool for Typed<T> {
         published: &Published,
     ) -> Result<(String, String), ToolError> {
         let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
+        if T::needs_confirmation(&input) {
+            ctx.expect_confirmation();
+        }
         let mut output = Fitted::<T>(T::call(ctx, input).await?);
         fit(ctx, T::SPEC.name, &mut output)
     }
@@ -668,8 +684,11 @@ impl Registry {
         // part-way may have changed something too.
         let undo_line = ctx.keep_journal().await;
         let mut reply = match outcome {
-            Ok((structured, markdown)) => ToolReply { markdown, structured: Some(structured) },
-            Err(error) => ToolReply { markdown: error.to_string(), structured: None },
+            Ok((structured, markdown)) => ToolReply { markdown, structured: Some(structured), asks: None },
+            Err(ToolError::InputRequired(question)) => {
+                ToolReply { markdown: String::new(), structured: None, asks: Some(question) }
+            }
+            Err(error) => ToolReply { markdown: error.to_string(), structured: None, asks: None },
         };
         if let Some(line) = undo_line {
             reply.markdown.push_str("\n\n");

@@ -7,9 +7,11 @@ use serde_json::Value;
 use zotero_mcp_core::attachment::{
     self, AttachmentError, Candidate, PageRange, ReadSource, TextRead, DEFAULT_MAX_PAGES,
 };
+use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
+use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::mcp::registry::MAX_TEXT_CHARS;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -405,10 +407,14 @@ impl Tool for DeleteAttachment {
         output.note.clone()
     }
 
+    /// Deleting for good is asked about (the trash is Zotero's own undo).
+    fn needs_confirmation(input: &DeleteAttachmentInput) -> bool {
+        input.permanent
+    }
+
     async fn call(ctx: &RequestContext, input: DeleteAttachmentInput) -> Result<DeleteAttachmentOutput, ToolError> {
-        let zotero = ctx.writer()?;
         let key = &input.attachment_key;
-        let item = zotero.item(key).await?;
+        let item = ctx.zotero()?.item(key).await?;
         // Only what this tool is for: a stored file (Q2: the TypeScript server deleted any item given).
         attachment::require_stored_file(&item).map_err(|refused| {
             ToolError::Failed(format!(
@@ -416,6 +422,17 @@ impl Tool for DeleteAttachment {
                  zotero_delete_items for other items"
             ))
         })?;
+        if input.permanent {
+            let file = item.field("filename").unwrap_or("its file");
+            let parent = item.field("parentItem").map(|p| format!(" of item {p}")).unwrap_or_default();
+            ctx.confirm(Plan::new(format!(
+                "Delete the attachment \u{201c}{}\u{201d} ({key}){parent} for good, with {file} from the file \
+                 store. Zotero cannot restore it from its trash.",
+                title_of(&item.data)
+            )))
+            .await?;
+        }
+        let zotero = ctx.writer()?;
         let mut output = DeleteAttachmentOutput {
             attachment_key: item.key.clone(),
             permanent: input.permanent,

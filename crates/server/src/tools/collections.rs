@@ -10,6 +10,7 @@ use super::args::Key;
 use super::items::Failure;
 use super::paging::{shorten_counted, shorten_list, shorten_page, Paging};
 use super::saved_searches::{self, searches_markdown, SavedSearchOut};
+use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::format::collections::{collection_items_markdown, matches_markdown, tree, tree_markdown, CollectionSummary};
 use crate::format::items::{summarize, ItemSummary};
@@ -274,9 +275,23 @@ impl Tool for ManageCollections {
         manage_markdown(output)
     }
 
+    /// Deleting a collection is asked about (Zotero deletes it for good, with its subcollections).
+    fn needs_confirmation(input: &ManageCollectionsInput) -> bool {
+        input.action == CollectionAction::Delete
+    }
+
     async fn call(ctx: &RequestContext, input: ManageCollectionsInput) -> Result<ManageCollectionsOutput, ToolError> {
         const TOOL: &str = "zotero_manage_collections";
         let needs = |what: &str| ToolError::InvalidArguments { tool: TOOL.into(), problem: what.to_owned() };
+        // A deletion is asked about first, from the collection as read (read once: the delete uses it too).
+        let mut read_for_deletion = match (input.action, &input.collection_key) {
+            (CollectionAction::Delete, Some(key)) => {
+                let current = ctx.zotero()?.collection(key).await?;
+                ctx.confirm(collection_deletion_plan(&current)).await?;
+                Some(current)
+            }
+            _ => None,
+        };
         let zotero = ctx.writer()?;
         let done = |collection_key: String| ManageCollectionsOutput {
             action: input.action,
@@ -313,7 +328,10 @@ impl Tool for ManageCollections {
             }
             CollectionAction::Rename | CollectionAction::Move | CollectionAction::Delete => {
                 let key = input.collection_key.as_ref().ok_or_else(|| needs("this action needs `collectionKey`"))?;
-                let current = zotero.collection(key).await?;
+                let current = match read_for_deletion.take() {
+                    Some(current) => current,
+                    None => zotero.collection(key).await?,
+                };
                 let old_name = current.field("name").unwrap_or("(unnamed)").to_owned();
                 match input.action {
                     CollectionAction::Rename => {
@@ -547,4 +565,19 @@ impl Tool for ListTags {
             cut: false,
         })
     }
+}
+
+/// What deleting a collection will do, for the person asked to allow it.
+fn collection_deletion_plan(collection: &zotero_mcp_core::zotero::ZoteroObject) -> Plan {
+    let count = |name: &str| collection.meta.get(name).and_then(Value::as_u64).unwrap_or(0);
+    let subcollections = match count("numCollections") {
+        0 => String::new(),
+        n => format!(", with its {n} subcollection(s)"),
+    };
+    Plan::new(format!(
+        "Delete the collection \u{201c}{}\u{201d} ({}) for good{subcollections}. Its {} item(s) stay in the library.",
+        collection.field("name").unwrap_or("(unnamed)"),
+        collection.key,
+        count("numItems"),
+    ))
 }

@@ -4,11 +4,14 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use zotero_mcp_core::duplicates::{group_duplicates, merge, MergePlan, MergeReport};
+use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
+use crate::confirm::{Plan, NAMED};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -140,9 +143,16 @@ impl Tool for FindDuplicates {
         lines.join("\n")
     }
 
+    /// Merging is asked about: the person sees which copy each group keeps and what moves to it.
+    fn needs_confirmation(input: &FindDuplicatesInput) -> bool {
+        input.merge
+    }
+
     async fn call(ctx: &RequestContext, input: FindDuplicatesInput) -> Result<FindDuplicatesOutput, ToolError> {
         // Writing is checked before anything is read: a read-only grant learns at once that merging needs more.
-        let writer = if input.merge { Some(ctx.writer()?) } else { None };
+        if input.merge {
+            ctx.may_write()?;
+        }
         let zotero = ctx.zotero()?;
 
         if let Some(keys) = input.merge_keys.as_ref().filter(|keys| !keys.is_empty()) {
@@ -160,6 +170,7 @@ impl Tool for FindDuplicates {
             let ordered: Vec<ZoteroObject> =
                 keys.iter().filter_map(|key| found.iter().find(|item| item.key == key.as_str()).cloned()).collect();
             let plan = MergePlan::new(ordered).map_err(|e| invalid(format!("{e}; nothing was changed")))?;
+            let writer = merge_writer(ctx, input.merge, &[&plan]).await?;
             let group = run(zotero, writer, "explicit", plan).await;
             return Ok(FindDuplicatesOutput { scanned: group.keys.len(), groups: vec![group], groups_total: None });
         }
@@ -174,7 +185,8 @@ impl Tool for FindDuplicates {
             None => zotero.top_items(&query, max).await?,
         };
         let scanned = page.items.len();
-        let mut groups = Vec::new();
+        // Every group is planned first, so the person is asked once, about every merge this call would make.
+        let mut slots = Vec::new();
         let mut merges = 0;
         for group in group_duplicates(&page.items) {
             let reason = group.reason.label();
@@ -190,25 +202,41 @@ impl Tool for FindDuplicates {
                     if other.len() == 1 { "it" } else { "them" },
                 )
             });
-            let mut out = match MergePlan::new(same.clone()) {
-                Ok(plan) if writer.is_some() && merges >= MAX_MERGES_PER_CALL => {
+            let slot = match MergePlan::new(same.clone()) {
+                Ok(plan) if input.merge && merges >= MAX_MERGES_PER_CALL => {
                     let mut out = preview(reason, &plan);
                     out.note = Some(format!(
                         "deferred: at most {MAX_MERGES_PER_CALL} groups are merged per call; call again to continue"
                     ));
-                    out
+                    Slot::Listed(out)
                 }
                 Ok(plan) => {
-                    if writer.is_some() {
+                    if input.merge {
                         merges += 1;
                     }
-                    run(zotero, writer, reason, plan).await
+                    Slot::Planned(reason, plan)
                 }
                 Err(refused) => {
                     let mut out = preview_of(reason, &same);
                     out.note = Some(refused.to_string());
-                    out
+                    Slot::Listed(out)
                 }
+            };
+            slots.push((slot, other, other_note));
+        }
+        let planned: Vec<&MergePlan> = slots
+            .iter()
+            .filter_map(|(slot, _, _)| match slot {
+                Slot::Planned(_, plan) => Some(plan),
+                Slot::Listed(_) => None,
+            })
+            .collect();
+        let writer = merge_writer(ctx, input.merge, &planned).await?;
+        let mut groups = Vec::new();
+        for (slot, other, other_note) in slots {
+            let mut out = match slot {
+                Slot::Planned(reason, plan) => run(zotero, writer, reason, plan).await,
+                Slot::Listed(out) => out,
             };
             out.keys.extend(other.iter().map(|i| i.key.clone()));
             out.titles.extend(other.iter().map(|i| i.field("title").unwrap_or_default().to_owned()));
@@ -222,6 +250,58 @@ impl Tool for FindDuplicates {
         }
         Ok(FindDuplicatesOutput { scanned, groups, groups_total: None })
     }
+}
+
+/// A group found by a scan: merged (or previewed) when its plan holds, else only listed with why.
+enum Slot {
+    Planned(&'static str, MergePlan),
+    Listed(DuplicateGroupOut),
+}
+
+/// The writer for `plans` once the person allowed them (`merge`), or none for a dry run.
+async fn merge_writer<'a>(
+    ctx: &'a RequestContext,
+    merge: bool,
+    plans: &[&MergePlan],
+) -> Result<Option<&'a zotero_mcp_core::zotero::ZoteroWriter>, ToolError> {
+    if !merge {
+        return Ok(None);
+    }
+    ctx.confirm(merging_plan(plans)).await?;
+    Ok(Some(ctx.writer()?))
+}
+
+/// What the merges will do, group by group: the copy kept, the copies trashed, and what moves to the kept one.
+fn merging_plan(plans: &[&MergePlan]) -> Plan {
+    let title = |item: &ZoteroObject| title_of(&item.data);
+    let mut lines = vec![format!(
+        "Merge {} group(s) of duplicates. In each, the first item is kept; the others move to the trash after their \
+         notes, files, tags, collections and missing fields move onto it:",
+        plans.len()
+    )];
+    for plan in plans.iter().take(NAMED) {
+        let children: u64 =
+            plan.others.iter().filter_map(|item| item.meta.get("numChildren").and_then(Value::as_u64)).sum();
+        let gained: Vec<String> = plan.gained_fields().keys().cloned().collect();
+        lines.push(format!("- keep \u{201c}{}\u{201d} ({})", title(&plan.master), plan.master.key));
+        for other in &plan.others {
+            lines.push(format!("  - trash \u{201c}{}\u{201d} ({})", title(other), other.key));
+        }
+        let mut moves = Vec::new();
+        if children > 0 {
+            moves.push(format!("{children} note(s) and attachment(s) move to the kept item"));
+        }
+        if !gained.is_empty() {
+            moves.push(format!("it gains {}", gained.join(", ")));
+        }
+        if !moves.is_empty() {
+            lines.push(format!("  - {}", moves.join("; ")));
+        }
+    }
+    if plans.len() > NAMED {
+        lines.push(format!("- \u{2026} and {} more group(s)", plans.len() - NAMED));
+    }
+    Plan::new(lines.join("\n")).ask_if(!plans.is_empty())
 }
 
 /// Merges `plan` when a writer is given, else describes it.

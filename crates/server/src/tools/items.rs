@@ -7,12 +7,14 @@ use futures_util::future::{join3, join_all};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{
     ItemScope, ObjectKey, ObjectKind, Query, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject,
 };
 
 use super::args::Key;
 use super::paging::{shorten_list, Paging};
+use crate::confirm::{named, Plan, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::items::{detail, item_detail_markdown, summarize_child, ChildSummary, ItemDetail};
 use crate::format::note_html::note_html;
@@ -575,6 +577,12 @@ impl Tool for UpdateItem {
         text
     }
 
+    /// Tag changes across more than a handful of items are asked about (each item's own edit is not).
+    fn needs_confirmation(input: &UpdateItemInput) -> bool {
+        let tags = input.add_tags.is_some() || input.remove_tags.is_some() || input.set_tags.is_some();
+        tags && input.keys.len() > HANDFUL
+    }
+
     async fn call(ctx: &RequestContext, input: UpdateItemInput) -> Result<UpdateItemOutput, ToolError> {
         const TOOL: &str = "zotero_update_item";
         let mut problems = Vec::new();
@@ -608,10 +616,9 @@ impl Tool for UpdateItem {
                 ));
             }
         }
-        let zotero = ctx.writer()?;
         let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
         // One read for every item, then the patches together (each with its own item's version).
-        let (found, missing) = read_items(zotero, &input.keys).await?;
+        let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
         output.failed.extend(missing);
         let mut patches = Vec::new();
         for (key, item) in &found {
@@ -622,6 +629,8 @@ impl Tool for UpdateItem {
                 patches.push((key, item.version, Value::Object(patch)));
             }
         }
+        ctx.confirm(retagging_plan(&found, &patches, &input)).await?;
+        let zotero = ctx.writer()?;
         let results =
             join_all(patches.iter().map(|(key, version, patch)| zotero.patch_item(key, *version, patch))).await;
         for ((key, _, _), result) in patches.iter().zip(results) {
@@ -757,12 +766,17 @@ impl Tool for DeleteItems {
         text
     }
 
+    fn needs_confirmation(_input: &DeleteItemsInput) -> bool {
+        true
+    }
+
     async fn call(ctx: &RequestContext, input: DeleteItemsInput) -> Result<DeleteItemsOutput, ToolError> {
-        let zotero = ctx.writer()?;
         let mut output = DeleteItemsOutput { deleted: Vec::new(), permanent: input.permanent, failed: Vec::new() };
         // One read for every item: each write below names its own item's version.
-        let (found, missing) = read_items(zotero, &input.keys).await?;
+        let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
         output.failed.extend(missing);
+        ctx.confirm(deletion_plan(&found, input.permanent)).await?;
+        let zotero = ctx.writer()?;
         if input.permanent {
             // One request per item with that item's own version, all together: one stale item cannot block, or
             // wrongly delete, the others (the multi-key DELETE only checks the library version).
@@ -787,4 +801,60 @@ impl Tool for DeleteItems {
         }
         Ok(output)
     }
+}
+
+/// What a deletion will do, for the person asked to allow it.
+fn deletion_plan(found: &[(ObjectKey, ZoteroObject)], permanent: bool) -> Plan {
+    let children: u64 = found.iter().filter_map(|(_, item)| item.meta.get("numChildren").and_then(Value::as_u64)).sum();
+    let head = if permanent {
+        let with = match children {
+            0 => String::new(),
+            n => format!(", with their {n} notes and attachments"),
+        };
+        format!(
+            "Delete {} item(s) for good{with}. Zotero cannot restore them from its trash (zotero_undo can \
+             recreate them for a while):",
+            found.len()
+        )
+    } else {
+        format!("Move {} item(s) to the trash (restorable in Zotero):", found.len())
+    };
+    let items = named(found.iter().map(|(key, item)| (key.as_str(), title_of(&item.data))));
+    Plan::new(format!("{head}\n{items}")).ask_if(!found.is_empty())
+}
+
+/// What a tag change over many items will do: asked about when it retags more than a handful of them.
+fn retagging_plan(
+    found: &[(ObjectKey, ZoteroObject)],
+    patches: &[(&ObjectKey, u64, Value)],
+    input: &UpdateItemInput,
+) -> Plan {
+    let retagged: Vec<&ObjectKey> =
+        patches.iter().filter(|(_, _, patch)| patch.get("tags").is_some()).map(|(key, _, _)| *key).collect();
+    let quoted = |tags: &[String]| tags.iter().map(|t| format!("\u{201c}{t}\u{201d}")).collect::<Vec<_>>().join(", ");
+    let mut what = Vec::new();
+    if let Some(set) = &input.set_tags {
+        what.push(if set.is_empty() {
+            "remove every tag".to_owned()
+        } else {
+            format!("replace every tag with {}", quoted(set))
+        });
+    }
+    if let Some(add) = input.add_tags.as_deref().filter(|a| !a.is_empty()) {
+        what.push(format!("add {}", quoted(add)));
+    }
+    if let Some(remove) = input.remove_tags.as_deref().filter(|r| !r.is_empty()) {
+        what.push(format!("remove {}", quoted(remove)));
+    }
+    let others =
+        patches.iter().filter(|(_, _, patch)| patch.as_object().is_some_and(|p| p.keys().any(|k| k != "tags"))).count();
+    let also = match others {
+        0 => String::new(),
+        n => format!(" The same call also changes other fields of {n} item(s)."),
+    };
+    let items = named(
+        found.iter().filter(|(key, _)| retagged.contains(&key)).map(|(key, item)| (key.as_str(), title_of(&item.data))),
+    );
+    Plan::new(format!("Change the tags of {} item(s): {}.{also}\n{items}", retagged.len(), what.join("; ")))
+        .ask_if(retagged.len() > HANDFUL)
 }

@@ -3,14 +3,16 @@
 //! `zotero_mcp_core::attachment::write`.
 
 use base64::Engine;
-use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, Upload, WriteError};
+use zotero_mcp_core::zotero::journal::title_of;
+use zotero_mcp_core::zotero::ZoteroObject;
 
 use super::args::Key;
 use super::items::TagIn;
 use super::next_step::{record_again, NextStep};
+use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -105,9 +107,13 @@ impl Tool for PutAttachment {
         lines.join("\n")
     }
 
+    /// Replacing a file is asked about (the earlier file is kept for undo on WebDAV only).
+    fn needs_confirmation(input: &PutAttachmentInput) -> bool {
+        input.replace_attachment_key.is_some()
+    }
+
     async fn call(ctx: &RequestContext, mut input: PutAttachmentInput) -> Result<PutAttachmentOutput, ToolError> {
-        let zotero = ctx.writer()?;
-        let files = ctx.file_writer().await?;
+        ctx.may_write()?;
         refuse_new_only_arguments(&input)?;
         if let Some(content_type) = &input.content_type {
             if !is_media_type(content_type) {
@@ -116,25 +122,33 @@ impl Tool for PutAttachment {
                 )));
             }
         }
-        let mut current = None;
+        if input.source_url.is_some() == input.base64_data.is_some() {
+            return Err(invalid(match input.source_url {
+                Some(_) => "give either sourceUrl or base64Data, not both".into(),
+                None => "give the file as sourceUrl or as base64Data".into(),
+            }));
+        }
+        // The attachment being replaced is read, and the replacement allowed, before the file is fetched: a
+        // question answered no costs no download.
+        let current = match &input.replace_attachment_key {
+            Some(key) => {
+                let item = ctx.zotero()?.item(key).await?;
+                ctx.confirm(replacement_plan(&item, &input)).await?;
+                Some(item)
+            }
+            None => None,
+        };
+        let zotero = ctx.writer()?;
+        let files = ctx.file_writer().await?;
         let (data, fetched_name, fetched_type) = match (&input.source_url, input.base64_data.take()) {
-            (Some(_), Some(_)) => return Err(invalid("give either sourceUrl or base64Data, not both".into())),
-            (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
-            (Some(url), None) => {
-                // The attachment being replaced is read while the file downloads: neither waits for the other.
-                let replaced = async {
-                    match &input.replace_attachment_key {
-                        Some(key) => Some(zotero.item(key).await),
-                        None => None,
-                    }
-                };
-                let (download, replaced) = join(ctx.download(url), replaced).await;
-                let download = download.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
-                current = replaced.transpose()?;
+            (Some(url), _) => {
+                let download =
+                    ctx.download(url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
                 (download.bytes, download.filename, download.content_type)
             }
             // Taken out of the input, so the encoded text is freed as soon as it is decoded.
             (None, Some(encoded)) => (decode_base64(&encoded)?, None, None),
+            (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
         };
         if input.content_type.as_deref() == Some("application/pdf") && !looks_like_pdf(&data) {
             return Err(invalid(
@@ -189,6 +203,23 @@ impl Tool for PutAttachment {
             warning,
         })
     }
+}
+
+/// What replacing `item`'s file will do, for the person asked to allow it.
+fn replacement_plan(item: &ZoteroObject, input: &PutAttachmentInput) -> Plan {
+    let now = item.field("filename").map(|f| format!(", now \u{201c}{f}\u{201d},")).unwrap_or_default();
+    let source = match (&input.source_url, &input.base64_data) {
+        (Some(url), _) => format!("the file at {url}"),
+        (None, Some(encoded)) => format!("the file given (about {} bytes)", encoded.len() / 4 * 3),
+        (None, None) => "the file given".to_owned(),
+    };
+    let named = input.filename.as_deref().map(|f| format!(", named \u{201c}{f}\u{201d}")).unwrap_or_default();
+    Plan::new(format!(
+        "Replace the file of the attachment \u{201c}{}\u{201d} ({}){now} with {source}{named}. On WebDAV the earlier \
+         file is kept for zotero_undo; on Zotero Storage it is gone for good.",
+        title_of(&item.data),
+        item.key
+    ))
 }
 
 /// Arguments only a new attachment takes are refused with a replacement, before anything is read or written.

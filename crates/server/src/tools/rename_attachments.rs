@@ -10,6 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
+use crate::confirm::{named, Plan, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -130,16 +131,18 @@ impl Tool for RenameAttachments {
         lines.join("\n")
     }
 
+    /// Applying is asked about when it renames more than a handful of files (a dry run changes nothing).
+    fn needs_confirmation(input: &RenameAttachmentsInput) -> bool {
+        input.apply
+    }
+
     async fn call(ctx: &RequestContext, input: RenameAttachmentsInput) -> Result<RenameAttachmentsOutput, ToolError> {
         // Parsed (its patterns compiled) once for the whole call, and refused whole when over a limit.
         let template = Template::checked(&input.template).map_err(|e| invalid(format!("template: {e}")))?;
         // Writing is checked before anything is read: a read-only grant learns at once that apply needs more.
-        let writers = if input.apply {
-            let zotero = ctx.writer()?;
-            Some((zotero, ctx.file_writer().await?))
-        } else {
-            None
-        };
+        if input.apply {
+            ctx.may_write()?;
+        }
         let zotero = ctx.zotero()?;
         let limit = input.limit as usize;
         let mut not_found = Vec::new();
@@ -155,8 +158,9 @@ impl Tool for RenameAttachments {
         };
         let pairs = attachments_with_parents(zotero, parents.into_iter().take(limit).collect()).await?;
 
+        // Every rename is planned first, so the person is asked once about all that this call would rename.
         let mut planned = Vec::new();
-        let mut rewritten = 0;
+        let mut renames: Vec<(usize, ZoteroObject, String)> = Vec::new();
         // Each parent is rendered once, however many files it has.
         let mut renderings: Vec<(String, Result<String, RenderError>)> = Vec::new();
         for (attachment, parent) in pairs {
@@ -181,20 +185,27 @@ impl Tool for RenameAttachments {
                 to: proposed.clone().unwrap_or_else(|| from.clone()),
                 status: "unchanged".into(),
             };
-            match (proposed, &writers) {
-                (Some(to), _) if to == from => {}
-                (None, _) => {}
-                (Some(_), None) => entry.status = "planned".into(),
-                (Some(_), Some(_)) if rewritten >= MAX_RENAMES_PER_CALL => entry.status = "deferred".into(),
-                (Some(to), Some((zotero, files))) => {
-                    rewritten += 1;
-                    entry.status = match write::rename(zotero, *files, ctx.clock(), &attachment, &to).await {
-                        Ok(_) => "renamed".into(),
-                        Err(e) => format!("failed: {}", truncate(&e.to_string(), 300)),
-                    };
-                }
+            match proposed {
+                Some(to) if to == from => {}
+                None => {}
+                Some(_) if !input.apply => entry.status = "planned".into(),
+                Some(_) if renames.len() >= MAX_RENAMES_PER_CALL => entry.status = "deferred".into(),
+                Some(to) => renames.push((planned.len(), attachment, to)),
             }
             planned.push(entry);
+        }
+        if input.apply {
+            ctx.confirm(renaming_plan(&planned, &renames)).await?;
+            let (zotero, files) = (ctx.writer()?, ctx.file_writer().await?);
+            for (at, attachment, to) in &renames {
+                let status = match write::rename(zotero, files, ctx.clock(), attachment, to).await {
+                    Ok(_) => "renamed".into(),
+                    Err(e) => format!("failed: {}", truncate(&e.to_string(), 300)),
+                };
+                if let Some(entry) = planned.get_mut(*at) {
+                    entry.status = status;
+                }
+            }
         }
         planned.extend(not_found.into_iter().map(|key| PlannedRename {
             attachment_key: key.as_str().to_owned(),
@@ -204,6 +215,20 @@ impl Tool for RenameAttachments {
         }));
         Ok(RenameAttachmentsOutput { applied: input.apply, planned, planned_total: None })
     }
+}
+
+/// What applying will rename: asked about beyond a handful of files.
+fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, String)]) -> Plan {
+    let lines = renames.iter().filter_map(|(at, _, _)| planned.get(*at)).map(|entry| {
+        let from = if entry.from.is_empty() { "(no name)" } else { &entry.from };
+        (entry.attachment_key.as_str(), format!("{from}\u{201d} \u{2192} \u{201c}{}", entry.to))
+    });
+    Plan::new(format!(
+        "Rename {} attachment file(s), in Zotero and in the file store:\n{}",
+        renames.len(),
+        named(lines)
+    ))
+    .ask_if(renames.len() > HANDFUL)
 }
 
 /// `parent` rendered with `template`, from `done` when it was rendered already (one rendering per parent).

@@ -1,0 +1,330 @@
+//! Asking the person before a destructive write, through the protocol (MCP 2026-07-28's multi round-trip
+//! requests): the tool call is answered with `resultType: "input_required"` and a one-field form (a summary of
+//! exactly what will change, and a "go ahead" box); the client shows it and calls the tool again with the
+//! person's answer in `inputResponses` and our `requestState` echoed back. The write runs only on an explicit yes.
+//!
+//! The `requestState` is a random handle to a record in `CACHE_KV` (`confirm:<user hash>:<handle>`), not the
+//! state itself: the record binds the question to the user, to the call (a digest of the tool and its
+//! arguments) and to the summary shown (a digest of its text), it lives [`ANSWER_SECS`] seconds, and it is
+//! deleted before the write runs, so an answer works once. A forged handle finds no record; a replayed one finds
+//! none either; an answer to another call, or to another user's question, is refused. When the library changed
+//! between the question and the answer (the summary comes out different), the person is asked again.
+//!
+//! Who may be asked: only 2026-07-28 clients that declare `elicitation` in their capabilities (`{}` or `form`).
+//! 2025-era (`initialize`) clients could only be asked with a server-to-client request on a stream held open
+//! for the session, which a stateless server answering one POST at a time does not have; they keep the tools'
+//! own dry runs. `CONFIRM_WRITES=0` turns asking off for unattended jobs.
+//!
+//! A tool that asks declares it ([`crate::mcp::registry::Tool::needs_confirmation`]); the request context then
+//! refuses it a writer until [`crate::context::RequestContext::confirm`] has passed, so a destructive tool
+//! cannot write past the question by forgetting to ask it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use zotero_mcp_core::platform::{KvError, KvStore, KvWrite};
+
+/// The key of our one request in `inputRequests` (and of its answer in `inputResponses`).
+pub const REQUEST_KEY: &str = "confirm";
+/// The form's one field: a box the person ticks to let the write run.
+pub const FIELD: &str = "confirm";
+/// How long an answer is accepted after the question was asked (Workers KV keeps nothing under 60 s).
+pub const ANSWER_SECS: u64 = 600;
+/// The longest `requestState` read; ours are [`HANDLE_LEN`] characters.
+const HANDLE_LEN: usize = 32;
+const KEY_PREFIX: &str = "confirm:";
+
+/// What a 2026-07-28 `tools/call` said about asking: whether the client can show a form, and the answer it
+/// brings back, if any. Read by the MCP layer from the request ([`Asking::from_params`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Asking {
+    /// The client declared `elicitation` (form mode) in `_meta`'s client capabilities.
+    pub can_ask: bool,
+    /// `params.inputResponses`, as sent.
+    pub responses: Option<Value>,
+    /// `params.requestState`, as sent.
+    pub state: Option<String>,
+    /// A digest of the tool's name and its arguments (keys in order), which an answer must match.
+    pub call: String,
+}
+
+impl Asking {
+    /// Reads a `tools/call`'s params. `modern` is whether it came in the 2026-07-28 envelope: a 2025-era
+    /// request is never asked, whatever it claims.
+    pub fn from_params(params: &Value, capabilities_key: &str, modern: bool) -> Self {
+        let can_ask = modern
+            && params
+                .get("_meta")
+                .and_then(|meta| meta.get(capabilities_key))
+                .and_then(|caps| caps.get("elicitation"))
+                .and_then(Value::as_object)
+                // `{}` means form mode; a client that lists modes must list `form`.
+                .is_some_and(|modes| modes.is_empty() || modes.contains_key("form"));
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        Self {
+            can_ask,
+            responses: modern.then(|| params.get("inputResponses").cloned()).flatten(),
+            state: modern.then(|| params.get("requestState").and_then(Value::as_str).map(str::to_owned)).flatten(),
+            call: digest(&format!("{name}\n{}", canonical(&arguments))),
+        }
+    }
+}
+
+/// A destructive write, described for the person asked to allow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// What will change, exactly and briefly: counts, titles, which copy a merge keeps.
+    pub summary: String,
+    /// Whether this call is one to ask about (three files renamed are not; three hundred are).
+    pub ask: bool,
+}
+
+impl Plan {
+    pub fn new(summary: impl Into<String>) -> Self {
+        Self { summary: summary.into(), ask: true }
+    }
+    /// Asks only when `ask` holds; otherwise the write goes ahead as if confirmed.
+    pub fn ask_if(mut self, ask: bool) -> Self {
+        self.ask = ask;
+        self
+    }
+}
+
+/// A handful: renaming this many files, or changing this many items' tags, goes ahead without a question.
+pub const HANDFUL: usize = 5;
+
+/// How many objects a summary names one by one; the rest are counted.
+pub const NAMED: usize = 10;
+
+/// The objects a change touches, one line each (`- "Title" (KEY)`), the first [`NAMED`] of them, then how many
+/// more: what a person needs to recognise the wrong paper before it is gone.
+pub fn named<'a>(objects: impl IntoIterator<Item = (&'a str, String)>) -> String {
+    let mut lines = Vec::new();
+    let mut more = 0usize;
+    for (key, title) in objects {
+        if lines.len() < NAMED {
+            lines.push(format!("- \u{201c}{title}\u{201d} ({key})"));
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        lines.push(format!("- \u{2026} and {more} more"));
+    }
+    lines.join("\n")
+}
+
+/// Why a confirmed write may not go ahead (yet).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum Unconfirmed {
+    /// The person is to be asked: this is the `input_required` result to send.
+    #[error("the person must confirm this change first")]
+    Ask(Box<Value>),
+    /// The person said no (declined, cancelled, or left the box unticked).
+    #[error(
+        "Not done: the person declined `{tool}` when asked to confirm it. Nothing was changed. Do not try again \
+         unless they ask you to."
+    )]
+    Declined { tool: String },
+    /// The answer does not hold: forged, replayed, expired, or given for another call.
+    #[error("Refused: {why}. Nothing was changed. Call `{tool}` again without inputResponses or requestState to be asked afresh.")]
+    Refused { tool: String, why: String },
+    /// The store of questions failed; nothing was written.
+    #[error("The confirmation could not be checked ({0}). Nothing was changed; try again in a moment.")]
+    Store(String),
+}
+
+impl From<KvError> for Unconfirmed {
+    fn from(error: KvError) -> Self {
+        Unconfirmed::Store(error.to_string())
+    }
+}
+
+/// The question asked, as kept until it is answered.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Asked {
+    call: String,
+    summary: String,
+    expires_ms: u64,
+}
+
+/// Where the questions are kept: `CACHE_KV`, the user named by a hash (the key is listed by nobody, but a
+/// login name need not sit in it).
+pub struct Questions<'a> {
+    pub kv: &'a dyn KvStore,
+    pub user: &'a str,
+    pub now_ms: u64,
+}
+
+impl Questions<'_> {
+    fn key(&self, handle: &str) -> String {
+        format!("{KEY_PREFIX}{}:{handle}", &digest(self.user)[..16])
+    }
+
+    /// Decides whether `plan` may be written now: `Ok` on a yes given for this very call and summary, else the
+    /// question to send (asked afresh when the summary changed or no answer came), the refusal or the "no".
+    pub async fn decide(&self, tool: &str, asking: &Asking, plan: &Plan) -> Result<(), Unconfirmed> {
+        let Some(state) = asking.state.as_deref() else {
+            return Err(self.ask(asking, &plan.summary, None).await?);
+        };
+        let refused = |why: &str| Unconfirmed::Refused { tool: tool.to_owned(), why: why.to_owned() };
+        let unknown = "this confirmation is unknown, already used or expired (an answer is good once, for 10 \
+                       minutes)";
+        if state.len() != HANDLE_LEN || !state.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(refused(unknown));
+        }
+        let key = self.key(state);
+        let asked: Asked = match self.kv.get(&key).await? {
+            Some(text) => serde_json::from_str(&text).map_err(|_| refused(unknown))?,
+            None => return Err(refused(unknown)),
+        };
+        if asked.expires_ms <= self.now_ms {
+            self.kv.delete(&key).await?;
+            return Err(refused(unknown));
+        }
+        if !bool::from(asked.call.as_bytes().ct_eq(asking.call.as_bytes())) {
+            return Err(refused("this confirmation was given for another call (another tool or other arguments)"));
+        }
+        // The question is used up whatever comes next: a second answer to it finds nothing.
+        self.kv.delete(&key).await?;
+        if asked.summary != plan.summary {
+            let changed = "The library changed since you were asked, so here is what would change now.";
+            return Err(self.ask(asking, &plan.summary, Some(changed)).await?);
+        }
+        let answer = asking.responses.as_ref().and_then(|responses| responses.get(REQUEST_KEY));
+        let Some(answer) = answer else {
+            // No answer to our question: ask it again (the spec's advice), with a fresh handle.
+            return Err(self.ask(asking, &plan.summary, None).await?);
+        };
+        let accepted = answer.get("action").and_then(Value::as_str) == Some("accept")
+            && answer.get("content").and_then(|c| c.get(FIELD)).and_then(Value::as_bool) == Some(true);
+        if accepted {
+            Ok(())
+        } else {
+            Err(Unconfirmed::Declined { tool: tool.to_owned() })
+        }
+    }
+
+    /// Keeps a new question and returns the `input_required` result asking it.
+    async fn ask(&self, asking: &Asking, summary: &str, preface: Option<&str>) -> Result<Unconfirmed, Unconfirmed> {
+        let handle = new_handle()?;
+        let asked = Asked {
+            call: asking.call.clone(),
+            summary: summary.to_owned(),
+            expires_ms: self.now_ms + ANSWER_SECS * 1000,
+        };
+        let text = serde_json::to_string(&asked).map_err(|e| Unconfirmed::Store(e.to_string()))?;
+        // KV keeps the record a little past its time; the time inside it is what counts.
+        self.kv.put(&self.key(&handle), &text, KvWrite::ExpiresIn(ANSWER_SECS + 60)).await?;
+        let message = match preface {
+            Some(preface) => format!("{preface}\n\n{summary}"),
+            None => summary.to_owned(),
+        };
+        Ok(Unconfirmed::Ask(Box::new(input_required(&message, &handle))))
+    }
+}
+
+/// The `input_required` result: one form-mode elicitation with a single required box.
+pub fn input_required(message: &str, handle: &str) -> Value {
+    let mut properties = Map::new();
+    properties.insert(
+        FIELD.to_owned(),
+        json!({
+            "type": "boolean",
+            "title": "Go ahead",
+            "description": "Tick to make this change; leave it or decline to change nothing.",
+            "default": false,
+        }),
+    );
+    json!({
+        "resultType": "input_required",
+        "inputRequests": {
+            REQUEST_KEY: {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": message,
+                    "requestedSchema": { "type": "object", "properties": properties, "required": [FIELD] },
+                },
+            },
+        },
+        "requestState": handle,
+    })
+}
+
+/// A handle no one can guess: 32 letters and digits (190 bits) from the platform's CSPRNG.
+fn new_handle() -> Result<String, Unconfirmed> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; HANDLE_LEN];
+    getrandom::fill(&mut bytes).map_err(|e| Unconfirmed::Store(format!("no random numbers: {e}")))?;
+    // 62 letters: a byte modulo 62 is slightly uneven (4 of 256 values), which costs a fraction of a bit each.
+    Ok(bytes.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect())
+}
+
+fn digest(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// JSON with every object's keys sorted, so the same arguments in another order are the same call.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let members: Vec<String> = keys
+                .into_iter()
+                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical(&map[key.as_str()])))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_arguments_in_another_order_are_the_same_call() {
+        let a = json!({ "name": "zotero_delete_items", "arguments": { "keys": ["A"], "permanent": true } });
+        let b = json!({ "arguments": { "permanent": true, "keys": ["A"] }, "name": "zotero_delete_items" });
+        let c = json!({ "name": "zotero_delete_items", "arguments": { "keys": ["B"], "permanent": true } });
+        let caps = "io.modelcontextprotocol/clientCapabilities";
+        assert_eq!(Asking::from_params(&a, caps, true).call, Asking::from_params(&b, caps, true).call);
+        assert_ne!(Asking::from_params(&a, caps, true).call, Asking::from_params(&c, caps, true).call);
+    }
+
+    #[test]
+    fn only_a_modern_client_declaring_form_elicitation_is_asked() {
+        let caps = "io.modelcontextprotocol/clientCapabilities";
+        let with = |elicitation: Value| json!({ "name": "t", "_meta": { caps: { "elicitation": elicitation } } });
+        assert!(Asking::from_params(&with(json!({})), caps, true).can_ask);
+        assert!(Asking::from_params(&with(json!({ "form": {}, "url": {} })), caps, true).can_ask);
+        assert!(!Asking::from_params(&with(json!({ "url": {} })), caps, true).can_ask);
+        assert!(!Asking::from_params(&with(json!({})), caps, false).can_ask, "2025-era requests are never asked");
+        assert!(!Asking::from_params(&json!({ "name": "t", "_meta": { caps: {} } }), caps, true).can_ask);
+    }
+
+    #[test]
+    fn the_question_is_a_valid_form() {
+        let asked = input_required("Delete 2 items", "h");
+        let request = &asked["inputRequests"][REQUEST_KEY];
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["requestedSchema"]["properties"][FIELD]["type"], "boolean");
+        assert_eq!(request["params"]["requestedSchema"]["required"], json!([FIELD]));
+        assert_eq!(asked["requestState"], "h");
+    }
+
+    #[test]
+    fn handles_are_long_and_differ() {
+        let (a, b) = (new_handle().unwrap(), new_handle().unwrap());
+        assert_eq!(a.len(), HANDLE_LEN);
+        assert_ne!(a, b);
+        assert!(a.bytes().all(|c| c.is_ascii_alphanumeric()));
+    }
+}
