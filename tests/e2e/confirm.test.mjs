@@ -49,7 +49,7 @@ describe('destructive writes ask the person through the protocol', { timeout: TE
 
   /** A new item of this run, by key. */
   async function created(title) {
-    const result = await plain.call('zotero_create_items', { items: [{ itemType: 'journalArticle', title, tags: [MARK] }] });
+    const result = await plain.call('zotero_create_items', { items: [{ itemType: 'journalArticle', title, tags: [{ tag: MARK }] }] });
     assert.ok(!result.isError, textOf(result));
     const key = result.structuredContent.created[0];
     assert.match(key, /^[A-Z0-9]{8}$/);

@@ -61,13 +61,19 @@ impl Asking {
                 .and_then(Value::as_object)
                 // `{}` means form mode; a client that lists modes must list `form`.
                 .is_some_and(|modes| modes.is_empty() || modes.contains_key("form"));
-        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
-        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        if !can_ask {
+            // Nobody will be asked: no digest of the arguments (a file in base64 can be megabytes) on every call.
+            return Self::default();
+        }
+        let mut call = Sha256::new();
+        call.update(params.get("name").and_then(Value::as_str).unwrap_or_default().as_bytes());
+        call.update(b"\n");
+        feed_canonical(&mut call, params.get("arguments").unwrap_or(&Value::Null));
         Self {
             can_ask,
-            responses: modern.then(|| params.get("inputResponses").cloned()).flatten(),
-            state: modern.then(|| params.get("requestState").and_then(Value::as_str).map(str::to_owned)).flatten(),
-            call: digest(&format!("{name}\n{}", canonical(&arguments))),
+            responses: params.get("inputResponses").cloned(),
+            state: params.get("requestState").and_then(Value::as_str).map(str::to_owned),
+            call: hex(&call.finalize()),
         }
     }
 }
@@ -265,23 +271,44 @@ fn new_handle() -> Result<String, Unconfirmed> {
 }
 
 fn digest(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(text.as_bytes()))
 }
 
-/// JSON with every object's keys sorted, so the same arguments in another order are the same call.
-fn canonical(value: &Value) -> String {
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Hashes `value` as JSON with every object's keys sorted, so the same arguments in another order are the same
+/// call; fed piece by piece, so a large argument is never copied into one string first.
+fn feed_canonical(hasher: &mut Sha256, value: &Value) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let members: Vec<String> = keys
-                .into_iter()
-                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical(&map[key.as_str()])))
-                .collect();
-            format!("{{{}}}", members.join(","))
+            hasher.update(b"{");
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    hasher.update(b",");
+                }
+                feed_canonical(hasher, &Value::String(key.clone()));
+                hasher.update(b":");
+                feed_canonical(hasher, &map[key.as_str()]);
+            }
+            hasher.update(b"}");
         }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
+        Value::Array(items) => {
+            hasher.update(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    hasher.update(b",");
+                }
+                feed_canonical(hasher, item);
+            }
+            hasher.update(b"]");
+        }
+        // A string is hashed as its JSON text (quoted, escaped), so `"a,b"` and two values never collide.
+        Value::String(text) => hasher.update(Value::String(text.clone()).to_string().as_bytes()),
+        other => hasher.update(other.to_string().as_bytes()),
     }
 }
 
@@ -291,10 +318,14 @@ mod tests {
 
     #[test]
     fn the_same_arguments_in_another_order_are_the_same_call() {
-        let a = json!({ "name": "zotero_delete_items", "arguments": { "keys": ["A"], "permanent": true } });
-        let b = json!({ "arguments": { "permanent": true, "keys": ["A"] }, "name": "zotero_delete_items" });
-        let c = json!({ "name": "zotero_delete_items", "arguments": { "keys": ["B"], "permanent": true } });
         let caps = "io.modelcontextprotocol/clientCapabilities";
+        let meta = json!({ caps: { "elicitation": {} } });
+        let a =
+            json!({ "name": "zotero_delete_items", "arguments": { "keys": ["A"], "permanent": true }, "_meta": meta });
+        let b =
+            json!({ "_meta": meta, "arguments": { "permanent": true, "keys": ["A"] }, "name": "zotero_delete_items" });
+        let c =
+            json!({ "name": "zotero_delete_items", "arguments": { "keys": ["B"], "permanent": true }, "_meta": meta });
         assert_eq!(Asking::from_params(&a, caps, true).call, Asking::from_params(&b, caps, true).call);
         assert_ne!(Asking::from_params(&a, caps, true).call, Asking::from_params(&c, caps, true).call);
     }

@@ -57,4 +57,7 @@ searches and listings return. Never invent a key.
 the user to reconnect and allow writing rather than trying another tool.
 - If a write reports that an item changed elsewhere, read it again and redo the change on the fresh copy; do \
 not retry blindly. Confirm with the user before deleting anything, and report exactly what was and was not \
-changed.";
+changed.
+- Deletes, merges, replaced files and large renames or retaggings may ask the user directly through a form in \
+their client. If a call says the person declined, nothing was changed: do not call it again unless they ask. \
+Every change can be turned back with zotero_undo.";

@@ -413,6 +413,8 @@ impl Tool for DeleteAttachment {
     }
 
     async fn call(ctx: &RequestContext, input: DeleteAttachmentInput) -> Result<DeleteAttachmentOutput, ToolError> {
+        // A library the key may only read is refused before anything is read.
+        ctx.may_write()?;
         let key = &input.attachment_key;
         let item = ctx.zotero()?.item(key).await?;
         // Only what this tool is for: a stored file (Q2: the TypeScript server deleted any item given).

@@ -616,6 +616,7 @@ impl Tool for UpdateItem {
                 ));
             }
         }
+        ctx.may_write()?;
         let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
         // One read for every item, then the patches together (each with its own item's version).
         let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
@@ -771,6 +772,8 @@ impl Tool for DeleteItems {
     }
 
     async fn call(ctx: &RequestContext, input: DeleteItemsInput) -> Result<DeleteItemsOutput, ToolError> {
+        // A library the key may only read is refused before anything is read.
+        ctx.may_write()?;
         let mut output = DeleteItemsOutput { deleted: Vec::new(), permanent: input.permanent, failed: Vec::new() };
         // One read for every item: each write below names its own item's version.
         let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
