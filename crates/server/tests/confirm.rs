@@ -125,6 +125,8 @@ async fn a_no_sends_nothing_and_so_does_an_unticked_box_or_a_cancel() {
         let args = json!({ "keys": [PAPER], "permanent": true });
         let (message, state) = question(&call(&b, Client::Asks, "zotero_delete_items", args.clone(), json!({})).await);
         assert!(message.contains("for good"), "{message}");
+        let children = b.sim.item(LIB, PAPER).unwrap()["meta"]["numChildren"].as_u64().unwrap_or(0);
+        assert!(children > 0 && message.contains(&format!("with their {children} notes and attachments")), "{message}");
         let declined = call(&b, Client::Asks, "zotero_delete_items", args, answer(&state, action, ticked)).await;
         let text = error_text(&declined);
         assert!(text.contains("declined") && text.contains("Nothing was changed"), "{action}: {text}");
