@@ -328,3 +328,44 @@ async fn a_tool_that_expects_confirmation_gets_no_writer_until_it_has_confirmed(
     ctx.confirm(Plan::new("Delete 1 item")).await.expect("no one to ask");
     assert!(ctx.writer().is_ok());
 }
+
+#[tokio::test]
+async fn a_mass_rename_is_asked_about_call_by_call_and_a_handful_is_not() {
+    let b = bench(true);
+    // Six PDFs stored on WebDAV under one paper: more than a call renames (5).
+    for n in 0..6 {
+        let key = b.sim.insert_item(
+            LIB,
+            json!({ "itemType": "attachment", "linkMode": "imported_file", "parentItem": TWIN, "title": "PDF",
+                    "filename": format!("scan-{n}.pdf"), "contentType": "application/pdf" }),
+        );
+        b.upload(&key, &format!("scan-{n}.pdf"), b"%PDF-1.4 a scan");
+    }
+    let args = json!({ "itemKeys": [TWIN], "apply": true });
+    let asked = call(&b, Client::Asks, "zotero_rename_attachments", args.clone(), json!({})).await;
+    let (message, state) = question(&asked);
+    assert!(message.starts_with("Rename 5 attachment file(s)") && message.contains("1 more file(s)"), "{message}");
+    assert!(
+        message.contains("scan-5.pdf\u{201d} \u{2192} \u{201c}Brennan et al. - 2022"),
+        "old and new names: {message}"
+    );
+    assert_eq!(writes(&b.sim), 0);
+
+    let declined =
+        call(&b, Client::Asks, "zotero_rename_attachments", args.clone(), answer(&state, "decline", false)).await;
+    error_text(&declined);
+    assert_eq!(writes(&b.sim), 0, "a no renames nothing");
+
+    let (_, state) = question(&call(&b, Client::Asks, "zotero_rename_attachments", args.clone(), json!({})).await);
+    let done = call(&b, Client::Asks, "zotero_rename_attachments", args.clone(), answer(&state, "accept", true)).await;
+    let statuses: Vec<&str> =
+        ok(&done)["planned"].as_array().unwrap().iter().filter_map(|p| p["status"].as_str()).collect();
+    assert_eq!(statuses.iter().filter(|s| **s == "renamed").count(), 5, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == "deferred").count(), 1, "{statuses:?}");
+
+    // The last file alone is a handful: renamed without a question.
+    let rest = call(&b, Client::Asks, "zotero_rename_attachments", args, json!({})).await;
+    let statuses: Vec<&str> =
+        ok(&rest)["planned"].as_array().unwrap().iter().filter_map(|p| p["status"].as_str()).collect();
+    assert_eq!(statuses.iter().filter(|s| **s == "renamed").count(), 1, "{statuses:?}");
+}

@@ -161,6 +161,7 @@ impl Tool for RenameAttachments {
         // Every rename is planned first, so the person is asked once about all that this call would rename.
         let mut planned = Vec::new();
         let mut renames: Vec<(usize, ZoteroObject, String)> = Vec::new();
+        let mut deferred = 0;
         // Each parent is rendered once, however many files it has.
         let mut renderings: Vec<(String, Result<String, RenderError>)> = Vec::new();
         for (attachment, parent) in pairs {
@@ -189,13 +190,16 @@ impl Tool for RenameAttachments {
                 Some(to) if to == from => {}
                 None => {}
                 Some(_) if !input.apply => entry.status = "planned".into(),
-                Some(_) if renames.len() >= MAX_RENAMES_PER_CALL => entry.status = "deferred".into(),
+                Some(_) if renames.len() >= MAX_RENAMES_PER_CALL => {
+                    deferred += 1;
+                    entry.status = "deferred".into();
+                }
                 Some(to) => renames.push((planned.len(), attachment, to)),
             }
             planned.push(entry);
         }
         if input.apply {
-            ctx.confirm(renaming_plan(&planned, &renames)).await?;
+            ctx.confirm(renaming_plan(&planned, &renames, deferred)).await?;
             let (zotero, files) = (ctx.writer()?, ctx.file_writer().await?);
             for (at, attachment, to) in &renames {
                 let status = match write::rename(zotero, files, ctx.clock(), attachment, to).await {
@@ -217,18 +221,24 @@ impl Tool for RenameAttachments {
     }
 }
 
-/// What applying will rename: asked about beyond a handful of files.
-fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, String)]) -> Plan {
+/// What applying will rename now, and how many more files the same selection leaves for later calls (a call
+/// renames at most [`MAX_RENAMES_PER_CALL`]): asked about when the job is more than a handful of files, so a
+/// mass rename is asked about call by call, each question naming exactly the files it renames.
+fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, String)], deferred: usize) -> Plan {
     let lines = renames.iter().filter_map(|(at, _, _)| planned.get(*at)).map(|entry| {
         let from = if entry.from.is_empty() { "(no name)" } else { &entry.from };
         (entry.attachment_key.as_str(), format!("{from}\u{201d} \u{2192} \u{201c}{}", entry.to))
     });
+    let later = match deferred {
+        0 => String::new(),
+        n => format!(" {n} more file(s) of this selection wait for later calls, which ask again."),
+    };
     Plan::new(format!(
-        "Rename {} attachment file(s), in Zotero and in the file store:\n{}",
+        "Rename {} attachment file(s), in Zotero and in the file store.{later}\n{}",
         renames.len(),
         named(lines)
     ))
-    .ask_if(renames.len() > HANDFUL)
+    .ask_if(renames.len() + deferred > HANDFUL)
 }
 
 /// `parent` rendered with `template`, from `done` when it was rendered already (one rendering per parent).
