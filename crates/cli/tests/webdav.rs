@@ -56,11 +56,28 @@ fn start() -> DavServer {
         .expect("scripts/webdav-server.sh starts (bash is needed)");
     let server = DavServer { child, root: work.join("dav"), url: format!("http://127.0.0.1:{port}/") };
     let deadline = Instant::now() + Duration::from_secs(15);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    while !answers_http(port) {
         assert!(Instant::now() < deadline, "Apache did not start; is apache2 installed (scripts/setup.sh)?");
         std::thread::sleep(Duration::from_millis(50));
     }
     server
+}
+
+/// Whether an HTTP server answers on `port`: a status line back, not only an accepted connection. A fresh CI run
+/// once saw the first request after a bare TCP check fail with no response; an answer is the readiness that
+/// counts (and a port that only connected to itself never gives one).
+fn answers_http(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream.write_all(b"OPTIONS / HTTP/1.0\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut head = [0u8; 5];
+    stream.read_exact(&mut head).is_ok() && &head == b"HTTP/"
 }
 
 fn client(server: &DavServer, password: &str) -> WebDavWriter {
