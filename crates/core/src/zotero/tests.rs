@@ -182,13 +182,23 @@ async fn a_batch_answer_naming_an_index_outside_the_batch_is_a_decode_error() {
 
 #[tokio::test]
 async fn a_412_is_a_conflict_and_is_sent_once() {
-    let http = StubHttp::new(|_| Ok(respond(412, &[], json!("Item has been modified since specified version"))));
+    // The writer reads the item first (its fields before the change, for the undo journal), then patches.
+    let http = StubHttp::new(|request| {
+        Ok(match *request.method() {
+            http::Method::GET => {
+                respond(200, &[], json!({ "key": "ABCD2345", "version": 5, "data": { "title": "before" } }))
+            }
+            _ => respond(412, &[], json!("Item has been modified since specified version")),
+        })
+    });
     let (client, clock) = client_with(http.clone());
     let error = client.patch_item(&key("ABCD2345"), 5, &json!({ "title": "x" })).await.unwrap_err();
     assert!(error.is_conflict(), "{error}");
     assert!(error.to_string().contains("Read the item or collection again"));
-    assert_eq!(http.requests().len(), 1);
-    assert_eq!(http.requests()[0].headers()["if-unmodified-since-version"], "5");
+    let patches: Vec<_> = http.requests().into_iter().filter(|r| r.method() == http::Method::PATCH).collect();
+    assert_eq!(patches.len(), 1, "sent once, not retried");
+    assert_eq!(patches[0].headers()["if-unmodified-since-version"], "5");
+    assert!(client.log().take().is_empty(), "a refused write records nothing");
     assert!(clock.sleeps().is_empty());
 }
 
@@ -291,11 +301,16 @@ async fn the_user_library_is_looked_up_once_for_concurrent_callers() {
 async fn a_404_full_text_is_none_and_deletes_carry_each_items_version() {
     let http = StubHttp::strict();
     http.enqueue(Ok(respond(404, &[], json!("Not found"))));
+    // The item as it was, for the undo journal (no children: none to read).
+    let before =
+        json!({ "key": "BCDE3456", "version": 30, "meta": { "numChildren": 0 }, "data": { "itemType": "book" } });
+    http.enqueue(Ok(respond(200, &[], before)));
     http.enqueue(Ok(respond(204, &[("last-modified-version", "31")], Value::Null)));
     let (client, _) = client_with(http.clone());
     assert_eq!(client.fulltext(&key("ABCD2345")).await.unwrap(), None);
     assert_eq!(client.delete_item(&key("BCDE3456"), 30).await.unwrap(), 31);
-    let delete = &http.requests()[1];
+    assert_eq!(http.requests().len(), 3, "the full text, the item before, the delete");
+    let delete = &http.requests()[2];
     assert_eq!(delete.method(), http::Method::DELETE);
     assert_eq!(delete.headers()["if-unmodified-since-version"], "30");
 }
