@@ -10,6 +10,7 @@ pub mod output_check;
 pub mod protocol;
 pub mod published;
 pub mod registry;
+pub mod reply;
 pub mod schema;
 pub mod stdio;
 pub mod transport;

@@ -18,6 +18,7 @@ use super::arguments::parse_arguments;
 pub use super::error::ToolError;
 pub use super::published::PromptArgument;
 use super::published::Published;
+pub use super::reply::ToolReply;
 use crate::context::RequestContext;
 use crate::grant::Scope;
 
@@ -171,46 +172,6 @@ const MAX_SHORTENINGS: usize = 6;
 /// An answer's size as clients count it: characters, not bytes (a Korean page is a third of its UTF-8 bytes).
 fn result_chars(structured: &str, markdown: &str) -> usize {
     structured.chars().count() + markdown.chars().count()
-}
-
-/// A tool's answer: its Markdown, and its structured result already as JSON text.
-///
-/// The structured result is serialized once, straight from the tool's output type. Building it as a `Value`
-/// first and serializing that twice (once to measure it, once to send it) was a fifth of the server's own time
-/// on a `zotero_get_item` or a 25-item search (issue 10); [`super::dispatch::answer_message`] splices the text
-/// into the JSON-RPC message instead.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolReply {
-    /// The text content: the Markdown rendering, or the error message.
-    pub markdown: String,
-    /// The `structuredContent` object as JSON text; `None` when the call failed (`isError`).
-    pub structured: Option<String>,
-    /// Instead of a result: the `input_required` result asking the person to confirm (`crate::confirm`).
-    pub asks: Option<Box<Value>>,
-}
-
-impl ToolReply {
-    /// The result without `structuredContent`: the text content, and `isError` for a failure.
-    pub fn envelope(&self) -> Value {
-        let content = json!([{ "type": "text", "text": self.markdown }]);
-        match self.structured {
-            Some(_) => json!({ "content": content }),
-            None => json!({ "content": content, "isError": true }),
-        }
-    }
-
-    /// The whole `tools/call` result as a JSON value.
-    pub fn to_value(&self) -> Value {
-        if let Some(question) = &self.asks {
-            return (**question).clone();
-        }
-        let mut result = self.envelope();
-        let structured = self.structured.as_deref().and_then(|text| serde_json::from_str::<Value>(text).ok());
-        if let (Some(object), Some(structured)) = (result.as_object_mut(), structured) {
-            object.insert("structuredContent".into(), structured);
-        }
-        result
-    }
 }
 
 /// Every tool's `library` argument, handled here once: taken out of the arguments (the tool's own input never

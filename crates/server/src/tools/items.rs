@@ -1,4 +1,4 @@
-//! Reading one item, and creating, editing and deleting items.
+//! Reading one item, and creating and editing items (deleting them: `delete_items.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -198,7 +198,7 @@ pub(super) async fn read_items(
 }
 
 /// A failed request about one object, for a tool's `failed` list.
-fn failure(key: &ObjectKey, error: &ZoteroError) -> Failure {
+pub(super) fn failure(key: &ObjectKey, error: &ZoteroError) -> Failure {
     Failure { what: key.as_str().to_owned(), code: error.status().unwrap_or(0), message: error.to_string() }
 }
 
@@ -328,7 +328,7 @@ pub fn failures_from(outcome: &WriteOutcome, label: impl Fn(usize) -> String) ->
     failures
 }
 
-fn failure_lines(failures: &[Failure]) -> String {
+pub(super) fn failure_lines(failures: &[Failure]) -> String {
     failures.iter().map(|f| format!("- {}: {} {}", f.what, f.code, f.message)).collect::<Vec<_>>().join("\n")
 }
 
@@ -714,116 +714,6 @@ fn item_patch(data: &Map<String, Value>, input: &UpdateItemInput) -> Map<String,
         }
     }
     patch
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// zotero_delete_items
-
-/// Arguments of `zotero_delete_items`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeleteItemsInput {
-    /// The items to delete, 1 to 50.
-    #[validate(length(min = 1, max = 50))]
-    pub keys: Vec<Key>,
-    /// Delete for good instead of moving to the trash. Cannot be undone.
-    #[serde(default)]
-    #[schemars(default)]
-    pub permanent: bool,
-}
-
-/// Result of `zotero_delete_items`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeleteItemsOutput {
-    /// Items moved to the trash, or deleted for good when `permanent`.
-    pub deleted: Vec<String>,
-    pub permanent: bool,
-    /// Items not deleted, with the reason.
-    pub failed: Vec<Failure>,
-}
-
-pub struct DeleteItems;
-
-impl Tool for DeleteItems {
-    type Input = DeleteItemsInput;
-    type Output = DeleteItemsOutput;
-    const SPEC: ToolSpec = ToolSpec::write(
-        "zotero_delete_items",
-        "Delete items",
-        "Moves up to 50 items to the trash (restorable in Zotero), or with permanent=true deletes them for good. \
-         Each item is deleted only if nobody changed it since it was read. Confirm with the user before deleting.",
-    )
-    .destructive()
-    .idempotent();
-
-    fn render(output: &DeleteItemsOutput) -> String {
-        let keys = if output.deleted.is_empty() { "(none)".to_owned() } else { output.deleted.join(", ") };
-        let verb = if output.permanent { "Permanently deleted" } else { "Moved to the trash" };
-        let mut text = format!("{verb} {} item(s): {keys}", output.deleted.len());
-        if !output.failed.is_empty() {
-            text.push_str(&format!("\n\nNot deleted:\n{}", failure_lines(&output.failed)));
-        }
-        text
-    }
-
-    fn needs_confirmation(_input: &DeleteItemsInput) -> bool {
-        true
-    }
-
-    async fn call(ctx: &RequestContext, input: DeleteItemsInput) -> Result<DeleteItemsOutput, ToolError> {
-        // A library the key may only read is refused before anything is read.
-        ctx.may_write()?;
-        let mut output = DeleteItemsOutput { deleted: Vec::new(), permanent: input.permanent, failed: Vec::new() };
-        // One read for every item: each write below names its own item's version.
-        let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
-        output.failed.extend(missing);
-        ctx.confirm(deletion_plan(&found, input.permanent)).await?;
-        let zotero = ctx.writer()?;
-        if input.permanent {
-            // One request per item with that item's own version, all together: one stale item cannot block, or
-            // wrongly delete, the others (the multi-key DELETE only checks the library version).
-            let results = join_all(found.iter().map(|(key, item)| zotero.delete_item(key, item.version))).await;
-            for ((key, _), result) in found.iter().zip(results) {
-                match result {
-                    Ok(_) => output.deleted.push(key.as_str().to_owned()),
-                    Err(error) => output.failed.push(failure(key, &error)),
-                }
-            }
-            return Ok(output);
-        }
-        let payloads: Vec<Value> =
-            found.iter().map(|(_, item)| json!({ "key": item.key, "version": item.version, "deleted": 1 })).collect();
-        let order: Vec<String> = found.iter().map(|(key, _)| key.as_str().to_owned()).collect();
-        if !payloads.is_empty() {
-            let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
-            output
-                .deleted
-                .extend(order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()));
-            output.failed.extend(failures_from(&outcome, |i| order.get(i).cloned().unwrap_or_else(|| format!("#{i}"))));
-        }
-        Ok(output)
-    }
-}
-
-/// What a deletion will do, for the person asked to allow it.
-fn deletion_plan(found: &[(ObjectKey, ZoteroObject)], permanent: bool) -> Plan {
-    let children: u64 = found.iter().filter_map(|(_, item)| item.meta.get("numChildren").and_then(Value::as_u64)).sum();
-    let head = if permanent {
-        let with = match children {
-            0 => String::new(),
-            n => format!(", with their {n} notes and attachments"),
-        };
-        format!(
-            "Delete {} item(s) for good{with}. Zotero cannot restore them from its trash (zotero_undo can \
-             recreate them for a while):",
-            found.len()
-        )
-    } else {
-        format!("Move {} item(s) to the trash (restorable in Zotero):", found.len())
-    };
-    let items = named(found.iter().map(|(key, item)| (key.as_str(), title_of(&item.data))));
-    Plan::new(format!("{head}\n{items}")).ask_if(!found.is_empty())
 }
 
 /// What a tag change over many items will do: asked about when it retags more than a handful of them.

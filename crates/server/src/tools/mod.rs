@@ -11,6 +11,7 @@ pub mod changes;
 pub mod check_references;
 pub mod collections;
 pub mod connector;
+pub mod delete_items;
 pub mod duplicates;
 pub mod fixtures;
 pub mod import_reference;
@@ -79,7 +80,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
         .tool::<items::GetItem>()
         .tool::<items::CreateItems>()
         .tool::<items::UpdateItem>()
-        .tool::<items::DeleteItems>()
+        .tool::<delete_items::DeleteItems>()
         .tool::<collections::ListCollections>()
         .tool::<collections::ManageCollections>()
         .tool::<collections::ListTags>();
