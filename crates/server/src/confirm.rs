@@ -107,19 +107,24 @@ pub const NAMED: usize = 10;
 /// The objects a change touches, one line each (`- "Title" (KEY)`), the first [`NAMED`] of them, then how many
 /// more: what a person needs to recognise the wrong paper before it is gone.
 pub fn named<'a>(objects: impl IntoIterator<Item = (&'a str, String)>) -> String {
-    let mut lines = Vec::new();
+    listed(objects.into_iter().map(|(key, title)| format!("\u{201c}{title}\u{201d} ({key})")))
+}
+
+/// Lines of a summary as a list, the first [`NAMED`] of them, then how many more.
+pub fn listed(lines: impl IntoIterator<Item = String>) -> String {
+    let mut shown = Vec::new();
     let mut more = 0usize;
-    for (key, title) in objects {
-        if lines.len() < NAMED {
-            lines.push(format!("- \u{201c}{title}\u{201d} ({key})"));
+    for line in lines {
+        if shown.len() < NAMED {
+            shown.push(format!("- {line}"));
         } else {
             more += 1;
         }
     }
     if more > 0 {
-        lines.push(format!("- \u{2026} and {more} more"));
+        shown.push(format!("- \u{2026} and {more} more"));
     }
-    lines.join("\n")
+    shown.join("\n")
 }
 
 /// Why a confirmed write may not go ahead (yet).

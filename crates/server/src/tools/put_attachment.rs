@@ -122,33 +122,32 @@ impl Tool for PutAttachment {
                 )));
             }
         }
-        if input.source_url.is_some() == input.base64_data.is_some() {
-            return Err(invalid(match input.source_url {
-                Some(_) => "give either sourceUrl or base64Data, not both".into(),
-                None => "give the file as sourceUrl or as base64Data".into(),
-            }));
-        }
+        // Taken out of the input, so the encoded text is freed as soon as it is decoded.
+        let source = match (input.source_url.clone(), input.base64_data.take()) {
+            (Some(_), Some(_)) => return Err(invalid("give either sourceUrl or base64Data, not both".into())),
+            (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
+            (Some(url), None) => Source::Url(url),
+            (None, Some(encoded)) => Source::Encoded(encoded),
+        };
         // The attachment being replaced is read, and the replacement allowed, before the file is fetched: a
         // question answered no costs no download.
         let current = match &input.replace_attachment_key {
             Some(key) => {
                 let item = ctx.zotero()?.item(key).await?;
-                ctx.confirm(replacement_plan(&item, &input)).await?;
+                ctx.confirm(replacement_plan(&item, &source, input.filename.as_deref())).await?;
                 Some(item)
             }
             None => None,
         };
         let zotero = ctx.writer()?;
         let files = ctx.file_writer().await?;
-        let (data, fetched_name, fetched_type) = match (&input.source_url, input.base64_data.take()) {
-            (Some(url), _) => {
+        let (data, fetched_name, fetched_type) = match source {
+            Source::Url(url) => {
                 let download =
-                    ctx.download(url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
+                    ctx.download(&url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
                 (download.bytes, download.filename, download.content_type)
             }
-            // Taken out of the input, so the encoded text is freed as soon as it is decoded.
-            (None, Some(encoded)) => (decode_base64(&encoded)?, None, None),
-            (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
+            Source::Encoded(encoded) => (decode_base64(&encoded)?, None, None),
         };
         if input.content_type.as_deref() == Some("application/pdf") && !looks_like_pdf(&data) {
             return Err(invalid(
@@ -205,15 +204,20 @@ impl Tool for PutAttachment {
     }
 }
 
+/// Where the new file comes from: exactly one of `sourceUrl` and `base64Data`.
+enum Source {
+    Url(String),
+    Encoded(String),
+}
+
 /// What replacing `item`'s file will do, for the person asked to allow it.
-fn replacement_plan(item: &ZoteroObject, input: &PutAttachmentInput) -> Plan {
+fn replacement_plan(item: &ZoteroObject, source: &Source, filename: Option<&str>) -> Plan {
     let now = item.field("filename").map(|f| format!(", now \u{201c}{f}\u{201d},")).unwrap_or_default();
-    let source = match (&input.source_url, &input.base64_data) {
-        (Some(url), _) => format!("the file at {url}"),
-        (None, Some(encoded)) => format!("the file given (about {} bytes)", encoded.len() / 4 * 3),
-        (None, None) => "the file given".to_owned(),
+    let source = match source {
+        Source::Url(url) => format!("the file at {url}"),
+        Source::Encoded(encoded) => format!("the file given (about {} bytes)", encoded.len() / 4 * 3),
     };
-    let named = input.filename.as_deref().map(|f| format!(", named \u{201c}{f}\u{201d}")).unwrap_or_default();
+    let named = filename.map(|f| format!(", named \u{201c}{f}\u{201d}")).unwrap_or_default();
     Plan::new(format!(
         "Replace the file of the attachment \u{201c}{}\u{201d} ({}){now} with {source}{named}. On WebDAV the earlier \
          file is kept for zotero_undo; on Zotero Storage it is gone for good.",

@@ -10,7 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
-use crate::confirm::{named, Plan, HANDFUL};
+use crate::confirm::{listed, Plan, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -227,7 +227,7 @@ impl Tool for RenameAttachments {
 fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, String)], deferred: usize) -> Plan {
     let lines = renames.iter().filter_map(|(at, _, _)| planned.get(*at)).map(|entry| {
         let from = if entry.from.is_empty() { "(no name)" } else { &entry.from };
-        (entry.attachment_key.as_str(), format!("{from}\u{201d} \u{2192} \u{201c}{}", entry.to))
+        format!("\u{201c}{from}\u{201d} \u{2192} \u{201c}{}\u{201d} ({})", entry.to, entry.attachment_key)
     });
     let later = match deferred {
         0 => String::new(),
@@ -236,7 +236,7 @@ fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, Str
     Plan::new(format!(
         "Rename {} attachment file(s), in Zotero and in the file store.{later}\n{}",
         renames.len(),
-        named(lines)
+        listed(lines)
     ))
     .ask_if(renames.len() + deferred > HANDFUL)
 }
