@@ -16,6 +16,8 @@ pub enum StoreKind {
     WebDav,
     /// Zotero's own file storage, through the Web API.
     ZoteroStorage,
+    /// Zotero Desktop's data directory on this machine (`storage/<KEY>/…`, and linked files).
+    Desktop,
 }
 
 impl StoreKind {
@@ -24,6 +26,7 @@ impl StoreKind {
         match self {
             Self::WebDav => "WebDAV",
             Self::ZoteroStorage => "Zotero Storage",
+            Self::Desktop => "Zotero Desktop's data directory",
         }
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod attachment;
 pub mod calendar;
+pub mod desktop;
 pub mod duplicates;
 pub mod file_changes;
 pub mod files;

@@ -2,6 +2,9 @@
 //!
 //! Names are the TypeScript project's, so an existing deployment's secrets and variables keep working.
 
+use std::rc::Rc;
+
+use zotero_mcp_core::desktop::Desktop;
 use zotero_mcp_core::index::sync::DEFAULT_SUBREQUEST_BUDGET;
 use zotero_mcp_core::index::{IndexSettings, DEFAULT_BATCH};
 use zotero_mcp_core::sources::{Endpoints, SourceSettings};
@@ -92,6 +95,10 @@ pub struct Config {
     /// How a person sets a variable where this server runs, for the messages about a missing one. A native
     /// server's unless the Worker shell (src/worker.rs) says otherwise.
     pub setup: SetupHint,
+    /// Zotero Desktop on this machine, when the native server runs on it (`serve --local`): the library is read
+    /// through its local API and the files from its data directory. Never read from a variable; the Worker has
+    /// none.
+    pub desktop: Option<Rc<dyn Desktop>>,
 }
 
 /// Where the settings live, which is all that differs between the shells in what a person is told to do about
@@ -181,6 +188,7 @@ impl Config {
         };
         let username = get("AUTH_USERNAME");
         Self {
+            desktop: None,
             zotero_api_key: get("ZOTERO_API_KEY"),
             zotero_library_id: get("ZOTERO_LIBRARY_ID"),
             zotero_library_type: match get("ZOTERO_LIBRARY_TYPE").as_deref() {

@@ -8,12 +8,14 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 
 use async_trait::async_trait;
+use zotero_mcp_core::desktop::Desktop;
 use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
 use zotero_mcp_core::index::{IndexScope, SemanticIndex, SyncOptions};
 use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
+use zotero_mcp_core::zotero::local::{DesktopInfo, LocalApiAccess};
 use zotero_mcp_core::zotero::{
     LibraryId, LibraryKind, ObjectKey, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter,
 };
@@ -38,6 +40,9 @@ pub enum WriterRefused {
          to the group at zotero.org/settings/keys (and, in the group's settings, editing rights to its user)"
     )]
     ReadOnlyLibrary { library: LibraryId, tool: &'static str },
+    /// The server runs on Zotero Desktop, and neither it nor the Web API takes this call's writes.
+    #[error("`{tool}` wrote nothing: {reason}")]
+    ReadOnlyDesktop { tool: &'static str, reason: String },
     /// The Zotero settings are incomplete (no key, a group without an id…).
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
@@ -117,6 +122,21 @@ pub struct RequestContext {
     confirmation_expected: Cell<bool>,
     /// [`Self::confirm`] let the write go ahead.
     confirmed: Cell<bool>,
+    /// How this call reaches Zotero Desktop, when the server runs on it ([`Self::reach_desktop`]).
+    desktop_route: OnceCell<DesktopRoute>,
+}
+
+/// How one call reaches the library when the server runs on Zotero Desktop. Decided from what the running
+/// Zotero is (probed once for the process) and the settings, before the tool runs, so every writer the call
+/// is handed follows it: no tool decides where its writes go, or whether they may.
+#[derive(Debug, Clone)]
+enum DesktopRoute {
+    /// Everything through the local API; writes too, unless `read_only` says why not.
+    Local { info: DesktopInfo, read_only: Option<String> },
+    /// The call may write, the running Zotero takes no writes on its local API, and a Web API key is set: the
+    /// whole call goes through the Web API, so the versions it writes with are ones it read there (local
+    /// versions are the desktop database's own counters, and mean nothing to api.zotero.org).
+    WebApi,
 }
 
 /// The platform's HTTP client, counting what it sends: a Worker invocation may make only so many subrequests,
@@ -167,7 +187,40 @@ impl RequestContext {
             asking: RefCell::new(Asking::default()),
             confirmation_expected: Cell::new(false),
             confirmed: Cell::new(false),
+            desktop_route: OnceCell::new(),
         }
+    }
+
+    /// Settles how this call reaches Zotero Desktop, when the server runs on it: the registry calls this before
+    /// every tool, with whether the tool may write. Fails, before anything else is sent, when Zotero does not
+    /// answer (not running, local API off), with what to do.
+    pub async fn reach_desktop(&self, may_write: bool) -> Result<(), ZoteroError> {
+        let Some(desktop) = &self.config.desktop else { return Ok(()) };
+        if self.desktop_route.get().is_some() {
+            return Ok(());
+        }
+        let info = desktop.zotero().await?;
+        let route = if info.accepts_writes() {
+            DesktopRoute::Local { info, read_only: None }
+        } else if may_write && self.config.zotero_api_key.is_some() {
+            DesktopRoute::WebApi
+        } else {
+            let reason = format!(
+                "{} takes no writes on its local API (Zotero 10 and later do), and no ZOTERO_API_KEY is set for \
+                 the Web API. Update Zotero Desktop, or set ZOTERO_API_KEY to a key with write access \
+                 (zotero.org/settings/keys): changes then go through the Web API and reach this Zotero when it \
+                 syncs",
+                info.describe()
+            );
+            DesktopRoute::Local { info, read_only: Some(reason) }
+        };
+        let _ = self.desktop_route.set(route);
+        Ok(())
+    }
+
+    /// Whether this call reads Zotero Desktop's local API (not the Web API).
+    pub fn on_desktop(&self) -> bool {
+        self.config.desktop.is_some() && !matches!(self.desktop_route.get(), Some(DesktopRoute::WebApi))
     }
 
     /// How many outbound requests (Zotero, the file store, registries, downloads) this request has sent.
@@ -179,6 +232,14 @@ impl RequestContext {
     /// request, once the key's access says it may: the registry calls this for a call's `library` argument before
     /// the tool runs. The configured library changes nothing. Must come before any client is made.
     pub async fn select_library(&self, given: &str) -> Result<(), LibraryRefused> {
+        if let (Some(desktop), true) = (&self.config.desktop, self.on_desktop()) {
+            let personal = self.desktop_client(desktop.as_ref(), LibraryId { kind: LibraryKind::User, id: 0 });
+            if let Some(selected) = library::select_on_desktop(&personal, given, self.desktop_writes()).await? {
+                // Before any client: they are made for the library chosen here.
+                let _ = self.library.set(selected);
+            }
+            return Ok(());
+        }
         let configured =
             ZoteroClient::new(self.config.zotero_settings(), self.platform.http.clone(), self.platform.clock.clone())
                 .map_err(|error| with_setup_hint(error, self.config.setup))?;
@@ -220,6 +281,11 @@ impl RequestContext {
     /// Storage, unless `FILE_STORAGE` names one (`webdav`, `zotero`). Always a store when `Ok` (the `Option` is
     /// the readers' "no store", kept for callers without one).
     pub async fn files(&self) -> Result<Option<&dyn FileStore>, FilesUnavailable> {
+        if let Some(desktop) = &self.config.desktop {
+            // On Zotero Desktop every file is on this disk, whichever route the call's writes take.
+            let personal = self.library.get().is_none_or(|selected| selected.id.kind == LibraryKind::User);
+            return Ok(Some(desktop.files(personal)));
+        }
         Ok(Some(match self.chosen_store()? {
             Some(webdav) => &**webdav as &dyn FileStore,
             None => &**self.zotero_storage().await? as &dyn FileStore,
@@ -232,6 +298,17 @@ impl RequestContext {
     pub async fn file_writer(&self) -> Result<FileWriter<'_>, WriterRefused> {
         self.may_write()?;
         self.check_confirmed()?;
+        if self.on_desktop() {
+            // Zotero Desktop must learn of a file itself (its database records each file's hash and time, and
+            // syncs it): files are never written into its data directory behind its back.
+            return Err(WriterRefused::ReadOnlyDesktop {
+                tool: self.tool.get(),
+                reason: "zotero-mcp does not add, replace, rename or remove attachment files through Zotero \
+                         Desktop's local API yet. Do it in Zotero (drag the file onto the item), or run the \
+                         server on the Web API (without --local)"
+                    .into(),
+            });
+        }
         self.writer_taken.set(true);
         Ok(match self.chosen_store()? {
             Some(webdav) => FileWriter::WebDav(webdav),
@@ -242,6 +319,9 @@ impl RequestContext {
     /// Where the configured library keeps its files, from the settings alone (no request); `None` when they are
     /// unusable (what [`Self::files`] would then say).
     pub fn configured_store(&self) -> Option<StoreKind> {
+        if self.config.desktop.is_some() {
+            return Some(StoreKind::Desktop);
+        }
         Some(match self.config.file_store().ok()? {
             FileStoreSetting::WebDav(_) => StoreKind::WebDav,
             FileStoreSetting::ZoteroStorage => StoreKind::ZoteroStorage,
@@ -258,6 +338,22 @@ impl RequestContext {
     pub fn may_write(&self) -> Result<(), WriterRefused> {
         if !self.grant.allows(Scope::Write) {
             return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
+        }
+        if self.config.desktop.is_some() {
+            match self.desktop_route.get() {
+                Some(DesktopRoute::Local { read_only: Some(reason), .. }) => {
+                    return Err(WriterRefused::ReadOnlyDesktop { tool: self.tool.get(), reason: reason.clone() });
+                }
+                Some(_) => {}
+                None => {
+                    return Err(WriterRefused::ReadOnlyDesktop {
+                        tool: self.tool.get(),
+                        reason: "Zotero Desktop was not reached before this write (a bug in the server: please \
+                                 report it)"
+                            .into(),
+                    })
+                }
+            }
         }
         match self.library.get() {
             Some(selected) if !selected.rights.write => {
@@ -297,6 +393,22 @@ impl RequestContext {
         }
         self.confirmed.set(true);
         Ok(())
+    }
+
+    /// A client of Zotero Desktop's local API for `library`, naming the instance first probed.
+    fn desktop_client(&self, desktop: &dyn Desktop, library: LibraryId) -> ZoteroWriter {
+        let server_id = match self.desktop_route.get() {
+            Some(DesktopRoute::Local { info, .. }) => info.server_id.clone(),
+            _ => None,
+        };
+        let access = LocalApiAccess { server_id, key: desktop.key() };
+        let (http, clock) = (self.platform.http.clone(), self.platform.clock.clone());
+        ZoteroWriter::for_desktop(desktop.api_base(), library, access, http, clock)
+    }
+
+    /// Whether the local API takes this call's writes (for the rights of a library chosen on the desktop).
+    fn desktop_writes(&self) -> bool {
+        matches!(self.desktop_route.get(), Some(DesktopRoute::Local { read_only: None, .. }))
     }
 
     fn check_confirmed(&self) -> Result<(), WriterRefused> {
@@ -491,6 +603,9 @@ impl RequestContext {
     /// files an undo journal entry kept. `None` for Zotero Storage, or without the write scope.
     pub fn kept_files_writer(&self) -> Option<&WebDavWriter> {
         self.may_write().ok()?;
+        if self.on_desktop() {
+            return None;
+        }
         self.chosen_store().ok().flatten()
     }
 
@@ -555,6 +670,12 @@ impl RequestContext {
     fn client(&self) -> Result<&ZoteroWriter, ZoteroError> {
         if let Some(client) = self.zotero.get() {
             return Ok(client);
+        }
+        if let (Some(desktop), true) = (&self.config.desktop, self.on_desktop()) {
+            // The desktop's own library is users/0 whoever is signed in to it.
+            let library = self.library.get().map_or(LibraryId { kind: LibraryKind::User, id: 0 }, |s| s.id);
+            let client = self.desktop_client(desktop.as_ref(), library);
+            return Ok(self.zotero.get_or_init(|| client));
         }
         let client = ZoteroWriter::new(self.zotero_settings(), self.platform.http.clone(), self.platform.clock.clone())
             .map_err(|error| with_setup_hint(error, self.config.setup))?;

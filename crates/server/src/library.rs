@@ -36,6 +36,11 @@ pub enum LibraryRefused {
     UnknownName { name: String, known: String },
     #[error("{count} groups of this key are called {name:?}; give the library as groups/<id> (zotero_list_libraries lists them)")]
     AmbiguousName { name: String, count: usize },
+    #[error(
+        "Zotero Desktop has no library {library} (its groups: {known}); a group appears there once Zotero has \
+         synced it"
+    )]
+    NotOnDesktop { library: LibraryId, known: String },
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
 }
@@ -62,6 +67,29 @@ pub async fn select(
         return Err(LibraryRefused::Unreachable { library: id });
     }
     Ok(Some(SelectedLibrary { id, rights }))
+}
+
+/// The library `given` names on Zotero Desktop, among the desktop's own library and the groups it has synced
+/// (`GET /api/users/0/groups`: the local API has no `/keys/current`); `None` for the personal library, which
+/// any `users/<id>` names there. What may be written is what the local API takes (`writes`): a group the
+/// person may not edit is refused by Zotero itself (403 "Write access denied").
+pub async fn select_on_desktop(
+    client: &ZoteroClient,
+    given: &str,
+    writes: bool,
+) -> Result<Option<SelectedLibrary>, LibraryRefused> {
+    let id = match LibraryId::parse(given) {
+        Some(id) if id.kind == LibraryKind::User => return Ok(None),
+        Some(id) => id,
+        None => by_name(client, Some(0), given).await?,
+    };
+    let groups = client.groups(0).await?;
+    if !groups.iter().any(|group| group.id == id.id) {
+        let known: Vec<String> = groups.iter().take(20).map(|g| format!("{:?} (groups/{})", g.name, g.id)).collect();
+        let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+        return Err(LibraryRefused::NotOnDesktop { library: id, known });
+    }
+    Ok(Some(SelectedLibrary { id, rights: LibraryRights { library: true, write: writes, files: true } }))
 }
 
 /// A group of the key's user by its name (case and surrounding spaces ignored), when exactly one has it.

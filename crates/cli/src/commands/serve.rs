@@ -15,12 +15,16 @@ use crate::settings::Settings;
 const HELP: &str = "\
 zotero-mcp serve: run the MCP server natively.
 
-usage: zotero-mcp serve --stdio [--read-only] [--config FILE]
-       zotero-mcp serve --http [ADDR] [--read-only] [--config FILE] [--public-url URL]
+usage: zotero-mcp serve --stdio [--local] [--read-only] [--config FILE]
+       zotero-mcp serve --http [ADDR] [--local] [--read-only] [--config FILE] [--public-url URL]
 
   --stdio             JSON-RPC on stdin/stdout, one message per line (logs go to stderr): what Claude Desktop,
                       Claude Code and other local MCP clients start
   --http [ADDR]       Streamable HTTP on ADDR (default 127.0.0.1:8787), endpoint /mcp
+  --local             the library of Zotero Desktop on this machine, through its local API (ZOTERO_LOCAL_URL,
+                      default http://localhost:23119/api), and its files from its data directory (ZOTERO_DATA_DIR,
+                      default: from Zotero's profile, else ~/Zotero). Writes go through the local API when the
+                      running Zotero takes them (Zotero 10), else through the Web API when ZOTERO_API_KEY is set
   --read-only         grant zotero:read only (stdio, and HTTP without OAuth); default: read and write
   --config FILE       a TOML file of settings (default: ZOTERO_MCP_CONFIG, or ~/.config/zotero-mcp/config.toml)
   --public-url URL    the address clients use when a TLS proxy sits in front (only its scheme is used)
@@ -51,11 +55,13 @@ struct Args {
     config: Option<PathBuf>,
     public_url: Option<String>,
     exit_after: Option<u64>,
+    local: bool,
 }
 
 fn parse(args: Vec<String>) -> Result<Args, String> {
     let mut mode = None;
-    let mut parsed = Args { mode: Mode::Stdio, read_only: false, config: None, public_url: None, exit_after: None };
+    let mut parsed =
+        Args { mode: Mode::Stdio, read_only: false, config: None, public_url: None, exit_after: None, local: false };
     let mut args = args.into_iter().peekable();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -72,6 +78,7 @@ fn parse(args: Vec<String>) -> Result<Args, String> {
                 mode = Some(Mode::Http(addr));
             }
             "--read-only" => parsed.read_only = true,
+            "--local" => parsed.local = true,
             "--config" => parsed.config = Some(args.next().ok_or("--config needs a file")?.into()),
             "--public-url" => parsed.public_url = Some(args.next().ok_or("--public-url needs a URL")?),
             "--exit-after" => {
@@ -120,7 +127,7 @@ async fn run(args: Args) -> Result<(), String> {
     crate::native::log::install();
     let settings = Settings::load(args.config.as_deref())?;
     let mut config = settings.config();
-    if config.zotero_api_key.is_none() {
+    if !args.local && config.zotero_api_key.is_none() {
         eprintln!(
             "zotero-mcp: ZOTERO_API_KEY is not set; tools will say so until it is (a key from zotero.org/settings/keys)"
         );
@@ -133,6 +140,9 @@ async fn run(args: Args) -> Result<(), String> {
     match args.mode {
         Mode::Stdio => {
             let platform = crate::native::stdio_platform(&kv_path)?;
+            if args.local {
+                config.desktop = Some(on_desktop(&settings, &platform).await?);
+            }
             let app = App { config: std::rc::Rc::new(config), platform, access: McpAccess::Trusted(grant) };
             eprintln!("zotero-mcp: serving MCP on stdio ({})", scopes_of(&app));
             tokio::select! {
@@ -176,6 +186,9 @@ async fn run(args: Args) -> Result<(), String> {
             };
             let scheme = public_url.as_ref().map_or("http", |u| u.scheme()).to_owned();
             let (platform, kv) = crate::native::platform(&kv_path)?;
+            if args.local {
+                config.desktop = Some(on_desktop(&settings, &platform).await?);
+            }
             // Reads skip expired records but only a read removes one; abandoned client registrations and spent
             // codes are never read again, so without this they would fill kv.redb for as long as it runs.
             tokio::task::spawn_local(kv.sweep_every(KV_SWEEP_PERIOD));
@@ -196,6 +209,51 @@ async fn run(args: Args) -> Result<(), String> {
             http_server::serve(listener, app, PublicBase { scheme }, stop).await.map_err(|e| e.to_string())
         }
     }
+}
+
+/// Zotero Desktop for `--local`: where its local API and data directory are, and a first look at the running
+/// Zotero (said on stderr; a Zotero not running yet is not fatal: each call says so until it answers).
+async fn on_desktop(
+    settings: &Settings,
+    platform: &zotero_mcp_core::platform::Platform,
+) -> Result<std::rc::Rc<dyn zotero_mcp_core::desktop::Desktop>, String> {
+    use zotero_mcp_core::desktop::Desktop;
+    use zotero_mcp_core::zotero::local::DEFAULT_LOCAL_URL;
+
+    let api_base = settings.get("ZOTERO_LOCAL_URL").unwrap_or_else(|| DEFAULT_LOCAL_URL.to_owned());
+    parse_url(&api_base).map_err(|e| format!("ZOTERO_LOCAL_URL `{api_base}`: {e}"))?;
+    let data = crate::native::zotero_profile::find(
+        settings.get("ZOTERO_DATA_DIR").map(PathBuf::from),
+        settings.get("ZOTERO_BASE_DIR").map(PathBuf::from),
+        dirs::home_dir().as_deref(),
+    )
+    .ok_or(
+        "no home directory is known for this user, so Zotero's data directory cannot be found: set ZOTERO_DATA_DIR",
+    )?;
+    if !data.data_dir.join("zotero.sqlite").exists() {
+        eprintln!(
+            "zotero-mcp: {} (from {}) holds no zotero.sqlite, so it is not Zotero's data directory; files will not \
+             be found until ZOTERO_DATA_DIR names it (Zotero shows it in Settings → Advanced → Files and Folders)",
+            data.data_dir.display(),
+            data.found_by
+        );
+    }
+    let desktop =
+        crate::native::desktop::NativeDesktop::new(&api_base, &data, platform.http.clone(), platform.clock.clone());
+    let writes = match desktop.zotero().await {
+        Ok(info) if info.accepts_writes() => format!("{}; writes through its local API", info.describe()),
+        Ok(info) => match settings.get("ZOTERO_API_KEY") {
+            Some(_) => format!("{}, read-only locally; writes through the Web API (ZOTERO_API_KEY)", info.describe()),
+            None => format!("{}, read-only (set ZOTERO_API_KEY to write through the Web API)", info.describe()),
+        },
+        Err(error) => format!("not answering yet: {error}"),
+    };
+    eprintln!(
+        "zotero-mcp: Zotero Desktop at {api_base}: {writes}; files from {} ({})",
+        data.data_dir.display(),
+        data.found_by
+    );
+    Ok(std::rc::Rc::new(desktop))
 }
 
 /// The names by which this machine reaches a loopback server.

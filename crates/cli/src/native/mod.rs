@@ -3,10 +3,12 @@
 //! key/value stores in one embedded redb database, readable by its owner only.
 
 mod clock;
+pub mod desktop;
 mod http;
 mod kv;
 pub mod log;
 mod resolve;
+pub mod zotero_profile;
 
 use std::path::Path;
 use std::rc::Rc;

@@ -64,15 +64,19 @@ pub enum ReadSource {
     /// The file itself, from Zotero Storage.
     #[serde(rename = "zotero-storage")]
     ZoteroStorage,
+    /// The file itself, from Zotero Desktop's data directory on this machine.
+    #[serde(rename = "zotero-desktop")]
+    Desktop,
 }
 
 impl ReadSource {
-    /// The name answers give it (the serde name): `zotero-index`, `webdav` or `zotero-storage`.
+    /// The name answers give it (the serde name): `zotero-index`, `webdav`, `zotero-storage` or `zotero-desktop`.
     pub fn name(self) -> &'static str {
         match self {
             Self::ZoteroIndex => "zotero-index",
             Self::WebDav => "webdav",
             Self::ZoteroStorage => "zotero-storage",
+            Self::Desktop => "zotero-desktop",
         }
     }
 
@@ -81,6 +85,7 @@ impl ReadSource {
         match store {
             StoreKind::WebDav => Self::WebDav,
             StoreKind::ZoteroStorage => Self::ZoteroStorage,
+            StoreKind::Desktop => Self::Desktop,
         }
     }
 }

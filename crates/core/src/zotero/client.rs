@@ -14,7 +14,8 @@ use super::batch::BATCH_SIZE;
 use super::card::ItemCard;
 use super::error::ZoteroError;
 use super::key::ObjectKey;
-use super::library::{KeyAccess, LibraryKind};
+use super::library::{KeyAccess, LibraryId, LibraryKind};
+use super::local::LocalApiAccess;
 use super::query::Query;
 use super::transport::{Call, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
 use super::types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
@@ -166,6 +167,30 @@ impl ZoteroClient {
             prefix: async_lock::OnceCell::new(),
             remembered: RefCell::new(None),
         })
+    }
+
+    /// A client of Zotero Desktop's local API at `base` (e.g. `http://localhost:23119/api`) for `library`
+    /// (`users/0` is the desktop's own user library): no zotero.org key, the instance id and local key as
+    /// [`super::local`] describes.
+    pub fn for_desktop(
+        base: &str,
+        library: LibraryId,
+        access: LocalApiAccess,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+    ) -> Self {
+        Self {
+            transport: Transport::new(http, clock, base, "", RetryPolicy::default()).for_desktop(access),
+            kind: library.kind,
+            configured_id: Some(library.id),
+            prefix: async_lock::OnceCell::new(),
+            remembered: RefCell::new(None),
+        }
+    }
+
+    /// Whether this client reads Zotero Desktop's local API (whose versions are its own, [`super::local`]).
+    pub fn is_desktop(&self) -> bool {
+        self.transport.is_local()
     }
 
     /// Makes this client remember every object it reads in full (for a writer: see [`Self::recall`]).
@@ -349,7 +374,36 @@ impl ZoteroClient {
         query: &Query,
         max: usize,
     ) -> Result<Page<ItemCard>, ZoteroError> {
-        self.list(self.items_path(scope).await?, query, max).await
+        match scope {
+            ItemScope::Children(key) => self.list_children(key, query, max).await,
+            _ => self.list(self.items_path(scope).await?, query, max).await,
+        }
+    }
+
+    /// An item's children. Zotero Desktop's local API leaves annotations out of a bare children listing and
+    /// gives them only when asked for by type, so there the annotations are a second read, made alongside.
+    async fn list_children<T: DeserializeOwned>(
+        &self,
+        key: &ObjectKey,
+        query: &Query,
+        max: usize,
+    ) -> Result<Page<T>, ZoteroError> {
+        let path = self.items_path(ItemScope::Children(key)).await?;
+        if !self.is_desktop() || query.has("itemType") {
+            return self.list(path, query, max).await;
+        }
+        let annotations = query.clone().item_type("annotation");
+        let (rest, annotated) =
+            futures_util::future::join(self.list(path.clone(), query, max), self.list(path, &annotations, max)).await;
+        let (mut page, annotated): (Page<T>, Page<T>) = (rest?, annotated?);
+        page.total_results = match (page.total_results, annotated.total_results) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        page.library_version = page.library_version.max(annotated.library_version);
+        page.items.extend(annotated.items);
+        page.items.truncate(max);
+        Ok(page)
     }
 
     /// All items (top-level and children) matching `query`.
@@ -409,8 +463,7 @@ impl ZoteroClient {
 
     /// An item's attachments, notes and annotations.
     pub async fn children(&self, key: &ObjectKey, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
-        let page: Page<ZoteroObject> =
-            self.list(self.items_path(ItemScope::Children(key)).await?, &Query::new(), max).await?;
+        let page: Page<ZoteroObject> = self.list_children(key, &Query::new(), max).await?;
         self.remember(ObjectKind::Items, &page.items);
         Ok(page)
     }

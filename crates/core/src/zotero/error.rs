@@ -2,6 +2,10 @@
 
 use crate::platform::HttpError;
 
+/// Where to switch Zotero Desktop's local API on ([`super::local`]), for every message that needs to say it.
+pub const SWITCH_ON: &str = "in Zotero, open Settings → Advanced and tick \"Allow other applications on this \
+                             computer to communicate with Zotero\"";
+
 #[derive(Debug, thiserror::Error)]
 pub enum ZoteroError {
     /// The deployment's settings cannot work (an id that is not a number, …).
@@ -30,6 +34,33 @@ pub enum ZoteroError {
     /// No response at all.
     #[error(transparent)]
     Transport(#[from] HttpError),
+
+    /// Zotero Desktop's local API did not answer: Zotero is not running, or listens elsewhere.
+    #[error(
+        "Zotero Desktop does not answer at {url} ({reason}). Start Zotero and try again; if it is running, \
+         {switch_on}, or set ZOTERO_LOCAL_URL to where it listens",
+        switch_on = SWITCH_ON
+    )]
+    DesktopUnreachable { url: String, reason: String },
+
+    /// Zotero runs, but its local API is switched off (it answers 403 "Local API is not enabled").
+    #[error("Zotero Desktop is running but its local API is switched off ({url} answered 403): {switch_on}, then try again", switch_on = SWITCH_ON)]
+    LocalApiOff { url: String },
+
+    /// The local API at the address is another Zotero instance (another profile or machine) than the one this
+    /// server first talked to: Zotero refused the request (412 on `Zotero-Server-ID`).
+    #[error(
+        "the Zotero answering at {url} is not the one this server started with (another profile?): nothing was \
+         sent to it. Restart zotero-mcp so it reads this Zotero afresh"
+    )]
+    DesktopChanged { url: String },
+
+    /// The person answered Deny in Zotero's authorization dialog: nothing was written.
+    #[error(
+        "Zotero asked whether zotero-mcp may change the library, and the answer was Deny: nothing was written. Do \
+         not retry unless the person asks; choosing \"Always Allow\" next time stops the question"
+    )]
+    LocalWriteDenied,
 
     /// A response that does not have the shape Zotero documents.
     #[error("Zotero API {method} {path} returned a response this server cannot read: {reason}")]

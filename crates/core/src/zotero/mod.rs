@@ -9,6 +9,7 @@ mod error;
 pub mod journal;
 mod key;
 mod library;
+pub mod local;
 mod query;
 pub mod saved_search;
 pub mod schema;

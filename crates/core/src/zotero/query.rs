@@ -54,6 +54,11 @@ impl Query {
         self.param("tag", expression)
     }
 
+    /// Whether a parameter `name` is set.
+    pub fn has(&self, name: &str) -> bool {
+        self.params.iter().any(|(n, _)| n == name)
+    }
+
     /// One item type, optionally negated (`-attachment`).
     pub fn item_type(self, expression: &str) -> Self {
         self.param("itemType", expression)

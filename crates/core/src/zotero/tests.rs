@@ -442,3 +442,128 @@ async fn a_request_that_never_answers_times_out_and_is_not_retried() {
     assert!(matches!(error, ZoteroError::Transport(HttpError::Timeout { after_ms: 30_000, .. })), "{error}");
     assert_eq!(clock.sleeps(), [30_000]);
 }
+
+// ---- Zotero Desktop's local API ----
+
+fn desktop_with(http: Rc<StubHttp>, key: Option<&str>) -> (ZoteroWriter, Rc<local::LocalKey>) {
+    let keys = Rc::new(local::LocalKey::with(key.map(str::to_owned)));
+    let access = local::LocalApiAccess { server_id: Some("srv123456789".into()), key: keys.clone() };
+    let library = LibraryId { kind: LibraryKind::User, id: 0 };
+    let writer = ZoteroWriter::for_desktop("http://localhost:23119/api", library, access, http, ManualClock::at(NOW));
+    (writer, keys)
+}
+
+fn created(key: &str) -> Value {
+    json!({ "successful": { "0": item(key) }, "success": { "0": key }, "unchanged": {}, "failed": {} })
+}
+
+#[tokio::test]
+async fn a_desktop_read_sends_no_key_and_names_the_instance() {
+    let http = StubHttp::new(|_| Ok(respond(200, &[], item("ABCD2345"))));
+    let (client, keys) = desktop_with(http.clone(), Some("local-key"));
+    client.item(&key("ABCD2345")).await.unwrap();
+    let request = &http.requests()[0];
+    assert_eq!(request.uri().to_string(), "http://localhost:23119/api/users/0/items/ABCD2345");
+    assert!(request.headers().get("zotero-api-key").is_none(), "a read carries no key");
+    assert_eq!(request.headers()["zotero-server-id"], "srv123456789");
+    assert_eq!(keys.asked(), 0);
+}
+
+#[tokio::test]
+async fn a_desktop_write_asks_zotero_for_a_key_once_and_keeps_it() {
+    let http = StubHttp::new(|request| match request.uri().path() {
+        "/api/local/authorize" => Ok(respond(200, &[], json!({ "key": "K1", "remember": true }))),
+        _ => Ok(respond(200, &[("last-modified-version", "8")], created("NEWK2345"))),
+    });
+    let (writer, keys) = desktop_with(http.clone(), None);
+    let book = json!({ "itemType": "book", "title": "T" });
+    writer.write_objects(ObjectKind::Items, std::slice::from_ref(&book)).await.unwrap();
+    writer.write_objects(ObjectKind::Items, &[book]).await.unwrap();
+    let paths: Vec<String> = http.requests().iter().map(|r| r.uri().path().to_owned()).collect();
+    assert_eq!(paths, ["/api/local/authorize", "/api/users/0/items", "/api/users/0/items"]);
+    let asked = &http.requests()[0];
+    assert_eq!(asked.headers()["zotero-server-id"], "srv123456789");
+    assert_eq!(String::from_utf8_lossy(asked.body()), r#"{"appName":"zotero-mcp"}"#);
+    for write in &http.requests()[1..] {
+        assert_eq!(write.headers()["zotero-api-key"], "K1");
+        assert_eq!(write.headers()["zotero-server-id"], "srv123456789");
+    }
+    assert_eq!((keys.asked(), keys.get().as_deref()), (1, Some("K1")));
+}
+
+#[tokio::test]
+async fn a_spent_key_is_replaced_once_and_the_write_sent_again() {
+    let writes = Rc::new(Cell::new(0));
+    let seen = writes.clone();
+    let http = StubHttp::new(move |request| match request.uri().path() {
+        "/api/local/authorize" => Ok(respond(200, &[], json!({ "key": "FRESH", "remember": false }))),
+        _ => {
+            seen.set(seen.get() + 1);
+            match request.headers().get("zotero-api-key").map(|v| v.to_str().unwrap_or_default().to_owned()) {
+                Some(k) if k == "FRESH" => Ok(respond(200, &[("last-modified-version", "9")], created("NEWK2345"))),
+                _ => Ok(respond(401, &[], json!("Invalid or missing key"))),
+            }
+        }
+    });
+    let (writer, keys) = desktop_with(http.clone(), Some("SPENT"));
+    let outcome = writer.write_objects(ObjectKind::Items, &[json!({ "itemType": "book", "title": "T" })]).await;
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_eq!(writes.get(), 2, "refused once (before any change), sent once more");
+    assert_eq!(keys.asked(), 1);
+}
+
+#[tokio::test]
+async fn a_denied_dialog_writes_nothing_and_says_so() {
+    let http = StubHttp::new(|request| match request.uri().path() {
+        "/api/local/authorize" => Ok(respond(403, &[], json!({ "denied": true }))),
+        _ => Ok(respond(200, &[], created("NEWK2345"))),
+    });
+    let (writer, _) = desktop_with(http.clone(), None);
+    let refused = writer.write_objects(ObjectKind::Items, &[json!({ "itemType": "book" })]).await.unwrap_err();
+    assert!(matches!(refused, ZoteroError::LocalWriteDenied), "{refused}");
+    assert!(refused.to_string().contains("Deny"), "{refused}");
+    assert_eq!(http.requests().len(), 1, "only the question was sent");
+}
+
+#[tokio::test]
+async fn a_desktop_that_is_not_running_or_switched_off_says_where_to_switch_it_on() {
+    let down = StubHttp::new(|request| {
+        Err(HttpError::Transport { url: request.uri().to_string(), reason: "connection refused".into() })
+    });
+    let (client, _) = desktop_with(down, None);
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(matches!(error, ZoteroError::DesktopUnreachable { .. }), "{error}");
+    assert!(error.to_string().contains("Start Zotero"), "{error}");
+    let off = StubHttp::new(|_| {
+        Ok(http::Response::builder().status(403).body(b"Local API is not enabled".to_vec()).unwrap())
+    });
+    let (client, _) = desktop_with(off, None);
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(matches!(error, ZoteroError::LocalApiOff { .. }), "{error}");
+    assert!(error.to_string().contains("Allow other applications"), "{error}");
+}
+
+#[tokio::test]
+async fn another_zotero_instance_is_refused_not_read_as_a_conflict() {
+    let http = StubHttp::new(|_| {
+        Ok(http::Response::builder().status(412).body(b"Zotero-Server-ID does not match this server".to_vec()).unwrap())
+    });
+    let (client, _) = desktop_with(http, Some("K"));
+    let error = client.item(&key("ABCD2345")).await.unwrap_err();
+    assert!(matches!(error, ZoteroError::DesktopChanged { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn desktop_children_ask_for_annotations_by_type() {
+    let http = StubHttp::new(|request| {
+        let annotations = request.uri().query().is_some_and(|q| q.contains("itemType=annotation"));
+        let listed = if annotations { json!([item("ANNO2345")]) } else { json!([item("NOTE2345")]) };
+        Ok(respond(200, &[("total-results", "1")], listed))
+    });
+    let (client, _) = desktop_with(http.clone(), None);
+    let page = client.children(&key("ATTA2345"), 50).await.unwrap();
+    let keys: Vec<&str> = page.items.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(keys, ["NOTE2345", "ANNO2345"]);
+    assert_eq!(page.total_results, Some(2));
+    assert_eq!(http.requests().len(), 2);
+}

@@ -8,6 +8,7 @@ use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::error::{hint_for, ZoteroError};
+use super::local::{self, Authorized, LocalApiAccess};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest};
 
 /// How retries behave. The defaults are Zotero's advice, bounded so a Worker request never hangs for minutes.
@@ -92,6 +93,10 @@ impl Reply {
     }
 }
 
+fn is_write(method: &Method) -> bool {
+    matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE)
+}
+
 fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
@@ -106,6 +111,9 @@ pub(crate) struct Transport {
     in_flight: async_lock::Semaphore,
     /// No request starts before this time (ms since epoch); set by `Backoff` headers, only ever moved later.
     backoff_until_ms: Cell<u64>,
+    /// Set for Zotero Desktop's local API ([`super::local`]): no zotero.org key, the instance id on every
+    /// request, the local key on writes.
+    local: Option<LocalApiAccess>,
 }
 
 impl Transport {
@@ -124,11 +132,92 @@ impl Transport {
             policy,
             in_flight: async_lock::Semaphore::new(MAX_IN_FLIGHT),
             backoff_until_ms: Cell::new(0),
+            local: None,
+        }
+    }
+
+    /// This transport talks to Zotero Desktop's local API.
+    pub fn for_desktop(mut self, access: LocalApiAccess) -> Self {
+        self.local = Some(access);
+        self
+    }
+
+    /// Whether this transport talks to Zotero Desktop's local API.
+    pub fn is_local(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// Sends `call`. On the local API a write first needs a local key (Zotero's dialog gives one), and a 401
+    /// (the key missing or spent) is answered by one fresh authorization and one resend: Zotero refused the write
+    /// before changing anything, so the resend cannot apply it twice.
+    pub async fn execute(&self, call: &Call) -> Result<Reply, ZoteroError> {
+        let Some(local) = self.local.as_ref().filter(|_| is_write(&call.method)) else {
+            return self.execute_once(call).await;
+        };
+        if local.key.get().is_none() {
+            self.authorize(local).await?;
+        }
+        match self.execute_once(call).await {
+            Err(ZoteroError::Api { status: 401, .. }) => {
+                local.key.set(None);
+                self.authorize(local).await?;
+                self.execute_once(call).await
+            }
+            other => other,
+        }
+    }
+
+    /// Asks Zotero for a local write key (`POST /api/local/authorize`): Zotero shows its dialog and answers
+    /// when the person does.
+    async fn authorize(&self, local: &LocalApiAccess) -> Result<(), ZoteroError> {
+        let url = format!("{}/local/authorize", self.base_url);
+        let mut builder = http::Request::builder()
+            .method(Method::POST)
+            .uri(&url)
+            .header("zotero-api-version", "3")
+            .header("content-type", "application/json");
+        if let Some(id) = &local.server_id {
+            builder = builder.header("zotero-server-id", id);
+        }
+        let body = serde_json::json!({ "appName": local::APP_NAME }).to_string().into_bytes();
+        let request = builder.body(body).map_err(|e| ZoteroError::Decode {
+            method: "POST".into(),
+            path: "/local/authorize".into(),
+            reason: format!("the request could not be built: {e}"),
+        })?;
+        local.key.note_asked();
+        let timeout = local::AUTHORIZE_TIMEOUT_MS;
+        let response = within(self.clock.as_ref(), timeout, self.http.send(request))
+            .await
+            .ok_or(HttpError::Timeout { url: url.clone(), after_ms: timeout })
+            .and_then(|sent| sent)
+            .map_err(|error| local::unreachable(&self.base_url, &error))?;
+        let status = response.status().as_u16();
+        if status == 429 {
+            let wait = self.retry_after_ms(response.headers()).unwrap_or(60_000);
+            return Err(ZoteroError::Unavailable {
+                method: "POST".into(),
+                path: "/local/authorize".into(),
+                status,
+                retry_after_secs: wait.div_ceil(1000).max(1),
+            });
+        }
+        match local::read_authorization(status, response.body()) {
+            Ok(Authorized::Key(key)) => {
+                local.key.set(Some(key));
+                Ok(())
+            }
+            Ok(Authorized::Denied) => Err(ZoteroError::LocalWriteDenied),
+            Err(reason) => Err(ZoteroError::Decode {
+                method: "POST".into(),
+                path: "/local/authorize".into(),
+                reason: format!("Zotero's authorization did not give a key: {reason}"),
+            }),
         }
     }
 
     /// Sends `call`, retrying 429/503 within the policy. Any other failure status is an error at once.
-    pub async fn execute(&self, call: &Call) -> Result<Reply, ZoteroError> {
+    async fn execute_once(&self, call: &Call) -> Result<Reply, ZoteroError> {
         let _permit = self.in_flight.acquire().await;
         let mut attempt = 0;
         loop {
@@ -138,7 +227,15 @@ impl Transport {
             let timeout = self.policy.request_timeout_ms;
             let response = within(self.clock.as_ref(), timeout, self.http.send(request))
                 .await
-                .ok_or(HttpError::Timeout { url, after_ms: timeout })??;
+                .ok_or(HttpError::Timeout { url, after_ms: timeout })
+                .and_then(|sent| sent)
+                .map_err(|error| match &self.local {
+                    // Nothing answers on the desktop's port: Zotero is not running (or listens elsewhere).
+                    Some(_) if matches!(error, HttpError::Transport { .. }) => {
+                        local::unreachable(&self.base_url, &error)
+                    }
+                    _ => ZoteroError::Transport(error),
+                })?;
             let (parts, body) = response.into_parts();
             self.note_backoff(&parts.headers);
             let status = parts.status;
@@ -151,6 +248,9 @@ impl Transport {
                 });
             }
             match status.as_u16() {
+                412 if self.local.is_some() && body.starts_with(b"Zotero-Server-ID") => {
+                    return Err(ZoteroError::DesktopChanged { url: self.base_url.clone() });
+                }
                 412 => return Err(ZoteroError::Conflict { method: call.method.to_string(), path: call.path.clone() }),
                 code @ (429 | 503) => {
                     let wait =
@@ -165,6 +265,9 @@ impl Transport {
                     }
                     self.clock.sleep(wait).await;
                     attempt += 1;
+                }
+                403 if self.local.is_some() && body.starts_with(b"Local API is not enabled") => {
+                    return Err(ZoteroError::LocalApiOff { url: self.base_url.clone() });
                 }
                 code => {
                     let text = String::from_utf8_lossy(&body);
@@ -191,15 +294,26 @@ impl Transport {
             url.push('?');
             url.push_str(&query.finish());
         }
-        let mut builder = http::Request::builder()
-            .method(call.method.clone())
-            .uri(&url)
-            .header("zotero-api-version", "3")
-            .header("zotero-api-key", &self.api_key)
-            .header(
-                "user-agent",
-                concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)"),
-            );
+        let mut builder =
+            http::Request::builder().method(call.method.clone()).uri(&url).header("zotero-api-version", "3");
+        builder = match &self.local {
+            None => builder.header("zotero-api-key", &self.api_key),
+            Some(local) => {
+                // Reads need no key; a write carries the local one. The instance id goes on every request, so a
+                // request that reaches another Zotero profile than the one first probed is refused (412).
+                if let Some(key) = local.key.get().filter(|_| is_write(&call.method)) {
+                    builder = builder.header("zotero-api-key", key);
+                }
+                match &local.server_id {
+                    Some(id) => builder.header("zotero-server-id", id),
+                    None => builder,
+                }
+            }
+        };
+        builder = builder.header(
+            "user-agent",
+            concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)"),
+        );
         for (name, value) in &call.headers {
             builder = builder.header(*name, value);
         }

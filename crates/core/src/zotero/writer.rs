@@ -57,6 +57,19 @@ impl ZoteroWriter {
         Ok(Self { client, log: ChangeLog::default() })
     }
 
+    /// A writer on Zotero Desktop's local API ([`ZoteroClient::for_desktop`]).
+    pub fn for_desktop(
+        base: &str,
+        library: super::LibraryId,
+        access: super::local::LocalApiAccess,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+    ) -> Self {
+        let client = ZoteroClient::for_desktop(base, library, access, http, clock);
+        client.remember_reads();
+        Self { client, log: ChangeLog::default() }
+    }
+
     /// The changes this writer has made (shared: the log taken later holds every write made through it).
     pub fn log(&self) -> &ChangeLog {
         &self.log

@@ -33,9 +33,9 @@ impl From<WriterRefused> for ToolError {
             WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
             WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
             WriterRefused::Files(error) => ToolError::Failed(error.to_string()),
-            refused @ (WriterRefused::ReadOnlyLibrary { .. } | WriterRefused::Unconfirmed { .. }) => {
-                ToolError::Failed(refused.to_string())
-            }
+            refused @ (WriterRefused::ReadOnlyLibrary { .. }
+            | WriterRefused::Unconfirmed { .. }
+            | WriterRefused::ReadOnlyDesktop { .. }) => ToolError::Failed(refused.to_string()),
         }
     }
 }

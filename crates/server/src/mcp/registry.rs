@@ -607,6 +607,9 @@ impl Registry {
         let checked_arguments = arguments.clone();
         let outcome = if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
             Err(ToolError::WriteScopeRequired { tool: name.to_owned() })
+        } else if let Err(error) = ctx.reach_desktop(spec.access != Access::Read).await {
+            // Zotero Desktop does not answer: said once, before the tool (every tool needs the library).
+            Err(ToolError::Failed(error.to_string()))
         } else {
             match take_library(ctx, arguments).await {
                 Ok(arguments) => tool.call(ctx, arguments, self.published()).await,

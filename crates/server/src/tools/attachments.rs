@@ -100,7 +100,7 @@ impl From<Candidate> for CandidateOut {
 #[serde(rename_all = "camelCase")]
 pub struct ReadAttachmentOutput {
     pub attachment_key: String,
-    /// `zotero-index`, `webdav`, `zotero-storage` or (mode info) `metadata`.
+    /// `zotero-index`, `webdav`, `zotero-storage`, `zotero-desktop` or (mode info) `metadata`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,6 +206,7 @@ impl Tool for ReadAttachment {
         let source = match output.source.as_deref() {
             Some("zotero-index") => "Zotero's full-text index",
             Some("zotero-storage") => "the file on Zotero Storage",
+            Some("zotero-desktop") => "the file in Zotero Desktop's data directory",
             _ => "the file on WebDAV",
         };
         let mut header = vec![format!("Attachment {} · from {source}", output.attachment_key)];

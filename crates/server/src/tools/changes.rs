@@ -253,9 +253,22 @@ impl Tool for Changes {
             totals.saved_searches = Some(searches.versions.len());
             changed.saved_searches = Some(listed(searches.versions.iter().map(pair), limit, &mut reads.truncated));
         }
+        let mut unserved = None;
         let deleted = match wants(ChangeKind::Deleted) {
-            true => {
-                let deleted = zotero.deleted(since).await?;
+            true => 'deleted: {
+                let deleted = match zotero.deleted(since).await {
+                    Ok(deleted) => deleted,
+                    // Some Zotero Desktop builds serve no /deleted: removals cannot be seen, which is not "none".
+                    Err(error) if zotero.is_desktop() && error.status() == Some(404) => {
+                        unserved = Some(
+                            "This Zotero Desktop serves no list of deletions (its local API has no /deleted), so \
+                             `deleted` is absent: removals in this range cannot be seen from here, which does not \
+                             mean there were none.",
+                        );
+                        break 'deleted None;
+                    }
+                    Err(error) => return Err(error.into()),
+                };
                 reads.saw(deleted.library_version);
                 totals.deleted =
                     Some(deleted.items.len() + deleted.collections.len() + deleted.searches.len() + deleted.tags.len());
@@ -279,6 +292,10 @@ impl Tool for Changes {
                 None,
                 Some("Zotero did not send a whole listing: call again (from the same `since`) for a cursor.".into()),
             ),
+        };
+        let note = match (note, unserved) {
+            (Some(note), Some(unserved)) => Some(format!("{note} {unserved}")),
+            (note, unserved) => note.or(unserved.map(str::to_owned)),
         };
         Ok(ChangesOutput {
             library,

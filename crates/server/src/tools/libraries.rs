@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::files::StoreKind;
-use zotero_mcp_core::zotero::{LibraryId, LibraryKind};
+use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError};
 
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -88,6 +88,9 @@ impl Tool for ListLibraries {
 
     async fn call(ctx: &RequestContext, _: ListLibrariesInput) -> Result<ListLibrariesOutput, ToolError> {
         let zotero = ctx.zotero()?;
+        if ctx.on_desktop() {
+            return Ok(on_desktop(ctx, zotero).await?);
+        }
         let access = zotero.key_access().await?;
         let groups = match access.user_id {
             Some(user) => zotero.groups(user).await?,
@@ -131,4 +134,30 @@ impl Tool for ListLibraries {
         }
         Ok(ListLibrariesOutput { libraries })
     }
+}
+
+/// The libraries of Zotero Desktop: its own (`users/0`) and the groups it has synced (the local API has no
+/// `/keys/current`; what may be written is what the running Zotero takes).
+async fn on_desktop(ctx: &RequestContext, zotero: &ZoteroClient) -> Result<ListLibrariesOutput, ZoteroError> {
+    let write = ctx.may_write().is_ok();
+    let entry = |library: LibraryId, name: String, items: Option<u64>| LibraryOut {
+        library: library.path(),
+        kind: match library.kind {
+            LibraryKind::User => "user",
+            LibraryKind::Group => "group",
+        },
+        name,
+        items,
+        write,
+        files: true,
+        file_store: Some(StoreKind::Desktop.name()),
+        default: library.kind == LibraryKind::User,
+        semantic_index: false,
+    };
+    let mut libraries =
+        vec![entry(LibraryId { kind: LibraryKind::User, id: 0 }, "My Library (Zotero Desktop)".into(), None)];
+    for group in zotero.groups(0).await? {
+        libraries.push(entry(LibraryId { kind: LibraryKind::Group, id: group.id }, group.name, group.items));
+    }
+    Ok(ListLibrariesOutput { libraries })
 }

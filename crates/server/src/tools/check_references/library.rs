@@ -131,7 +131,16 @@ pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize
             snapshot.items.retain(|kept| kept.key != item.key);
             keep(&mut snapshot.items, item);
         }
-        let deleted = zotero.deleted(since).await?;
+        let deleted = match zotero.deleted(since).await {
+            Ok(deleted) => deleted,
+            // Zotero Desktop builds without /deleted: what was removed cannot be known, so start over.
+            Err(error) if zotero.is_desktop() && error.status() == Some(404) => {
+                let fresh = Snapshot::default();
+                save(cache, &fresh).await;
+                return Ok(fresh);
+            }
+            Err(error) => return Err(error.into()),
+        };
         snapshot.items.retain(|kept| !deleted.items.contains(&kept.key));
         version = version.max(deleted.library_version);
         snapshot.version = version;

@@ -1,0 +1,185 @@
+//! Zotero Desktop on the machine the server runs on: its local API ([`crate::zotero::local`]) and its data
+//! directory, where every stored file sits as `storage/<KEY>/<filename>` whatever the library syncs with.
+//!
+//! The core crate has no filesystem: the native shell implements [`Desktop`] (probing the app once, reading
+//! files from disk) and the server reaches Zotero Desktop only through it. What is pure — where in the data
+//! directory an attachment's file is, and which names are refused — is here, so every shell decides it alike.
+
+use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
+
+use async_trait::async_trait;
+
+use crate::files::FileStore;
+use crate::zotero::local::{DesktopInfo, LocalKey};
+use crate::zotero::{ZoteroError, ZoteroObject};
+
+/// Zotero Desktop as the server uses it.
+#[async_trait(?Send)]
+pub trait Desktop {
+    /// The local API's base URL (`http://localhost:23119/api`, or `ZOTERO_LOCAL_URL`).
+    fn api_base(&self) -> &str;
+
+    /// The running Zotero: probed on first need and kept from its first answer on, so what it accepts is
+    /// decided once; probed again while it does not answer (Zotero may be started after the server).
+    async fn zotero(&self) -> Result<DesktopInfo, ZoteroError>;
+
+    /// The local write key of this process (shared by every request).
+    fn key(&self) -> Rc<LocalKey>;
+
+    /// The data directory's files, for reading: the personal library's (`user_library`, linked files too) or a
+    /// group's (stored files only: Zotero keeps no linked files in groups).
+    fn files(&self, user_library: bool) -> &dyn FileStore;
+}
+
+/// Where Zotero Desktop keeps an attachment's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileLocation {
+    /// A stored (imported) file: `<data dir>/storage/<KEY>/<filename>`.
+    Stored(PathBuf),
+    /// A linked file, wherever the person keeps it.
+    Linked(PathBuf),
+}
+
+impl FileLocation {
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Stored(path) | Self::Linked(path) => path,
+        }
+    }
+}
+
+/// Why an attachment's file cannot be located on disk. Nothing was read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LocateError {
+    #[error(
+        "attachment {key} names its file {name:?}, which is not a plain file name, so it was not read (a name \
+         with a path in it could reach outside Zotero's storage folder)"
+    )]
+    UnsafeName { key: String, name: String },
+    #[error(
+        "attachment {key} is a linked file in a group library; Zotero keeps linked files in personal libraries \
+         only, so it was not read"
+    )]
+    LinkedOutsideUserLibrary { key: String },
+    #[error(
+        "attachment {key} is a linked file relative to Zotero's base directory (\"{path}\"), and the base \
+         directory is not known: set it in Zotero (Settings → Advanced → Files and Folders) so it is in prefs.js"
+    )]
+    NoBaseDirectory { key: String, path: String },
+    #[error("attachment {key} is a linked file whose path {path:?} is not absolute, so it was not read")]
+    RelativeLink { key: String, path: String },
+}
+
+/// The file of `attachment` on disk, or `None` for an attachment without one (a linked URL, a note).
+/// `data_dir` is Zotero's data directory; `base_dir` its base directory for linked files, when set;
+/// `in_user_library` whether the attachment is in the personal library (the only one with linked files).
+pub fn locate(
+    attachment: &ZoteroObject,
+    data_dir: &Path,
+    base_dir: Option<&Path>,
+    in_user_library: bool,
+) -> Result<Option<FileLocation>, LocateError> {
+    let key = &attachment.key;
+    match attachment.field("linkMode") {
+        Some("imported_file" | "imported_url") => {
+            let Some(name) = attachment.field("filename") else { return Ok(None) };
+            if !is_plain_name(name) {
+                return Err(LocateError::UnsafeName { key: key.clone(), name: name.to_owned() });
+            }
+            // The key is checked by its type elsewhere; a key is eight letters and digits, never a path.
+            if !key.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return Err(LocateError::UnsafeName { key: key.clone(), name: key.clone() });
+            }
+            Ok(Some(FileLocation::Stored(data_dir.join("storage").join(key).join(name))))
+        }
+        Some("linked_file") => {
+            if !in_user_library {
+                return Err(LocateError::LinkedOutsideUserLibrary { key: key.clone() });
+            }
+            let Some(path) = attachment.field("path") else { return Ok(None) };
+            // Zotero writes a path under the base directory as `attachments:<relative path>`, with `/`.
+            if let Some(relative) = path.strip_prefix("attachments:") {
+                let Some(base) = base_dir else {
+                    return Err(LocateError::NoBaseDirectory { key: key.clone(), path: path.to_owned() });
+                };
+                let relative = Path::new(relative);
+                if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
+                    return Err(LocateError::RelativeLink { key: key.clone(), path: path.to_owned() });
+                }
+                return Ok(Some(FileLocation::Linked(base.join(relative))));
+            }
+            let path_buf = PathBuf::from(path);
+            if !path_buf.is_absolute() {
+                return Err(LocateError::RelativeLink { key: key.clone(), path: path.to_owned() });
+            }
+            Ok(Some(FileLocation::Linked(path_buf)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A file name with no directory in it: not empty, not `.` or `..`, no separator of any platform, no NUL.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn attachment(data: serde_json::Value) -> ZoteroObject {
+        let key = data["key"].as_str().unwrap_or("ABCD2345").to_owned();
+        ZoteroObject { key, version: 1, meta: Default::default(), data: data.as_object().cloned().unwrap_or_default() }
+    }
+
+    #[test]
+    fn a_stored_file_is_under_storage_and_its_key() {
+        let item = attachment(json!({"key": "ABCD2345", "linkMode": "imported_file", "filename": "paper.pdf"}));
+        let found = locate(&item, Path::new("/home/r/Zotero"), None, true).unwrap();
+        assert_eq!(found, Some(FileLocation::Stored(PathBuf::from("/home/r/Zotero/storage/ABCD2345/paper.pdf"))));
+    }
+
+    #[test]
+    fn a_name_that_leaves_the_storage_folder_is_refused() {
+        for name in ["../../.ssh/id_rsa", "a/b.pdf", "a\\b.pdf", "..", "."] {
+            let item = attachment(json!({"key": "ABCD2345", "linkMode": "imported_file", "filename": name}));
+            let refused = locate(&item, Path::new("/d"), None, true);
+            assert!(matches!(refused, Err(LocateError::UnsafeName { .. })), "{name}: {refused:?}");
+        }
+    }
+
+    #[test]
+    fn linked_files_are_absolute_or_under_the_base_directory() {
+        let absolute = attachment(json!({"linkMode": "linked_file", "path": "/papers/x.pdf"}));
+        assert_eq!(
+            locate(&absolute, Path::new("/d"), None, true).unwrap(),
+            Some(FileLocation::Linked(PathBuf::from("/papers/x.pdf")))
+        );
+        let based = attachment(json!({"linkMode": "linked_file", "path": "attachments:2024/x.pdf"}));
+        assert_eq!(
+            locate(&based, Path::new("/d"), Some(Path::new("/base")), true).unwrap(),
+            Some(FileLocation::Linked(PathBuf::from("/base/2024/x.pdf")))
+        );
+        assert!(matches!(locate(&based, Path::new("/d"), None, true), Err(LocateError::NoBaseDirectory { .. })));
+        let escaping = attachment(json!({"linkMode": "linked_file", "path": "attachments:../secret"}));
+        assert!(matches!(
+            locate(&escaping, Path::new("/d"), Some(Path::new("/base")), true),
+            Err(LocateError::RelativeLink { .. })
+        ));
+        let relative = attachment(json!({"linkMode": "linked_file", "path": "x.pdf"}));
+        assert!(matches!(locate(&relative, Path::new("/d"), None, true), Err(LocateError::RelativeLink { .. })));
+        assert!(matches!(
+            locate(&absolute, Path::new("/d"), None, false),
+            Err(LocateError::LinkedOutsideUserLibrary { .. })
+        ));
+    }
+
+    #[test]
+    fn a_link_to_a_web_page_has_no_file() {
+        let url = attachment(json!({"linkMode": "linked_url", "url": "https://example.org"}));
+        assert_eq!(locate(&url, Path::new("/d"), None, true).unwrap(), None);
+    }
+}

@@ -1,0 +1,186 @@
+//! Zotero Desktop's local API (`http://localhost:23119/api/`): the Web API's shape, served by the desktop app
+//! from its own database, with its own rules.
+//!
+//! What differs for a client, as Zotero's `server_localAPI.js` implements it:
+//! - reads need no key; the user library is `users/0`; there is no `/keys/current` (nor, on some builds,
+//!   `/deleted`);
+//! - every answer names the instance in `Zotero-Server-ID` (from the builds that accept writes on). A write must
+//!   send it back (428 without it) and a request naming another instance is refused (412), so a client that
+//!   sends it never writes into a Zotero profile other than the one it read;
+//! - writes need a *local* key, unrelated to zotero.org keys, issued by `POST /api/local/authorize` after the
+//!   person answers Zotero's own dialog (Allow: one write; Always Allow: until revoked). A 401 means the key was
+//!   missing or spent; the write was refused before anything changed, so one fresh authorization and one resend
+//!   are safe, and nothing else is retried;
+//! - versions are the local database's own counters, unrelated to the Web API's: a version read here must never
+//!   be sent to api.zotero.org, and the reverse.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use http::Method;
+
+use super::error::ZoteroError;
+use crate::platform::{within, Clock, HttpClient, HttpError};
+
+/// The name Zotero's authorization dialog shows for this server.
+pub const APP_NAME: &str = "zotero-mcp";
+
+/// Zotero Desktop's default local API address.
+pub const DEFAULT_LOCAL_URL: &str = "http://localhost:23119/api";
+
+/// How long a person may take to answer Zotero's authorization dialog.
+pub const AUTHORIZE_TIMEOUT_MS: u64 = 180_000;
+
+/// Where to switch the local API on, for every message that needs to say it.
+pub use super::error::SWITCH_ON;
+
+/// The local write key, shared by every request of the process: issued once by Zotero's dialog and kept while
+/// it works (a single-use key is spent by its first write; the next write asks again).
+#[derive(Default)]
+pub struct LocalKey {
+    key: RefCell<Option<String>>,
+    /// Dialogs asked for by this process, for messages and tests.
+    asked: std::cell::Cell<u32>,
+}
+
+impl LocalKey {
+    /// A key known ahead (an "Always Allow" key kept from an earlier run).
+    pub fn with(key: Option<String>) -> Self {
+        Self { key: RefCell::new(key), asked: std::cell::Cell::new(0) }
+    }
+
+    pub fn get(&self) -> Option<String> {
+        self.key.borrow().clone()
+    }
+
+    pub fn set(&self, key: Option<String>) {
+        *self.key.borrow_mut() = key;
+    }
+
+    pub(crate) fn note_asked(&self) {
+        self.asked.set(self.asked.get() + 1);
+    }
+
+    /// How many times this process asked Zotero for a key.
+    pub fn asked(&self) -> u32 {
+        self.asked.get()
+    }
+}
+
+/// What a client of the local API carries besides the address.
+#[derive(Clone)]
+pub struct LocalApiAccess {
+    /// The instance's `Zotero-Server-ID`, sent on every request once known.
+    pub server_id: Option<String>,
+    /// The write key, shared by every request of the process.
+    pub key: Rc<LocalKey>,
+}
+
+/// The running Zotero, as its local API root (`GET /api/`) describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesktopInfo {
+    /// `X-Zotero-Version`, e.g. `7.0.15` or `10.0.2-beta.9`.
+    pub version: Option<String>,
+    /// `Zotero-Server-ID`: present from the builds that accept writes on the local API.
+    pub server_id: Option<String>,
+}
+
+impl DesktopInfo {
+    /// Whether this build takes writes on its local API. Decided from what it sends, not from its version
+    /// number: a build that names no instance cannot take the `Zotero-Server-ID` every local write must carry.
+    pub fn accepts_writes(&self) -> bool {
+        self.server_id.is_some()
+    }
+
+    /// "Zotero 10.0.2-beta.9", or "Zotero (version not given)".
+    pub fn describe(&self) -> String {
+        match &self.version {
+            Some(version) => format!("Zotero {version}"),
+            None => "Zotero (version not given)".to_owned(),
+        }
+    }
+}
+
+/// Asks the local API at `base` (e.g. `http://localhost:23119/api`) what it is: one `GET /api/`.
+pub async fn probe(http: &dyn HttpClient, clock: &dyn Clock, base: &str) -> Result<DesktopInfo, ZoteroError> {
+    let url = format!("{}/", base.trim_end_matches('/'));
+    let request = http::Request::builder()
+        .method(Method::GET)
+        .uri(&url)
+        .header("zotero-api-version", "3")
+        .body(Vec::new())
+        .map_err(|e| ZoteroError::Config(format!("ZOTERO_LOCAL_URL `{base}` is not a usable URL: {e}")))?;
+    let response = within(clock, 10_000, http.send(request))
+        .await
+        .ok_or(HttpError::Timeout { url: url.clone(), after_ms: 10_000 })
+        .and_then(|sent| sent)
+        .map_err(|error| unreachable(base, &error))?;
+    let header = |name: &str| {
+        response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
+    };
+    match response.status().as_u16() {
+        200..=299 => Ok(DesktopInfo {
+            version: header("x-zotero-version").map(str::to_owned),
+            server_id: header("zotero-server-id").map(str::to_owned),
+        }),
+        403 => Err(ZoteroError::LocalApiOff { url }),
+        status => Err(ZoteroError::Config(format!(
+            "{url} answered {status}, not as Zotero's local API does: check ZOTERO_LOCAL_URL (Zotero Desktop \
+             listens on {DEFAULT_LOCAL_URL})"
+        ))),
+    }
+}
+
+/// The error for a local API that did not answer at all.
+pub(crate) fn unreachable(base: &str, error: &HttpError) -> ZoteroError {
+    ZoteroError::DesktopUnreachable { url: base.to_owned(), reason: error.to_string() }
+}
+
+/// What `POST /api/local/authorize` answered.
+pub(crate) enum Authorized {
+    Key(String),
+    Denied,
+}
+
+/// Reads the authorization answer: `{"key": "…", "remember": bool}` on Allow, 403 `{"denied": true}` on Deny.
+pub(crate) fn read_authorization(status: u16, body: &[u8]) -> Result<Authorized, String> {
+    match status {
+        200 => {
+            let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+            value["key"]
+                .as_str()
+                .filter(|key| !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric()))
+                .map(|key| Authorized::Key(key.to_owned()))
+                .ok_or_else(|| "the answer carries no key".to_owned())
+        }
+        403 => Ok(Authorized::Denied),
+        other => {
+            Err(format!("it answered {other}: {}", String::from_utf8_lossy(body).chars().take(200).collect::<String>()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_follow_the_server_id_not_the_version_number() {
+        let seven = DesktopInfo { version: Some("7.0.15".into()), server_id: None };
+        let ten = DesktopInfo { version: Some("10.0.2-beta.9".into()), server_id: Some("abcdefghijkl".into()) };
+        assert!(!seven.accepts_writes());
+        assert!(ten.accepts_writes());
+        assert_eq!(ten.describe(), "Zotero 10.0.2-beta.9");
+    }
+
+    #[test]
+    fn an_authorization_answer_is_read_strictly() {
+        assert!(
+            matches!(read_authorization(200, br#"{"key":"abc123","remember":true}"#), Ok(Authorized::Key(k)) if k == "abc123")
+        );
+        assert!(matches!(read_authorization(403, br#"{"denied":true}"#), Ok(Authorized::Denied)));
+        assert!(read_authorization(200, br#"{"key":"a b"}"#).is_err());
+        assert!(read_authorization(200, b"{}").is_err());
+        assert!(read_authorization(500, b"boom").is_err());
+    }
+}
