@@ -259,6 +259,20 @@ fi
 
 if [ "${E2E_SKIP_STDIO:-}" != "1" ]; then
   echo "e2e[stdio]: zotero-mcp serve --stdio with the official clients' stdio transports"
+  # Zotero Desktop for `serve --stdio --local`: the simulator's local-API mode as Zotero 10 and as Zotero 7, each
+  # with a data directory in Zotero's layout, and one whose local API is switched off (docs/simulator.md).
+  web_sim="$SIM_URL"
+  for flavour in 10 7; do
+    mkdir -p "$WORK_DIR/zotero$flavour"
+    start_sim "$WORK_DIR/sim-local$flavour.log" --local-api "$flavour" --local-data-dir "$WORK_DIR/zotero$flavour"
+    PIDS+=("$SIM_PID")
+    export "LOCAL${flavour}_URL=$SIM_URL" "LOCAL${flavour}_DATA=$WORK_DIR/zotero$flavour"
+  done
+  start_sim "$WORK_DIR/sim-local-off.log" --local-api 7 --local-api-disabled
+  PIDS+=("$SIM_PID")
+  # The linked file each data directory has outside storage/ (zotero_sim::local::LINKED_KEY and LINKED_PHRASE).
+  export LOCAL_OFF_URL="$SIM_URL" LOCAL_LINKED_KEY=LNKDFILE LOCAL_LINKED_PHRASE="marginalia kept beside the library"
+  SIM_URL="$web_sim"
   set +e
   node --test --test-reporter=spec --test-timeout=300000 tests/e2e/stdio/*.test.mjs 2>&1 | tee "$WORK_DIR/stdio-node.log"
   rc=${PIPESTATUS[0]}; RCS+=("$rc")

@@ -48,6 +48,7 @@ fn start_with(name: &str, settings: &[(&str, &str)]) -> Servers {
         demo_files_on_zotero_storage: false,
         storage_origin: None,
         demo_groups: false,
+        local: None,
     };
     std::thread::spawn(move || zotero_sim::server::run(&options));
     let deadline = Instant::now() + Duration::from_secs(15);

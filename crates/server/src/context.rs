@@ -298,16 +298,13 @@ impl RequestContext {
     pub async fn file_writer(&self) -> Result<FileWriter<'_>, WriterRefused> {
         self.may_write()?;
         self.check_confirmed()?;
-        if self.on_desktop() {
-            // Zotero Desktop must learn of a file itself (its database records each file's hash and time, and
-            // syncs it): files are never written into its data directory behind its back.
-            return Err(WriterRefused::ReadOnlyDesktop {
-                tool: self.tool.get(),
-                reason: "zotero-mcp does not add, replace, rename or remove attachment files through Zotero \
-                         Desktop's local API yet. Do it in Zotero (drag the file onto the item), or run the \
-                         server on the Web API (without --local)"
-                    .into(),
-            });
+        if let (Some(desktop), true) = (&self.config.desktop, self.on_desktop()) {
+            // Through the local API's own upload: Zotero itself puts the file in storage/<KEY>/ and records its
+            // hash and time, as for a file dragged onto the item. Nothing is written into its data directory
+            // behind its back.
+            let storage = self.desktop_storage(desktop.as_ref()).await?;
+            self.writer_taken.set(true);
+            return Ok(FileWriter::ZoteroStorage(storage));
         }
         self.writer_taken.set(true);
         Ok(match self.chosen_store()? {
@@ -404,6 +401,30 @@ impl RequestContext {
         let access = LocalApiAccess { server_id, key: desktop.key() };
         let (http, clock) = (self.platform.http.clone(), self.platform.clock.clone());
         ZoteroWriter::for_desktop(desktop.api_base(), library, access, http, clock)
+    }
+
+    /// Zotero Desktop's file writer for the call's library: the three steps of a Zotero Storage upload, sent to
+    /// its local API.
+    async fn desktop_storage(&self, desktop: &dyn Desktop) -> Result<&ZoteroStorageWriter, FilesUnavailable> {
+        if let Some(storage) = self.zotero_storage.get() {
+            return Ok(storage);
+        }
+        let library = self.client()?.library_prefix().await?.to_owned();
+        let server_id = match self.desktop_route.get() {
+            Some(DesktopRoute::Local { info, .. }) => info.server_id.clone(),
+            _ => None,
+        };
+        let access = LocalApiAccess { server_id, key: desktop.key() };
+        let (http, clock) = (self.platform.http.clone(), self.platform.clock.clone());
+        let storage = ZoteroStorageWriter::for_desktop(
+            desktop.api_base(),
+            &library,
+            access,
+            http,
+            clock,
+            StoragePolicy::default(),
+        )?;
+        Ok(self.zotero_storage.get_or_init(|| storage))
     }
 
     /// Whether the local API takes this call's writes (for the rights of a library chosen on the desktop).

@@ -22,6 +22,7 @@ pub mod demo_groups;
 mod error;
 mod item;
 mod keys;
+pub mod local;
 mod query;
 mod reply;
 mod routes;

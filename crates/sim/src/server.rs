@@ -12,12 +12,13 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::local::{DialogAnswer, Flavour, LocalApi};
 use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -27,6 +28,20 @@ pub enum ServerError {
     Bind { addr: String, reason: String },
     #[error("cannot put the demo files on the simulated Zotero Storage: {0}")]
     DemoFiles(String),
+    #[error("cannot lay out the data directory: {0}")]
+    DataDir(String),
+}
+
+/// Zotero Desktop's local API in front of the library (`--local-api`, [`crate::local`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalOptions {
+    pub flavour: Flavour,
+    /// Where to lay out Zotero's data directory (`--local-data-dir`).
+    pub data_dir: Option<std::path::PathBuf>,
+    /// The local API switched off in Zotero's settings (`--local-api-disabled`).
+    pub disabled: bool,
+    /// How the authorization dialog is answered (`--local-dialog`, default `always`).
+    pub dialog: DialogAnswer,
 }
 
 /// Command-line options.
@@ -48,6 +63,8 @@ pub struct Options {
     pub storage_origin: Option<String>,
     /// Add the demo's two group libraries ([`crate::demo_groups`], needs `--demo`).
     pub demo_groups: bool,
+    /// Serve Zotero Desktop's local API under `/api/` instead of the Web API.
+    pub local: Option<LocalOptions>,
 }
 
 /// Parses `--listen ADDR [--storage-listen ADDR] [--storage-origin URL] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY]
@@ -63,6 +80,10 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
     let mut demo_files_on_zotero_storage = false;
     let mut storage_origin = None;
     let mut demo_groups = false;
+    let mut flavour = None;
+    let mut data_dir = None;
+    let mut disabled = false;
+    let mut dialog = DialogAnswer::AlwaysAllow;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
@@ -73,6 +94,31 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--storage-listen" => storage_listen = Some(value("--storage-listen")?),
             "--demo-files-on-zotero-storage" => demo_files_on_zotero_storage = true,
             "--demo-groups" => demo_groups = true,
+            "--local-api" => {
+                flavour = Some(match value("--local-api")?.as_str() {
+                    "7" => Flavour::Zotero7,
+                    "10" => Flavour::Zotero10,
+                    other => {
+                        return Err(ServerError::Usage(format!(
+                            "--local-api is 7 or 10 (the Zotero imitated), not {other:?}"
+                        )))
+                    }
+                })
+            }
+            "--local-data-dir" => data_dir = Some(std::path::PathBuf::from(value("--local-data-dir")?)),
+            "--local-api-disabled" => disabled = true,
+            "--local-dialog" => {
+                dialog = match value("--local-dialog")?.as_str() {
+                    "always" => DialogAnswer::AlwaysAllow,
+                    "once" => DialogAnswer::Allow,
+                    "deny" => DialogAnswer::Deny,
+                    other => {
+                        return Err(ServerError::Usage(format!(
+                            "--local-dialog is always, once or deny, not {other:?}"
+                        )))
+                    }
+                }
+            }
             "--storage-origin" => {
                 let v = value("--storage-origin")?;
                 let loopback = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
@@ -113,7 +159,18 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--demo-files-on-zotero-storage needs --demo (the files are the demo's)".into(),
         ));
     }
+    let local = match flavour {
+        Some(flavour) => Some(LocalOptions { flavour, data_dir, disabled, dialog }),
+        None if data_dir.is_some() || disabled => {
+            return Err(ServerError::Usage("--local-data-dir and --local-api-disabled need --local-api".into()))
+        }
+        None => None,
+    };
+    if local.as_ref().is_some_and(|l| l.data_dir.is_some()) && !demo {
+        return Err(ServerError::Usage("--local-data-dir needs --demo (the files are the demo's)".into()));
+    }
     Ok(Options {
+        local,
         listen,
         demo,
         api_key,
@@ -217,7 +274,7 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
         Some(listen) => loopback_addr(listen)?,
         None => SocketAddr::new(addr.ip(), 0),
     };
-    let sim = simulator(opts);
+    let sim = std::rc::Rc::new(simulator(opts));
     let server = listen_on(addr)?;
     let storage = listen_on(storage_addr)?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);
@@ -230,6 +287,19 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
     if opts.demo_files_on_zotero_storage {
         sim.store_demo_files(LibraryRef::User(opts.user_id)).map_err(ServerError::DemoFiles)?;
     }
+    let local = match &opts.local {
+        Some(local) => {
+            let api = LocalApi::new(sim.clone(), local.flavour, opts.user_id, &opts.api_key);
+            let api = match &local.data_dir {
+                Some(dir) => api.with_data_dir(dir.clone()).map_err(ServerError::DataDir)?,
+                None => api,
+            };
+            api.set_enabled(!local.disabled);
+            api.answer_dialogs(local.dialog);
+            Some(api)
+        }
+        None => None,
+    };
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "zotero-sim listening on http://{bound}");
     let _ = writeln!(stdout, "zotero-sim storage listening on http://{storage_bound}");
@@ -262,7 +332,10 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
             {
                 control::handle(&sim, &req)
             }
-            (Some(req), Origin::Api) => sim.handle(req),
+            (Some(req), Origin::Api) => match &local {
+                Some(local) => local.handle(req),
+                None => sim.handle(req),
+            },
             (None, _) => {
                 let mut r = http::Response::new(b"Bad request".to_vec());
                 *r.status_mut() = http::StatusCode::BAD_REQUEST;
@@ -302,8 +375,17 @@ mod tests {
                 demo_files_on_zotero_storage: false,
                 storage_origin: None,
                 demo_groups: false,
+                local: None,
             }
         );
+        let args = ["--listen", "127.0.0.1:9", "--demo", "--local-api", "10", "--local-data-dir", "/d"];
+        let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
+        let local = opts.local.unwrap_or_else(|| panic!("--local-api was given"));
+        assert_eq!((local.flavour, local.data_dir), (Flavour::Zotero10, Some("/d".into())));
+        let args = ["--listen", "127.0.0.1:9", "--local-api", "8"];
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
+        let args = ["--listen", "127.0.0.1:9", "--local-api-disabled"];
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
         let opts = parse_args(["--listen", "127.0.0.1:9", "--control"].iter().map(|s| s.to_string()));
         assert!(opts.is_ok_and(|o| o.control));
         assert!(parse_args(["--demo".to_string()]).is_err());

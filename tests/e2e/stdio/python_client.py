@@ -1,6 +1,7 @@
 """The native `zotero-mcp serve --stdio` driven by the official Python SDK (`mcp`): initialize, list the tools,
-search the demo library, and check a read-only server refuses a write. Run by scripts/e2e.sh, which sets
-ZOTERO_MCP_BIN and SIM_URL; prints one `ok - …` / `not ok - …` line per check (counted there) and exits non-zero
+search the demo library, and check a read-only server refuses a write; then `serve --stdio --local` on the
+simulator's Zotero 10 and Zotero 7 (its local-API mode). Run by scripts/e2e.sh, which sets ZOTERO_MCP_BIN,
+SIM_URL and the LOCAL*_URL/LOCAL*_DATA pairs; prints one `ok - …` / `not ok - …` line per check (counted there) and exits non-zero
 when any failed.
 
 Every successful answer is held to its tool's outputSchema by the SDK itself: `ClientSession.call_tool` runs
@@ -133,10 +134,63 @@ async def check_read_only(data_dir: str) -> str:
     return "a read-only server refuses a write"
 
 
+def desktop(data_dir: str, flavour: str) -> StdioServerParameters:
+    """`serve --stdio --local` on the simulator's Zotero 10 or Zotero 7 (LOCAL10_URL / LOCAL7_URL and their data
+    directories, set by scripts/e2e.sh)."""
+    return StdioServerParameters(
+        command=os.environ["ZOTERO_MCP_BIN"],
+        args=["serve", "--stdio", "--local"],
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": data_dir,
+            "ZOTERO_LOCAL_URL": os.environ[f"LOCAL{flavour}_URL"] + "/api",
+            "ZOTERO_DATA_DIR": os.environ[f"LOCAL{flavour}_DATA"],
+            "ZOTERO_MCP_DATA_DIR": data_dir,
+        },
+    )
+
+
+async def check_desktop_10(data_dir: str) -> str:
+    async with stdio_client(desktop(data_dir, "10")) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            found = await call(session, "zotero_search", {"query": "宋代", "limit": 3})
+            assert not found.is_error and found.structured_content["items"], found
+            pages = await call(session, "zotero_read_attachment", {"itemKey": "A6JVMAK4", "fromPage": 1, "toPage": 5})
+            assert not pages.is_error, pages.content
+            assert pages.structured_content["source"] == "zotero-desktop", pages.structured_content["source"]
+            read = pages.structured_content["pages"]
+            # A read longer than the answer's budget stops at a page boundary; the rest is one call further.
+            assert read and read[0] == 1 and (read == [1, 2, 3, 4] or pages.structured_content.get("truncated")), read
+            assert pages.structured_content["totalPages"] == 4, pages.structured_content["totalPages"]
+            title = "Python desktop note"
+            note = await call(session, "zotero_notes", {"action": "create", "itemKey": "6FEP7ILJ", "title": title, "note": "from Python"})
+            assert not note.is_error, note.content
+            listed = await call(session, "zotero_notes", {"action": "list", "itemKey": "6FEP7ILJ"})
+            keys = [n["key"] for n in listed.structured_content["notes"]]
+            assert note.structured_content["noteKey"] in keys, keys
+    return "on Zotero 10 (--local): search, a PDF read by pages from disk, a note written through the local API"
+
+
+async def check_desktop_7(data_dir: str) -> str:
+    async with stdio_client(desktop(data_dir, "7")) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            found = await call(session, "zotero_search", {"query": "宋代", "limit": 3})
+            assert not found.is_error and found.structured_content["items"], found
+            refused = await call(session, "zotero_notes", {"action": "create", "itemKey": "6FEP7ILJ", "note": "no"})
+            assert refused.is_error, refused
+            assert "takes no writes on its local API" in refused.content[0].text, refused.content
+    return "on Zotero 7 (--local): reads, and a write refused with what to configure"
+
+
 def main() -> int:
     failures = 0
+    checks = [check_standin, lambda: check_library(data_dir), lambda: check_read_only(data_dir)]
+    if os.environ.get("LOCAL10_URL"):
+        checks += [lambda: check_desktop_10(data_dir), lambda: check_desktop_7(data_dir)]
     with tempfile.TemporaryDirectory() as data_dir:
-        for check in (check_standin, lambda: check_library(data_dir), lambda: check_read_only(data_dir)):
+        for check in checks:
             try:
                 said = asyncio.run(asyncio.wait_for(check(), timeout=120))
                 print(f"ok - python mcp stdio client: {said}")

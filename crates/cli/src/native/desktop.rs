@@ -143,6 +143,11 @@ impl FileStore for DiskFiles {
         Ok(Some(FileContent { filename, data }))
     }
 
+    /// The personal library's linked files are on this disk too (groups have none).
+    fn reads_linked_files(&self) -> bool {
+        self.personal
+    }
+
     /// Whether Zotero's storage folder for the attachment holds a file (linked files are checked on reading).
     async fn has_file(&self, key: &ObjectKey) -> Result<bool, FileStoreError> {
         let folder = self.data_dir.join("storage").join(key.as_str());

@@ -11,7 +11,7 @@ pub mod write;
 
 use serde_json::Value;
 
-use crate::files::{FileStoreError, StoreKind};
+use crate::files::{FileStore, FileStoreError, StoreKind};
 use crate::pdf::PdfError;
 use crate::webdav::{ArchiveError, WebDavError};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, ZoteroObject};
@@ -160,6 +160,16 @@ pub fn require_stored_file(item: &ZoteroObject) -> Result<(), AttachmentError> {
     match item.field("linkMode") {
         Some("imported_file" | "imported_url") => Ok(()),
         mode => Err(AttachmentError::Linked { key: item.key.clone(), link_mode: mode.unwrap_or("unknown").to_owned() }),
+    }
+}
+
+/// Checks that `item` is an attachment whose file `files` can read: a stored file, or a linked file when the
+/// store reads those ([`FileStore::reads_linked_files`]: Zotero Desktop's disk).
+pub fn require_readable_file(item: &ZoteroObject, files: Option<&dyn FileStore>) -> Result<(), AttachmentError> {
+    let linked_readable = files.is_some_and(|store| store.reads_linked_files());
+    match require_stored_file(item) {
+        Err(AttachmentError::Linked { link_mode, .. }) if linked_readable && link_mode == "linked_file" => Ok(()),
+        other => other,
     }
 }
 

@@ -3,7 +3,7 @@
 //! pages are cached under their own key beside the whole-text cache, so only the first reader downloads.
 
 use super::read::{fetch, TEXT_CACHE_TTL_SECS};
-use super::{key_of, require_stored_file, AttachmentError, ReadSource};
+use super::{key_of, require_readable_file, AttachmentError, ReadSource};
 use crate::files::FileStore;
 use crate::pdf::{PdfDocument, PdfLimits, TextBudget};
 use crate::platform::{KvStore, KvWrite};
@@ -39,7 +39,7 @@ pub async fn read_pages(
     cache: &dyn KvStore,
     attachment: &ZoteroObject,
 ) -> Result<PagedText, AttachmentError> {
-    require_stored_file(attachment)?;
+    require_readable_file(attachment, files)?;
     let key = key_of(attachment)?;
     if attachment.field("contentType").is_some_and(|t| t != "application/pdf") {
         return Err(AttachmentError::NotPdf { key: attachment.key.clone() });

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{epub, guess_content_type, key_of, require_stored_file, AttachmentError};
+use super::{epub, guess_content_type, key_of, require_readable_file, AttachmentError};
 use crate::files::{FileStore, StoreKind};
 use crate::html_text::html_to_text;
 use crate::pdf::{OutlineEntry, PdfDocument, PdfLimits, TextBudget};
@@ -139,14 +139,14 @@ pub async fn read_text(
                 };
                 // Zotero's index has no page breaks, so an index text longer than one answer cannot be
                 // continued; the file, read by pages, can. Only when there is no file to read is it cut.
-                let file_readable = files.is_some() && is_stored_pdf(attachment);
+                let file_readable = files.is_some() && is_readable_pdf(files, attachment);
                 if range.fits(&read.text) || !file_readable {
                     return Ok(cut_to_fit(read, range.max_chars));
                 }
             }
         }
     }
-    require_stored_file(attachment)?;
+    require_readable_file(attachment, files)?;
     let cache_key = cache_key(attachment, range);
     if let Ok(Some(hit)) = cache.get(&cache_key).await {
         if let Ok(mut read) = serde_json::from_str::<TextRead>(&hit) {
@@ -171,8 +171,8 @@ pub async fn read_text(
     Ok(read)
 }
 
-fn is_stored_pdf(attachment: &ZoteroObject) -> bool {
-    require_stored_file(attachment).is_ok() && attachment.field("contentType") == Some("application/pdf")
+fn is_readable_pdf(files: Option<&dyn FileStore>, attachment: &ZoteroObject) -> bool {
+    require_readable_file(attachment, files).is_ok() && attachment.field("contentType") == Some("application/pdf")
 }
 
 /// A text without pages, cut at the budget when it is longer (at the last paragraph or line break before the
@@ -212,7 +212,7 @@ pub async fn read_outline(
     attachment: &ZoteroObject,
 ) -> Result<Vec<OutlineEntry>, AttachmentError> {
     let key = key_of(attachment)?;
-    require_stored_file(attachment)?;
+    require_readable_file(attachment, files)?;
     let (filename, data) = download(files, attachment, &key).await?;
     let content_type = attachment.field("contentType").unwrap_or_else(|| guess_content_type(&filename));
     if content_type != "application/pdf" {

@@ -328,6 +328,17 @@ pub async fn rename(
     let current = item.field("filename").unwrap_or_default();
     let dav = match files {
         FileWriter::WebDav(dav) => dav,
+        FileWriter::ZoteroStorage(storage) if storage.is_desktop() => {
+            // Zotero Desktop's local API would record the new name without renaming the file on disk, leaving
+            // the attachment pointing at a file that is not there.
+            return Err(WriteError::Invalid {
+                reason: "Zotero Desktop renames a stored file itself: in Zotero, right-click the attachment and \
+                         choose \"Rename File from Parent Metadata\" (or rename it in the attachment pane). \
+                         Through its local API the name would change without the file on disk, so nothing was \
+                         changed"
+                    .into(),
+            });
+        }
         FileWriter::ZoteroStorage(_) => return rename_item(zotero, item, &key, filename, current).await,
     };
     // The archive and its .prop are independent reads: both go out at once.

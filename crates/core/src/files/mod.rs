@@ -54,6 +54,12 @@ pub trait FileStore {
 
     /// Whether the store holds a file for the attachment `key`, without downloading it.
     async fn has_file(&self, key: &ObjectKey) -> Result<bool, FileStoreError>;
+
+    /// Whether it also reads linked files (`linked_file` attachments, wherever the person keeps them): only
+    /// Zotero Desktop's disk can; the synced stores hold stored files alone.
+    fn reads_linked_files(&self) -> bool {
+        false
+    }
 }
 
 /// A library's file store for changing files: made only for requests allowed to write. An enum rather than a
@@ -70,6 +76,7 @@ impl FileWriter<'_> {
     pub fn kind(self) -> StoreKind {
         match self {
             Self::WebDav(_) => StoreKind::WebDav,
+            Self::ZoteroStorage(storage) if storage.is_desktop() => StoreKind::Desktop,
             Self::ZoteroStorage(_) => StoreKind::ZoteroStorage,
         }
     }

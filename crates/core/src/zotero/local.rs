@@ -136,6 +136,65 @@ pub(crate) fn unreachable(base: &str, error: &HttpError) -> ZoteroError {
     ZoteroError::DesktopUnreachable { url: base.to_owned(), reason: error.to_string() }
 }
 
+/// Asks Zotero at `base` for a local write key (`POST /api/local/authorize`): Zotero shows its dialog and
+/// answers when the person does; the key is kept in `access` for every later write of the process.
+pub async fn authorize(
+    http: &dyn HttpClient,
+    clock: &dyn Clock,
+    base: &str,
+    access: &LocalApiAccess,
+) -> Result<(), ZoteroError> {
+    let url = format!("{}/local/authorize", base.trim_end_matches('/'));
+    let mut builder = http::Request::builder()
+        .method(Method::POST)
+        .uri(&url)
+        .header("zotero-api-version", "3")
+        .header("content-type", "application/json");
+    if let Some(id) = &access.server_id {
+        builder = builder.header("zotero-server-id", id);
+    }
+    let body = serde_json::json!({ "appName": APP_NAME }).to_string().into_bytes();
+    let request = builder.body(body).map_err(|e| ZoteroError::Decode {
+        method: "POST".into(),
+        path: "/local/authorize".into(),
+        reason: format!("the request could not be built: {e}"),
+    })?;
+    access.key.note_asked();
+    let response = within(clock, AUTHORIZE_TIMEOUT_MS, http.send(request))
+        .await
+        .ok_or(HttpError::Timeout { url: url.clone(), after_ms: AUTHORIZE_TIMEOUT_MS })
+        .and_then(|sent| sent)
+        .map_err(|error| unreachable(base, &error))?;
+    let status = response.status().as_u16();
+    if status == 429 {
+        // Zotero shows at most five dialogs a minute; it says when the next may come.
+        let wait_secs = response
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(60);
+        return Err(ZoteroError::Unavailable {
+            method: "POST".into(),
+            path: "/local/authorize".into(),
+            status,
+            retry_after_secs: wait_secs.max(1),
+        });
+    }
+    match read_authorization(status, response.body()) {
+        Ok(Authorized::Key(key)) => {
+            access.key.set(Some(key));
+            Ok(())
+        }
+        Ok(Authorized::Denied) => Err(ZoteroError::LocalWriteDenied),
+        Err(reason) => Err(ZoteroError::Decode {
+            method: "POST".into(),
+            path: "/local/authorize".into(),
+            reason: format!("Zotero's authorization did not give a key: {reason}"),
+        }),
+    }
+}
+
 /// What `POST /api/local/authorize` answered.
 pub(crate) enum Authorized {
     Key(String),

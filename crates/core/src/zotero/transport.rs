@@ -8,7 +8,7 @@ use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::error::{hint_for, ZoteroError};
-use super::local::{self, Authorized, LocalApiAccess};
+use super::local::{self, LocalApiAccess};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest};
 
 /// How retries behave. The defaults are Zotero's advice, bounded so a Worker request never hangs for minutes.
@@ -167,53 +167,9 @@ impl Transport {
         }
     }
 
-    /// Asks Zotero for a local write key (`POST /api/local/authorize`): Zotero shows its dialog and answers
-    /// when the person does.
+    /// Asks Zotero for a local write key ([`local::authorize`]).
     async fn authorize(&self, local: &LocalApiAccess) -> Result<(), ZoteroError> {
-        let url = format!("{}/local/authorize", self.base_url);
-        let mut builder = http::Request::builder()
-            .method(Method::POST)
-            .uri(&url)
-            .header("zotero-api-version", "3")
-            .header("content-type", "application/json");
-        if let Some(id) = &local.server_id {
-            builder = builder.header("zotero-server-id", id);
-        }
-        let body = serde_json::json!({ "appName": local::APP_NAME }).to_string().into_bytes();
-        let request = builder.body(body).map_err(|e| ZoteroError::Decode {
-            method: "POST".into(),
-            path: "/local/authorize".into(),
-            reason: format!("the request could not be built: {e}"),
-        })?;
-        local.key.note_asked();
-        let timeout = local::AUTHORIZE_TIMEOUT_MS;
-        let response = within(self.clock.as_ref(), timeout, self.http.send(request))
-            .await
-            .ok_or(HttpError::Timeout { url: url.clone(), after_ms: timeout })
-            .and_then(|sent| sent)
-            .map_err(|error| local::unreachable(&self.base_url, &error))?;
-        let status = response.status().as_u16();
-        if status == 429 {
-            let wait = self.retry_after_ms(response.headers()).unwrap_or(60_000);
-            return Err(ZoteroError::Unavailable {
-                method: "POST".into(),
-                path: "/local/authorize".into(),
-                status,
-                retry_after_secs: wait.div_ceil(1000).max(1),
-            });
-        }
-        match local::read_authorization(status, response.body()) {
-            Ok(Authorized::Key(key)) => {
-                local.key.set(Some(key));
-                Ok(())
-            }
-            Ok(Authorized::Denied) => Err(ZoteroError::LocalWriteDenied),
-            Err(reason) => Err(ZoteroError::Decode {
-                method: "POST".into(),
-                path: "/local/authorize".into(),
-                reason: format!("Zotero's authorization did not give a key: {reason}"),
-            }),
-        }
+        local::authorize(self.http.as_ref(), self.clock.as_ref(), &self.base_url, local).await
     }
 
     /// Sends `call`, retrying 429/503 within the policy. Any other failure status is an error at once.

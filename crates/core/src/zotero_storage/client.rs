@@ -10,6 +10,7 @@ use super::error::ZoteroStorageError;
 use crate::net::{is_loopback_host, join_url, parse_url};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
 use crate::webdav::{WebDavPolicy, ZipLimits};
+use crate::zotero::local::LocalApiAccess;
 use crate::zotero::{ZoteroSettings, DEFAULT_BASE_URL};
 
 const USER_AGENT: &str = concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)");
@@ -55,6 +56,9 @@ pub struct ZoteroStorage {
     /// `/users/<n>` or `/groups/<n>`.
     library: String,
     pub(super) policy: StoragePolicy,
+    /// Set for Zotero Desktop's local API, which stores files by the same three steps
+    /// ([`crate::zotero::local`]): no zotero.org key, the instance id on every request, a local key on writes.
+    pub(super) desktop: Option<LocalApiAccess>,
 }
 
 impl std::fmt::Debug for ZoteroStorage {
@@ -105,7 +109,41 @@ impl ZoteroStorage {
             api_key: api_key.to_owned(),
             library: library_prefix.to_owned(),
             policy,
+            desktop: None,
         })
+    }
+
+    /// The files of `library_prefix` (`/users/0`, `/groups/<n>`) through Zotero Desktop's local API at `base`
+    /// (`http://localhost:23119/api`): Zotero itself puts a stored file where Desktop keeps it.
+    pub fn for_desktop(
+        base: &str,
+        library_prefix: &str,
+        access: LocalApiAccess,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        policy: StoragePolicy,
+    ) -> Result<Self, ZoteroStorageError> {
+        let settings = ZoteroSettings {
+            // Never sent: requests to the desktop carry the local key instead.
+            api_key: "local".into(),
+            library_kind: crate::zotero::LibraryKind::User,
+            library_id: None,
+            base_url: Some(base.to_owned()),
+        };
+        let mut storage = Self::new(&settings, library_prefix, http, clock, policy)
+            .map_err(|e| ZoteroStorageError::Config(format!("ZOTERO_LOCAL_URL: {e}")))?;
+        storage.desktop = Some(access);
+        Ok(storage)
+    }
+
+    /// Whether this stores files through Zotero Desktop's local API.
+    pub fn is_desktop(&self) -> bool {
+        self.desktop.is_some()
+    }
+
+    /// The local API's base URL and access, for Zotero Desktop.
+    pub(super) fn desktop(&self) -> Option<(&str, &LocalApiAccess)> {
+        self.desktop.as_ref().map(|access| (self.base.as_str(), access))
     }
 
     /// The path of an item's file below the base URL: `/users/1/items/ABCD2345/file`.
@@ -122,12 +160,24 @@ impl ZoteroStorage {
         body: Vec<u8>,
     ) -> Result<HttpRequest, ZoteroStorageError> {
         let url = format!("{}{path}", self.base);
+        let writes = method != Method::GET;
         let mut builder = http::Request::builder()
             .method(method)
             .uri(&url)
             .header("zotero-api-version", "3")
-            .header("zotero-api-key", &self.api_key)
             .header("user-agent", USER_AGENT);
+        builder = match &self.desktop {
+            None => builder.header("zotero-api-key", &self.api_key),
+            Some(access) => {
+                if let Some(key) = access.key.get().filter(|_| writes) {
+                    builder = builder.header("zotero-api-key", key);
+                }
+                match &access.server_id {
+                    Some(id) => builder.header("zotero-server-id", id),
+                    None => builder,
+                }
+            }
+        };
         for (name, value) in headers {
             builder = builder.header(*name, value);
         }
@@ -202,6 +252,21 @@ impl std::ops::Deref for ZoteroStorageWriter {
 }
 
 impl ZoteroStorageWriter {
+    /// As [`ZoteroStorage::for_desktop`].
+    pub fn for_desktop(
+        base: &str,
+        library_prefix: &str,
+        access: LocalApiAccess,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+        policy: StoragePolicy,
+    ) -> Result<Self, ZoteroStorageError> {
+        Ok(Self {
+            storage: ZoteroStorage::for_desktop(base, library_prefix, access, http, clock, policy)?,
+            log: crate::file_changes::FileLog::default(),
+        })
+    }
+
     /// As [`ZoteroStorage::new`].
     pub fn new(
         settings: &ZoteroSettings,

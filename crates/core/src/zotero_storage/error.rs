@@ -164,6 +164,10 @@ pub enum ZoteroStorageError {
     /// No response at all.
     #[error(transparent)]
     Transport(#[from] HttpError),
+
+    /// Zotero Desktop's local API refused or did not answer (its dialog denied, not running, …).
+    #[error(transparent)]
+    Desktop(#[from] crate::zotero::ZoteroError),
 }
 
 fn at_version(version: &Option<u64>) -> String {

@@ -8,7 +8,7 @@ use super::client::{api_error, header_number, Purpose, ZoteroStorage, ZoteroStor
 use super::error::ZoteroStorageError;
 use crate::platform::HttpResponse;
 use crate::webdav::{md5_hex, pack};
-use crate::zotero::ObjectKey;
+use crate::zotero::{local, ObjectKey};
 
 /// The most read of an API or storage answer during an upload: a small JSON or XML document.
 const ANSWER_LIMIT: usize = 1024 * 1024;
@@ -75,9 +75,13 @@ impl ZoteroStorageWriter {
     pub async fn upload(&self, key: &ObjectKey, file: &FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let uploaded = self.store(key, file).await?;
         if matches!(file.precondition, Precondition::Replaces(_)) {
+            let store = match self.is_desktop() {
+                true => crate::file_changes::StoreKind::Desktop,
+                false => crate::file_changes::StoreKind::ZoteroStorage,
+            };
             self.log.push(crate::file_changes::FileChange {
                 key: key.as_str().to_owned(),
-                store: crate::file_changes::StoreKind::ZoteroStorage,
+                store,
                 action: crate::file_changes::FileAction::Replaced,
                 kept: false,
             });
@@ -100,7 +104,8 @@ impl ZoteroStorageWriter {
         let md5 = md5_hex(&file.data);
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("md5", &md5).append_pair("filename", &file.filename);
-        let body = if file.zipped {
+        // Zotero Desktop keeps the file itself, never an archive: its local API stores the bytes it is sent.
+        let body = if file.zipped && !self.is_desktop() {
             let zip = pack(&file.filename, &file.data, file.mtime_ms)
                 .map_err(|e| ZoteroStorageError::Pack { key: key.to_string(), detail: e.to_string() })?;
             form.append_pair("zipMD5", &md5_hex(&zip)).append_pair("zipFilename", &format!("{key}.zip"));
@@ -169,19 +174,36 @@ impl ZoteroStorageWriter {
         })
     }
 
-    /// A form POST to the API with the precondition header.
+    /// A form POST to the API with the precondition header. On Zotero Desktop each POST is a write needing a
+    /// local key: asked for first if there is none, and asked for once more on a 401 (a key for one write is
+    /// spent by the first POST of the three steps), after which the same POST is sent again: Zotero refused it
+    /// before doing anything.
     async fn post_form(
         &self,
         path: &str,
         form: String,
         precondition: &(&'static str, String),
     ) -> Result<HttpResponse, ZoteroStorageError> {
-        let headers = [
-            ("content-type", "application/x-www-form-urlencoded".to_owned()),
-            (precondition.0, precondition.1.clone()),
-        ];
-        let request = self.api_request(Method::POST, path, &headers, form.into_bytes())?;
-        self.send(request, ANSWER_LIMIT, self.policy.request_timeout_ms).await
+        let send = || async {
+            let headers = [
+                ("content-type", "application/x-www-form-urlencoded".to_owned()),
+                (precondition.0, precondition.1.clone()),
+            ];
+            let request = self.api_request(Method::POST, path, &headers, form.clone().into_bytes())?;
+            self.send(request, ANSWER_LIMIT, self.policy.request_timeout_ms).await
+        };
+        let Some((base, access)) = self.desktop() else { return send().await };
+        let authorize = || local::authorize(self.http.as_ref(), self.clock.as_ref(), base, access);
+        if access.key.get().is_none() {
+            authorize().await?;
+        }
+        let answer = send().await?;
+        if answer.status() != http::StatusCode::UNAUTHORIZED {
+            return Ok(answer);
+        }
+        access.key.set(None);
+        authorize().await?;
+        send().await
     }
 }
 

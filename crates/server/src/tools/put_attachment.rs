@@ -6,6 +6,7 @@ use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::attachment::write::{self, NewAttachment, StoredAttachment, Upload, WriteError};
+use zotero_mcp_core::files::StoreKind;
 use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::ZoteroObject;
 
@@ -100,6 +101,10 @@ impl Tool for PutAttachment {
         ];
         match &output.warning {
             Some(warning) => lines.push(warning.clone()),
+            None if output.stored_in == StoreKind::Desktop.name() => lines.push(format!(
+                "Zotero Desktop stored the file in its data directory (storage/{}/); it syncs it as its own.",
+                output.attachment_key
+            )),
             None => {
                 lines.push(format!("The file is on {}; Zotero Desktop picks it up on its next sync.", output.stored_in))
             }

@@ -1,0 +1,311 @@
+//! The server on Zotero Desktop (`serve --local`), through the tool registry, over the simulator's local-API
+//! mode (`zotero_sim::local`) and a data directory laid out as Zotero's: where each call's reads and writes go
+//! for Zotero 10, for Zotero 7 with and without a Web API key, and what the local API's differences turn into
+//! in the answers.
+
+mod common;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use common::*;
+use serde_json::{json, Value};
+use zotero_mcp_core::desktop::{locate, Desktop};
+use zotero_mcp_core::files::{FileContent, FileStore, FileStoreError, StoreKind};
+use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+use zotero_mcp_core::zotero::local::{self, DesktopInfo, LocalKey};
+use zotero_mcp_core::zotero::{ObjectKey, ZoteroError, ZoteroObject};
+use zotero_mcp_server::app::App;
+use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::context::RequestContext;
+use zotero_sim::local::{DialogAnswer, Flavour, LocalApi};
+use zotero_sim::{LibraryRef, Simulator};
+
+const LOCAL_BASE: &str = "http://localhost:23119/api";
+const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
+/// The demo paper with the real 4-page PDF (A6JVMAK4).
+const PAPER: &str = "6FEP7ILJ";
+
+/// The machine: Zotero Desktop (the local API over its own library and data directory) and, apart, the Web
+/// API's copy of the same account.
+struct Machine {
+    local: Rc<LocalApi>,
+    web: Rc<Simulator>,
+    data_dir: PathBuf,
+}
+
+impl Machine {
+    fn new(flavour: Flavour, name: &str) -> Self {
+        let data_dir = std::env::temp_dir().join(format!("zotero-mcp-desktop-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data_dir);
+        let local = LocalApi::new(Rc::new(Simulator::demo()), flavour, DEMO_USER, DEMO_KEY)
+            .with_data_dir(data_dir.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        Self { local: Rc::new(local), web: demo_sim(), data_dir }
+    }
+
+    fn app(&self, settings: &[(&str, &str)]) -> App {
+        let mut app = app_with(settings);
+        app.platform.http = Rc::new(Split { local: self.local.clone(), web: self.web.clone() });
+        let desktop = TestDesktop {
+            http: app.platform.http.clone(),
+            clock: app.platform.clock.clone(),
+            info: RefCell::new(None),
+            key: Rc::new(LocalKey::default()),
+            files: DiskFiles { data_dir: self.data_dir.clone() },
+        };
+        let mut config = (*app.config).clone();
+        config.desktop = Some(Rc::new(desktop));
+        app.config = Rc::new(config);
+        app
+    }
+
+    async fn call(&self, app: &App, grant: Grant, name: &str, arguments: Value) -> Value {
+        let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
+        zotero_mcp_server::tools::registry(&app.config).call_tool(&ctx, name, arguments).await.expect("tool exists")
+    }
+
+    fn local_notes(&self) -> usize {
+        self.local.simulator().items(LIB).iter().filter(|i| i["data"]["itemType"] == "note").count()
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+        let name = self.data_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(self.data_dir.with_file_name(format!("{name}-papers")));
+    }
+}
+
+/// Requests under `/api/` go to Zotero Desktop, every other to the Web API.
+struct Split {
+    local: Rc<LocalApi>,
+    web: Rc<Simulator>,
+}
+
+#[async_trait(?Send)]
+impl HttpClient for Split {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        Ok(match request.uri().path().starts_with("/api") {
+            true => self.local.handle(request),
+            false => self.web.handle(request),
+        })
+    }
+}
+
+/// Zotero Desktop as the native shell implements it (crates/cli/src/native/desktop.rs), with files read from
+/// the data directory synchronously.
+struct TestDesktop {
+    http: Rc<dyn HttpClient>,
+    clock: Rc<dyn zotero_mcp_core::platform::Clock>,
+    info: RefCell<Option<DesktopInfo>>,
+    key: Rc<LocalKey>,
+    files: DiskFiles,
+}
+
+#[async_trait(?Send)]
+impl Desktop for TestDesktop {
+    fn api_base(&self) -> &str {
+        LOCAL_BASE
+    }
+
+    async fn zotero(&self) -> Result<DesktopInfo, ZoteroError> {
+        if let Some(info) = self.info.borrow().clone() {
+            return Ok(info);
+        }
+        let info = local::probe(self.http.as_ref(), self.clock.as_ref(), LOCAL_BASE).await?;
+        *self.info.borrow_mut() = Some(info.clone());
+        Ok(info)
+    }
+
+    fn key(&self) -> Rc<LocalKey> {
+        self.key.clone()
+    }
+
+    fn files(&self, _: bool) -> &dyn FileStore {
+        &self.files
+    }
+}
+
+struct DiskFiles {
+    data_dir: PathBuf,
+}
+
+#[async_trait(?Send)]
+impl FileStore for DiskFiles {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Desktop
+    }
+
+    fn requests_per_fetch(&self) -> usize {
+        0
+    }
+
+    async fn fetch(&self, attachment: &ZoteroObject, _: &ObjectKey) -> Result<Option<FileContent>, FileStoreError> {
+        let location =
+            locate(attachment, &self.data_dir, None, true).map_err(|e| FileStoreError::Store(Box::new(e)))?;
+        let Some(location) = location else { return Ok(None) };
+        let filename = location.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(std::fs::read(location.path()).ok().map(|data| FileContent { filename, data }))
+    }
+
+    async fn has_file(&self, key: &ObjectKey) -> Result<bool, FileStoreError> {
+        Ok(self.data_dir.join("storage").join(key.as_str()).is_dir())
+    }
+
+    fn reads_linked_files(&self) -> bool {
+        true
+    }
+}
+
+fn failure(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "expected a refusal: {result}");
+    error_text(result)
+}
+
+#[tokio::test]
+async fn zotero_10_reads_and_writes_through_its_local_api_after_one_dialog() {
+    let machine = Machine::new(Flavour::Zotero10, "ten");
+    let app = machine.app(&[]);
+    let found = machine.call(&app, Grant::read_only("owner"), "zotero_search", json!({ "query": "宋代" })).await;
+    assert!(!ok(&found)["items"].as_array().unwrap().is_empty(), "{found}");
+    let before = machine.local_notes();
+    for title in ["First local note", "Second local note"] {
+        let note = json!({ "action": "create", "itemKey": PAPER, "title": title, "note": "written on the desktop" });
+        let written = machine.call(&app, Grant::read_write("owner"), "zotero_notes", note).await;
+        assert!(ok(&written)["noteKey"].is_string(), "{written}");
+    }
+    assert_eq!(machine.local_notes(), before + 2);
+    assert_eq!(machine.local.dialogs_shown(), 1, "Always Allow: asked once for the server's run");
+    assert!(machine.web.requests().is_empty(), "nothing went to the Web API");
+    let writes: Vec<_> = machine.local.requests().into_iter().filter(|r| r.method == "POST").collect();
+    assert!(writes.iter().all(|r| r.headers.get("zotero-server-id").is_some()), "every write names the instance");
+}
+
+#[tokio::test]
+async fn a_denied_dialog_writes_nothing_and_says_not_to_retry() {
+    let machine = Machine::new(Flavour::Zotero10, "deny");
+    machine.local.answer_dialogs(DialogAnswer::Deny);
+    let app = machine.app(&[]);
+    let before = machine.local_notes();
+    let note = json!({ "action": "create", "itemKey": PAPER, "note": "no" });
+    let refused = machine.call(&app, Grant::read_write("owner"), "zotero_notes", note).await;
+    let said = failure(&refused);
+    assert!(said.contains("the answer was Deny: nothing was written"), "{said}");
+    assert_eq!(machine.local_notes(), before);
+}
+
+#[tokio::test]
+async fn zotero_7_without_a_key_refuses_every_write_before_sending_it() {
+    let machine = Machine::new(Flavour::Zotero7, "seven");
+    let app = machine.app(&[("ZOTERO_API_KEY", "")]);
+    let note = json!({ "action": "create", "itemKey": PAPER, "note": "no" });
+    let refused = machine.call(&app, Grant::read_write("owner"), "zotero_notes", note).await;
+    let said = failure(&refused);
+    assert!(
+        said.contains("Zotero 7.0.15 takes no writes on its local API") && said.contains("ZOTERO_API_KEY"),
+        "{said}"
+    );
+    let tagged = json!({ "keys": [PAPER], "addTags": ["x"] });
+    assert!(failure(&machine.call(&app, Grant::read_write("owner"), "zotero_update_item", tagged).await)
+        .contains("takes no writes"));
+    let sent: Vec<_> = machine.local.requests().into_iter().filter(|r| r.method != "GET").collect();
+    assert!(sent.is_empty(), "no write was even tried: {sent:?}");
+    // Reads still work, and say where the files come from.
+    let read = machine
+        .call(
+            &app,
+            Grant::read_write("owner"),
+            "zotero_read_attachment",
+            json!({ "itemKey": "A6JVMAK4", "fromPage": 1, "toPage": 1 }),
+        )
+        .await;
+    assert_eq!(ok(&read)["source"], "zotero-desktop");
+}
+
+#[tokio::test]
+async fn zotero_7_with_a_web_api_key_sends_a_writing_call_wholly_to_the_web_api() {
+    let machine = Machine::new(Flavour::Zotero7, "seven-key");
+    let app = machine.app(&[("ZOTERO_API_KEY", DEMO_KEY), ("ZOTERO_LIBRARY_ID", "1234567")]);
+    let title = "Through the Web API";
+    let note = json!({ "action": "create", "itemKey": PAPER, "title": title, "note": "synced later" });
+    let written = machine.call(&app, Grant::read_write("owner"), "zotero_notes", note).await;
+    let key = ok(&written)["noteKey"].as_str().unwrap().to_owned();
+    assert!(machine.web.item(LIB, &key).is_some(), "the note is in the Web API library");
+    assert!(machine.local.simulator().item(LIB, &key).is_none(), "Zotero Desktop has it after its next sync");
+    // A version read on the desktop is never sent to the Web API: the writing call read there too.
+    assert!(machine.local.requests().iter().all(|r| r.method == "GET"));
+}
+
+#[tokio::test]
+async fn deletions_the_desktop_cannot_list_are_absent_never_empty() {
+    let machine = Machine::new(Flavour::Zotero10, "changes");
+    let app = machine.app(&[]);
+    let baseline = machine.call(&app, Grant::read_only("owner"), "zotero_changes", json!({})).await;
+    let out = ok(&baseline);
+    assert!(out.get("deleted").is_none(), "no /deleted on this Zotero: {out}");
+    assert!(out["note"].as_str().unwrap().contains("does not mean there were none"), "{out}");
+    assert!(out["cursor"].is_object(), "the changes it can read still give a cursor: {out}");
+}
+
+#[tokio::test]
+async fn annotations_are_read_among_an_attachments_children() {
+    let machine = Machine::new(Flavour::Zotero10, "annotations");
+    let app = machine.app(&[]);
+    let listed =
+        machine.call(&app, Grant::read_only("owner"), "zotero_annotations", json!({ "itemKey": "93WJRKG5" })).await;
+    assert!(ok(&listed)["annotations"].as_array().unwrap().len() >= 4, "{listed}");
+}
+
+#[tokio::test]
+async fn a_new_file_is_stored_by_zotero_in_its_data_directory_and_a_rename_is_left_to_zotero() {
+    let machine = Machine::new(Flavour::Zotero10, "files");
+    let app = machine.app(&[]);
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["A page stored through the desktop"]);
+    let base64 = base64_of(&pdf);
+    let put = json!({ "parentItemKey": PAPER, "base64Data": base64, "filename": "stored.pdf" });
+    let stored = machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", put).await;
+    let out = ok(&stored).clone();
+    let key = out["attachmentKey"].as_str().unwrap().to_owned();
+    assert_eq!(out["storedIn"], StoreKind::Desktop.name());
+    assert_eq!(std::fs::read(machine.data_dir.join("storage").join(&key).join("stored.pdf")).unwrap(), pdf);
+    assert!(text(&stored).contains("Zotero Desktop stored the file in its data directory"), "{}", text(&stored));
+    let read = machine.call(&app, Grant::read_only("owner"), "zotero_read_attachment", json!({ "itemKey": key })).await;
+    assert!(ok(&read)["text"].as_str().unwrap().contains("A page stored through the desktop"));
+
+    let rename = json!({ "itemKeys": [key], "apply": true, "template": "renamed" });
+    let renamed = machine.call(&app, Grant::read_write("owner"), "zotero_rename_attachments", rename).await;
+    let status = ok(&renamed)["planned"][0]["status"].as_str().unwrap().to_owned();
+    assert!(status.starts_with("failed:") && status.contains("Rename File from Parent Metadata"), "{status}");
+    assert_eq!(machine.local.simulator().item(LIB, &key).unwrap()["data"]["filename"], "stored.pdf");
+}
+
+#[tokio::test]
+async fn the_libraries_are_the_desktops_own_with_its_files() {
+    let machine = Machine::new(Flavour::Zotero10, "libraries");
+    let app = machine.app(&[]);
+    let listed = machine.call(&app, Grant::read_write("owner"), "zotero_list_libraries", json!({})).await;
+    let first = &ok(&listed)["libraries"][0];
+    assert_eq!(first["library"], "users/0");
+    assert_eq!(first["fileStore"], StoreKind::Desktop.name());
+    assert_eq!(first["write"], true);
+}
+
+#[tokio::test]
+async fn a_switched_off_local_api_is_named_with_where_to_switch_it_on() {
+    let machine = Machine::new(Flavour::Zotero10, "off");
+    machine.local.set_enabled(false);
+    let app = machine.app(&[]);
+    let refused = machine.call(&app, Grant::read_only("owner"), "zotero_search", json!({ "query": "x" })).await;
+    let said = failure(&refused);
+    assert!(said.contains("local API is switched off"), "{said}");
+    assert!(said.contains("Allow other applications on this computer to communicate with Zotero"), "{said}");
+}
+
+fn base64_of(data: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
