@@ -69,6 +69,26 @@ pub enum LocateError {
     NoBaseDirectory { key: String, path: String },
     #[error("attachment {key} is a linked file whose path {path:?} is not absolute, so it was not read")]
     RelativeLink { key: String, path: String },
+    #[error(
+        "attachment {key} links to {path:?}, which is not a document this server reads (a PDF, EPUB, HTML or text \
+         file outside hidden folders), so it was not read"
+    )]
+    NotADocument { key: String, path: String },
+}
+
+/// The extensions of the documents a linked file may be read as.
+const DOCUMENT_EXTENSIONS: &[&str] = &["pdf", "epub", "html", "htm", "xhtml", "txt", "md"];
+
+/// Whether a linked file at `path` may be read: a document by its extension, and no hidden file or folder on the
+/// way to it. A linked attachment is only a path in the library, which anyone who can write to the library (a
+/// model following a prompt hidden in a paper, say) could point at `~/.ssh/id_rsa` or a browser profile; this
+/// keeps what such a path can reach to documents. The native shell checks the path again once symbolic links
+/// are resolved.
+pub fn linked_document(path: &Path) -> bool {
+    let hidden =
+        path.components().any(|c| matches!(c, Component::Normal(name) if name.to_string_lossy().starts_with('.')));
+    let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    !hidden && extension.is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e.as_str()))
 }
 
 /// The file of `attachment` on disk, or `None` for an attachment without one (a linked URL, a note).
@@ -107,11 +127,18 @@ pub fn locate(
                 if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
                     return Err(LocateError::RelativeLink { key: key.clone(), path: path.to_owned() });
                 }
-                return Ok(Some(FileLocation::Linked(base.join(relative))));
+                let linked = base.join(relative);
+                if !linked_document(&linked) {
+                    return Err(LocateError::NotADocument { key: key.clone(), path: path.to_owned() });
+                }
+                return Ok(Some(FileLocation::Linked(linked)));
             }
             let path_buf = PathBuf::from(path);
             if !path_buf.is_absolute() {
                 return Err(LocateError::RelativeLink { key: key.clone(), path: path.to_owned() });
+            }
+            if !linked_document(&path_buf) {
+                return Err(LocateError::NotADocument { key: key.clone(), path: path.to_owned() });
             }
             Ok(Some(FileLocation::Linked(path_buf)))
         }
@@ -175,6 +202,30 @@ mod tests {
             locate(&absolute, Path::new("/d"), None, false),
             Err(LocateError::LinkedOutsideUserLibrary { .. })
         ));
+    }
+
+    #[test]
+    fn a_link_reaches_documents_only() {
+        for path in [
+            "/home/r/.ssh/id_rsa",
+            "/home/r/.mozilla/firefox/x.default/key4.db",
+            "/etc/shadow",
+            "/home/r/.config/paper.pdf",
+            "/home/r/notes.sh",
+        ] {
+            let link = attachment(json!({"linkMode": "linked_file", "path": path}));
+            let refused = locate(&link, Path::new("/d"), None, true);
+            assert!(matches!(refused, Err(LocateError::NotADocument { .. })), "{path}: {refused:?}");
+        }
+        let hidden_base = attachment(json!({"linkMode": "linked_file", "path": "attachments:.git/config.txt"}));
+        assert!(matches!(
+            locate(&hidden_base, Path::new("/d"), Some(Path::new("/base")), true),
+            Err(LocateError::NotADocument { .. })
+        ));
+        for path in ["/home/r/Papers/Smith 2020.PDF", "/srv/books/a.epub", "/home/r/notes/reading.txt"] {
+            let link = attachment(json!({"linkMode": "linked_file", "path": path}));
+            assert!(matches!(locate(&link, Path::new("/d"), None, true), Ok(Some(FileLocation::Linked(_)))), "{path}");
+        }
     }
 
     #[test]

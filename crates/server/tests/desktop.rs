@@ -281,6 +281,13 @@ async fn a_new_file_is_stored_by_zotero_in_its_data_directory_and_a_rename_is_le
     let status = ok(&renamed)["planned"][0]["status"].as_str().unwrap().to_owned();
     assert!(status.starts_with("failed:") && status.contains("Rename File from Parent Metadata"), "{status}");
     assert_eq!(machine.local.simulator().item(LIB, &key).unwrap()["data"]["filename"], "stored.pdf");
+
+    // Deleted for good, Zotero erases the attachment's folder with it.
+    let delete = json!({ "attachmentKey": key, "permanent": true });
+    let deleted = machine.call(&app, Grant::read_write("owner"), "zotero_delete_attachment", delete).await;
+    ok(&deleted);
+    assert!(machine.local.simulator().item(LIB, &key).is_none());
+    assert!(!machine.data_dir.join("storage").join(&key).exists(), "the file went with the item");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -226,6 +227,27 @@ describe('Zotero 7 on this machine: read-only', { timeout: TIMEOUT * 6 }, () => 
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('what the server says on start', { timeout: TIMEOUT * 2 }, () => {
+  const start = (url, data, env = {}) => {
+    const run = spawnSync(BIN, ['serve', '--stdio', '--local'], {
+      input: '',
+      timeout: TIMEOUT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', ZOTERO_LOCAL_URL: `${url}/api`, ZOTERO_DATA_DIR: data, ZOTERO_MCP_DATA_DIR: stateDir, HOME: stateDir, ...env },
+    });
+    return run.stderr;
+  };
+
+  test('which Zotero it found, whether it writes, and where the files are read from', () => {
+    const ten = start(process.env.LOCAL10_URL, process.env.LOCAL10_DATA);
+    assert.match(ten, /Zotero 10\.0\.2; writes through its local API; files from .*zotero10 \(ZOTERO_DATA_DIR\)/);
+    const seven = start(process.env.LOCAL7_URL, process.env.LOCAL7_DATA, { ZOTERO_API_KEY: '' });
+    assert.match(seven, /Zotero 7\.0\.15, read-only \(set ZOTERO_API_KEY to write through the Web API\)/);
+    const elsewhere = start(process.env.LOCAL10_URL, stateDir);
+    assert.match(elsewhere, /holds no zotero\.sqlite, so it is not Zotero's data directory/);
   });
 });
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use zotero_mcp_core::desktop::{locate, Desktop, FileLocation};
+use zotero_mcp_core::desktop::{linked_document, locate, Desktop, FileLocation, LocateError};
 use zotero_mcp_core::files::{FileContent, FileStore, FileStoreError, StoreKind};
 use zotero_mcp_core::platform::{Clock, HttpClient};
 use zotero_mcp_core::zotero::local::{self, DesktopInfo, LocalKey};
@@ -134,6 +134,17 @@ impl FileStore for DiskFiles {
         let located = locate(attachment, &self.data_dir, self.base_dir.as_deref(), self.personal)
             .map_err(|e| Self::boxed(e.into()))?;
         let Some(location) = located else { return Ok(None) };
+        if let FileLocation::Linked(path) = &location {
+            // The path checked is the one the bytes come from: a link to `paper.pdf` that is a symbolic link to
+            // a hidden file is refused as that file would be.
+            if let Ok(real) = tokio::fs::canonicalize(path).await {
+                if !linked_document(&real) {
+                    let error =
+                        LocateError::NotADocument { key: attachment.key.clone(), path: path.display().to_string() };
+                    return Err(Self::boxed(error.into()));
+                }
+            }
+        }
         let Some(data) = Self::read(location.path()).await.map_err(Self::boxed)? else { return Ok(None) };
         let filename = match &location {
             FileLocation::Stored(path) | FileLocation::Linked(path) => {
@@ -160,5 +171,98 @@ impl FileStore for DiskFiles {
             }
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use zotero_mcp_core::platform::HttpError;
+    use zotero_mcp_core::testing::{ManualClock, StubHttp};
+
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("zotero-mcp-desktop-unit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn desktop(http: Rc<StubHttp>, data_dir: &Path) -> NativeDesktop {
+        let data = ZoteroData { data_dir: data_dir.to_owned(), base_dir: None, found_by: "test" };
+        NativeDesktop::new("http://localhost:23119/api", &data, http, ManualClock::at(0))
+    }
+
+    fn zotero_10() -> http::Response<Vec<u8>> {
+        http::Response::builder()
+            .header("x-zotero-version", "10.0.2")
+            .header("zotero-server-id", "abcdefghijkl")
+            .body(b"Nothing to see here.".to_vec())
+            .unwrap()
+    }
+
+    fn attachment(data: serde_json::Value) -> ZoteroObject {
+        let key = data["key"].as_str().unwrap().to_owned();
+        ZoteroObject { key, version: 1, meta: Default::default(), data: data.as_object().cloned().unwrap() }
+    }
+
+    #[tokio::test]
+    async fn zotero_started_after_the_server_is_found_on_the_next_call_and_then_kept() {
+        let http = StubHttp::strict();
+        http.enqueue(Err(HttpError::Transport { url: "http://localhost:23119/api/".into(), reason: "refused".into() }));
+        http.enqueue(Ok(zotero_10()));
+        let dir = temp_dir("probe");
+        let desktop = desktop(http.clone(), &dir);
+        let first = desktop.zotero().await.unwrap_err();
+        assert!(first.to_string().contains("Start Zotero"), "{first}");
+        let info = desktop.zotero().await.unwrap();
+        assert!(info.accepts_writes());
+        // Kept: what it accepts is decided once, and no request is sent for it again.
+        assert_eq!(desktop.zotero().await.unwrap(), info);
+        assert_eq!(http.requests().len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn stored_files_are_read_from_storage_and_zoteros_cache_beside_them_is_no_file() {
+        let dir = temp_dir("stored");
+        let desktop = desktop(StubHttp::strict(), &dir);
+        let folder = dir.join("storage").join("ABCD2345");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join(".zotero-ft-cache"), b"cache").unwrap();
+        let key = ObjectKey::parse("ABCD2345").unwrap();
+        assert!(!desktop.files(true).has_file(&key).await.unwrap(), "only Zotero's cache is there");
+        std::fs::write(folder.join("paper.pdf"), b"%PDF-1.4").unwrap();
+        assert!(desktop.files(true).has_file(&key).await.unwrap());
+        let item = attachment(json!({"key": "ABCD2345", "linkMode": "imported_file", "filename": "paper.pdf"}));
+        let read = desktop.files(true).fetch(&item, &key).await.unwrap().unwrap();
+        assert_eq!((read.filename.as_str(), read.data.as_slice()), ("paper.pdf", b"%PDF-1.4".as_slice()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_linked_pdf_that_is_a_symbolic_link_to_a_hidden_file_is_refused() {
+        let dir = temp_dir("linked");
+        let secret = dir.join(".ssh").join("id_rsa");
+        std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+        std::fs::write(&secret, b"PRIVATE KEY").unwrap();
+        let disguised = dir.join("paper.pdf");
+        std::os::unix::fs::symlink(&secret, &disguised).unwrap();
+        let real = dir.join("real.pdf");
+        std::fs::write(&real, b"%PDF-1.4 real").unwrap();
+        let desktop = desktop(StubHttp::strict(), &dir);
+        let key = ObjectKey::parse("LNKD2345").unwrap();
+        let link = |path: &Path| {
+            attachment(json!({"key": "LNKD2345", "linkMode": "linked_file", "path": path.display().to_string()}))
+        };
+        let refused = desktop.files(true).fetch(&link(&disguised), &key).await.unwrap_err();
+        assert!(refused.to_string().contains("not a document this server reads"), "{refused}");
+        let read = desktop.files(true).fetch(&link(&real), &key).await.unwrap().unwrap();
+        assert_eq!(read.data, b"%PDF-1.4 real");
+        // Groups have no linked files.
+        assert!(desktop.files(false).fetch(&link(&real), &key).await.is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -356,7 +356,20 @@ impl LocalApi {
         let Ok(inner) = builder.header("zotero-api-key", &self.web_key).body(body) else {
             return text(400, "Bad request");
         };
+        let deleting = (inner.method() == http::Method::DELETE).then(|| upload::library_of(library_path)).flatten();
+        let before: Vec<String> = match deleting {
+            Some(library) => {
+                self.sim.items(library).iter().filter_map(|i| i["key"].as_str().map(str::to_owned)).collect()
+            }
+            None => Vec::new(),
+        };
         let mut response = self.sim.handle(inner);
+        if let (Some(library), true, Some(dir)) = (deleting, response.status().is_success(), &self.data_dir) {
+            // Zotero erases a deleted attachment's folder (`Item._eraseData`), its children's with it.
+            for key in before.iter().filter(|key| self.sim.item(library, key).is_none()) {
+                let _ = std::fs::remove_dir_all(dir.join("storage").join(key));
+            }
+        }
         if library_path.ends_with("/fulltext") {
             // The full-text listing's `since` is the index's own counter: Zotero sends no library version.
             response.headers_mut().remove("last-modified-version");

@@ -250,7 +250,7 @@ fn place(folder: &Path, filename: &str, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// The library of a Web API path (`/users/<id>/…`, `/groups/<id>/…`).
-fn library_of(library_path: &str) -> Option<LibraryRef> {
+pub(super) fn library_of(library_path: &str) -> Option<LibraryRef> {
     let mut segments = library_path.trim_start_matches('/').split('/');
     let kind = segments.next()?;
     let id: u64 = segments.next()?.parse().ok()?;
