@@ -192,3 +192,79 @@ fn the_stdio_server_answers_each_line_and_exits_when_input_ends() {
     assert_eq!(by_id(serde_json::Value::Null)["error"]["code"], -32700);
     assert_eq!(by_id(2.into())["error"]["code"], -32022, "an unsupported modern version is refused");
 }
+
+#[test]
+fn an_http_server_on_zotero_desktop_serves_its_library_and_files() {
+    use zotero_sim::local::Flavour;
+    use zotero_sim::server::{LocalOptions, Options};
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap();
+    let zotero_dir = data_dir("http-local-zotero");
+    let options = Options {
+        listen: format!("127.0.0.1:{port}"),
+        demo: true,
+        api_key: "demo".into(),
+        user_id: zotero_sim::DEMO_USER_ID,
+        exit_after: Some(60),
+        control: false,
+        storage_listen: None,
+        demo_files_on_zotero_storage: false,
+        storage_origin: None,
+        demo_groups: false,
+        local: Some(LocalOptions {
+            flavour: Flavour::Zotero10,
+            data_dir: Some(zotero_dir.clone()),
+            disabled: false,
+            dialog: zotero_sim::local::DialogAnswer::AlwaysAllow,
+        }),
+    };
+    std::thread::spawn(move || zotero_sim::server::run(&options));
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "zotero-sim did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while !zotero_dir.join("zotero.sqlite").exists() {
+        assert!(std::time::Instant::now() < deadline, "the data directory was not laid out");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let local_url = format!("http://127.0.0.1:{port}/api");
+    let zotero_dir_text = zotero_dir.display().to_string();
+    let vars = [
+        ("ZOTERO_MCP_TOKEN", "desktop-token"),
+        ("ZOTERO_LOCAL_URL", local_url.as_str()),
+        ("ZOTERO_DATA_DIR", zotero_dir_text.as_str()),
+        ("HOME", zotero_dir_text.as_str()),
+    ];
+    let (mut child, url) = start_http_with("http-local", &vars, &["--local"]);
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let call = |name: &str, arguments: serde_json::Value| -> serde_json::Value {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": name, "arguments": arguments, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": { "name": "serve-test", "version": "1" },
+                "io.modelcontextprotocol/clientCapabilities": {} } }
+        });
+        let answer = client
+            .post(&url)
+            .bearer_auth("desktop-token")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", name)
+            .body(body.to_string())
+            .send()
+            .expect("an answer");
+        assert_eq!(answer.status().as_u16(), 200);
+        let text = answer.text().expect("a body");
+        serde_json::from_str::<serde_json::Value>(&text).expect("JSON")["result"].clone()
+    };
+    let read = call("zotero_read_attachment", serde_json::json!({ "itemKey": "A6JVMAK4", "fromPage": 1, "toPage": 1 }));
+    assert_eq!(read["structuredContent"]["source"], "zotero-desktop", "{read}");
+    let libraries = call("zotero_list_libraries", serde_json::json!({}));
+    assert_eq!(libraries["structuredContent"]["libraries"][0]["library"], "users/0", "{libraries}");
+    let _ = child.kill();
+    let _ = std::fs::remove_dir_all(&zotero_dir);
+}

@@ -282,6 +282,17 @@ async fn a_new_file_is_stored_by_zotero_in_its_data_directory_and_a_rename_is_le
     assert!(status.starts_with("failed:") && status.contains("Rename File from Parent Metadata"), "{status}");
     assert_eq!(machine.local.simulator().item(LIB, &key).unwrap()["data"]["filename"], "stored.pdf");
 
+    // Replaced through the local API: Zotero puts the new bytes in place; the journal says the earlier file is
+    // not kept.
+    let newer = zotero_mcp_core::testing::pdf_of_pages(&["The second version of the file"]);
+    let replace = json!({ "replaceAttachmentKey": key, "base64Data": base64_of(&newer) });
+    let replaced = machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", replace).await;
+    assert_eq!(ok(&replaced)["replaced"], true, "{replaced}");
+    assert_eq!(std::fs::read(machine.data_dir.join("storage").join(&key).join("stored.pdf")).unwrap(), newer);
+    let journal = machine.call(&app, Grant::read_write("owner"), "zotero_undo", json!({})).await;
+    let limits = ok(&journal)["entries"][0]["limits"].to_string();
+    assert!(limits.contains("Zotero Desktop replaced it in its data directory"), "{journal}");
+
     // Deleted for good, Zotero erases the attachment's folder with it.
     let delete = json!({ "attachmentKey": key, "permanent": true });
     let deleted = machine.call(&app, Grant::read_write("owner"), "zotero_delete_attachment", delete).await;

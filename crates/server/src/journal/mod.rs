@@ -99,18 +99,19 @@ impl Entry {
                 plural(self.omitted)
             ));
         }
-        let lost: Vec<&str> = self
-            .files
-            .iter()
-            .filter(|f| !f.kept && f.store == StoreKind::ZoteroStorage)
-            .map(|f| f.key.as_str())
-            .collect();
-        if !lost.is_empty() {
-            limits.push(format!(
-                "The earlier file of {} is not kept: Zotero Storage holds one file per attachment, so undoing \
-                 restores the attachment's fields but not the earlier file.",
-                lost.join(", ")
-            ));
+        for (store, why) in [
+            (StoreKind::ZoteroStorage, "Zotero Storage holds one file per attachment"),
+            (StoreKind::Desktop, "Zotero Desktop replaced it in its data directory"),
+        ] {
+            let lost: Vec<&str> =
+                self.files.iter().filter(|f| !f.kept && f.store == store).map(|f| f.key.as_str()).collect();
+            if !lost.is_empty() {
+                limits.push(format!(
+                    "The earlier file of {} is not kept: {why}, so undoing restores the attachment's fields but not \
+                     the earlier file.",
+                    lost.join(", ")
+                ));
+            }
         }
         limits
     }
