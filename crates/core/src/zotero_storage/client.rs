@@ -130,8 +130,14 @@ impl ZoteroStorage {
             library_id: None,
             base_url: Some(base.to_owned()),
         };
-        let mut storage = Self::new(&settings, library_prefix, http, clock, policy)
-            .map_err(|e| ZoteroStorageError::Config(format!("ZOTERO_LOCAL_URL: {e}")))?;
+        let on_loopback = parse_url(base).is_ok_and(|url| url.host().is_some_and(|h| is_loopback_host(&h)));
+        if !on_loopback && !base.trim().starts_with("https://") {
+            return Err(ZoteroStorageError::Config(format!(
+                "ZOTERO_LOCAL_URL must be Zotero Desktop on this machine (http://localhost:23119/api) or an https \
+                 URL, not `{base}`: files are sent there"
+            )));
+        }
+        let mut storage = Self::new(&settings, library_prefix, http, clock, policy)?;
         storage.desktop = Some(access);
         Ok(storage)
     }
