@@ -54,7 +54,18 @@ const code = await run(
       approval = (async () => {
         const consent = await postForm(line, { password: TEST_PASSWORD, scope: ['zotero:read'] });
         if (consent.status !== 303) throw new Error(`consent form answered ${consent.status}`);
-        await fetch(consent.headers.get('location'));
+        // The suite prints the URL before its callback server listens ("Callback server started" comes after):
+        // a redirect followed at once can find nothing there. Deliver it when the server is up (10 s at most).
+        const callback = consent.headers.get('location');
+        for (let attempt = 0; ; attempt += 1) {
+          try {
+            await fetch(callback, { signal: AbortSignal.timeout(10_000) });
+            break;
+          } catch (error) {
+            if (attempt >= 50) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        }
       })().catch((error) => console.error(`conformance-authorization: ${error.message}`));
     }
   },
