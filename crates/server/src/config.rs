@@ -101,6 +101,19 @@ pub struct Config {
     pub desktop: Option<Rc<dyn Desktop>>,
 }
 
+impl Config {
+    /// Zotero Desktop, when the server runs on it. Always `None` in a build without the `desktop` feature (the
+    /// Worker's): every desktop route hangs off this, so the optimizer drops them all there.
+    #[inline]
+    pub fn desktop(&self) -> Option<&Rc<dyn Desktop>> {
+        if cfg!(any(test, feature = "desktop")) {
+            self.desktop.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
 /// Where the settings live, which is all that differs between the shells in what a person is told to do about
 /// a missing one (issue 26: the core crate names the variable; the shell says how to set it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -130,6 +130,7 @@ pub struct RequestContext {
 /// Zotero is (probed once for the process) and the settings, before the tool runs, so every writer the call
 /// is handed follows it: no tool decides where its writes go, or whether they may.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(any(test, feature = "desktop")), allow(dead_code))]
 enum DesktopRoute {
     /// Everything through the local API; writes too, unless `read_only` says why not.
     Local { info: DesktopInfo, read_only: Option<String> },
@@ -195,12 +196,22 @@ impl RequestContext {
     /// every tool, with whether the tool may write. Fails, before anything else is sent, when Zotero does not
     /// answer (not running, local API off), with what to do.
     pub async fn reach_desktop(&self, may_write: bool) -> Result<(), ZoteroError> {
-        let Some(desktop) = &self.config.desktop else { return Ok(()) };
-        if self.desktop_route.get().is_some() {
-            return Ok(());
+        // Compiled out of the Worker, which never runs on a desktop: an async branch stays linked even when it
+        // cannot run (the state machine keeps every state), and so would everything it calls.
+        #[cfg(any(test, feature = "desktop"))]
+        if let (Some(desktop), None) = (self.config.desktop(), self.desktop_route.get()) {
+            let info = desktop.zotero().await?;
+            let _ = self.desktop_route.set(self.desktop_route_for(info, may_write));
         }
-        let info = desktop.zotero().await?;
-        let route = if info.accepts_writes() {
+        #[cfg(not(any(test, feature = "desktop")))]
+        let _ = may_write;
+        Ok(())
+    }
+
+    /// The route of a call to the running Zotero `info`, given whether the call may write.
+    #[cfg(any(test, feature = "desktop"))]
+    fn desktop_route_for(&self, info: DesktopInfo, may_write: bool) -> DesktopRoute {
+        if info.accepts_writes() {
             DesktopRoute::Local { info, read_only: None }
         } else if may_write && self.config.zotero_api_key.is_some() {
             DesktopRoute::WebApi
@@ -213,14 +224,12 @@ impl RequestContext {
                 info.describe()
             );
             DesktopRoute::Local { info, read_only: Some(reason) }
-        };
-        let _ = self.desktop_route.set(route);
-        Ok(())
+        }
     }
 
     /// Whether this call reads Zotero Desktop's local API (not the Web API).
     pub fn on_desktop(&self) -> bool {
-        self.config.desktop.is_some() && !matches!(self.desktop_route.get(), Some(DesktopRoute::WebApi))
+        self.config.desktop().is_some() && !matches!(self.desktop_route.get(), Some(DesktopRoute::WebApi))
     }
 
     /// How many outbound requests (Zotero, the file store, registries, downloads) this request has sent.
@@ -232,7 +241,8 @@ impl RequestContext {
     /// request, once the key's access says it may: the registry calls this for a call's `library` argument before
     /// the tool runs. The configured library changes nothing. Must come before any client is made.
     pub async fn select_library(&self, given: &str) -> Result<(), LibraryRefused> {
-        if let (Some(desktop), true) = (&self.config.desktop, self.on_desktop()) {
+        #[cfg(any(test, feature = "desktop"))]
+        if let (Some(desktop), true) = (self.config.desktop(), self.on_desktop()) {
             let personal = self.desktop_client(desktop.as_ref(), LibraryId { kind: LibraryKind::User, id: 0 });
             if let Some(selected) = library::select_on_desktop(&personal, given, self.desktop_writes()).await? {
                 // Before any client: they are made for the library chosen here.
@@ -281,7 +291,7 @@ impl RequestContext {
     /// Storage, unless `FILE_STORAGE` names one (`webdav`, `zotero`). Always a store when `Ok` (the `Option` is
     /// the readers' "no store", kept for callers without one).
     pub async fn files(&self) -> Result<Option<&dyn FileStore>, FilesUnavailable> {
-        if let Some(desktop) = &self.config.desktop {
+        if let Some(desktop) = self.config.desktop() {
             // On Zotero Desktop every file is on this disk, whichever route the call's writes take.
             let personal = self.library.get().is_none_or(|selected| selected.id.kind == LibraryKind::User);
             return Ok(Some(desktop.files(personal)));
@@ -298,7 +308,8 @@ impl RequestContext {
     pub async fn file_writer(&self) -> Result<FileWriter<'_>, WriterRefused> {
         self.may_write()?;
         self.check_confirmed()?;
-        if let (Some(desktop), true) = (&self.config.desktop, self.on_desktop()) {
+        #[cfg(any(test, feature = "desktop"))]
+        if let (Some(desktop), true) = (self.config.desktop(), self.on_desktop()) {
             // Through the local API's own upload: Zotero itself puts the file in storage/<KEY>/ and records its
             // hash and time, as for a file dragged onto the item. Nothing is written into its data directory
             // behind its back.
@@ -316,7 +327,7 @@ impl RequestContext {
     /// Where the configured library keeps its files, from the settings alone (no request); `None` when they are
     /// unusable (what [`Self::files`] would then say).
     pub fn configured_store(&self) -> Option<StoreKind> {
-        if self.config.desktop.is_some() {
+        if self.config.desktop().is_some() {
             return Some(StoreKind::Desktop);
         }
         Some(match self.config.file_store().ok()? {
@@ -336,7 +347,7 @@ impl RequestContext {
         if !self.grant.allows(Scope::Write) {
             return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
         }
-        if self.config.desktop.is_some() {
+        if self.config.desktop().is_some() {
             match self.desktop_route.get() {
                 Some(DesktopRoute::Local { read_only: Some(reason), .. }) => {
                     return Err(WriterRefused::ReadOnlyDesktop { tool: self.tool.get(), reason: reason.clone() });
@@ -405,6 +416,7 @@ impl RequestContext {
 
     /// Zotero Desktop's file writer for the call's library: the three steps of a Zotero Storage upload, sent to
     /// its local API.
+    #[cfg(any(test, feature = "desktop"))]
     async fn desktop_storage(&self, desktop: &dyn Desktop) -> Result<&ZoteroStorageWriter, FilesUnavailable> {
         if let Some(storage) = self.zotero_storage.get() {
             return Ok(storage);
@@ -428,6 +440,7 @@ impl RequestContext {
     }
 
     /// Whether the local API takes this call's writes (for the rights of a library chosen on the desktop).
+    #[cfg(any(test, feature = "desktop"))]
     fn desktop_writes(&self) -> bool {
         matches!(self.desktop_route.get(), Some(DesktopRoute::Local { read_only: None, .. }))
     }
@@ -692,7 +705,7 @@ impl RequestContext {
         if let Some(client) = self.zotero.get() {
             return Ok(client);
         }
-        if let (Some(desktop), true) = (&self.config.desktop, self.on_desktop()) {
+        if let (Some(desktop), true) = (self.config.desktop(), self.on_desktop()) {
             // The desktop's own library is users/0 whoever is signed in to it.
             let library = self.library.get().map_or(LibraryId { kind: LibraryKind::User, id: 0 }, |s| s.id);
             let client = self.desktop_client(desktop.as_ref(), library);

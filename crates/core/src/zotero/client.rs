@@ -389,9 +389,23 @@ impl ZoteroClient {
         max: usize,
     ) -> Result<Page<T>, ZoteroError> {
         let path = self.items_path(ItemScope::Children(key)).await?;
-        if !self.is_desktop() || query.has("itemType") {
-            return self.list(path, query, max).await;
+        // Compiled out of the Worker, which never reads the desktop (an async branch stays linked even when it
+        // cannot run).
+        #[cfg(any(test, feature = "desktop"))]
+        if self.is_desktop() && !query.has("itemType") {
+            return self.list_children_with_annotations(path, query, max).await;
         }
+        self.list(path, query, max).await
+    }
+
+    /// [`Self::list_children`] on Zotero Desktop: the bare listing and the annotations, asked for together.
+    #[cfg(any(test, feature = "desktop"))]
+    async fn list_children_with_annotations<T: DeserializeOwned>(
+        &self,
+        path: String,
+        query: &Query,
+        max: usize,
+    ) -> Result<Page<T>, ZoteroError> {
         let annotations = query.clone().item_type("annotation");
         let (rest, annotated) =
             futures_util::future::join(self.list(path.clone(), query, max), self.list(path, &annotations, max)).await;

@@ -144,16 +144,37 @@ impl Transport {
 
     /// Whether this transport talks to Zotero Desktop's local API.
     pub fn is_local(&self) -> bool {
-        self.local.is_some()
+        self.local().is_some()
+    }
+
+    /// The local API's access, when this transport talks to Zotero Desktop. Always `None` in a build without the
+    /// `desktop` feature (the Worker's), so the optimizer drops every desktop branch there.
+    #[inline]
+    fn local(&self) -> Option<&LocalApiAccess> {
+        if cfg!(any(test, feature = "desktop")) {
+            self.local.as_ref()
+        } else {
+            None
+        }
     }
 
     /// Sends `call`. On the local API a write first needs a local key (Zotero's dialog gives one), and a 401
     /// (the key missing or spent) is answered by one fresh authorization and one resend: Zotero refused the write
     /// before changing anything, so the resend cannot apply it twice.
     pub async fn execute(&self, call: &Call) -> Result<Reply, ZoteroError> {
-        let Some(local) = self.local.as_ref().filter(|_| is_write(&call.method)) else {
-            return self.execute_once(call).await;
-        };
+        // Compiled out of the Worker: an async branch stays linked even when it can never run (the state
+        // machine's resume switch keeps every state).
+        #[cfg(any(test, feature = "desktop"))]
+        if let Some(local) = self.local().filter(|_| is_write(&call.method)) {
+            return self.execute_local_write(local, call).await;
+        }
+        self.execute_once(call).await
+    }
+
+    /// A write on Zotero Desktop's local API: with a local key, asked for first if there is none, and once more
+    /// on a 401.
+    #[cfg(any(test, feature = "desktop"))]
+    async fn execute_local_write(&self, local: &LocalApiAccess, call: &Call) -> Result<Reply, ZoteroError> {
         if local.key.get().is_none() {
             self.authorize(local).await?;
         }
@@ -168,6 +189,7 @@ impl Transport {
     }
 
     /// Asks Zotero for a local write key ([`local::authorize`]).
+    #[cfg(any(test, feature = "desktop"))]
     async fn authorize(&self, local: &LocalApiAccess) -> Result<(), ZoteroError> {
         local::authorize(self.http.as_ref(), self.clock.as_ref(), &self.base_url, local).await
     }
@@ -185,7 +207,7 @@ impl Transport {
                 .await
                 .ok_or(HttpError::Timeout { url, after_ms: timeout })
                 .and_then(|sent| sent)
-                .map_err(|error| match &self.local {
+                .map_err(|error| match self.local() {
                     // Nothing answers on the desktop's port: Zotero is not running (or listens elsewhere).
                     Some(_) if matches!(error, HttpError::Transport { .. }) => {
                         local::unreachable(&self.base_url, &error)
@@ -204,7 +226,7 @@ impl Transport {
                 });
             }
             match status.as_u16() {
-                412 if self.local.is_some() && body.starts_with(b"Zotero-Server-ID") => {
+                412 if self.is_local() && body.starts_with(b"Zotero-Server-ID") => {
                     return Err(ZoteroError::DesktopChanged { url: self.base_url.clone() });
                 }
                 412 => return Err(ZoteroError::Conflict { method: call.method.to_string(), path: call.path.clone() }),
@@ -222,7 +244,7 @@ impl Transport {
                     self.clock.sleep(wait).await;
                     attempt += 1;
                 }
-                403 if self.local.is_some() && body.starts_with(b"Local API is not enabled") => {
+                403 if self.is_local() && body.starts_with(b"Local API is not enabled") => {
                     return Err(ZoteroError::LocalApiOff { url: self.base_url.clone() });
                 }
                 code => {
@@ -252,7 +274,7 @@ impl Transport {
         }
         let mut builder =
             http::Request::builder().method(call.method.clone()).uri(&url).header("zotero-api-version", "3");
-        builder = match &self.local {
+        builder = match self.local() {
             None => builder.header("zotero-api-key", &self.api_key),
             Some(local) => {
                 // Reads need no key; a write carries the local one. The instance id goes on every request, so a

@@ -144,12 +144,24 @@ impl ZoteroStorage {
 
     /// Whether this stores files through Zotero Desktop's local API.
     pub fn is_desktop(&self) -> bool {
-        self.desktop.is_some()
+        self.desktop_access().is_some()
+    }
+
+    /// The local API's access; always `None` without the `desktop` feature (the Worker's build), so the
+    /// optimizer drops the desktop branches there.
+    #[inline]
+    fn desktop_access(&self) -> Option<&LocalApiAccess> {
+        if cfg!(any(test, feature = "desktop")) {
+            self.desktop.as_ref()
+        } else {
+            None
+        }
     }
 
     /// The local API's base URL and access, for Zotero Desktop.
+    #[cfg(any(test, feature = "desktop"))]
     pub(super) fn desktop(&self) -> Option<(&str, &LocalApiAccess)> {
-        self.desktop.as_ref().map(|access| (self.base.as_str(), access))
+        self.desktop_access().map(|access| (self.base.as_str(), access))
     }
 
     /// The path of an item's file below the base URL: `/users/1/items/ABCD2345/file`.
@@ -172,7 +184,7 @@ impl ZoteroStorage {
             .uri(&url)
             .header("zotero-api-version", "3")
             .header("user-agent", USER_AGENT);
-        builder = match &self.desktop {
+        builder = match self.desktop_access() {
             None => builder.header("zotero-api-key", &self.api_key),
             Some(access) => {
                 if let Some(key) = access.key.get().filter(|_| writes) {

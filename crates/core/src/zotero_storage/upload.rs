@@ -8,7 +8,7 @@ use super::client::{api_error, header_number, Purpose, ZoteroStorage, ZoteroStor
 use super::error::ZoteroStorageError;
 use crate::platform::HttpResponse;
 use crate::webdav::{md5_hex, pack};
-use crate::zotero::{local, ObjectKey};
+use crate::zotero::ObjectKey;
 
 /// The most read of an API or storage answer during an upload: a small JSON or XML document.
 const ANSWER_LIMIT: usize = 1024 * 1024;
@@ -192,17 +192,21 @@ impl ZoteroStorageWriter {
             let request = self.api_request(Method::POST, path, &headers, form.clone().into_bytes())?;
             self.send(request, ANSWER_LIMIT, self.policy.request_timeout_ms).await
         };
-        let Some((base, access)) = self.desktop() else { return send().await };
-        let authorize = || local::authorize(self.http.as_ref(), self.clock.as_ref(), base, access);
-        if access.key.get().is_none() {
+        // Compiled out of the Worker, which never has a desktop (an async branch stays linked even when it
+        // cannot run).
+        #[cfg(any(test, feature = "desktop"))]
+        if let Some((base, access)) = self.desktop() {
+            let authorize = || crate::zotero::local::authorize(self.http.as_ref(), self.clock.as_ref(), base, access);
+            if access.key.get().is_none() {
+                authorize().await?;
+            }
+            let answer = send().await?;
+            if answer.status() != http::StatusCode::UNAUTHORIZED {
+                return Ok(answer);
+            }
+            access.key.set(None);
             authorize().await?;
         }
-        let answer = send().await?;
-        if answer.status() != http::StatusCode::UNAUTHORIZED {
-            return Ok(answer);
-        }
-        access.key.set(None);
-        authorize().await?;
         send().await
     }
 }

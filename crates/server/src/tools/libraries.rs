@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::files::StoreKind;
-use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError};
+use zotero_mcp_core::zotero::{LibraryId, LibraryKind};
 
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -88,6 +88,8 @@ impl Tool for ListLibraries {
 
     async fn call(ctx: &RequestContext, _: ListLibrariesInput) -> Result<ListLibrariesOutput, ToolError> {
         let zotero = ctx.zotero()?;
+        // Compiled out of the Worker, which never runs on a desktop.
+        #[cfg(any(test, feature = "desktop"))]
         if ctx.on_desktop() {
             return Ok(on_desktop(ctx, zotero).await?);
         }
@@ -138,7 +140,11 @@ impl Tool for ListLibraries {
 
 /// The libraries of Zotero Desktop: its own (`users/0`) and the groups it has synced (the local API has no
 /// `/keys/current`; what may be written is what the running Zotero takes).
-async fn on_desktop(ctx: &RequestContext, zotero: &ZoteroClient) -> Result<ListLibrariesOutput, ZoteroError> {
+#[cfg(any(test, feature = "desktop"))]
+async fn on_desktop(
+    ctx: &RequestContext,
+    zotero: &zotero_mcp_core::zotero::ZoteroClient,
+) -> Result<ListLibrariesOutput, zotero_mcp_core::zotero::ZoteroError> {
     let write = ctx.may_write().is_ok();
     let entry = |library: LibraryId, name: String, items: Option<u64>| LibraryOut {
         library: library.path(),
