@@ -405,13 +405,17 @@ impl RequestContext {
 
     /// A client of Zotero Desktop's local API for `library`, naming the instance first probed.
     fn desktop_client(&self, desktop: &dyn Desktop, library: LibraryId) -> ZoteroWriter {
+        let (http, clock) = (self.platform.http.clone(), self.platform.clock.clone());
+        ZoteroWriter::for_desktop(desktop.api_base(), library, self.desktop_access(desktop), http, clock)
+    }
+
+    /// How this call's requests to Zotero Desktop name it: the instance first probed, and the process's key.
+    fn desktop_access(&self, desktop: &dyn Desktop) -> LocalApiAccess {
         let server_id = match self.desktop_route.get() {
             Some(DesktopRoute::Local { info, .. }) => info.server_id.clone(),
             _ => None,
         };
-        let access = LocalApiAccess { server_id, key: desktop.key() };
-        let (http, clock) = (self.platform.http.clone(), self.platform.clock.clone());
-        ZoteroWriter::for_desktop(desktop.api_base(), library, access, http, clock)
+        LocalApiAccess { server_id, key: desktop.key() }
     }
 
     /// Zotero Desktop's file writer for the call's library: the three steps of a Zotero Storage upload, sent to
@@ -422,11 +426,7 @@ impl RequestContext {
             return Ok(storage);
         }
         let library = self.client()?.library_prefix().await?.to_owned();
-        let server_id = match self.desktop_route.get() {
-            Some(DesktopRoute::Local { info, .. }) => info.server_id.clone(),
-            _ => None,
-        };
-        let access = LocalApiAccess { server_id, key: desktop.key() };
+        let access = self.desktop_access(desktop);
         let (http, clock) = (self.platform.http.clone(), self.platform.clock.clone());
         let storage = ZoteroStorageWriter::for_desktop(
             desktop.api_base(),

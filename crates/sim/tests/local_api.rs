@@ -291,3 +291,21 @@ async fn a_file_stored_through_zotero_10_lands_in_the_data_directory() {
     let _ =
         std::fs::remove_dir_all(dir.with_file_name(format!("{}-papers", dir.file_name().unwrap().to_string_lossy())));
 }
+
+#[tokio::test]
+async fn a_sixth_dialog_in_a_minute_is_refused_with_when_to_try_again_and_nothing_written() {
+    let api = desktop(Flavour::Zotero10);
+    api.answer_dialogs(DialogAnswer::Allow);
+    let (writer, _) = clients(&api, Some(SERVER_ID));
+    for i in 0..5 {
+        writer.write_objects(ObjectKind::Items, &[note(&format!("note {i}"))]).await.unwrap();
+    }
+    let before = api.simulator().library_version(LIB);
+    let error = writer.write_objects(ObjectKind::Items, &[note("one too many")]).await.unwrap_err();
+    assert!(
+        matches!(error, ZoteroError::Unavailable { status: 429, retry_after_secs, .. } if retry_after_secs >= 1),
+        "{error}"
+    );
+    assert_eq!(api.simulator().library_version(LIB), before, "the write that found no key was not sent");
+    assert_eq!(api.dialogs_shown(), 5, "the refused sixth is not a dialog shown");
+}

@@ -151,7 +151,8 @@ describe('Zotero 10 on this machine: files from disk, writes through the local A
     }
   });
 
-  test('reads a linked file from where the person keeps it', { skip: !LINKED && 'no linked file in this simulator' }, async () => {
+  test('reads a linked file from where the person keeps it', async () => {
+    assert.ok(LINKED && LINKED_PHRASE, 'scripts/e2e.sh sets LOCAL_LINKED_KEY and LOCAL_LINKED_PHRASE');
     const client = await connect({ url: process.env.LOCAL10_URL, data: process.env.LOCAL10_DATA });
     try {
       const read = await ok(client, 'zotero_read_attachment', { itemKey: LINKED, fromPage: 2, toPage: 2 });

@@ -11,6 +11,7 @@ below turns that into a failure naming the tool, the failing path and the argume
 against a stand-in that answers wrongly, that the SDK does refuse such an answer."""
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -134,10 +135,11 @@ async def check_read_only(data_dir: str) -> str:
     return "a read-only server refuses a write"
 
 
-def desktop(data_dir: str, flavour: str) -> StdioServerParameters:
-    """`serve --stdio --local` on the simulator's Zotero 10 or Zotero 7 (LOCAL10_URL / LOCAL7_URL and their data
-    directories, set by scripts/e2e.sh)."""
-    return StdioServerParameters(
+@contextlib.asynccontextmanager
+async def desktop(data_dir: str, flavour: str):
+    """A session with `serve --stdio --local` on the simulator's Zotero 10 or Zotero 7 (LOCAL10_URL / LOCAL7_URL
+    and their data directories, set by scripts/e2e.sh), initialized and past a search of the desktop's library."""
+    server = StdioServerParameters(
         command=os.environ["ZOTERO_MCP_BIN"],
         args=["serve", "--stdio", "--local"],
         env={
@@ -148,47 +150,49 @@ def desktop(data_dir: str, flavour: str) -> StdioServerParameters:
             "ZOTERO_MCP_DATA_DIR": data_dir,
         },
     )
-
-
-async def check_desktop_10(data_dir: str) -> str:
-    async with stdio_client(desktop(data_dir, "10")) as (read, write):
+    async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             found = await call(session, "zotero_search", {"query": "宋代", "limit": 3})
             assert not found.is_error and found.structured_content["items"], found
-            pages = await call(session, "zotero_read_attachment", {"itemKey": "A6JVMAK4", "fromPage": 1, "toPage": 5})
-            assert not pages.is_error, pages.content
-            assert pages.structured_content["source"] == "zotero-desktop", pages.structured_content["source"]
-            read = pages.structured_content["pages"]
-            # A read longer than the answer's budget stops at a page boundary; the rest is one call further.
-            assert read and read[0] == 1 and (read == [1, 2, 3, 4] or pages.structured_content.get("truncated")), read
-            assert pages.structured_content["totalPages"] == 4, pages.structured_content["totalPages"]
-            title = "Python desktop note"
-            note = await call(session, "zotero_notes", {"action": "create", "itemKey": "6FEP7ILJ", "title": title, "note": "from Python"})
-            assert not note.is_error, note.content
-            listed = await call(session, "zotero_notes", {"action": "list", "itemKey": "6FEP7ILJ"})
-            keys = [n["key"] for n in listed.structured_content["notes"]]
-            assert note.structured_content["noteKey"] in keys, keys
+            yield session
+
+
+async def check_desktop_10(data_dir: str) -> str:
+    async with desktop(data_dir, "10") as session:
+        pages = await call(session, "zotero_read_attachment", {"itemKey": "A6JVMAK4", "fromPage": 1, "toPage": 5})
+        assert not pages.is_error, pages.content
+        assert pages.structured_content["source"] == "zotero-desktop", pages.structured_content["source"]
+        read = pages.structured_content["pages"]
+        # A read longer than the answer's budget stops at a page boundary; the rest is one call further.
+        assert read and read[0] == 1 and (read == [1, 2, 3, 4] or pages.structured_content.get("truncated")), read
+        assert pages.structured_content["totalPages"] == 4, pages.structured_content["totalPages"]
+        title = "Python desktop note"
+        note = await call(session, "zotero_notes", {"action": "create", "itemKey": "6FEP7ILJ", "title": title, "note": "from Python"})
+        assert not note.is_error, note.content
+        listed = await call(session, "zotero_notes", {"action": "list", "itemKey": "6FEP7ILJ"})
+        keys = [n["key"] for n in listed.structured_content["notes"]]
+        assert note.structured_content["noteKey"] in keys, keys
     return "on Zotero 10 (--local): search, a PDF read by pages from disk, a note written through the local API"
 
 
 async def check_desktop_7(data_dir: str) -> str:
-    async with stdio_client(desktop(data_dir, "7")) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            found = await call(session, "zotero_search", {"query": "宋代", "limit": 3})
-            assert not found.is_error and found.structured_content["items"], found
-            refused = await call(session, "zotero_notes", {"action": "create", "itemKey": "6FEP7ILJ", "note": "no"})
-            assert refused.is_error, refused
-            assert "takes no writes on its local API" in refused.content[0].text, refused.content
+    async with desktop(data_dir, "7") as session:
+        refused = await call(session, "zotero_notes", {"action": "create", "itemKey": "6FEP7ILJ", "note": "no"})
+        assert refused.is_error, refused
+        assert "takes no writes on its local API" in refused.content[0].text, refused.content
     return "on Zotero 7 (--local): reads, and a write refused with what to configure"
 
 
 def main() -> int:
     failures = 0
-    checks = [check_standin, lambda: check_library(data_dir), lambda: check_read_only(data_dir)]
-    if os.environ.get("LOCAL10_URL"):
-        checks += [lambda: check_desktop_10(data_dir), lambda: check_desktop_7(data_dir)]
+    checks = [
+        check_standin,
+        lambda: check_library(data_dir),
+        lambda: check_read_only(data_dir),
+        lambda: check_desktop_10(data_dir),
+        lambda: check_desktop_7(data_dir),
+    ]
     with tempfile.TemporaryDirectory() as data_dir:
         for check in checks:
             try:

@@ -195,6 +195,47 @@ pub async fn authorize(
     }
 }
 
+/// Sends a write to the local API with the process's local key: asked for first when there is none, and once
+/// more when Zotero answers 401 (`refused` says so of an answer: the key was missing or spent), after which the
+/// same write is sent again. Zotero refused it before changing anything, so the resend cannot apply it twice;
+/// nothing else is retried. The one place that decides this for the transport and the file uploads alike.
+#[cfg(any(test, feature = "desktop"))]
+pub(crate) async fn with_local_key<T, E, F, Fut>(
+    http: &dyn HttpClient,
+    clock: &dyn Clock,
+    base: &str,
+    access: &LocalApiAccess,
+    refused: impl Fn(&Result<T, E>) -> bool,
+    send: F,
+) -> Result<T, E>
+where
+    E: From<ZoteroError>,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    if access.key.get().is_none() {
+        authorize(http, clock, base, access).await?;
+    }
+    let answer = send().await;
+    if !refused(&answer) {
+        return answer;
+    }
+    access.key.set(None);
+    authorize(http, clock, base, access).await?;
+    send().await
+}
+
+/// `access`, where this build talks to Zotero Desktop at all: always `None` without the `desktop` feature (the
+/// Worker's build), so the optimizer drops the synchronous desktop branches there.
+#[inline]
+pub(crate) fn enabled(access: &Option<LocalApiAccess>) -> Option<&LocalApiAccess> {
+    if cfg!(any(test, feature = "desktop")) {
+        access.as_ref()
+    } else {
+        None
+    }
+}
+
 /// What `POST /api/local/authorize` answered.
 pub(crate) enum Authorized {
     Key(String),

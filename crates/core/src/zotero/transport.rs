@@ -147,15 +147,10 @@ impl Transport {
         self.local().is_some()
     }
 
-    /// The local API's access, when this transport talks to Zotero Desktop. Always `None` in a build without the
-    /// `desktop` feature (the Worker's), so the optimizer drops every desktop branch there.
+    /// The local API's access, when this transport talks to Zotero Desktop ([`local::enabled`]).
     #[inline]
     fn local(&self) -> Option<&LocalApiAccess> {
-        if cfg!(any(test, feature = "desktop")) {
-            self.local.as_ref()
-        } else {
-            None
-        }
+        local::enabled(&self.local)
     }
 
     /// Sends `call`. On the local API a write first needs a local key (Zotero's dialog gives one), and a 401
@@ -166,32 +161,13 @@ impl Transport {
         // machine's resume switch keeps every state).
         #[cfg(any(test, feature = "desktop"))]
         if let Some(local) = self.local().filter(|_| is_write(&call.method)) {
-            return self.execute_local_write(local, call).await;
+            let refused =
+                |answer: &Result<Reply, ZoteroError>| matches!(answer, Err(ZoteroError::Api { status: 401, .. }));
+            let (http, clock) = (self.http.as_ref(), self.clock.as_ref());
+            return local::with_local_key(http, clock, &self.base_url, local, refused, || self.execute_once(call))
+                .await;
         }
         self.execute_once(call).await
-    }
-
-    /// A write on Zotero Desktop's local API: with a local key, asked for first if there is none, and once more
-    /// on a 401.
-    #[cfg(any(test, feature = "desktop"))]
-    async fn execute_local_write(&self, local: &LocalApiAccess, call: &Call) -> Result<Reply, ZoteroError> {
-        if local.key.get().is_none() {
-            self.authorize(local).await?;
-        }
-        match self.execute_once(call).await {
-            Err(ZoteroError::Api { status: 401, .. }) => {
-                local.key.set(None);
-                self.authorize(local).await?;
-                self.execute_once(call).await
-            }
-            other => other,
-        }
-    }
-
-    /// Asks Zotero for a local write key ([`local::authorize`]).
-    #[cfg(any(test, feature = "desktop"))]
-    async fn authorize(&self, local: &LocalApiAccess) -> Result<(), ZoteroError> {
-        local::authorize(self.http.as_ref(), self.clock.as_ref(), &self.base_url, local).await
     }
 
     /// Sends `call`, retrying 429/503 within the policy. Any other failure status is an error at once.

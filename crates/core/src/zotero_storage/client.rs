@@ -113,49 +113,15 @@ impl ZoteroStorage {
         })
     }
 
-    /// The files of `library_prefix` (`/users/0`, `/groups/<n>`) through Zotero Desktop's local API at `base`
-    /// (`http://localhost:23119/api`): Zotero itself puts a stored file where Desktop keeps it.
-    pub fn for_desktop(
-        base: &str,
-        library_prefix: &str,
-        access: LocalApiAccess,
-        http: Rc<dyn HttpClient>,
-        clock: Rc<dyn Clock>,
-        policy: StoragePolicy,
-    ) -> Result<Self, ZoteroStorageError> {
-        let settings = ZoteroSettings {
-            // Never sent: requests to the desktop carry the local key instead.
-            api_key: "local".into(),
-            library_kind: crate::zotero::LibraryKind::User,
-            library_id: None,
-            base_url: Some(base.to_owned()),
-        };
-        let on_loopback = parse_url(base).is_ok_and(|url| url.host().is_some_and(|h| is_loopback_host(&h)));
-        if !on_loopback && !base.trim().starts_with("https://") {
-            return Err(ZoteroStorageError::Config(format!(
-                "ZOTERO_LOCAL_URL must be Zotero Desktop on this machine (http://localhost:23119/api) or an https \
-                 URL, not `{base}`: files are sent there"
-            )));
-        }
-        let mut storage = Self::new(&settings, library_prefix, http, clock, policy)?;
-        storage.desktop = Some(access);
-        Ok(storage)
-    }
-
     /// Whether this stores files through Zotero Desktop's local API.
     pub fn is_desktop(&self) -> bool {
         self.desktop_access().is_some()
     }
 
-    /// The local API's access; always `None` without the `desktop` feature (the Worker's build), so the
-    /// optimizer drops the desktop branches there.
+    /// The local API's access ([`crate::zotero::local::enabled`]).
     #[inline]
     fn desktop_access(&self) -> Option<&LocalApiAccess> {
-        if cfg!(any(test, feature = "desktop")) {
-            self.desktop.as_ref()
-        } else {
-            None
-        }
+        crate::zotero::local::enabled(&self.desktop)
     }
 
     /// The local API's base URL and access, for Zotero Desktop.
@@ -270,7 +236,8 @@ impl std::ops::Deref for ZoteroStorageWriter {
 }
 
 impl ZoteroStorageWriter {
-    /// As [`ZoteroStorage::for_desktop`].
+    /// Stores the files of `library_prefix` (`/users/0`, `/groups/<n>`) through Zotero Desktop's local API at `base`
+    /// (`http://localhost:23119/api`): Zotero itself puts a stored file where Desktop keeps it.
     pub fn for_desktop(
         base: &str,
         library_prefix: &str,
@@ -279,10 +246,23 @@ impl ZoteroStorageWriter {
         clock: Rc<dyn Clock>,
         policy: StoragePolicy,
     ) -> Result<Self, ZoteroStorageError> {
-        Ok(Self {
-            storage: ZoteroStorage::for_desktop(base, library_prefix, access, http, clock, policy)?,
-            log: crate::file_changes::FileLog::default(),
-        })
+        let settings = ZoteroSettings {
+            // Never sent: requests to the desktop carry the local key instead.
+            api_key: "local".into(),
+            library_kind: crate::zotero::LibraryKind::User,
+            library_id: None,
+            base_url: Some(base.to_owned()),
+        };
+        let on_loopback = parse_url(base).is_ok_and(|url| url.host().is_some_and(|h| is_loopback_host(&h)));
+        if !on_loopback && !base.trim().starts_with("https://") {
+            return Err(ZoteroStorageError::Config(format!(
+                "ZOTERO_LOCAL_URL must be Zotero Desktop on this machine (http://localhost:23119/api) or an https \
+                 URL, not `{base}`: files are sent there"
+            )));
+        }
+        let mut writer = Self::new(&settings, library_prefix, http, clock, policy)?;
+        writer.storage.desktop = Some(access);
+        Ok(writer)
     }
 
     /// As [`ZoteroStorage::new`].

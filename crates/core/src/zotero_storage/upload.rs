@@ -175,9 +175,8 @@ impl ZoteroStorageWriter {
     }
 
     /// A form POST to the API with the precondition header. On Zotero Desktop each POST is a write needing a
-    /// local key: asked for first if there is none, and asked for once more on a 401 (a key for one write is
-    /// spent by the first POST of the three steps), after which the same POST is sent again: Zotero refused it
-    /// before doing anything.
+    /// local key ([`crate::zotero::local::with_local_key`]: a key for one write is spent by the first POST of the
+    /// three steps, so the next one asks again).
     async fn post_form(
         &self,
         path: &str,
@@ -196,16 +195,11 @@ impl ZoteroStorageWriter {
         // cannot run).
         #[cfg(any(test, feature = "desktop"))]
         if let Some((base, access)) = self.desktop() {
-            let authorize = || crate::zotero::local::authorize(self.http.as_ref(), self.clock.as_ref(), base, access);
-            if access.key.get().is_none() {
-                authorize().await?;
-            }
-            let answer = send().await?;
-            if answer.status() != http::StatusCode::UNAUTHORIZED {
-                return Ok(answer);
-            }
-            access.key.set(None);
-            authorize().await?;
+            let refused = |answer: &Result<HttpResponse, ZoteroStorageError>| {
+                answer.as_ref().is_ok_and(|a| a.status() == http::StatusCode::UNAUTHORIZED)
+            };
+            let (http, clock) = (self.http.as_ref(), self.clock.as_ref());
+            return crate::zotero::local::with_local_key(http, clock, base, access, refused, send).await;
         }
         send().await
     }

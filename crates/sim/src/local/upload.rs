@@ -200,21 +200,19 @@ impl LocalApi {
         if_match: Option<String>,
         if_none_match: Option<String>,
     ) -> http::Response<Vec<u8>> {
-        let pending = {
-            let uploads = self.uploads.borrow();
-            let Some(pending) = uploads.get(upload_key) else {
-                return text(400, "Invalid or expired upload key");
-            };
-            if pending.library_path != library_path || pending.key != key {
-                return text(400, "Upload key does not match item");
-            }
-            if pending.bytes.is_none() {
-                return text(400, "File contents were not uploaded");
-            }
-            drop(uploads);
-            self.uploads.borrow_mut().remove(upload_key)
+        // Refusals that leave the pending upload in place, as Zotero's do.
+        let refusal = match self.uploads.borrow().get(upload_key) {
+            None => Some("Invalid or expired upload key"),
+            Some(p) if p.library_path != library_path || p.key != key => Some("Upload key does not match item"),
+            Some(p) if p.bytes.is_none() => Some("File contents were not uploaded"),
+            Some(_) => None,
         };
-        let Some(Pending { filename, md5, mtime, bytes: Some(bytes), .. }) = pending else {
+        if let Some(refusal) = refusal {
+            return text(400, refusal);
+        }
+        // From here the upload is used up, whatever the preconditions say.
+        let Some(Pending { filename, mtime, bytes: Some(bytes), .. }) = self.uploads.borrow_mut().remove(upload_key)
+        else {
             return text(400, "File contents were not uploaded");
         };
         if let Some(expected) = if_match {
@@ -231,8 +229,7 @@ impl LocalApi {
                 return text(500, &format!("Upload failed: {e}"));
             }
         }
-        let recorded = self.sim.store_file_with_mtime(library, key, &filename, &bytes, mtime);
-        debug_assert_eq!(recorded, md5);
+        self.sim.store_file_with_mtime(library, key, &filename, &bytes, mtime);
         let mut response = text(204, "");
         let version = self.sim.library_version(library).to_string();
         if let Ok(value) = http::HeaderValue::from_str(&version) {
