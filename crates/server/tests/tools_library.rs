@@ -8,6 +8,7 @@ use common::*;
 use library_support::*;
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::tools::items;
 
 // ---- zotero_search ----
 
@@ -354,6 +355,66 @@ async fn update_item_refuses_contradictory_tag_arguments() {
         &write(&sim, "zotero_update_item", json!({ "keys": ["KPDKK5UT"], "setTags": ["a"], "addTags": ["b"] })).await,
     );
     assert!(message.contains("setTags"));
+}
+
+// ---- fields Zotero keeps, and fields with their own argument ----
+
+/// Every field the two tools refuse in `fields`, with a value Zotero would take for it.
+fn refused_fields(sim: &zotero_sim::Simulator) -> Vec<(&'static str, Value)> {
+    let version = sim.item(LIB, "ZJ6BP9I4").unwrap()["version"].clone();
+    let mut fields = Vec::new();
+    for field in zotero_mcp_core::zotero::MANAGED_FIELDS.into_iter().chain(items::DEDICATED_FIELDS) {
+        let value = match field {
+            // A stored-file attachment: the item a "create" once wrote a template over.
+            "key" => json!("ZJ6BP9I4"),
+            "version" => version.clone(),
+            "dateAdded" | "dateModified" => json!("2001-02-03T04:05:06Z"),
+            "deleted" => json!(true),
+            "itemType" => json!("book"),
+            _ => json!("x"),
+        };
+        fields.push((field, value));
+    }
+    fields
+}
+
+#[tokio::test]
+async fn create_and_update_refuse_the_same_fields_in_the_same_words_and_write_nothing() {
+    let sim = demo_sim();
+    let before = (sim.item(LIB, "ZJ6BP9I4").unwrap(), sim.item(LIB, "KPDKK5UT").unwrap(), sim.items(LIB).len());
+    for (field, value) in refused_fields(&sim) {
+        let why = items::field_refusal(field).expect("a refused field has a reason");
+        let sent = sim.requests().len();
+        let create = json!({ "items": [
+            { "itemType": "journalArticle", "title": "A template", "fields": { field: value.clone() } },
+        ] });
+        let message = error_text(&write(&sim, "zotero_create_items", create).await);
+        assert!(message.contains(&why), "create {field}: {message}");
+        let update = json!({ "keys": ["KPDKK5UT"], "fields": { field: value } });
+        let message = error_text(&write(&sim, "zotero_update_item", update).await);
+        assert!(message.contains(&why), "update {field}: {message}");
+        assert_eq!(sim.requests().len(), sent, "{field}: refused before any request");
+    }
+    // Among other items too: one refused field stops the whole call, so a key hidden in the tenth item writes
+    // over nothing and creates nothing.
+    let mixed = json!({ "items": [
+        { "itemType": "book", "title": "Fine" },
+        { "itemType": "attachment", "fields": { "key": "ZJ6BP9I4", "version": before.0["version"], "title": "x" } },
+    ] });
+    assert!(error_text(&write(&sim, "zotero_create_items", mixed).await).contains("`fields.key`"));
+    assert_eq!(writes(&sim), 0);
+    let after = (sim.item(LIB, "ZJ6BP9I4").unwrap(), sim.item(LIB, "KPDKK5UT").unwrap(), sim.items(LIB).len());
+    assert_eq!(after, before, "nothing in the library changed");
+}
+
+#[test]
+fn every_managed_field_is_refused_and_other_fields_still_go_through() {
+    for field in zotero_mcp_core::zotero::MANAGED_FIELDS {
+        assert!(items::field_refusal(field).is_some_and(|why| why.contains("Nothing was written")), "{field}");
+    }
+    for field in ["title", "DOI", "extra", "note", "parentItem", "url"] {
+        assert_eq!(items::field_refusal(field), None, "{field}");
+    }
 }
 
 // ---- zotero_delete_items ----

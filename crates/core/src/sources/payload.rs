@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::zotero::MANAGED_FIELDS;
+
 /// The object `POST /items` takes for one import.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Payload {
@@ -26,7 +28,10 @@ pub fn fit_to_template(
     let mut moved = Vec::new();
     for (name, value) in data {
         match name.as_str() {
-            "itemType" | "key" | "version" | "collections" | "relations" | "tags" => {}
+            // A record never names an existing item, its version, its dates in this library or the trash: an
+            // import always makes a new item (and such a field is dropped, not kept in `extra`).
+            managed if MANAGED_FIELDS.contains(&managed) => {}
+            "itemType" | "collections" | "relations" | "tags" => {}
             "extra" => {
                 if let Some(text) = value.as_str().filter(|t| !t.trim().is_empty()) {
                     extra_lines.extend(text.lines().map(str::to_owned));
@@ -104,5 +109,20 @@ mod tests {
         assert_eq!(payload.data["collections"], json!(["COLLAAAA"]));
         assert_eq!(payload.data["ISBN"], "9780306406157");
         assert_eq!(payload.data["relations"], json!({}));
+    }
+
+    #[test]
+    fn a_record_never_names_an_existing_item_or_its_bookkeeping() {
+        let template = json!({"itemType": "book", "title": "", "extra": "", "tags": [], "collections": []});
+        let mut data = json!({"itemType": "book", "title": "T"});
+        for (n, field) in MANAGED_FIELDS.iter().enumerate() {
+            data[*field] = json!(format!("value {n}"));
+        }
+        let payload = fit_to_template(template.as_object().unwrap(), data.as_object().unwrap(), &[], &[]);
+        for field in MANAGED_FIELDS {
+            assert!(!payload.data.contains_key(field), "{field} reached the payload");
+        }
+        assert_eq!(payload.data["extra"], "", "nor is it kept as an extra line");
+        assert!(payload.moved_to_extra.is_empty());
     }
 }

@@ -33,6 +33,6 @@ pub use saved_search::{
     UnsupportedSearch,
 };
 pub use transport::{RetryPolicy, MAX_IN_FLIGHT};
-pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
+pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject, MANAGED_FIELDS};
 pub use writer::ZoteroWriter;
 pub use year::year_of;

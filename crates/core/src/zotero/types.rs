@@ -6,6 +6,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The fields of an item that are Zotero's record of the object, not part of the work it describes: which object
+/// it is (`key`), which of its states (`version`), when it was added and last changed, and whether it is in the
+/// trash. Caller-given item data never carries them into a write: `POST /items` with an existing `key` and its
+/// `version` writes over that item (a "create" that replaces a paper, files and all), and the others would rewrite
+/// the library's history or trash items behind the tools that ask first. Zotero's editable JSON includes them
+/// (sync clients send them back), so the API itself does not refuse them: this list is where we do.
+pub const MANAGED_FIELDS: [&str; 5] = ["key", "version", "dateAdded", "dateModified", "deleted"];
+
 /// An item or a collection as the API returns it: `{key, version, meta, data, …}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ZoteroObject {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{
-    ItemScope, ObjectKey, ObjectKind, Query, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject,
+    ItemScope, ObjectKey, ObjectKind, Query, WriteOutcome, ZoteroClient, ZoteroError, ZoteroObject, MANAGED_FIELDS,
 };
 
 use super::args::Key;
@@ -299,6 +299,33 @@ fn stored_field(name: &str, value: &Value) -> Option<String> {
     Some(text)
 }
 
+/// Fields that have their own argument or tool, so `fields` does not take them either: a creator list, tags or
+/// collections given as one text would be refused by Zotero item by item, and an item's type is chosen once.
+pub const DEDICATED_FIELDS: [&str; 5] = ["itemType", "creators", "tags", "collections", "relations"];
+
+/// Why `fields.<name>` is refused, in the same words for `zotero_create_items` and `zotero_update_item`; `None`
+/// when the field may be set. The one place both tools ask, so a field refused by one is refused by the other.
+pub fn field_refusal(name: &str) -> Option<String> {
+    if MANAGED_FIELDS.contains(&name) {
+        return Some(format!(
+            "`fields.{name}` is Zotero's own record of the item and cannot be set by a call: zotero_create_items \
+             always makes new items, zotero_update_item changes the items named in `keys`, and \
+             zotero_delete_items moves items to the trash. Nothing was written"
+        ));
+    }
+    DEDICATED_FIELDS.contains(&name).then(|| {
+        format!("`fields.{name}` cannot be set here; use the dedicated argument or tool. Nothing was written")
+    })
+}
+
+/// The first refused field of `fields`, as an argument error of `tool`.
+fn refuse_fields<'a>(tool: &str, fields: impl IntoIterator<Item = &'a String>) -> Result<(), ToolError> {
+    match fields.into_iter().find_map(|name| field_refusal(name)) {
+        Some(why) => Err(invalid(tool, why)),
+        None => Ok(()),
+    }
+}
+
 fn invalid(tool: &str, problem: impl Into<String>) -> ToolError {
     ToolError::InvalidArguments { tool: tool.into(), problem: problem.into() }
 }
@@ -354,8 +381,10 @@ pub struct NewItem {
     /// For a note or attachment: the item it belongs to.
     pub parent_item: Option<Key>,
     /// Any other fields of the item type by their Zotero names (date, DOI, publicationTitle, volume, pages,
-    /// abstractNote, url, extra, …). Applied last, so they win over the named arguments. A `note` (of a note or
-    /// an attachment) is Markdown, stored as note HTML the way zotero_notes stores it.
+    /// abstractNote, url, extra, …). Applied last, so they win over `title` and `parentItem`. A `note` (of a note
+    /// or an attachment) is Markdown, stored as note HTML the way zotero_notes stores it. Refused: key, version,
+    /// dateAdded, dateModified and deleted (Zotero keeps them; this tool only makes new items), and fields with
+    /// their own argument (itemType, creators, tags, collections, relations).
     #[schemars(with = "Option<BTreeMap<String, FieldValue>>")]
     pub fields: Option<Map<String, Value>>,
 }
@@ -425,6 +454,8 @@ impl Tool for CreateItems {
         if !problems.is_empty() {
             return Err(invalid("zotero_create_items", problems.join("; ")));
         }
+        // Before anything is read: with `key` and `version` a "new" item would be written over an existing one.
+        refuse_fields("zotero_create_items", input.items.iter().flat_map(|item| item.fields.iter().flatten().map(|(name, _)| name)))?;
         let zotero = ctx.writer()?;
         // One template per distinct type, all requested together.
         let mut types: Vec<&str> = Vec::new();
@@ -512,7 +543,8 @@ pub struct UpdateItemInput {
     #[validate(length(min = 1, max = 50))]
     pub keys: Vec<Key>,
     /// Fields to set by their Zotero names; null or "" clears a field. A `note` is Markdown, stored as note HTML
-    /// the way zotero_notes stores it.
+    /// the way zotero_notes stores it. Refused: key, version, dateAdded, dateModified and deleted (Zotero keeps
+    /// them), and fields with their own argument (itemType, creators, tags, collections, relations).
     #[schemars(with = "Option<BTreeMap<String, Option<FieldValue>>>")]
     pub fields: Option<Map<String, Value>>,
     /// Replaces the whole list of creators.
@@ -606,16 +638,8 @@ impl Tool for UpdateItem {
             if field_text(value).is_none() {
                 return Err(invalid(TOOL, format!("`fields.{name}` must be text, a number, a boolean or null")));
             }
-            if matches!(
-                name.as_str(),
-                "key" | "version" | "itemType" | "creators" | "tags" | "collections" | "relations" | "deleted"
-            ) {
-                return Err(invalid(
-                    TOOL,
-                    format!("`fields.{name}` cannot be set here; use the dedicated argument or tool"),
-                ));
-            }
         }
+        refuse_fields(TOOL, input.fields.iter().flatten().map(|(name, _)| name))?;
         ctx.may_write()?;
         let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
         // One read for every item, then the patches together (each with its own item's version).
