@@ -3,8 +3,10 @@
 //! exactly what will change, and a "go ahead" box); the client shows it and calls the tool again with the
 //! person's answer in `inputResponses` and our `requestState` echoed back. The write runs only on an explicit yes.
 //!
-//! The `requestState` is a random handle to a record in `CACHE_KV` (`confirm:<user hash>:<handle>`), not the
-//! state itself: the record binds the question to the user, to the call (a digest of the tool and its
+//! The `requestState` is a random handle to a record in `CACHE_KV` (`confirm:<user hash>:<route>:<handle>`), not
+//! the state itself: the record binds the question to the user, to the route and library the call works on
+//! (`users/<id>`, `groups/<id>`, `local/users/0`…: [`crate::context::RequestContext::route`]; a question asked
+//! through the Web API is unknown to a `--local` server and the reverse), to the call (a digest of the tool and its
 //! arguments) and to the summary shown (a digest of its text), it lives [`ANSWER_SECS`] seconds, and it is
 //! deleted before the write runs, so an answer works once. A forged handle finds no record; a replayed one finds
 //! none either; an answer to another call, or to another user's question, is refused. When the library changed
@@ -163,16 +165,19 @@ struct Asked {
 }
 
 /// Where the questions are kept: `CACHE_KV`, the user named by a hash (the key is listed by nobody, but a
-/// login name need not sit in it).
+/// login name need not sit in it), then the route and library. Records of older versions (no route) are not
+/// found: they lived ten minutes, and an answer to one is asked again.
 pub struct Questions<'a> {
     pub kv: &'a dyn KvStore,
     pub user: &'a str,
+    /// The call's route and library: `users/<id>`, `groups/<id>`, `local/users/0`, `local/groups/<id>`.
+    pub route: &'a str,
     pub now_ms: u64,
 }
 
 impl Questions<'_> {
     fn key(&self, handle: &str) -> String {
-        format!("{KEY_PREFIX}{}:{handle}", &digest(self.user)[..16])
+        format!("{KEY_PREFIX}{}:{}:{handle}", &digest(self.user)[..16], self.route)
     }
 
     /// Decides whether `plan` may be written now: `Ok` on a yes given for this very call and summary, else the
@@ -354,6 +359,25 @@ mod tests {
         assert_eq!(request["params"]["requestedSchema"]["properties"][FIELD]["type"], "boolean");
         assert_eq!(request["params"]["requestedSchema"]["required"], json!([FIELD]));
         assert_eq!(asked["requestState"], "h");
+    }
+
+    #[tokio::test]
+    async fn a_question_asked_on_one_route_is_unknown_on_another() {
+        let clock = zotero_mcp_core::testing::ManualClock::at(1_800_000_000_000);
+        let kv = zotero_mcp_core::testing::MemoryKv::new(clock);
+        let asking = Asking { can_ask: true, responses: None, state: None, call: "call".into() };
+        let plan = Plan::new("Delete 2 items");
+        let on = |route| Questions { kv: kv.as_ref(), user: "owner", route, now_ms: 1_800_000_000_000 };
+        let Err(Unconfirmed::Ask(question)) = on("users/1").decide("t", &asking, &plan).await else {
+            panic!("asked first")
+        };
+        let yes = json!({ REQUEST_KEY: { "action": "accept", "content": { FIELD: true } } });
+        let answer = Asking { state: question["requestState"].as_str().map(str::to_owned), responses: Some(yes), ..asking };
+        for elsewhere in ["local/users/0", "groups/1", "users/2"] {
+            let refused = on(elsewhere).decide("t", &answer, &plan).await;
+            assert!(matches!(refused, Err(Unconfirmed::Refused { .. })), "{elsewhere}: {refused:?}");
+        }
+        assert_eq!(on("users/1").decide("t", &answer, &plan).await, Ok(()), "its own route takes the answer");
     }
 
     #[test]

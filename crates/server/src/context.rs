@@ -392,9 +392,12 @@ impl RequestContext {
         self.may_write()?;
         let asking = self.asking.borrow().clone();
         if plan.ask && self.config.confirm_writes && asking.can_ask {
+            // A question asked on one route is answered on that route only.
+            let route = self.route().await.map_err(WriterRefused::from)?;
             let questions = Questions {
                 kv: self.platform.cache_kv.as_ref(),
                 user: &self.grant.user_id,
+                route: &route,
                 now_ms: self.platform.clock.now_ms(),
             };
             questions.decide(self.tool.get(), &asking, &plan).await?;
@@ -581,14 +584,27 @@ impl RequestContext {
     }
 
     /// The cache of extracted texts and other derived data (`CACHE_KV`). Nothing in it is the library's. A call
-    /// on another library than the configured one sees it under that library's prefix ([`LibraryCache`]).
+    /// on another library than the configured one sees it under that library's prefix ([`LibraryCache`]); a call
+    /// through Zotero Desktop's local API under `lib:local/<library>:`, since its versions (which the reference
+    /// check's snapshot and the sync cursors count by) are the desktop database's own. Only the configured
+    /// library through the Web API keeps the unprefixed keys, which are the TypeScript server's.
     pub fn cache(&self) -> &dyn KvStore {
-        match self.library.get() {
-            Some(selected) => {
-                self.library_cache.get_or_init(|| LibraryCache::new(self.platform.cache_kv.clone(), selected.id))
-            }
+        match self.cache_namespace() {
+            Some(namespace) => self
+                .library_cache
+                .get_or_init(|| LibraryCache::under(self.platform.cache_kv.clone(), &namespace)),
             None => self.platform.cache_kv.as_ref(),
         }
+    }
+
+    /// The prefix of [`Self::cache`]'s keys (without `lib:`), `None` for the TypeScript server's layout.
+    fn cache_namespace(&self) -> Option<String> {
+        let selected = self.library.get().map(|selected| selected.id);
+        if self.on_desktop() {
+            let library = selected.unwrap_or(LibraryId { kind: LibraryKind::User, id: 0 });
+            return Some(format!("local/{library}"));
+        }
+        selected.map(|id| id.path())
     }
 
     fn webdav_client(&self) -> Result<Option<&WebDavWriter>, WebDavError> {
@@ -619,13 +635,30 @@ impl RequestContext {
         self.journal_id.get_or_init(|| journal::new_id(self.platform.clock.now_ms()))
     }
 
-    /// The caller's undo journal; `None` when `JOURNAL_DAYS` is 0.
-    pub fn journal(&self) -> Option<Journal<'_>> {
-        (self.config.journal_days > 0).then(|| Journal {
+    /// The route and library this call works on, naming what is kept about it outside Zotero (the undo journal,
+    /// the questions asked before a write): `users/<id>` or `groups/<id>` through the Web API, `local/users/0` or
+    /// `local/groups/<id>` through Zotero Desktop's local API. The two count versions apart, so what one route
+    /// recorded must never be applied through the other. A Zotero 7 call whose writes go to the Web API
+    /// ([`DesktopRoute::WebApi`]) is on the Web API's route. Costs a request only when the configured user
+    /// library's id is not set and nothing else in the call has asked for it yet (the key names it).
+    pub async fn route(&self) -> Result<String, ZoteroError> {
+        let on_desktop = self.on_desktop();
+        let library = self.client()?.library_prefix().await?.trim_start_matches('/');
+        Ok(if on_desktop { format!("local/{library}") } else { library.to_owned() })
+    }
+
+    /// The caller's undo journal on this call's route and library ([`Self::route`]); `None` when
+    /// `JOURNAL_DAYS` is 0.
+    pub async fn journal(&self) -> Result<Option<Journal<'_>>, ZoteroError> {
+        if self.config.journal_days == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Journal {
             kv: self.platform.cache_kv.as_ref(),
             user: &self.grant.user_id,
+            route: self.route().await?,
             days: self.config.journal_days,
-        })
+        }))
     }
 
     /// Marks this call as the undo of entry `id` (its own entry then says so).
@@ -656,13 +689,22 @@ impl RequestContext {
         if changes.is_empty() && files.is_empty() {
             return None;
         }
-        let journal = self.journal()?;
+        let journal = match self.journal().await {
+            Ok(Some(journal)) => journal,
+            Ok(None) => return None,
+            Err(error) => {
+                return Some(format!(
+                    "This change could not be recorded for undo ({error}); zotero_undo cannot turn it back."
+                ))
+            }
+        };
         let now_ms = self.platform.clock.now_ms();
         let mut entry = Entry {
             id: self.journal_id().to_owned(),
             at_ms: now_ms,
             tool: self.tool.get().to_owned(),
             library: self.library.get().map(|selected| selected.id.to_string()),
+            route: None,
             changes,
             files,
             omitted: 0,

@@ -115,7 +115,8 @@ async fn by_name(client: &ZoteroClient, user: Option<u64>, name: &str) -> Result
 /// `CACHE_KV` as a call on another library than the configured one sees it: every key under
 /// `lib:<users|groups>/<id>:` (`lib:groups/100:text:…`), so extracted texts, cursors and anything else kept per
 /// library never mix with the configured library's, whose keys stay exactly as they were (a deployment keeps its
-/// cache and sync cursor).
+/// cache and sync cursor). A call through Zotero Desktop's local API sees it under `lib:local/<users|groups>/<id>:`
+/// whichever library it reads, the desktop's own included.
 pub struct LibraryCache {
     inner: Rc<dyn KvStore>,
     prefix: String,
@@ -123,7 +124,13 @@ pub struct LibraryCache {
 
 impl LibraryCache {
     pub fn new(inner: Rc<dyn KvStore>, library: LibraryId) -> Self {
-        Self { inner, prefix: format!("lib:{library}:") }
+        Self::under(inner, &library.path())
+    }
+
+    /// Every key under `lib:<namespace>:`: a library's path, or `local/<path>` for one read through Zotero
+    /// Desktop's local API.
+    pub fn under(inner: Rc<dyn KvStore>, namespace: &str) -> Self {
+        Self { inner, prefix: format!("lib:{namespace}:") }
     }
 
     fn key(&self, key: &str) -> String {

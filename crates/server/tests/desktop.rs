@@ -14,7 +14,7 @@ use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::desktop::{locate, Desktop};
 use zotero_mcp_core::files::{FileContent, FileStore, FileStoreError, StoreKind};
-use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
+use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse, KvStore};
 use zotero_mcp_core::zotero::local::{self, DesktopInfo, LocalKey};
 use zotero_mcp_core::zotero::{ObjectKey, ZoteroError, ZoteroObject};
 use zotero_mcp_server::app::App;
@@ -331,4 +331,77 @@ async fn a_switched_off_local_api_is_named_with_where_to_switch_it_on() {
 fn base64_of(data: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(data)
+}
+
+/// The id the answer's last line gives for undoing the call.
+fn undo_id(result: &Value) -> String {
+    let said = text(result);
+    let line = said.lines().rev().find(|l| l.starts_with("Undo: zotero_undo")).unwrap_or_else(|| panic!("{said}"));
+    line.split('"').nth(1).expect("an id in quotes").to_owned()
+}
+
+fn listed_ids(listing: &Value) -> Vec<String> {
+    ok(listing)["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn an_undo_entry_stays_on_its_route_between_the_web_api_and_the_desktop() {
+    // `serve` and `serve --local` on one machine share the data directory, so one KV store: here one store
+    // under a server on Zotero Desktop and one on the Web API, over the same account.
+    let machine = Machine::new(Flavour::Zotero10, "routes");
+    let settings = [("ZOTERO_API_KEY", DEMO_KEY), ("ZOTERO_LIBRARY_ID", "1234567")];
+    let desktop = machine.app(&settings);
+    let mut web = machine.app(&settings);
+    let mut config = (*web.config).clone();
+    config.desktop = None;
+    web.config = Rc::new(config);
+    web.platform.cache_kv = desktop.platform.cache_kv.clone();
+    let owner = || Grant::read_write("owner");
+    let edit = |extra: &str| json!({ "keys": [PAPER], "fields": { "extra": extra } });
+
+    let on_web = undo_id(&machine.call(&web, owner(), "zotero_update_item", edit("edited on the web")).await);
+    let on_desktop = undo_id(&machine.call(&desktop, owner(), "zotero_update_item", edit("edited locally")).await);
+    let extra = |sim: &Simulator| sim.item(LIB, PAPER).unwrap()["data"]["extra"].clone();
+    assert_eq!(extra(&machine.web), "edited on the web");
+    assert_eq!(extra(machine.local.simulator()), "edited locally");
+
+    // Each server lists its own route's changes only.
+    let desktop_list = listed_ids(&machine.call(&desktop, owner(), "zotero_undo", json!({})).await);
+    assert_eq!(desktop_list, [on_desktop.clone()]);
+    let web_list = listed_ids(&machine.call(&web, owner(), "zotero_undo", json!({})).await);
+    assert_eq!(web_list, [on_web.clone()]);
+
+    // And refuses the other's, saying where it was made; neither library is touched.
+    let local_writes = || machine.local.requests().iter().filter(|r| r.method != "GET").count();
+    let web_writes = || machine.web.requests().iter().filter(|r| r.method != "GET").count();
+    let (local_before, web_before) = (local_writes(), web_writes());
+    let said = failure(&machine.call(&desktop, owner(), "zotero_undo", json!({ "id": on_web })).await);
+    assert!(said.contains("was made in users/1234567 through the Web API"), "{said}");
+    assert!(said.contains("serve` without --local") && said.contains("Nothing was changed"), "{said}");
+    let said = failure(&machine.call(&web, owner(), "zotero_undo", json!({ "id": on_desktop })).await);
+    assert!(said.contains("was made in users/0 through Zotero Desktop's local API"), "{said}");
+    assert!(said.contains("serve --local"), "{said}");
+    assert_eq!((local_writes(), web_writes()), (local_before, web_before), "nothing was written anywhere");
+    assert_eq!(extra(machine.local.simulator()), "edited locally", "the desktop edit stands");
+    assert_eq!(extra(&machine.web), "edited on the web");
+
+    // On its own route each is undone as before.
+    let undone = machine.call(&desktop, owner(), "zotero_undo", json!({ "id": on_desktop })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+    let undone = machine.call(&web, owner(), "zotero_undo", json!({ "id": on_web })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+
+    // In the shared store each route keeps its entries under its own prefix.
+    let kv = &desktop.platform.cache_kv;
+    let keys = |prefix: &str| {
+        let prefix = prefix.to_owned();
+        async move { kv.list(&prefix, None, 1000).await.unwrap().keys.len() }
+    };
+    assert_eq!(keys("journal:owner:local/users/0:").await, 2, "the edit and its undo");
+    assert_eq!(keys("journal:owner:users/1234567:").await, 2);
+    // So do the desktop's caches: a text read there is not served to the Web API's calls, nor the reverse.
+    let page = json!({ "itemKey": "A6JVMAK4", "fromPage": 1, "toPage": 1 });
+    machine.call(&desktop, Grant::read_only("owner"), "zotero_read_attachment", page).await;
+    assert!(keys("lib:local/users/0:text:").await > 0, "the desktop's text is cached under its route");
+    assert_eq!(keys("text:").await, 0, "and not under the Web API's keys");
 }

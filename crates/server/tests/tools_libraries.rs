@@ -188,6 +188,46 @@ async fn a_writable_group_takes_writes_and_a_read_only_one_refuses_them_with_not
     assert!(error_text(&read_only).contains("zotero:write"));
 }
 
+/// The id the answer's last line gives for undoing the call.
+fn undo_id(result: &Value) -> String {
+    let said = text(result);
+    let line = said.lines().rev().find(|l| l.starts_with("Undo: zotero_undo")).unwrap_or_else(|| panic!("{said}"));
+    line.split('"').nth(1).expect("an id in quotes").to_owned()
+}
+
+#[tokio::test]
+async fn a_group_s_undo_journal_is_apart_from_the_personal_library_s() {
+    let (b, paper, _) = groups_bench(false);
+    let lab = format!("groups/{LAB}");
+    let in_lab = undo_id(
+        &b.write("zotero_update_item", json!({ "keys": [paper], "fields": { "extra": "lab" }, "library": lab })).await,
+    );
+    let personal =
+        undo_id(&b.write("zotero_update_item", json!({ "keys": ["KPDKK5UT"], "fields": { "extra": "mine" } })).await);
+    let ids = |listing: &Value| -> Vec<String> {
+        ok(listing)["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(ids(&b.write("zotero_undo", json!({})).await), [personal.clone()]);
+    assert_eq!(ids(&b.write("zotero_undo", json!({ "library": lab })).await), [in_lab.clone()]);
+    // Explicitly naming the configured library is the configured library.
+    let named = b.write("zotero_undo", json!({ "library": format!("users/{DEMO_USER}") })).await;
+    assert_eq!(ids(&named), [personal.clone()]);
+
+    let before = writes(&b);
+    let said = error_text(&b.write("zotero_undo", json!({ "id": in_lab })).await);
+    assert!(said.contains(&format!("made in {lab} through the Web API")), "{said}");
+    assert!(said.contains(&format!("library set to {lab}")) && said.contains("Nothing was changed"), "{said}");
+    let said = error_text(&b.write("zotero_undo", json!({ "id": personal, "library": lab })).await);
+    assert!(said.contains(&format!("made in users/{DEMO_USER}")), "{said}");
+    assert_eq!(writes(&b), before, "nothing was written");
+    let extra = |lib, key: &str| b.sim.item(lib, key).unwrap()["data"]["extra"].clone();
+    assert_eq!(extra(LibraryRef::Group(LAB), &paper), "lab");
+    assert_eq!(extra(LibraryRef::User(DEMO_USER), "KPDKK5UT"), "mine");
+
+    let undone = b.write("zotero_undo", json!({ "id": in_lab, "library": lab })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+}
+
 #[tokio::test]
 async fn a_group_s_pdf_is_read_from_zotero_storage_even_when_webdav_holds_the_personal_files() {
     let (b, _, pdf) = groups_bench(true);

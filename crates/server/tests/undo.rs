@@ -346,3 +346,67 @@ async fn an_expired_entry_goes_with_the_files_it_kept() {
     let listed = b.write("zotero_undo", json!({})).await;
     assert_eq!(ok(&listed)["entries"][0]["id"], undo_id(&edit).as_str());
 }
+
+/// An id's time part, as the journal writes it.
+fn base36(mut n: u64) -> String {
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    while {
+        out.push(digits[(n % 36) as usize]);
+        n /= 36;
+        n > 0
+    } {}
+    out.reverse();
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn an_entry_of_an_older_version_without_a_route_is_neither_listed_nor_undone_and_goes_in_time() {
+    use zotero_mcp_core::platform::{KvStore, KvWrite};
+    let b = bench(false);
+    let kv = b.app.platform.cache_kv.clone();
+    // As versions before routes wrote them: `journal:<user>:<countdown>-<random>`, no route in key or entry.
+    let legacy = |at_ms: u64, random: &str| {
+        let id = format!("{}-{random}", base36(at_ms));
+        let key = format!("journal:owner:{:013}-{random}", 9_999_999_999_999 - at_ms);
+        let entry = json!({ "id": id, "atMs": at_ms, "tool": "zotero_update_item", "changes": [] });
+        (id, key, entry.to_string())
+    };
+    let (kept_id, kept_key, kept) = legacy(1_799_999_000_000, "abcd");
+    let (_, expired_key, expired) = legacy(1_799_998_000_000, "0123");
+    kv.put(&kept_key, &kept, KvWrite::ExpiresIn(30 * 86_400)).await.unwrap();
+    // Past its journal time (KV keeps an entry two days longer, for the prune).
+    kv.put(&expired_key, &expired, KvWrite::ExpiresIn(60)).await.unwrap();
+
+    assert_eq!(ok(&b.write("zotero_undo", json!({})).await)["entries"], json!([]), "not listed");
+    let said = error_text(&b.write("zotero_undo", json!({ "id": kept_id })).await);
+    assert!(said.contains("earlier version of this server") && said.contains("Nothing was changed"), "{said}");
+    assert_eq!(writes(&b.sim), 0);
+
+    // A write prunes what is past its time, old layout included; the rest stays until then.
+    b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "extra": "pruned" } })).await;
+    assert_eq!(kv.get(&expired_key).await.unwrap(), None);
+    assert!(kv.get(&kept_key).await.unwrap().is_some());
+}
+
+/// Calls `tool` as `user`, on a connection of its own.
+async fn call_by(b: &Bench, user: &str, tool: &str, arguments: Value) -> Value {
+    let ctx = RequestContext::new(Grant::read_write(user), b.app.config.clone(), b.app.platform.clone());
+    zotero_mcp_server::tools::registry(&b.app.config).call_tool(&ctx, tool, arguments).await.expect("tool exists")
+}
+
+#[tokio::test]
+async fn the_journal_is_the_operators_shared_by_every_connection_and_no_one_elses() {
+    let b = bench(false);
+    let edit = json!({ "keys": [PARENT], "fields": { "extra": "from one client" } });
+    let id = undo_id(&call_by(&b, "owner", "zotero_update_item", edit).await);
+    // A grant names the operator, not the client holding it: another connection of the same operator (another
+    // OAuth client, another token) lists the change and may undo it.
+    let listed = call_by(&b, "owner", "zotero_undo", json!({})).await;
+    assert_eq!(ok(&listed)["entries"][0]["id"], id.as_str());
+    // Another user's journal is another.
+    assert_eq!(ok(&call_by(&b, "someone-else", "zotero_undo", json!({})).await)["entries"], json!([]));
+    let refused = error_text(&call_by(&b, "someone-else", "zotero_undo", json!({ "id": id })).await);
+    assert!(refused.contains("holds no change"), "{refused}");
+    assert_eq!(b.sim.item(LIB, PARENT).unwrap()["data"]["extra"], "from one client");
+}

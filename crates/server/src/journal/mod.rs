@@ -4,8 +4,18 @@
 //! Entries are made by construction, not by tools remembering to: the writers record every change they make
 //! (`zotero_mcp_core::zotero::journal`, `zotero_mcp_core::files::FileLog`), and the registry keeps a call's
 //! record once the tool returns ([`crate::context::RequestContext::keep_journal`]), whether it succeeded or
-//! failed part-way. One KV value per entry under `journal:<user>:<newest-first key>`, so a prefix listing is
-//! newest first; bounded in size ([`MAX_ENTRY_BYTES`]) and count ([`MAX_ENTRIES`]).
+//! failed part-way. One KV value per entry under `journal:<user>:<route>:<newest-first key>`, so a prefix listing
+//! is newest first; bounded in size ([`MAX_ENTRY_BYTES`]) and count ([`MAX_ENTRIES`] per route).
+//!
+//! **Keyed by route and library.** `<route>` is the library the call wrote and the way it reached it:
+//! `users/<id>` or `groups/<id>` through the Web API, `local/users/0` or `local/groups/<id>` through Zotero
+//! Desktop's local API ([`crate::context::RequestContext::route`]). The two APIs count versions apart, and an
+//! undo writes with the versions its entry recorded, so an entry is listed and undone only on its own route:
+//! another route's id is refused, saying where it was made ([`JournalError::OtherRoute`]).
+//!
+//! Entries an older version of this server wrote (`journal:<user>:<newest-first key>`, no route) cannot tell
+//! a Web API change from a Zotero Desktop one, so they are no longer listed, an undo of one is refused
+//! ([`JournalError::Unrouted`]), and they are removed with their kept files once past their time.
 
 pub mod undo;
 
@@ -36,6 +46,10 @@ pub struct Entry {
     /// The library written (`users/<id>` or `groups/<id>`), or `None` for the configured one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
+    /// The route and library written (`users/<id>`, `groups/<id>`, `local/users/0`…), set by [`Journal::save`];
+    /// `None` in entries of older versions, which did not record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
     pub changes: Vec<Change>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
@@ -167,6 +181,53 @@ pub enum JournalError {
     NotFound(String),
     #[error("the undo journal entry `{0}` is unreadable ({1}); it cannot be undone")]
     Corrupt(String, String),
+    /// The entry was made on another route or in another library than this call's.
+    #[error("Change `{id}` was made in {there}, and this call works on {here}. {how} Nothing was changed.")]
+    OtherRoute { id: String, there: String, here: String, how: String },
+    /// The entry was written by an older version of this server, which did not record its route.
+    #[error(
+        "Change `{0}` was recorded by an earlier version of this server, which did not note whether it went \
+         through the Web API or Zotero Desktop (they count versions apart), so it is not undone from here: an \
+         undo with the wrong versions could overwrite a later edit. Put it back by hand in Zotero if needed. \
+         Nothing was changed."
+    )]
+    Unrouted(String),
+}
+
+impl JournalError {
+    /// Entry `id` belongs to route `there`, and this call is on `here`: where and how to undo it instead.
+    fn other_route(id: &str, there: &str, here: &str) -> Self {
+        let (there_local, there_library) = split_route(there);
+        let (here_local, _) = split_route(here);
+        let how = if there_local == here_local {
+            format!("Call zotero_undo again with library set to {there_library}.")
+        } else if there_local {
+            "Zotero Desktop's versions are its own, so undo it from the server that reaches that Zotero Desktop \
+             (`zotero-mcp serve --local`)."
+                .to_owned()
+        } else {
+            "The Web API's versions are not Zotero Desktop's, so undo it from a server that reaches the Web API \
+             (`zotero-mcp serve` without --local, or the Worker)."
+                .to_owned()
+        };
+        Self::OtherRoute { id: id.to_owned(), there: describe_route(there), here: describe_route(here), how }
+    }
+}
+
+/// Whether a route goes through Zotero Desktop's local API, and its library (`local/groups/5` → true, `groups/5`).
+fn split_route(route: &str) -> (bool, &str) {
+    match route.strip_prefix("local/") {
+        Some(library) => (true, library),
+        None => (false, route),
+    }
+}
+
+/// A route for a person: `groups/5 through the Web API`, `users/0 through Zotero Desktop's local API`.
+fn describe_route(route: &str) -> String {
+    match split_route(route) {
+        (true, library) => format!("{library} through Zotero Desktop's local API"),
+        (false, library) => format!("{library} through the Web API"),
+    }
 }
 
 /// A new entry id for a call starting at `now_ms`.
@@ -191,8 +252,13 @@ fn base36(mut n: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// The KV key of entry `id` of `user`: the time counted down, so a listing is newest first.
-fn entry_key(user: &str, id: &str) -> Result<String, JournalError> {
+/// The KV key of entry `id` of `user` on `route`: the time counted down, so a listing is newest first.
+fn entry_key(user: &str, route: &str, id: &str) -> Result<String, JournalError> {
+    Ok(format!("{}{}", prefix(user, route), entry_name(id)?))
+}
+
+/// The part of an entry's key after its route: `<countdown>-<random>`.
+fn entry_name(id: &str) -> Result<String, JournalError> {
     let bad = || JournalError::BadId(id.chars().take(40).collect());
     let (time, random) = id.split_once('-').ok_or_else(bad)?;
     if time.is_empty()
@@ -204,17 +270,30 @@ fn entry_key(user: &str, id: &str) -> Result<String, JournalError> {
     }
     let at_ms = u64::from_str_radix(time, 36).map_err(|_| bad())?;
     let countdown = NEWEST_FIRST.checked_sub(at_ms).ok_or_else(bad)?;
-    Ok(format!("{}{countdown:013}-{random}", prefix(user)))
+    Ok(format!("{countdown:013}-{random}"))
 }
 
-fn prefix(user: &str) -> String {
+/// Every entry of `user`, whatever its route (and those of older versions, which have none).
+fn user_prefix(user: &str) -> String {
     format!("journal:{user}:")
 }
 
-/// The journal of one user, over a KV store.
+/// The entries of `user` on `route`.
+fn prefix(user: &str, route: &str) -> String {
+    format!("journal:{user}:{route}:")
+}
+
+/// Whether a key's rest after [`user_prefix`] is an entry of an older version: no route, just the countdown.
+fn unrouted(rest: &str) -> bool {
+    rest.bytes().next().is_some_and(|b| b.is_ascii_digit())
+}
+
+/// The journal of one user on one route and library, over a KV store.
 pub struct Journal<'a> {
     pub kv: &'a dyn KvStore,
     pub user: &'a str,
+    /// `users/<id>`, `groups/<id>`, `local/users/0`, `local/groups/<id>`: see the module's documentation.
+    pub route: String,
     /// How long entries are kept, in days.
     pub days: u32,
 }
@@ -222,6 +301,7 @@ pub struct Journal<'a> {
 impl Journal<'_> {
     /// Stores `entry`, cut to [`MAX_ENTRY_BYTES`] (changes beyond it counted in `omitted`).
     pub async fn save(&self, entry: &mut Entry) -> Result<(), JournalError> {
+        entry.route = Some(self.route.clone());
         let mut text =
             serde_json::to_string(&entry).map_err(|e| JournalError::Corrupt(entry.id.clone(), e.to_string()))?;
         while text.len() > MAX_ENTRY_BYTES && entry.changes.pop().is_some() {
@@ -229,17 +309,43 @@ impl Journal<'_> {
             text = serde_json::to_string(&entry).map_err(|e| JournalError::Corrupt(entry.id.clone(), e.to_string()))?;
         }
         let ttl = u64::from(self.days) * 86_400 + GRACE_SECS;
-        self.kv.put(&entry_key(self.user, &entry.id)?, &text, KvWrite::ExpiresIn(ttl)).await?;
+        self.kv.put(&entry_key(self.user, &self.route, &entry.id)?, &text, KvWrite::ExpiresIn(ttl)).await?;
         Ok(())
     }
 
-    /// Entry `id`.
+    /// Entry `id` of this route; another route's, or one of an older version, is refused saying so.
     pub async fn load(&self, id: &str) -> Result<Entry, JournalError> {
-        let text =
-            self.kv.get(&entry_key(self.user, id)?).await?.ok_or_else(|| JournalError::NotFound(id.to_owned()))?;
+        let Some(text) = self.kv.get(&entry_key(self.user, &self.route, id)?).await? else {
+            return Err(self.elsewhere(id).await?);
+        };
         let entry: Entry =
             serde_json::from_str(&text).map_err(|e| JournalError::Corrupt(id.to_owned(), e.to_string()))?;
-        Ok(entry)
+        // The key says the route; an entry saying another (a value copied between keys) is not trusted either.
+        match entry.route.as_deref() {
+            Some(route) if route == self.route => Ok(entry),
+            Some(route) => Err(JournalError::other_route(id, route, &self.route)),
+            None => Err(JournalError::Unrouted(id.to_owned())),
+        }
+    }
+
+    /// Why entry `id` is not in this route's journal: it is another route's, an older version's, or unknown.
+    /// Only asked when an undo names an id the route lacks, so the listing it costs is rare.
+    async fn elsewhere(&self, id: &str) -> Result<JournalError, JournalError> {
+        let name = entry_name(id)?;
+        let user = user_prefix(self.user);
+        for key in self.keys(&user).await? {
+            let Some(rest) = key.name.strip_prefix(&user) else { continue };
+            if rest == name {
+                return Ok(JournalError::Unrouted(id.to_owned()));
+            }
+            match rest.strip_suffix(&name).and_then(|route| route.strip_suffix(':')) {
+                // Listed here but not read a moment ago: KV has not caught up; it is not another route's.
+                Some(route) if route == self.route => break,
+                Some(route) => return Ok(JournalError::other_route(id, route, &self.route)),
+                None => {}
+            }
+        }
+        Ok(JournalError::NotFound(id.to_owned()))
     }
 
     /// Up to `limit` entries, newest first, not yet expired at `now_ms`, from the `offset`-th on; and whether
@@ -259,15 +365,28 @@ impl Journal<'_> {
         Ok((entries, more))
     }
 
-    /// Removes the entries past their time and those beyond [`MAX_ENTRIES`]; returns them, so that the files
-    /// they kept can be removed too. Only those entries are read: the listing's expiry times tell which they are.
+    /// Removes this route's entries past their time and those beyond [`MAX_ENTRIES`], and older versions'
+    /// entries past their time; returns them, so that the files they kept can be removed too. Only those entries
+    /// are read: the listing's expiry times tell which they are. One listing of the user's whole journal, as
+    /// before routes: other routes' entries are left to their own route's writes.
     pub async fn prune(&self, now_ms: u64) -> Result<Vec<Entry>, JournalError> {
-        let keys = self.keys().await?;
+        let user = user_prefix(self.user);
+        let own = prefix(self.user, &self.route);
+        let keys = self.keys(&user).await?;
         let now_secs = now_ms / 1000;
         let mut gone = Vec::new();
-        for (index, key) in keys.iter().enumerate() {
+        let mut index = 0;
+        for key in &keys {
             let past_time = key.expiration.is_some_and(|at| at.saturating_sub(GRACE_SECS) < now_secs);
-            if index < MAX_ENTRIES && !past_time {
+            let over_count = if key.name.starts_with(&own) {
+                index += 1;
+                index > MAX_ENTRIES
+            } else if key.name.strip_prefix(&user).is_some_and(unrouted) {
+                false
+            } else {
+                continue;
+            };
+            if !over_count && !past_time {
                 continue;
             }
             if let Some(entry) =
@@ -284,17 +403,17 @@ impl Journal<'_> {
         entry.at_ms + u64::from(self.days) * 86_400_000 < now_ms
     }
 
-    /// Every entry's KV key, newest first (a few pages at most: the count is bounded by the prune).
+    /// This route's entries' KV keys, newest first (a few pages at most: the count is bounded by the prune).
     async fn names(&self) -> Result<Vec<String>, JournalError> {
-        Ok(self.keys().await?.into_iter().map(|key| key.name).collect())
+        Ok(self.keys(&prefix(self.user, &self.route)).await?.into_iter().map(|key| key.name).collect())
     }
 
-    async fn keys(&self) -> Result<Vec<KvKey>, JournalError> {
-        let prefix = prefix(self.user);
+    /// The KV keys under `prefix`, sorted.
+    async fn keys(&self, prefix: &str) -> Result<Vec<KvKey>, JournalError> {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..4 {
-            let page = self.kv.list(&prefix, cursor.as_deref(), 1000).await?;
+            let page = self.kv.list(prefix, cursor.as_deref(), 1000).await?;
             keys.extend(page.keys);
             match page.cursor {
                 Some(next) => cursor = Some(next),
@@ -314,12 +433,21 @@ mod tests {
     fn ids_map_to_keys_that_list_newest_first() {
         let older = new_id(1_700_000_000_000);
         let newer = new_id(1_800_000_000_000);
-        let (older, newer) =
-            (entry_key("owner", &older).unwrap_or_default(), entry_key("owner", &newer).unwrap_or_default());
+        let key = |id: &str| entry_key("owner", "groups/5", id).unwrap_or_default();
+        let (older, newer) = (key(&older), key(&newer));
         assert!(newer < older, "{newer} should sort before {older}");
-        assert!(newer.starts_with("journal:owner:"));
+        assert!(newer.starts_with("journal:owner:groups/5:"));
         for bad in ["", "abc", "zzzzzzzzzzzz-0000", "m3k9x2ab-XYZW", "m3k9x2ab-12345", "-1234"] {
-            assert!(matches!(entry_key("owner", bad), Err(JournalError::BadId(_))), "{bad}");
+            assert!(matches!(entry_key("owner", "users/1", bad), Err(JournalError::BadId(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_older_versions_key_is_told_from_a_routed_one() {
+        let name = entry_name(&new_id(1_700_000_000_000)).unwrap_or_default();
+        assert!(unrouted(&name));
+        for route in ["users/1", "groups/5", "local/users/0"] {
+            assert!(!unrouted(&format!("{route}:{name}")), "{route}");
         }
     }
 }
