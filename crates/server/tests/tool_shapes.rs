@@ -203,7 +203,14 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     shapes.write(b, "zotero_update_item", json!({ "keys": [new_key], "fields": { "date": "2026" } })).await;
 
     // ---- collections and tags ----
+    // A saved search longer than the listing shows (`conditionsTotal`).
+    let words: Vec<Value> = (0..30)
+        .map(|n| json!({ "condition": "title", "operator": "contains", "value": format!("shapes{n}") }))
+        .collect();
+    b.sim.insert_search(LIB, json!({ "name": "Thirty words", "conditions": words }));
     let tree = shapes.read(b, "zotero_list_collections", json!({})).await;
+    let long = tree["savedSearches"].as_array().expect("searches").iter().find(|s| s["name"] == "Thirty words");
+    assert_eq!(long.expect("listed")["conditionsTotal"], 30);
     let collection = tree["collections"][0]["key"].as_str().expect("a collection").to_owned();
     shapes.read(b, "zotero_list_collections", json!({ "query": "zzz-no-such-collection" })).await;
     let items = shapes.read(b, "zotero_list_collections", json!({ "collectionKey": collection, "limit": 1 })).await;
@@ -502,6 +509,7 @@ async fn shapes_of_answers_too_large(shapes: &mut Shapes) {
 
     let tree = shapes.read(b, "zotero_list_collections", json!({})).await;
     assert!(tree["collectionsTotal"].as_u64().is_some_and(|t| t > 600) && within(&tree));
+    assert!(tree["savedSearchesTotal"].as_u64().is_some_and(|t| t >= 3), "the searches are cut too: {}", tree["savedSearchesTotal"]);
 
     let duplicates = shapes.read(b, "zotero_find_duplicates", json!({ "scanLimit": 2000 })).await;
     assert!(

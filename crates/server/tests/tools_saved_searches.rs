@@ -133,3 +133,45 @@ async fn a_saved_search_that_shows_nothing_or_too_much_is_said_so() {
     assert!(ok(&alone)["totalResults"].as_u64().unwrap() > 40, "alone, any size is paged: {alone}");
     assert_eq!(ok(&alone)["nextOffset"], 5);
 }
+
+/// A saved search of `count` conditions, any of them (`title contains` a word of the demo library and others).
+fn many_conditions(count: usize) -> Value {
+    let mut conditions = vec![json!({ "condition": "joinMode", "operator": "any", "value": "" })];
+    conditions.extend((0..count).map(|n| {
+        let word = if n == 0 { "maize".to_owned() } else { format!("nosuchword{n}") };
+        json!({ "condition": "title", "operator": "contains", "value": word })
+    }));
+    json!({ "name": format!("{count} words"), "conditions": conditions })
+}
+
+#[tokio::test]
+async fn the_conditions_of_a_saved_search_are_counted_in_its_run_and_its_listing() {
+    use zotero_mcp_server::tools::saved_searches::{LIMITS, MAX_LISTED_CONDITIONS};
+    let sim = demo_sim();
+    let limit = LIMITS.max_conditions;
+    sim.insert_search(DEMO, many_conditions(limit));
+    sim.insert_search(DEMO, many_conditions(limit + 1));
+
+    // At the limit it runs; one more is refused before a single item is read, saying how many and the limit.
+    let at_limit = rpc(&sim, "zotero_search", json!({ "savedSearch": format!("{limit} words") })).await;
+    assert!(!ok(&at_limit)["items"].as_array().unwrap().is_empty(), "{at_limit}");
+    let before = sim.requests().len();
+    let over = error_text(&rpc(&sim, "zotero_search", json!({ "savedSearch": format!("{} words", limit + 1) })).await);
+    assert!(over.contains(&format!("has {} conditions", limit + 1)) && over.contains(&format!("more than the {limit}")), "{over}");
+    let paths: Vec<String> = sim.requests()[before..].iter().map(|r| r.path.clone()).collect();
+    assert!(paths.iter().all(|p| p.ends_with("/searches")), "only the listing was read: {paths:?}");
+
+    // The listing shows the first conditions and how many there are, and says which search cannot run.
+    let listing = rpc(&sim, "zotero_list_collections", json!({ "query": "words" })).await;
+    let searches = ok(&listing)["savedSearches"].as_array().unwrap().clone();
+    for search in &searches {
+        assert_eq!(search["conditions"].as_array().unwrap().len(), MAX_LISTED_CONDITIONS, "{search}");
+    }
+    let over = searches.iter().find(|s| s["name"] == format!("{} words", limit + 1)).unwrap();
+    assert_eq!(over["conditionsTotal"], limit + 2, "the join mode is a condition Zotero keeps too");
+    assert_eq!(over["runnable"], false);
+    assert!(over["unsupported"][0].as_str().unwrap().contains(&format!("more than the {limit}")), "{over}");
+    let fits = searches.iter().find(|s| s["name"] == format!("{limit} words")).unwrap();
+    assert_eq!(fits["runnable"], true);
+    assert!(text(&listing).contains(&format!("of its {} conditions not listed", limit + 2)), "{}", text(&listing));
+}

@@ -74,6 +74,9 @@ pub struct ListCollectionsOutput {
     /// with its conditions; zotero_search runs one with `savedSearch`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved_searches: Option<Vec<SavedSearchOut>>,
+    /// How many saved searches there are, when not all fit in the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_searches_total: Option<usize>,
     /// With collectionKey: the `offset` this page started at. Not sent.
     #[serde(skip)]
     pub offset: usize,
@@ -97,10 +100,17 @@ impl Tool for ListCollections {
         if let Some(items) = output.items.as_mut() {
             return shorten_page(items, fraction, output.offset, &mut output.next_offset);
         }
-        match output.collections.as_mut() {
+        // Both lists grow with the library (a saved search with its conditions as much as a collection), so
+        // both are cut, each saying how many there were.
+        let collections = match output.collections.as_mut() {
             Some(collections) => shorten_counted(collections, fraction, &mut output.collections_total),
             None => false,
-        }
+        };
+        let searches = match output.saved_searches.as_mut() {
+            Some(searches) => shorten_counted(searches, fraction, &mut output.saved_searches_total),
+            None => false,
+        };
+        collections || searches
     }
 
     fn render(output: &ListCollectionsOutput) -> String {
@@ -124,6 +134,12 @@ impl Tool for ListCollections {
                 if let Some(searches) = output.saved_searches.as_deref().filter(|s| !s.is_empty()) {
                     text.push_str("\n\n");
                     text.push_str(&searches_markdown(searches));
+                }
+                if let Some(total) = output.saved_searches_total {
+                    text.push_str(&format!(
+                        "\n\n_{} of {total} saved searches fit in one answer; find the others with `query`._",
+                        output.saved_searches.as_deref().unwrap_or_default().len()
+                    ));
                 }
                 text
             }
@@ -173,6 +189,7 @@ impl Tool for ListCollections {
                 query: None,
                 collections_total: None,
                 saved_searches: None,
+                saved_searches_total: None,
                 offset: paging.offset,
             });
         }
@@ -189,6 +206,7 @@ impl Tool for ListCollections {
             query: query.map(str::to_owned),
             collections_total: None,
             saved_searches: Some(saved_searches),
+            saved_searches_total: None,
             offset: 0,
         })
     }

@@ -13,8 +13,14 @@ use zotero_mcp_core::zotero::{
 use crate::context::RequestContext;
 use crate::mcp::ToolError;
 
-/// What one run may read: within a Worker's 50 subrequests on the free plan, with room for the call's others.
-pub const LIMITS: EvaluationLimits = EvaluationLimits { max_items: 3000, max_requests: 40, max_fulltext_reads: 25 };
+/// What one run may read: within a Worker's 50 subrequests on the free plan, with room for the call's others. A
+/// search built in Zotero's dialog rarely has twenty conditions; a hundred, each decided for up to 3000 items,
+/// keeps one run's work bounded however the search was made.
+pub const LIMITS: EvaluationLimits =
+    EvaluationLimits { max_items: 3000, max_requests: 40, max_fulltext_reads: 25, max_conditions: 100 };
+
+/// Conditions listed per saved search; beyond them the listing says how many there are (`conditionsTotal`).
+pub const MAX_LISTED_CONDITIONS: usize = 25;
 
 /// One condition, as Zotero keeps it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -32,7 +38,11 @@ pub struct ConditionOut {
 pub struct SavedSearchOut {
     pub key: String,
     pub name: String,
+    /// Its conditions in Zotero's order, the first 25 of them.
     pub conditions: Vec<ConditionOut>,
+    /// How many conditions it has, when that is more than `conditions` lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions_total: Option<usize>,
     /// Whether zotero_search can run it (`savedSearch`); when not, `unsupported` says which conditions stop it.
     pub runnable: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -47,6 +57,9 @@ pub fn searches_markdown(searches: &[SavedSearchOut]) -> String {
             let conditions: Vec<String> =
                 search.conditions.iter().map(|c| format!("{} {} {:?}", c.condition, c.operator, c.value)).collect();
             let mut line = format!("- {} (key: {}): {}", search.name, search.key, conditions.join("; "));
+            if let Some(total) = search.conditions_total {
+                line.push_str(&format!("; \u{2026} {} more of its {total} conditions not listed", total - conditions.len()));
+            }
             if !search.runnable {
                 line.push_str(&format!(" — cannot be run here: {}", search.unsupported.join("; ")));
             }
@@ -58,18 +71,22 @@ pub fn searches_markdown(searches: &[SavedSearchOut]) -> String {
 
 /// A saved search as listed, with whether it can be run.
 pub fn listed(search: &SavedSearch) -> SavedSearchOut {
-    let unsupported = match SearchPlan::new(search) {
-        Ok(_) => Vec::new(),
+    let unsupported = match SearchPlan::new(search).map(|plan| plan.check_size(&LIMITS)) {
+        Ok(Ok(())) => Vec::new(),
+        Ok(Err(too_large)) => vec![too_large.to_string()],
         Err(refused) => {
             refused.conditions.iter().map(|c| format!("{} {} ({})", c.condition, c.operator, c.reason)).collect()
         }
     };
+    let total = search.conditions.len();
     SavedSearchOut {
         key: search.key.clone(),
         name: search.name.clone(),
+        conditions_total: (total > MAX_LISTED_CONDITIONS).then_some(total),
         conditions: search
             .conditions
             .iter()
+            .take(MAX_LISTED_CONDITIONS)
             .map(|c| ConditionOut {
                 condition: c.condition.clone(),
                 operator: c.operator.clone(),

@@ -56,6 +56,10 @@ pub enum SavedSearchError {
     #[error("The full-text condition {value:?} of the saved search {search:?} is too broad to check: {candidates} attachments could contain it, and each must be read to be sure, but at most {limit} are read for one search. Use a longer phrase, add a narrower condition (a collection, a tag, an item type, with Match all), or open the search in Zotero")]
     FullTextTooBroad { search: String, value: String, candidates: String, limit: usize },
 
+    /// More conditions that test items than one evaluation decides (each is decided for every item read).
+    #[error("The saved search {search:?} has {count} conditions that test items, more than the {limit} one search may evaluate here. Split it into smaller searches, or open it in Zotero")]
+    TooManyConditions { search: String, count: usize, limit: usize },
+
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
 }

@@ -229,6 +229,8 @@ impl SearchPlan {
         limits: &EvaluationLimits,
         now_ms: u64,
     ) -> Result<Evaluated, SavedSearchError> {
+        // Counted before anything is read: the conditions are known, and each costs every item read.
+        self.check_size(limits)?;
         let mut reader = Reader::new(zotero, *limits, &self.name);
         let mut run = Run::new(self, now_ms);
         if run.needs_collections() {

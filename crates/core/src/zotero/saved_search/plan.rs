@@ -1,8 +1,9 @@
 //! A saved search checked and prepared: its join mode, its flags, its conditions as rules, and which part of
 //! the library the API can be asked for so that every result is among what is read.
 
-use super::error::{Unsupported, UnsupportedSearch};
+use super::error::{SavedSearchError, Unsupported, UnsupportedSearch};
 use super::model::SavedSearch;
+use super::reader::EvaluationLimits;
 use super::rule::{rule_of, Rule, Test};
 use super::text::TextOp;
 use crate::zotero::{schema, ObjectKey};
@@ -176,6 +177,23 @@ impl SearchPlan {
     /// The search's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How many conditions test items (flags and the join mode are not among them).
+    pub fn tests(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Refuses a search with more conditions that test items than `limits` lets one evaluation decide.
+    pub fn check_size(&self, limits: &EvaluationLimits) -> Result<(), SavedSearchError> {
+        if self.rules.len() > limits.max_conditions {
+            return Err(SavedSearchError::TooManyConditions {
+                search: self.name.clone(),
+                count: self.rules.len(),
+                limit: limits.max_conditions,
+            });
+        }
+        Ok(())
     }
 
     /// Whether every condition must hold: `all` mode, or one condition at most.

@@ -16,11 +16,15 @@ pub struct EvaluationLimits {
     pub max_requests: usize,
     /// Attachments whose full text is read to check a full-text condition.
     pub max_fulltext_reads: usize,
+    /// Conditions that test items (flags such as `noChildren` and the join mode are not counted). Each is
+    /// decided for every item read, so this times `max_items` bounds the work of one evaluation; a search over
+    /// it is refused before any request.
+    pub max_conditions: usize,
 }
 
 impl Default for EvaluationLimits {
     fn default() -> Self {
-        Self { max_items: 5000, max_requests: 100, max_fulltext_reads: 40 }
+        Self { max_items: 5000, max_requests: 100, max_fulltext_reads: 40, max_conditions: 100 }
     }
 }
 
