@@ -372,7 +372,8 @@ mod tests {
             panic!("asked first")
         };
         let yes = json!({ REQUEST_KEY: { "action": "accept", "content": { FIELD: true } } });
-        let answer = Asking { state: question["requestState"].as_str().map(str::to_owned), responses: Some(yes), ..asking };
+        let answer =
+            Asking { state: question["requestState"].as_str().map(str::to_owned), responses: Some(yes), ..asking };
         for elsewhere in ["local/users/0", "groups/1", "users/2"] {
             let refused = on(elsewhere).decide("t", &answer, &plan).await;
             assert!(matches!(refused, Err(Unconfirmed::Refused { .. })), "{elsewhere}: {refused:?}");

@@ -590,9 +590,9 @@ impl RequestContext {
     /// library through the Web API keeps the unprefixed keys, which are the TypeScript server's.
     pub fn cache(&self) -> &dyn KvStore {
         match self.cache_namespace() {
-            Some(namespace) => self
-                .library_cache
-                .get_or_init(|| LibraryCache::under(self.platform.cache_kv.clone(), &namespace)),
+            Some(namespace) => {
+                self.library_cache.get_or_init(|| LibraryCache::under(self.platform.cache_kv.clone(), &namespace))
+            }
             None => self.platform.cache_kv.as_ref(),
         }
     }

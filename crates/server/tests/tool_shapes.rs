@@ -509,7 +509,11 @@ async fn shapes_of_answers_too_large(shapes: &mut Shapes) {
 
     let tree = shapes.read(b, "zotero_list_collections", json!({})).await;
     assert!(tree["collectionsTotal"].as_u64().is_some_and(|t| t > 600) && within(&tree));
-    assert!(tree["savedSearchesTotal"].as_u64().is_some_and(|t| t >= 3), "the searches are cut too: {}", tree["savedSearchesTotal"]);
+    assert!(
+        tree["savedSearchesTotal"].as_u64().is_some_and(|t| t >= 3),
+        "the searches are cut too: {}",
+        tree["savedSearchesTotal"]
+    );
 
     let duplicates = shapes.read(b, "zotero_find_duplicates", json!({ "scanLimit": 2000 })).await;
     assert!(

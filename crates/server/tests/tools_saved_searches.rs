@@ -157,7 +157,10 @@ async fn the_conditions_of_a_saved_search_are_counted_in_its_run_and_its_listing
     assert!(!ok(&at_limit)["items"].as_array().unwrap().is_empty(), "{at_limit}");
     let before = sim.requests().len();
     let over = error_text(&rpc(&sim, "zotero_search", json!({ "savedSearch": format!("{} words", limit + 1) })).await);
-    assert!(over.contains(&format!("has {} conditions", limit + 1)) && over.contains(&format!("more than the {limit}")), "{over}");
+    assert!(
+        over.contains(&format!("has {} conditions", limit + 1)) && over.contains(&format!("more than the {limit}")),
+        "{over}"
+    );
     let paths: Vec<String> = sim.requests()[before..].iter().map(|r| r.path.clone()).collect();
     assert!(paths.iter().all(|p| p.ends_with("/searches")), "only the listing was read: {paths:?}");
 

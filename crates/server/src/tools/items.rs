@@ -313,9 +313,9 @@ pub fn field_refusal(name: &str) -> Option<String> {
              zotero_delete_items moves items to the trash. Nothing was written"
         ));
     }
-    DEDICATED_FIELDS.contains(&name).then(|| {
-        format!("`fields.{name}` cannot be set here; use the dedicated argument or tool. Nothing was written")
-    })
+    DEDICATED_FIELDS
+        .contains(&name)
+        .then(|| format!("`fields.{name}` cannot be set here; use the dedicated argument or tool. Nothing was written"))
 }
 
 /// The first refused field of `fields`, as an argument error of `tool`.
@@ -455,7 +455,10 @@ impl Tool for CreateItems {
             return Err(invalid("zotero_create_items", problems.join("; ")));
         }
         // Before anything is read: with `key` and `version` a "new" item would be written over an existing one.
-        refuse_fields("zotero_create_items", input.items.iter().flat_map(|item| item.fields.iter().flatten().map(|(name, _)| name)))?;
+        refuse_fields(
+            "zotero_create_items",
+            input.items.iter().flat_map(|item| item.fields.iter().flatten().map(|(name, _)| name)),
+        )?;
         let zotero = ctx.writer()?;
         // One template per distinct type, all requested together.
         let mut types: Vec<&str> = Vec::new();

@@ -58,7 +58,10 @@ pub fn searches_markdown(searches: &[SavedSearchOut]) -> String {
                 search.conditions.iter().map(|c| format!("{} {} {:?}", c.condition, c.operator, c.value)).collect();
             let mut line = format!("- {} (key: {}): {}", search.name, search.key, conditions.join("; "));
             if let Some(total) = search.conditions_total {
-                line.push_str(&format!("; \u{2026} {} more of its {total} conditions not listed", total - conditions.len()));
+                line.push_str(&format!(
+                    "; \u{2026} {} more of its {total} conditions not listed",
+                    total - conditions.len()
+                ));
             }
             if !search.runnable {
                 line.push_str(&format!(" — cannot be run here: {}", search.unsupported.join("; ")));
