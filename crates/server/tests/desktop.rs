@@ -14,7 +14,7 @@ use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::desktop::{locate, Desktop};
 use zotero_mcp_core::files::{FileContent, FileStore, FileStoreError, StoreKind};
-use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse, KvStore};
+use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 use zotero_mcp_core::zotero::local::{self, DesktopInfo, LocalKey};
 use zotero_mcp_core::zotero::{ObjectKey, ZoteroError, ZoteroObject};
 use zotero_mcp_server::app::App;
@@ -367,9 +367,9 @@ async fn an_undo_entry_stays_on_its_route_between_the_web_api_and_the_desktop() 
 
     // Each server lists its own route's changes only.
     let desktop_list = listed_ids(&machine.call(&desktop, owner(), "zotero_undo", json!({})).await);
-    assert_eq!(desktop_list, [on_desktop.clone()]);
+    assert_eq!(desktop_list, std::slice::from_ref(&on_desktop));
     let web_list = listed_ids(&machine.call(&web, owner(), "zotero_undo", json!({})).await);
-    assert_eq!(web_list, [on_web.clone()]);
+    assert_eq!(web_list, std::slice::from_ref(&on_web));
 
     // And refuses the other's, saying where it was made; neither library is touched.
     let local_writes = || machine.local.requests().iter().filter(|r| r.method != "GET").count();

@@ -207,11 +207,11 @@ async fn a_group_s_undo_journal_is_apart_from_the_personal_library_s() {
     let ids = |listing: &Value| -> Vec<String> {
         ok(listing)["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()).collect()
     };
-    assert_eq!(ids(&b.write("zotero_undo", json!({})).await), [personal.clone()]);
-    assert_eq!(ids(&b.write("zotero_undo", json!({ "library": lab })).await), [in_lab.clone()]);
+    assert_eq!(ids(&b.write("zotero_undo", json!({})).await), std::slice::from_ref(&personal));
+    assert_eq!(ids(&b.write("zotero_undo", json!({ "library": lab })).await), std::slice::from_ref(&in_lab));
     // Explicitly naming the configured library is the configured library.
     let named = b.write("zotero_undo", json!({ "library": format!("users/{DEMO_USER}") })).await;
-    assert_eq!(ids(&named), [personal.clone()]);
+    assert_eq!(ids(&named), std::slice::from_ref(&personal));
 
     let before = writes(&b);
     let said = error_text(&b.write("zotero_undo", json!({ "id": in_lab })).await);

@@ -362,7 +362,7 @@ fn base36(mut n: u64) -> String {
 
 #[tokio::test]
 async fn an_entry_of_an_older_version_without_a_route_is_neither_listed_nor_undone_and_goes_in_time() {
-    use zotero_mcp_core::platform::{KvStore, KvWrite};
+    use zotero_mcp_core::platform::KvWrite;
     let b = bench(false);
     let kv = b.app.platform.cache_kv.clone();
     // As versions before routes wrote them: `journal:<user>:<countdown>-<random>`, no route in key or entry.
