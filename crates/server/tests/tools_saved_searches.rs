@@ -178,3 +178,41 @@ async fn the_conditions_of_a_saved_search_are_counted_in_its_run_and_its_listing
     assert_eq!(fits["runnable"], true);
     assert!(text(&listing).contains(&format!("of its {} conditions not listed", limit + 2)), "{}", text(&listing));
 }
+
+#[tokio::test]
+async fn a_library_with_more_saved_searches_than_are_read_is_listed_in_part_and_says_how_many() {
+    use zotero_mcp_server::tools::saved_searches::MAX_SAVED_SEARCHES;
+    let sim = demo_sim();
+    let before = sim.searches(DEMO).len();
+    for n in 0..=MAX_SAVED_SEARCHES {
+        let condition = json!({ "condition": "title", "operator": "contains", "value": format!("word{n}") });
+        sim.insert_search(DEMO, json!({ "name": format!("Search {n}"), "conditions": [condition] }));
+    }
+    let total = before + MAX_SAVED_SEARCHES + 1;
+    let sent = sim.requests().len();
+    let listing = rpc(&sim, "zotero_list_collections", json!({ "query": "search" })).await;
+    let searches_read = sim.requests()[sent..].iter().filter(|r| r.path.ends_with("/searches")).count();
+    assert_eq!(searches_read, MAX_SAVED_SEARCHES.div_ceil(100), "a bounded read, a hundred a request");
+    let listed: Vec<String> = ok(&listing)["savedSearches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(listed.len() <= MAX_SAVED_SEARCHES, "{}", listed.len());
+    assert_eq!(ok(&listing)["savedSearchesTotal"], total);
+    assert!(text(&listing).contains(&format!("of {total} saved searches are listed")), "{}", text(&listing));
+    // One beyond those read (every "Search n" read is listed, the query names them all) runs by its key.
+    let unread = sim
+        .searches(DEMO)
+        .iter()
+        .filter(|s| s["data"]["name"].as_str().is_some_and(|name| name.starts_with("Search ")))
+        .filter_map(|s| s["key"].as_str().map(str::to_owned))
+        .find(|key| !listed.contains(key))
+        .expect("a search that was not read");
+    let sent = sim.requests().len();
+    let run = rpc(&sim, "zotero_search", json!({ "savedSearch": unread })).await;
+    assert!(ok(&run)["items"].is_array(), "{run}");
+    let asked = sim.requests()[sent..].iter().any(|r| r.path.ends_with(&format!("/searches/{unread}")));
+    assert!(asked, "read by its key");
+}

@@ -74,7 +74,8 @@ pub struct ListCollectionsOutput {
     /// with its conditions; zotero_search runs one with `savedSearch`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved_searches: Option<Vec<SavedSearchOut>>,
-    /// How many saved searches there are, when not all fit in the answer.
+    /// How many saved searches the library has, when not all are listed (more than fit in the answer, or than
+    /// the 500 changed last, which are all that is read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved_searches_total: Option<usize>,
     /// With collectionKey: the `offset` this page started at. Not sent.
@@ -137,7 +138,8 @@ impl Tool for ListCollections {
                 }
                 if let Some(total) = output.saved_searches_total {
                     text.push_str(&format!(
-                        "\n\n_{} of {total} saved searches fit in one answer; find the others with `query`._",
+                        "\n\n_{} of {total} saved searches are listed; find one by name with `query`, or run one by its key \
+                         with zotero_search `savedSearch`._",
                         output.saved_searches.as_deref().unwrap_or_default().len()
                     ));
                 }
@@ -165,8 +167,8 @@ impl Tool for ListCollections {
         // The tree, the collection's items and the saved searches are independent: one round trip for all.
         let searches = async {
             match &input.collection_key {
-                Some(_) => Ok(Vec::new()),
-                None => zotero.saved_searches().await,
+                Some(_) => Ok((Vec::new(), None)),
+                None => zotero.saved_searches_up_to(saved_searches::MAX_SAVED_SEARCHES).await,
             }
         };
         let (all, items, searches) = join3(zotero.collections(&Query::new(), MAX_COLLECTIONS), items, searches).await;
@@ -197,7 +199,12 @@ impl Tool for ListCollections {
         let needle = query.map(str::to_lowercase);
         let named = |name: &str| needle.as_deref().is_none_or(|needle| name.to_lowercase().contains(needle));
         let collections = summaries.into_iter().filter(|c| named(&c.name)).collect();
-        let saved_searches = searches?.iter().filter(|s| named(&s.name)).map(saved_searches::listed).collect();
+        let (searches, searches_total) = searches?;
+        // More than were read: the listing says how many the library has, as when the answer is cut.
+        let saved_searches_total = searches_total
+            .map(|total| usize::try_from(total).unwrap_or(usize::MAX))
+            .filter(|total| *total > searches.len());
+        let saved_searches = searches.iter().filter(|s| named(&s.name)).map(saved_searches::listed).collect();
         Ok(ListCollectionsOutput {
             collections: Some(collections),
             collection: None,
@@ -206,7 +213,7 @@ impl Tool for ListCollections {
             query: query.map(str::to_owned),
             collections_total: None,
             saved_searches: Some(saved_searches),
-            saved_searches_total: None,
+            saved_searches_total,
             offset: 0,
         })
     }

@@ -7,7 +7,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use zotero_mcp_core::zotero::{
-    Evaluated, EvaluationLimits, ItemCard, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient, ZoteroObject,
+    Evaluated, EvaluationLimits, ItemCard, ObjectKey, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient,
+    ZoteroObject,
 };
 
 use crate::context::RequestContext;
@@ -21,6 +22,10 @@ pub const LIMITS: EvaluationLimits =
 
 /// Conditions listed per saved search; beyond them the listing says how many there are (`conditionsTotal`).
 pub const MAX_LISTED_CONDITIONS: usize = 25;
+
+/// Saved searches read for a listing or to find one by name: five requests. A library with more (none that a
+/// person made by hand) is listed in part, saying how many it has.
+pub const MAX_SAVED_SEARCHES: usize = 500;
 
 /// One condition, as Zotero keeps it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -104,10 +109,17 @@ pub fn listed(search: &SavedSearch) -> SavedSearchOut {
 /// The saved search `wanted` names: its key, or its name (case and surrounding spaces ignored) when one search
 /// has it.
 pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, ToolError> {
-    let searches = zotero.saved_searches().await?;
+    let (searches, total) = zotero.saved_searches_up_to(MAX_SAVED_SEARCHES).await?;
     let wanted = wanted.trim();
     if let Some(search) = searches.iter().find(|s| s.key == wanted) {
         return Ok(search.clone());
+    }
+    let unread = total.is_some_and(|total| total > searches.len() as u64);
+    // A key beyond the searches read is asked for by itself.
+    if let (true, Ok(key)) = (unread, ObjectKey::parse(wanted)) {
+        if let Ok(search) = zotero.saved_search(&key).await {
+            return Ok(search);
+        }
     }
     let lower = wanted.to_lowercase();
     let named: Vec<&SavedSearch> = searches.iter().filter(|s| s.name.trim().to_lowercase() == lower).collect();
@@ -116,8 +128,15 @@ pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, To
         [] => {
             let known: Vec<String> = searches.iter().take(20).map(|s| format!("{:?} ({})", s.name, s.key)).collect();
             let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+            let searched = match (unread, total) {
+                (true, Some(total)) => format!(
+                    " (of its {total} saved searches the {MAX_SAVED_SEARCHES} changed last were searched by name: \
+                     give the key of another)"
+                ),
+                _ => String::new(),
+            };
             Err(ToolError::Failed(format!(
-                "no saved search is called or keyed {:?} in this library (its saved searches: {known}); \
+                "no saved search is called or keyed {:?} in this library{searched} (its saved searches: {known}); \
                  zotero_list_collections lists them",
                 wanted.chars().take(100).collect::<String>()
             )))

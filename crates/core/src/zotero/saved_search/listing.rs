@@ -8,9 +8,15 @@ use crate::zotero::{ObjectKey, Page, Query, ZoteroClient, ZoteroError};
 impl ZoteroClient {
     /// Every saved search of the library, every page, in the API's order (last modified first).
     pub async fn saved_searches(&self) -> Result<Vec<SavedSearch>, ZoteroError> {
+        Ok(self.saved_searches_up_to(usize::MAX).await?.0)
+    }
+
+    /// The first `max` saved searches, in the API's order (last modified first), and how many the library
+    /// has when Zotero said: a bounded read, one request per hundred.
+    pub async fn saved_searches_up_to(&self, max: usize) -> Result<(Vec<SavedSearch>, Option<u64>), ZoteroError> {
         let path = self.library_path("/searches").await?;
-        let page: Page<Value> = self.list(path, &Query::new(), usize::MAX).await?;
-        Ok(page.items.iter().filter_map(SavedSearch::from_api).collect())
+        let page: Page<Value> = self.list(path, &Query::new(), max).await?;
+        Ok((page.items.iter().filter_map(SavedSearch::from_api).collect(), page.total_results))
     }
 
     /// One saved search.
