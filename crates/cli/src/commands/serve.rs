@@ -43,8 +43,8 @@ Who may call the HTTP server:
   neither                on a loopback address only, a token the server makes at its first start and keeps in
                          http-token in ZOTERO_MCP_DATA_DIR (owner-only, the same at every start); requests must carry
                          `Authorization: Bearer <the file's content>`, e.g. for Claude Code:
-                           claude mcp add --transport http zotero http://127.0.0.1:8787/mcp \
-                             --header "Authorization: Bearer $(cat <data dir>/http-token)"
+                           claude mcp add --transport http zotero http://127.0.0.1:8787/mcp \\
+                             --header \"Authorization: Bearer $(cat <data dir>/http-token)\"
                          Browser pages only from the origins ALLOWED_ORIGINS lists (none unless set); Host must be a
                          loopback name (that stops DNS rebinding)
   neither, --no-token    no token at all, loopback only: any local process of any user may call";
