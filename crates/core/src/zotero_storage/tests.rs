@@ -529,3 +529,27 @@ fn the_library_must_be_a_user_or_group_path() {
     );
     assert!(!format!("{:?}", made.unwrap()).contains(API_KEY));
 }
+
+#[tokio::test]
+async fn a_registration_whose_answer_is_lost_is_unknown_and_recorded_as_a_possible_replacement() {
+    let http = StubHttp::strict();
+    http.enqueue(authorization());
+    http.enqueue(answer(201, &[], b""));
+    let reset = "connection reset by peer".to_owned();
+    http.enqueue(Err(crate::platform::HttpError::Transport { url: format!("{API}/users/42/items/ABCD2345/file"), reason: reset }));
+    let writer = writer(&http);
+    let error =
+        writer.upload(&key(), upload_of(b"new", Precondition::Replaces(md5_hex(b"old")))).await.unwrap_err();
+    assert!(
+        matches!(&error, ZoteroStorageError::RegistrationUnanswered { md5, .. } if *md5 == md5_hex(b"new")),
+        "{error}"
+    );
+    assert!(error.to_string().contains("may or may not have recorded it"), "{error}");
+    assert_eq!(writer.log().take().len(), 1, "the journal hears of the file that may have been replaced");
+}
+
+#[test]
+fn the_upload_body_is_the_files_buffer_with_prefix_and_suffix_around_it() {
+    let body = super::upload::framed("<<", b"file".to_vec(), ">>");
+    assert_eq!(body, b"<<file>>");
+}

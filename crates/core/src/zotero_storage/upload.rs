@@ -220,7 +220,7 @@ impl ZoteroStorageWriter {
 /// rather than copied into a new one. Growing the buffer may move it once (natively a large buffer is remapped,
 /// not copied), so at most the file and its copy exist for a moment, never the three a fresh buffer built
 /// beside a kept original and a clone of it cost (a 40 MiB upload added 120 MB at its peak).
-fn framed(prefix: &str, mut body: Vec<u8>, suffix: &str) -> Vec<u8> {
+pub(super) fn framed(prefix: &str, mut body: Vec<u8>, suffix: &str) -> Vec<u8> {
     let (prefix, suffix) = (prefix.as_bytes(), suffix.as_bytes());
     let len = body.len();
     body.reserve_exact(prefix.len() + suffix.len());
