@@ -72,9 +72,10 @@ struct ZoteroStandIn {
 impl HttpClient for ZoteroStandIn {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         let answer = |status: u16, body: &str| {
-            http::Response::builder().status(status).body(body.as_bytes().to_vec()).map_err(|e| {
-                HttpError::InvalidRequest { url: "stand-in".into(), reason: e.to_string() }
-            })
+            http::Response::builder()
+                .status(status)
+                .body(body.as_bytes().to_vec())
+                .map_err(|e| HttpError::InvalidRequest { url: "stand-in".into(), reason: e.to_string() })
         };
         if request.uri().host() == Some("upload.storage.test") {
             let body = request.body();

@@ -231,7 +231,9 @@ async fn run(args: Args) -> Result<(), String> {
             let who = match &app.access {
                 McpAccess::OAuth => "OAuth 2.1 (AUTH_PASSWORD)".to_owned(),
                 McpAccess::StaticToken { .. } => match &token_file {
-                    Some(token) => format!("bearer token from {}, loopback only, {}", token.path.display(), scopes_of(&app)),
+                    Some(token) => {
+                        format!("bearer token from {}, loopback only, {}", token.path.display(), scopes_of(&app))
+                    }
                     None => format!("bearer token ZOTERO_MCP_TOKEN, {}", scopes_of(&app)),
                 },
                 McpAccess::Trusted(_) => format!(

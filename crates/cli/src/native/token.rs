@@ -36,7 +36,9 @@ impl std::fmt::Debug for LocalToken {
 /// Why the token could not be made or read. Each says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    #[error("could not create {dir} for the server's token ({source}); set ZOTERO_MCP_DATA_DIR to a directory you own")]
+    #[error(
+        "could not create {dir} for the server's token ({source}); set ZOTERO_MCP_DATA_DIR to a directory you own"
+    )]
     Dir { dir: String, source: std::io::Error },
     #[error("could not write the server's token to {path} ({source}); set ZOTERO_MCP_DATA_DIR to a directory you own")]
     Write { path: String, source: std::io::Error },
@@ -79,8 +81,8 @@ fn create(path: &Path) -> Result<String, TokenError> {
         options.mode(0o600);
     }
     let mut file = options.open(path).map_err(write_error)?;
-    let value = zotero_mcp_server::auth::crypto::random_string(TOKEN_CHARS)
-        .map_err(|e| TokenError::Random(e.to_string()))?;
+    let value =
+        zotero_mcp_server::auth::crypto::random_string(TOKEN_CHARS).map_err(|e| TokenError::Random(e.to_string()))?;
     let written = file.write_all(format!("{value}\n").as_bytes()).and_then(|()| file.sync_all());
     if let Err(source) = written {
         // A half-written file would be read as malformed at the next start.
@@ -109,8 +111,8 @@ fn read(path: &Path) -> Result<String, TokenError> {
     }
     let text = std::fs::read_to_string(path).map_err(read_error)?;
     let value = text.trim();
-    let well_formed = value.len() >= MIN_TOKEN_CHARS
-        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let well_formed =
+        value.len() >= MIN_TOKEN_CHARS && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if !well_formed {
         return Err(TokenError::Malformed { path: path.display().to_string() });
     }

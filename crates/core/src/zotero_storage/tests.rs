@@ -536,10 +536,12 @@ async fn a_registration_whose_answer_is_lost_is_unknown_and_recorded_as_a_possib
     http.enqueue(authorization());
     http.enqueue(answer(201, &[], b""));
     let reset = "connection reset by peer".to_owned();
-    http.enqueue(Err(crate::platform::HttpError::Transport { url: format!("{API}/users/42/items/ABCD2345/file"), reason: reset }));
+    http.enqueue(Err(crate::platform::HttpError::Transport {
+        url: format!("{API}/users/42/items/ABCD2345/file"),
+        reason: reset,
+    }));
     let writer = writer(&http);
-    let error =
-        writer.upload(&key(), upload_of(b"new", Precondition::Replaces(md5_hex(b"old")))).await.unwrap_err();
+    let error = writer.upload(&key(), upload_of(b"new", Precondition::Replaces(md5_hex(b"old")))).await.unwrap_err();
     assert!(
         matches!(&error, ZoteroStorageError::RegistrationUnanswered { md5, .. } if *md5 == md5_hex(b"new")),
         "{error}"

@@ -136,13 +136,7 @@ impl ZoteroStorageWriter {
             .map_err(|e| ZoteroStorageError::Decode { what: "the upload authorization", reason: e.to_string() })?;
         let exists = json.get("exists").is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
         if exists {
-            return Ok(UploadedFile {
-                md5,
-                mtime_ms,
-                filesize,
-                version: version_of(&answer),
-                already_stored: true,
-            });
+            return Ok(UploadedFile { md5, mtime_ms, filesize, version: version_of(&answer), already_stored: true });
         }
         let authorization: Authorization = serde_json::from_value(json)
             .map_err(|e| ZoteroStorageError::Decode { what: "the upload authorization", reason: e.to_string() })?;
@@ -169,20 +163,18 @@ impl ZoteroStorageWriter {
         let registered = self.post_form(&path, form.finish(), &precondition).await.map_err(|e| match e {
             // Sent, and no answer: Zotero may have recorded the file before the connection dropped.
             ZoteroStorageError::Transport(_) | ZoteroStorageError::Timeout { .. } => {
-                ZoteroStorageError::RegistrationUnanswered { key: key.to_string(), md5: md5.clone(), cause: e.to_string() }
+                ZoteroStorageError::RegistrationUnanswered {
+                    key: key.to_string(),
+                    md5: md5.clone(),
+                    cause: e.to_string(),
+                }
             }
             other => other,
         })?;
         if !registered.status().is_success() {
             return Err(api_error("POST", &path, key.as_str(), purpose, &registered));
         }
-        Ok(UploadedFile {
-            md5,
-            mtime_ms,
-            filesize,
-            version: version_of(&registered),
-            already_stored: false,
-        })
+        Ok(UploadedFile { md5, mtime_ms, filesize, version: version_of(&registered), already_stored: false })
     }
 
     /// A form POST to the API with the precondition header. On Zotero Desktop each POST is a write needing a
