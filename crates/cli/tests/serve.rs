@@ -59,8 +59,10 @@ fn start_http_lines(dir: &std::path::Path, vars: &[(&str, &str)], args: &[&str])
             let _ = sender.send(line);
         }
     });
-    std::thread::sleep(Duration::from_millis(100));
-    seen.extend(receiver.try_iter());
+    // The start-up lines after it come at once; half a second without one ends them.
+    while let Ok(line) = receiver.recv_timeout(Duration::from_millis(500)) {
+        seen.push(line);
+    }
     ((child, url), seen)
 }
 
