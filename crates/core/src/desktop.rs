@@ -71,24 +71,50 @@ pub enum LocateError {
     RelativeLink { key: String, path: String },
     #[error(
         "attachment {key} links to {path:?}, which is not a document this server reads (a PDF, EPUB, HTML or text \
-         file outside hidden folders), so it was not read"
+         file outside hidden folders and outside /proc, /sys and /dev), so it was not read"
     )]
     NotADocument { key: String, path: String },
 }
 
+/// The largest file read from Zotero Desktop's data directory or a linked file: what the Web API paths read
+/// through their stores ([`crate::webdav::MAX_DOWNLOAD_BYTES`]), so `--local` holds no more per file than they.
+pub const MAX_FILE_BYTES: u64 = crate::webdav::MAX_DOWNLOAD_BYTES as u64;
+
+/// How many files a [`Desktop`] reads from disk at once: each is held whole, so a few calls reading large PDFs
+/// together would otherwise hold them all (three 64 MiB reads, 192 MB, before any parsing). Further reads wait.
+pub const MAX_CONCURRENT_READS: usize = 2;
+
+/// Top-level folders whose files are views of the kernel or of devices, not documents: `/proc/self/root/…`
+/// reaches the whole filesystem again past any check made on the path's start, `/proc/<pid>/fd/…` other
+/// processes' open files, `/dev/…` devices.
+const PSEUDO_FILESYSTEMS: &[&str] = &["proc", "sys", "dev"];
+
 /// The extensions of the documents a linked file may be read as.
 const DOCUMENT_EXTENSIONS: &[&str] = &["pdf", "epub", "html", "htm", "xhtml", "txt", "md"];
 
-/// Whether a linked file at `path` may be read: a document by its extension, and no hidden file or folder on the
-/// way to it. A linked attachment is only a path in the library, which anyone who can write to the library (a
-/// model following a prompt hidden in a paper, say) could point at `~/.ssh/id_rsa` or a browser profile; this
-/// keeps what such a path can reach to documents. The native shell checks the path again once symbolic links
-/// are resolved.
+/// Whether a linked file at `path` may be read: a document by its extension, no hidden file or folder on the
+/// way to it, no `..`, and not under a pseudo-filesystem (`/proc`, `/sys`, `/dev`). A linked attachment is only
+/// a path in the library, which anyone who can write to the library (a model following a prompt hidden in a
+/// paper, say) could point at `~/.ssh/id_rsa` or a browser profile; this keeps what such a path can reach to
+/// documents. The native shell checks the path again once symbolic links are resolved.
 pub fn linked_document(path: &Path) -> bool {
     let hidden =
         path.components().any(|c| matches!(c, Component::Normal(name) if name.to_string_lossy().starts_with('.')));
+    // `/home/r/../../proc/…` would step past the start checked below.
+    let climbs = path.components().any(|c| matches!(c, Component::ParentDir));
     let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    !hidden && extension.is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e.as_str()))
+    !hidden
+        && !climbs
+        && !on_pseudo_filesystem(path)
+        && extension.is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e.as_str()))
+}
+
+/// Whether `path` starts in one of [`PSEUDO_FILESYSTEMS`].
+fn on_pseudo_filesystem(path: &Path) -> bool {
+    let mut components = path.components().skip_while(|c| matches!(c, Component::Prefix(_) | Component::RootDir));
+    let first = components.next();
+    path.has_root()
+        && matches!(first, Some(Component::Normal(name)) if PSEUDO_FILESYSTEMS.contains(&&*name.to_string_lossy()))
 }
 
 /// The file of `attachment` on disk, or `None` for an attachment without one (a linked URL, a note).
@@ -222,7 +248,33 @@ mod tests {
             locate(&hidden_base, Path::new("/d"), Some(Path::new("/base")), true),
             Err(LocateError::NotADocument { .. })
         ));
-        for path in ["/home/r/Papers/Smith 2020.PDF", "/srv/books/a.epub", "/home/r/notes/reading.txt"] {
+        // The pseudo-filesystems lead anywhere again (`/proc/self/root` is `/`), or to devices and open files.
+        for path in [
+            "/proc/self/root/home/r/paper.pdf",
+            "/proc/1/cwd/paper.pdf",
+            "/proc/self/fd/3.pdf",
+            "/sys/kernel/notes.txt",
+            "/dev/fd/4.pdf",
+            "//proc/self/root/x.pdf",
+            "/home/r/../../proc/self/root/x.pdf",
+        ] {
+            let link = attachment(json!({"linkMode": "linked_file", "path": path}));
+            let refused = locate(&link, Path::new("/d"), None, true);
+            assert!(matches!(refused, Err(LocateError::NotADocument { .. })), "{path}: {refused:?}");
+        }
+        let hidden_base = attachment(json!({"linkMode": "linked_file", "path": "attachments:self/root/x.pdf"}));
+        assert!(matches!(
+            locate(&hidden_base, Path::new("/d"), Some(Path::new("/proc")), true),
+            Err(LocateError::NotADocument { .. })
+        ));
+        let hidden_base = attachment(json!({"linkMode": "linked_file", "path": "attachments:.git/config.txt"}));
+        assert!(matches!(
+            locate(&hidden_base, Path::new("/d"), Some(Path::new("/base")), true),
+            Err(LocateError::NotADocument { .. })
+        ));
+        for path in
+            ["/home/r/Papers/Smith 2020.PDF", "/srv/books/a.epub", "/home/r/notes/reading.txt", "/home/r/proc/a.pdf"]
+        {
             let link = attachment(json!({"linkMode": "linked_file", "path": path}));
             assert!(matches!(locate(&link, Path::new("/d"), None, true), Ok(Some(FileLocation::Linked(_)))), "{path}");
         }

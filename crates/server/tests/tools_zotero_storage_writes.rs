@@ -156,6 +156,26 @@ async fn a_file_changed_meanwhile_is_not_overwritten() {
     assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&old)));
 }
 
+/// The registration reaches Zotero and is applied, then the connection drops before its answer: the call cannot
+/// know whether the file was replaced, and says so (never "nothing was changed"), with how to find out.
+#[tokio::test]
+async fn a_replacement_whose_registration_answer_is_lost_is_reported_as_unknown() {
+    let s = bench(false);
+    let old = pdf();
+    let old_md5 = s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+    let new = pdf_of_pages(&["A corrected version of the paper"]);
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::DropAnswer);
+    let result =
+        s.write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new) })).await;
+    let error = error_text(&result);
+    assert!(!error.contains("Nothing was changed"), "{error}");
+    assert!(error.contains("Whether the file was replaced is unknown"), "{error}");
+    assert!(error.contains(&md5_hex(&new)) && error.contains(&old_md5), "both md5s, to tell which: {error}");
+    // It was applied: the check the message describes finds the new file.
+    assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(new.as_slice()));
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&new)));
+}
+
 /// Every step of a new attachment's upload failing in turn: the item made for it is removed, nothing is left
 /// on storage that the library refers to, and the message says so.
 #[tokio::test]

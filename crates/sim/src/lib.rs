@@ -65,7 +65,15 @@ pub enum Fault {
     Backoff { seconds: u64 },
     /// Any other error status (a 500, a 403…), with a plain-text body naming it as injected.
     Status { status: u16 },
+    /// The request is applied as usual, then its answer is lost: the connection drops after the server changed
+    /// its state, so the client cannot know whether it did. Through [`InProcess`] only (its `send` fails as a
+    /// dropped connection does); the storage origin serves such a request as usual.
+    DropAnswer,
 }
+
+/// Marks an answer [`Fault::DropAnswer`] takes away after the request was applied.
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerDropped;
 
 /// Which requests a fault armed with [`Simulator::fail_matching`] answers: every condition given must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -623,6 +631,13 @@ pub struct InProcess(pub Rc<Simulator>);
 #[async_trait(?Send)]
 impl HttpClient for InProcess {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        Ok(self.0.handle(request))
+        let url = request.uri().to_string();
+        let response = self.0.handle(request);
+        if response.extensions().get::<AnswerDropped>().is_some() {
+            let reason = "the connection closed before the answer arrived (zotero-sim: injected, after the request \
+                          was applied)";
+            return Err(HttpError::Transport { url, reason: reason.into() });
+        }
+        Ok(response)
     }
 }

@@ -62,7 +62,7 @@ async fn a_file_stored_by_the_client_reads_back_through_the_redirect_without_the
     let object_key = ObjectKey::parse(&key).unwrap();
     let before = item(&sim, &key).version;
 
-    let stored = writer.upload(&object_key, &upload(b"%PDF-1.4 first", Precondition::NewFile)).await.unwrap();
+    let stored = writer.upload(&object_key, upload(b"%PDF-1.4 first", Precondition::NewFile)).await.unwrap();
     assert!(!stored.already_stored);
     let after = item(&sim, &key);
     assert_eq!(after.field("md5"), Some(stored.md5.as_str()), "registration records the md5 on the item");
@@ -87,19 +87,19 @@ async fn a_file_stored_by_the_client_reads_back_through_the_redirect_without_the
 async fn a_replacement_names_the_stored_md5_and_a_stale_one_changes_nothing() {
     let (sim, writer, key) = setup();
     let object_key = ObjectKey::parse(&key).unwrap();
-    let first = writer.upload(&object_key, &upload(b"%PDF-1.4 first", Precondition::NewFile)).await.unwrap();
+    let first = writer.upload(&object_key, upload(b"%PDF-1.4 first", Precondition::NewFile)).await.unwrap();
 
     // A second "new file" is refused: the attachment has one now.
-    let again = writer.upload(&object_key, &upload(b"%PDF-1.4 other", Precondition::NewFile)).await.unwrap_err();
+    let again = writer.upload(&object_key, upload(b"%PDF-1.4 other", Precondition::NewFile)).await.unwrap_err();
     assert!(matches!(again, ZoteroStorageError::Changed { .. }), "{again:?}");
 
     let second =
-        writer.upload(&object_key, &upload(b"%PDF-1.4 second", Precondition::Replaces(first.md5.clone()))).await;
+        writer.upload(&object_key, upload(b"%PDF-1.4 second", Precondition::Replaces(first.md5.clone()))).await;
     let second = second.unwrap();
     assert_eq!(item(&sim, &key).field("md5"), Some(second.md5.as_str()));
 
     // Replacing "first" again is stale now: refused, and the stored file stays the second.
-    let stale = writer.upload(&object_key, &upload(b"%PDF-1.4 third", Precondition::Replaces(first.md5))).await;
+    let stale = writer.upload(&object_key, upload(b"%PDF-1.4 third", Precondition::Replaces(first.md5))).await;
     assert!(matches!(stale, Err(ZoteroStorageError::Changed { .. })), "{stale:?}");
     assert_eq!(sim.stored_file(LIB, &key).as_deref(), Some(b"%PDF-1.4 second".as_slice()));
 }

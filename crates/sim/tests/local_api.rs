@@ -276,7 +276,7 @@ async fn a_file_stored_through_zotero_10_lands_in_the_data_directory() {
         zipped: false,
         precondition: Precondition::NewFile,
     };
-    let stored = storage.upload(&ObjectKey::parse(&attachment).unwrap(), &upload).await.unwrap();
+    let stored = storage.upload(&ObjectKey::parse(&attachment).unwrap(), upload.clone()).await.unwrap();
     assert_eq!(std::fs::read(dir.join("storage").join(&attachment).join("New.pdf")).unwrap(), data);
     assert_eq!(sim.item(LIB, &attachment).unwrap()["data"]["md5"], stored.md5.as_str());
     assert_eq!(key.asked(), 1, "one dialog for the whole upload (Always Allow)");
@@ -284,7 +284,7 @@ async fn a_file_stored_through_zotero_10_lands_in_the_data_directory() {
     assert!(targets.iter().any(|t| t.starts_with("/api/local/uploads/")), "{targets:?}");
     // A second upload under a stale precondition is refused, the file on disk unchanged.
     let stale = FileUpload { data: b"other".to_vec(), ..upload };
-    let refused = storage.upload(&ObjectKey::parse(&attachment).unwrap(), &stale).await;
+    let refused = storage.upload(&ObjectKey::parse(&attachment).unwrap(), stale).await;
     assert!(refused.is_err());
     assert_eq!(std::fs::read(dir.join("storage").join(&attachment).join("New.pdf")).unwrap(), data);
     let _ = std::fs::remove_dir_all(&dir);

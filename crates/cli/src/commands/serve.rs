@@ -16,7 +16,7 @@ const HELP: &str = "\
 zotero-mcp serve: run the MCP server natively.
 
 usage: zotero-mcp serve --stdio [--local] [--read-only] [--config FILE]
-       zotero-mcp serve --http [ADDR] [--local] [--read-only] [--config FILE] [--public-url URL]
+       zotero-mcp serve --http [ADDR] [--local] [--read-only] [--no-token] [--config FILE] [--public-url URL]
 
   --stdio             JSON-RPC on stdin/stdout, one message per line (logs go to stderr): what Claude Desktop,
                       Claude Code and other local MCP clients start
@@ -26,6 +26,8 @@ usage: zotero-mcp serve --stdio [--local] [--read-only] [--config FILE]
                       default: from Zotero's profile, else ~/Zotero). Writes go through the local API when the
                       running Zotero takes them (Zotero 10), else through the Web API when ZOTERO_API_KEY is set
   --read-only         grant zotero:read only (stdio, and HTTP without OAuth); default: read and write
+  --no-token          HTTP on loopback without any token: every process of every user on this machine can then
+                      call the server (with --local: read your Zotero files, write with your keys). Not the default
   --config FILE       a TOML file of settings (default: ZOTERO_MCP_CONFIG, or ~/.config/zotero-mcp/config.toml)
   --public-url URL    the address clients use when a TLS proxy sits in front (only its scheme is used)
   --exit-after SECS   stop after this many seconds (tests)
@@ -38,8 +40,14 @@ Who may call the HTTP server:
   AUTH_PASSWORD set      the OAuth 2.1 server of the Worker, with its login page (any address; on a loopback
                          address Host must be a loopback name or --public-url's host, unless ALLOWED_HOSTS is set)
   ZOTERO_MCP_TOKEN set   requests must carry `Authorization: Bearer <that token>` (any address)
-  neither                no token, on a loopback address only (the Host check stops DNS rebinding); browser
-                         pages only from the origins ALLOWED_ORIGINS lists (none unless set)";
+  neither                on a loopback address only, a token the server makes at its first start and keeps in
+                         http-token in ZOTERO_MCP_DATA_DIR (owner-only, the same at every start); requests must carry
+                         `Authorization: Bearer <the file's content>`, e.g. for Claude Code:
+                           claude mcp add --transport http zotero http://127.0.0.1:8787/mcp \\
+                             --header \"Authorization: Bearer $(cat <data dir>/http-token)\"
+                         Browser pages only from the origins ALLOWED_ORIGINS lists (none unless set); Host must be a
+                         loopback name (that stops DNS rebinding)
+  neither, --no-token    no token at all, loopback only: any local process of any user may call";
 
 /// How often `serve --http` removes the key/value records that expired (opening the file also does).
 const KV_SWEEP_PERIOD: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -56,12 +64,21 @@ struct Args {
     public_url: Option<String>,
     exit_after: Option<u64>,
     local: bool,
+    /// `--no-token`: a loopback HTTP server without credentials lets every local process in.
+    no_token: bool,
 }
 
 fn parse(args: Vec<String>) -> Result<Args, String> {
     let mut mode = None;
-    let mut parsed =
-        Args { mode: Mode::Stdio, read_only: false, config: None, public_url: None, exit_after: None, local: false };
+    let mut parsed = Args {
+        mode: Mode::Stdio,
+        read_only: false,
+        config: None,
+        public_url: None,
+        exit_after: None,
+        local: false,
+        no_token: false,
+    };
     let mut args = args.into_iter().peekable();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -79,6 +96,7 @@ fn parse(args: Vec<String>) -> Result<Args, String> {
             }
             "--read-only" => parsed.read_only = true,
             "--local" => parsed.local = true,
+            "--no-token" => parsed.no_token = true,
             "--config" => parsed.config = Some(args.next().ok_or("--config needs a file")?.into()),
             "--public-url" => parsed.public_url = Some(args.next().ok_or("--public-url needs a URL")?),
             "--exit-after" => {
@@ -155,34 +173,48 @@ async fn run(args: Args) -> Result<(), String> {
                 Some(url) => Some(parse_url(url).map_err(|e| format!("--public-url `{url}`: {e}"))?),
                 None => None,
             };
-            let access = if config.auth_password.is_some() {
-                if http_server::is_loopback(&addr) {
-                    // A page that rebinds its own domain to 127.0.0.1 arrives with its own Host: refused, or it
-                    // could post wrong passwords to the login form and lock its owner out. A TLS proxy in front
-                    // sends the public name, which --public-url gives.
-                    let public_host = public_url.as_ref().and_then(|u| u.host_str()).map(str::to_owned);
-                    config.allowed_hosts.get_or_insert_with(|| loopback_hosts().chain(public_host).collect());
+            let credentials = match (config.auth_password.is_some(), settings.get("ZOTERO_MCP_TOKEN")) {
+                (true, _) => Credentials::Password,
+                (false, Some(token)) => Credentials::Token(token),
+                (false, None) => Credentials::None,
+            };
+            if args.no_token && !matches!(credentials, Credentials::None) {
+                return Err("--no-token asks for no credentials, but AUTH_PASSWORD or ZOTERO_MCP_TOKEN is set: \
+                            drop the flag, or unset the variable"
+                    .to_owned());
+            }
+            let mut token_file = None;
+            let access = match credentials {
+                Credentials::Password => {
+                    if http_server::is_loopback(&addr) {
+                        // A page that rebinds its own domain to 127.0.0.1 arrives with its own Host: refused, or it
+                        // could post wrong passwords to the login form and lock its owner out. A TLS proxy in front
+                        // sends the public name, which --public-url gives.
+                        let public_host = public_url.as_ref().and_then(|u| u.host_str()).map(str::to_owned);
+                        config.allowed_hosts.get_or_insert_with(|| loopback_hosts().chain(public_host).collect());
+                    }
+                    McpAccess::OAuth
                 }
-                McpAccess::OAuth
-            } else if let Some(token) = settings.get("ZOTERO_MCP_TOKEN") {
-                McpAccess::StaticToken { token_sha256: sha256_hex(&token), grant }
-            } else if http_server::is_loopback(&addr) {
-                // Without a token, only this machine may call, and only by a loopback name: a page that
-                // rebinds its own domain to 127.0.0.1 arrives with its own Host and is refused.
-                config.allowed_hosts.get_or_insert_with(|| loopback_hosts().collect());
-                // Nor may a browser page drive the tools, unless its origin is listed: not claude.ai's or
-                // chatgpt.com's (the default list, for servers that check tokens), not a page on another
-                // loopback port (any local dev server).
-                config.strict_origins = true;
-                if settings.get("ALLOWED_ORIGINS").is_none() {
-                    config.allowed_origins.clear();
+                Credentials::Token(token) => McpAccess::StaticToken { token_sha256: sha256_hex(&token), grant },
+                Credentials::None if http_server::is_loopback(&addr) => {
+                    loopback_only(&mut config, &settings);
+                    if args.no_token {
+                        McpAccess::Trusted(grant)
+                    } else {
+                        // Loopback is not "only me": every user's processes reach 127.0.0.1. The server's own
+                        // token, in a file only its owner reads, is what keeps the others out.
+                        let token = crate::native::token::load_or_create(&data_dir).map_err(|e| e.to_string())?;
+                        let access = McpAccess::StaticToken { token_sha256: sha256_hex(&token.value), grant };
+                        token_file = Some(token);
+                        access
+                    }
                 }
-                McpAccess::Trusted(grant)
-            } else {
-                return Err(format!(
-                    "{addr} is reachable from other machines, so the server needs credentials: set AUTH_PASSWORD \
-                     (the OAuth login page, as on Workers) or ZOTERO_MCP_TOKEN (one fixed bearer token)"
-                ));
+                Credentials::None => {
+                    return Err(format!(
+                        "{addr} is reachable from other machines, so the server needs credentials: set AUTH_PASSWORD \
+                         (the OAuth login page, as on Workers) or ZOTERO_MCP_TOKEN (one fixed bearer token)"
+                    ));
+                }
             };
             let scheme = public_url.as_ref().map_or("http", |u| u.scheme()).to_owned();
             let (platform, kv) = crate::native::platform(&kv_path)?;
@@ -198,14 +230,26 @@ async fn run(args: Args) -> Result<(), String> {
             let app = App { config: std::rc::Rc::new(config), platform, access };
             let who = match &app.access {
                 McpAccess::OAuth => "OAuth 2.1 (AUTH_PASSWORD)".to_owned(),
-                McpAccess::StaticToken { .. } => format!("bearer token ZOTERO_MCP_TOKEN, {}", scopes_of(&app)),
-                McpAccess::Trusted(_) => format!("no token, loopback only, {}", scopes_of(&app)),
+                McpAccess::StaticToken { .. } => match &token_file {
+                    Some(token) => {
+                        format!("bearer token from {}, loopback only, {}", token.path.display(), scopes_of(&app))
+                    }
+                    None => format!("bearer token ZOTERO_MCP_TOKEN, {}", scopes_of(&app)),
+                },
+                McpAccess::Trusted(_) => format!(
+                    "--no-token: no token, loopback only, so every process of every user on this machine can call \
+                     it, {}",
+                    scopes_of(&app)
+                ),
             };
             let hosts = match &app.config.allowed_hosts {
                 Some(hosts) => format!("; Host: {}", hosts.join(", ")),
                 None => String::new(),
             };
             eprintln!("zotero-mcp: listening on {scheme}://{bound}/mcp ({who}{hosts}; data in {})", data_dir.display());
+            if let Some(token) = &token_file {
+                eprintln!("{}", how_to_pass(token, &format!("{scheme}://{bound}/mcp")));
+            }
             http_server::serve(listener, app, PublicBase { scheme }, stop).await.map_err(|e| e.to_string())
         }
     }
@@ -254,6 +298,40 @@ async fn on_desktop(
         data.found_by
     );
     Ok(std::rc::Rc::new(desktop))
+}
+
+/// What an HTTP server was given to check its callers with.
+enum Credentials {
+    /// `AUTH_PASSWORD`: the OAuth server.
+    Password,
+    /// `ZOTERO_MCP_TOKEN`.
+    Token(String),
+    None,
+}
+
+/// A loopback server without a password: only this machine may call, and only by a loopback name (a page that
+/// rebinds its own domain to 127.0.0.1 arrives with its own Host and is refused). Nor may a browser page drive
+/// the tools unless its origin is listed: not claude.ai's or chatgpt.com's (the default list, for servers
+/// reached from elsewhere), not a page on another loopback port (any local dev server).
+fn loopback_only(config: &mut zotero_mcp_server::config::Config, settings: &Settings) {
+    config.allowed_hosts.get_or_insert_with(|| loopback_hosts().collect());
+    config.strict_origins = true;
+    if settings.get("ALLOWED_ORIGINS").is_none() {
+        config.allowed_origins.clear();
+    }
+}
+
+/// The start-up lines saying where the server's own token is and how a client sends it (never the token itself:
+/// stderr may end up in a log others read).
+fn how_to_pass(token: &crate::native::token::LocalToken, url: &str) -> String {
+    let made = if token.created { "made now" } else { "kept from an earlier start" };
+    let path = token.path.display();
+    format!(
+        "zotero-mcp: requests must carry `Authorization: Bearer <token>`, the token in {path} ({made}; readable \
+         by you only, the same at every start). For Claude Code:\n  claude mcp add --transport http zotero {url} \
+         --header \"Authorization: Bearer $(cat '{path}')\"\nOther clients: the same header in their server \
+         settings. `--no-token` serves without one (then every process of every user here can call)."
+    )
 }
 
 /// The names by which this machine reaches a loopback server.

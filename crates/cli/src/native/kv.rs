@@ -229,7 +229,7 @@ fn remove_expired(
 }
 
 /// Files only their owner can read. Elsewhere than Unix the platform's defaults apply.
-mod private {
+pub(super) mod private {
     use std::fs::{File, OpenOptions};
     use std::path::Path;
 

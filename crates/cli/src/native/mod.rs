@@ -8,6 +8,7 @@ mod http;
 mod kv;
 pub mod log;
 mod resolve;
+pub mod token;
 pub mod zotero_profile;
 
 use std::path::Path;

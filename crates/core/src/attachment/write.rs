@@ -26,7 +26,7 @@ use crate::files::{FileWriter, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
 use crate::zotero::{ObjectKey, ObjectKind, ZoteroError, ZoteroObject, ZoteroWriter};
-use crate::zotero_storage::{FileUpload, Precondition, ZoteroStorageWriter};
+use crate::zotero_storage::{FileUpload, Precondition, ZoteroStorageError, ZoteroStorageWriter};
 
 /// The largest file written, as in the TypeScript server: 40 MiB (the Worker also holds the archive).
 pub const MAX_UPLOAD_BYTES: usize = 40 * 1024 * 1024;
@@ -103,6 +103,10 @@ pub enum WriteError {
     /// A step failed after something was written: `state` says what the library holds and what to do.
     #[error("{step} failed: {cause}. {state}")]
     Interrupted { step: &'static str, cause: String, state: String },
+    /// A step was sent and its answer lost, so whether it took effect is unknown: `state` says how to find out
+    /// (the md5 of attachment `key`).
+    #[error("{step} failed: {cause}. {state}")]
+    OutcomeUnknown { step: &'static str, cause: String, state: String, key: String },
     /// A new attachment's file could not be stored, and the item made for it could not be removed either: the
     /// library keeps item `key` without a file until it is deleted or given its file (a caller that can do either
     /// says how).
@@ -195,7 +199,7 @@ pub async fn create(
                 zipped: zipped_on_zotero_storage(&stored.content_type),
                 precondition: Precondition::NewFile,
             };
-            match storage.upload(&object_key, &file).await {
+            match storage.upload(&object_key, file).await {
                 Ok(_) => return Ok(stored),
                 Err(e) => StepFailure { step: STEP_STORAGE, cause: e.to_string() },
             }
@@ -299,16 +303,39 @@ async fn replace_on_zotero_storage(
         zipped: zipped_on_zotero_storage(&stored.content_type),
         precondition,
     };
-    let uploaded = storage.upload(key, &file).await.map_err(|e| WriteError::Interrupted {
-        step: STEP_STORAGE,
-        cause: e.to_string(),
-        state: "Nothing was changed: the previous file is still the one stored.".into(),
+    let earlier_md5 = item.field("md5").unwrap_or_default().to_owned();
+    let uploaded = storage.upload(key, file).await.map_err(|e| match &e {
+        ZoteroStorageError::RegistrationUnanswered { md5, .. } => WriteError::OutcomeUnknown {
+            step: STEP_STORAGE,
+            state: outcome_unknown(md5, &earlier_md5),
+            cause: e.to_string(),
+            key: key.as_str().to_owned(),
+        },
+        _ => WriteError::Interrupted {
+            step: STEP_STORAGE,
+            cause: e.to_string(),
+            state: "Nothing was changed: the previous file is still the one stored.".into(),
+        },
     })?;
     if changes.is_empty() {
         return Ok(stored);
     }
     let version = uploaded.version.unwrap_or(item.version);
     Ok(record(zotero, StoreKind::ZoteroStorage, key, version, &Value::Object(changes), stored).await)
+}
+
+/// What the library holds after a registration whose answer was lost: it cannot be known from here, so it is
+/// said so, with how to find out (the item's md5 tells) and what each answer means.
+fn outcome_unknown(new_md5: &str, earlier_md5: &str) -> String {
+    let earlier = match earlier_md5 {
+        "" => "empty (the attachment had no file)".to_owned(),
+        md5 => md5.to_owned(),
+    };
+    format!(
+        "Whether the file was replaced is unknown. Read the attachment item again: if its md5 is {new_md5}, the new \
+         file is stored (this call's undo journal entry lists it as replaced, the earlier file not kept); if its md5 \
+         is still {earlier}, nothing was changed and the same call can be made again."
+    )
 }
 
 /// Renames a stored file. On WebDAV the archive is written again with the file under its new name (same bytes,

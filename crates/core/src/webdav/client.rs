@@ -51,6 +51,10 @@ pub struct WebDavPolicy {
     pub max_download_bytes: usize,
 }
 
+/// The largest file any store hands to the readers (64 MiB): WebDAV's archives, Zotero Storage's downloads and
+/// the files Zotero Desktop keeps on disk alike.
+pub const MAX_DOWNLOAD_BYTES: usize = 64 * 1024 * 1024;
+
 impl Default for WebDavPolicy {
     fn default() -> Self {
         Self {
@@ -58,7 +62,7 @@ impl Default for WebDavPolicy {
             base_delay_ms: 400,
             max_wait_ms: 10_000,
             attempt_timeout_ms: 30_000,
-            max_download_bytes: 64 * 1024 * 1024,
+            max_download_bytes: MAX_DOWNLOAD_BYTES,
         }
     }
 }

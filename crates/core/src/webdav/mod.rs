@@ -9,7 +9,7 @@ mod prop;
 
 pub use self::archive::{md5_hex, pack, unpack, ArchiveError, StoredFile, ZipLimits};
 pub use self::client::{
-    folder_url, WebDavClient, WebDavError, WebDavHealth, WebDavPolicy, WebDavSettings, WebDavWriter,
+    folder_url, WebDavClient, WebDavError, WebDavHealth, WebDavPolicy, WebDavSettings, WebDavWriter, MAX_DOWNLOAD_BYTES,
 };
 pub use self::prop::FileProps;
 

@@ -157,6 +157,14 @@ pub enum ZoteroStorageError {
     #[error("{url} did not answer within {after_ms} ms; try again later (read the attachment first: an upload may have arrived)")]
     Timeout { url: String, after_ms: u64 },
 
+    /// The registration, the step that makes an uploaded file the attachment's, was sent but its answer never
+    /// came (the connection dropped, or no answer in time): Zotero may have applied it. Never retried blindly.
+    #[error(
+        "the registration of the new file on attachment {key} (md5 {md5}) was sent, but its answer was lost \
+         ({cause}): Zotero may or may not have recorded it"
+    )]
+    RegistrationUnanswered { key: String, md5: String, cause: String },
+
     /// An answer that does not have the documented shape.
     #[error("Zotero answered {what} with something this server cannot read ({reason}); nothing was stored. Try again")]
     Decode { what: &'static str, reason: String },

@@ -319,7 +319,7 @@ async fn a_new_file_is_authorized_uploaded_and_registered_in_that_order() {
     http.enqueue(answer(201, &[], b""));
     http.enqueue(answer(204, &[("last-modified-version", "812")], b""));
 
-    let stored = writer(&http).upload(&key(), &upload_of(&pdf, Precondition::NewFile)).await.unwrap();
+    let stored = writer(&http).upload(&key(), upload_of(&pdf, Precondition::NewFile)).await.unwrap();
 
     assert_eq!(
         stored,
@@ -373,7 +373,7 @@ async fn a_replacement_names_the_old_md5_when_authorizing_and_registering() {
     http.enqueue(answer(201, &[], b""));
     http.enqueue(answer(204, &[("last-modified-version", "9")], b""));
 
-    writer(&http).upload(&key(), &upload_of(b"new", Precondition::Replaces(old.to_uppercase()))).await.unwrap();
+    writer(&http).upload(&key(), upload_of(b"new", Precondition::Replaces(old.to_uppercase()))).await.unwrap();
 
     let sent = http.requests();
     for request in [&sent[0], &sent[2]] {
@@ -385,7 +385,7 @@ async fn a_replacement_names_the_old_md5_when_authorizing_and_registering() {
 #[tokio::test]
 async fn a_replacement_with_something_that_is_no_md5_sends_nothing() {
     let http = StubHttp::strict();
-    let error = writer(&http).upload(&key(), &upload_of(b"x", Precondition::Replaces("abc\r\nx".into()))).await;
+    let error = writer(&http).upload(&key(), upload_of(b"x", Precondition::Replaces("abc\r\nx".into()))).await;
     assert!(matches!(error, Err(ZoteroStorageError::BadMd5 { .. })));
     assert!(http.requests().is_empty());
 }
@@ -395,7 +395,7 @@ async fn bytes_zotero_already_holds_are_recorded_without_an_upload() {
     let http = StubHttp::strict();
     http.enqueue(answer(200, &[("last-modified-version", "55")], br#"{"exists":1}"#));
 
-    let stored = writer(&http).upload(&key(), &upload_of(b"same", Precondition::NewFile)).await.unwrap();
+    let stored = writer(&http).upload(&key(), upload_of(b"same", Precondition::NewFile)).await.unwrap();
 
     assert!(stored.already_stored);
     assert_eq!(stored.version, Some(55));
@@ -411,7 +411,7 @@ async fn a_zipped_upload_names_the_zip_and_sends_it() {
     http.enqueue(answer(204, &[("last-modified-version", "3")], b""));
     let file = FileUpload { filename: "page.html".into(), zipped: true, ..upload_of(&html, Precondition::NewFile) };
 
-    let stored = writer(&http).upload(&key(), &file).await.unwrap();
+    let stored = writer(&http).upload(&key(), file).await.unwrap();
 
     let sent = http.requests();
     let fields = form(&sent[0]);
@@ -466,7 +466,7 @@ async fn authorization_statuses_become_errors_that_say_what_to_do() {
     for (response, expected) in cases {
         let http = StubHttp::strict();
         http.enqueue(response);
-        let error = writer(&http).upload(&key(), &upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
+        let error = writer(&http).upload(&key(), upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
         assert!(expected(&error, &error.to_string()), "{error}");
         // Nothing retried, nothing uploaded.
         assert_eq!(http.requests().len(), 1, "{error}");
@@ -479,7 +479,7 @@ async fn a_refused_upload_is_not_registered() {
     http.enqueue(authorization());
     http.enqueue(answer(403, &[], b"<Error><Code>AccessDenied</Code></Error>"));
 
-    let error = writer(&http).upload(&key(), &upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
+    let error = writer(&http).upload(&key(), upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
 
     assert!(matches!(error, ZoteroStorageError::UploadFailed { status: 403, .. }), "{error}");
     assert!(error.to_string().contains("the library is as it was"), "{error}");
@@ -493,7 +493,7 @@ async fn an_upload_url_that_is_not_https_gets_nothing() {
         json!({"url": "http://upload.storage.test/", "contentType": "x", "prefix": "", "suffix": "", "uploadKey": "k"});
     http.enqueue(answer(200, &[], body.to_string().as_bytes()));
 
-    let error = writer(&http).upload(&key(), &upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
+    let error = writer(&http).upload(&key(), upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
 
     assert!(matches!(error, ZoteroStorageError::RefusedUrl { .. }), "{error}");
     assert_eq!(http.requests().len(), 1);
@@ -506,7 +506,7 @@ async fn a_registration_refused_as_changed_is_reported_not_retried() {
     http.enqueue(answer(201, &[], b""));
     http.enqueue(answer(412, &[("last-modified-version", "13")], b"If-None-Match: * set but file exists"));
 
-    let error = writer(&http).upload(&key(), &upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
+    let error = writer(&http).upload(&key(), upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
 
     assert!(matches!(error, ZoteroStorageError::Changed { version: Some(13), .. }), "{error}");
     assert_eq!(http.requests().len(), 3);
@@ -528,4 +528,30 @@ fn the_library_must_be_a_user_or_group_path() {
         StoragePolicy::default(),
     );
     assert!(!format!("{:?}", made.unwrap()).contains(API_KEY));
+}
+
+#[tokio::test]
+async fn a_registration_whose_answer_is_lost_is_unknown_and_recorded_as_a_possible_replacement() {
+    let http = StubHttp::strict();
+    http.enqueue(authorization());
+    http.enqueue(answer(201, &[], b""));
+    let reset = "connection reset by peer".to_owned();
+    http.enqueue(Err(crate::platform::HttpError::Transport {
+        url: format!("{API}/users/42/items/ABCD2345/file"),
+        reason: reset,
+    }));
+    let writer = writer(&http);
+    let error = writer.upload(&key(), upload_of(b"new", Precondition::Replaces(md5_hex(b"old")))).await.unwrap_err();
+    assert!(
+        matches!(&error, ZoteroStorageError::RegistrationUnanswered { md5, .. } if *md5 == md5_hex(b"new")),
+        "{error}"
+    );
+    assert!(error.to_string().contains("may or may not have recorded it"), "{error}");
+    assert_eq!(writer.log().take().len(), 1, "the journal hears of the file that may have been replaced");
+}
+
+#[test]
+fn the_upload_body_is_the_files_buffer_with_prefix_and_suffix_around_it() {
+    let body = super::upload::framed("<<", b"file".to_vec(), ">>");
+    assert_eq!(body, b"<<file>>");
 }

@@ -90,6 +90,9 @@ impl NextStep for WriteError {
                  replaceAttachmentKey={key} to give it its file."
             )),
             WriteError::Archive(error) => error.next_step(),
+            WriteError::OutcomeUnknown { key, .. } => {
+                Some(format!(" zotero_read_attachment with itemKey={key} and mode=\"info\" shows its md5 now."))
+            }
             // Its message ends with "nothing was written"; what refused it (not a stored file, no key) needs no
             // tool to fix.
             WriteError::Refused(_) | WriteError::Invalid { .. } | WriteError::Interrupted { .. } => None,

@@ -112,6 +112,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     state.requests.push(RecordedRequest::of(&parts, &body));
 
     let mut backoff = None;
+    let mut drop_answer = false;
     let matched = state.matched_faults.iter().position(|(m, _, _)| m.matches(&parts.method, &path, &body));
     let fault = match matched {
         Some(index) => {
@@ -141,6 +142,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
             return finish(reply, &parts.method, None);
         }
         Some(Fault::Backoff { seconds }) => backoff = Some(seconds),
+        Some(Fault::DropAnswer) => drop_answer = true,
         Some(Fault::Status { status }) => {
             let reply = Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})"));
             return finish(reply, &parts.method, None);
@@ -162,7 +164,11 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     }
 
     let reply = route(state, &req).unwrap_or_else(Reply::from);
-    finish(reply, &req.method, backoff)
+    let mut response = finish(reply, &req.method, backoff);
+    if drop_answer {
+        response.extensions_mut().insert(crate::AnswerDropped);
+    }
+    response
 }
 
 /// Adds the headers every answer carries and converts to an `http::Response`.

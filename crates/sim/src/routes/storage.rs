@@ -68,6 +68,8 @@ fn injected_fault(state: &mut State, method: &http::Method, path: &str, body: &[
         Fault::Status { status } => status,
         // S3 has no Backoff header: the request is served as usual.
         Fault::Backoff { .. } => return None,
+        // Faults of the API's own answers: the storage origin serves the request as usual.
+        Fault::DropAnswer => return None,
     };
     Some(Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})")))
 }
