@@ -34,3 +34,5 @@ SIM_URL="$PROXY_URL"
 start_both_servers
 WORKER_URL="$WORKER_URL" NATIVE_URL="$NATIVE_URL" PROXY_URL="$PROXY_URL" SOURCES_URL="$SOURCES_TEST_BASE_URL" \
   timeout 1200 node tests/bench/check-references.mjs
+# The hostile manuscripts: CPU, memory and /health latency per shape (native only).
+scripts/bench-check-references-hostile.sh

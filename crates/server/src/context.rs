@@ -267,6 +267,20 @@ impl RequestContext {
 
     /// The Zotero client for this request, for reading: one per request, so its limiter, backoff gate and
     /// library lookup are shared by everything the request does.
+    /// `work`'s result, computed off the request thread where the runtime has another (natively: the blocking
+    /// pool, so other clients and `/health` are answered meanwhile) and inline in a Worker. `work` owns its
+    /// inputs. `None` when it did not finish (it panicked).
+    pub async fn off_thread<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            zotero_mcp_core::platform::run_cpu(self.platform.offload.as_deref(), work).await
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            Some(work())
+        }
+    }
+
     /// The platform's Unicode decomposition, for folding words (`zotero_retrieve`).
     pub fn decompose(&self) -> zotero_mcp_core::platform::Decompose {
         self.platform.decompose

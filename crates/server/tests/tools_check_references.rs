@@ -463,3 +463,49 @@ async fn a_large_library_is_read_over_several_calls_and_read_afresh_after_many_c
     assert_eq!(last["libraryItems"], 5800 + 43);
     assert_eq!(last["references"][0]["itemKey"], "T6W7H8UE");
 }
+
+#[tokio::test]
+async fn a_manuscript_over_a_limit_is_refused_naming_it_before_any_request() {
+    let (bench, _) = setup();
+    let before = bench.sim.requests().len();
+    let identifiers: String = (0..=5_000).map(|n| format!("10.1000/x.{n}\n")).collect();
+    let refused = check(&bench, json!({"text": identifiers, "checkRegistry": false})).await;
+    let message = error_text(&refused);
+    assert!(message.contains("more than 5,000 references") && message.contains("split it"), "{message}");
+
+    let keys = (0..=20_000).map(|n| format!("k{n}")).collect::<Vec<_>>().join(",");
+    let refused = check(&bench, json!({"text": format!("See \\cite{{{keys}}}."), "checkRegistry": false})).await;
+    let message = error_text(&refused);
+    assert!(message.contains("more than 20,000 citations") && message.contains("split it"), "{message}");
+
+    let bib: String = (0..=5_000).map(|n| format!("@misc{{k{n}, title = {{Work {n}}}}}\n")).collect();
+    let args = json!({"text": "See \\cite{k1}.", "bibtex": bib, "checkRegistry": false});
+    let message = error_text(&check(&bench, args).await);
+    assert!(message.contains("more than 5,000 entries") && message.contains("only the entries"), "{message}");
+    assert_eq!(bench.sim.requests().len(), before, "nothing was asked of Zotero");
+}
+
+#[tokio::test]
+async fn one_work_under_many_labels_names_ten_of_them_and_counts_the_rest() {
+    let (bench, _) = setup();
+    // Fifteen spellings of one DOI (its case changes nothing), each a reference of its own.
+    let spellings: Vec<String> = (0..15u32)
+        .map(|n| {
+            let suffix: String = "abcd"
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if n >> i & 1 == 1 { c.to_ascii_uppercase() } else { c })
+                .collect();
+            format!("10.1000/{suffix}")
+        })
+        .collect();
+    let out =
+        ok(&check(&bench, json!({"text": spellings.join("\n"), "checkRegistry": false, "limit": 1})).await).clone();
+    let reference = &out["references"][0];
+    let duplicate: Vec<&Value> =
+        reference["flags"].as_array().unwrap().iter().filter(|f| f["kind"] == "duplicateCitation").collect();
+    assert_eq!(duplicate.len(), 1, "{reference:#}");
+    let detail = duplicate[0]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("the same work is also cited as 10.1000/Abcd, 10.1000/aBcd"), "{detail}");
+    assert!(detail.ends_with(" … and 4 more") && detail.matches("10.1000/").count() == 10, "{detail}");
+}

@@ -7,6 +7,7 @@ pub mod desktop;
 mod http;
 mod kv;
 pub mod log;
+mod offload;
 mod resolve;
 pub mod token;
 pub mod zotero_profile;
@@ -19,6 +20,7 @@ use zotero_mcp_core::platform::{MemoryCounters, Platform};
 pub use self::clock::TokioClock;
 pub use self::http::ReqwestHttp;
 pub use self::kv::{KvFile, RedbKv};
+pub use self::offload::BlockingPool;
 
 /// The services for a native server whose state lives in the database at `kv_path`, and that database (which
 /// the HTTP server sweeps for expired records while it runs).
@@ -54,5 +56,7 @@ fn platform_over(file: KvFile) -> Result<Platform, String> {
         // AI Search is a Cloudflare binding: natively semantic search is off.
         ai_search: None,
         decompose: zotero_mcp_core::platform::decompose_with_tables,
+        // The server's one thread answers requests; a long computation goes to tokio's blocking pool, two at once.
+        offload: Some(Rc::new(BlockingPool::new())),
     })
 }

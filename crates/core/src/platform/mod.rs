@@ -8,6 +8,8 @@ mod clock;
 mod counters;
 mod http;
 mod kv;
+#[cfg(not(target_arch = "wasm32"))]
+mod offload;
 
 pub use self::ai_search::{AiSearch, AiSearchError};
 pub use self::clock::{within, Clock};
@@ -16,6 +18,8 @@ pub use self::counters::{
 };
 pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
 pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite, KV_BULK_READ_MAX};
+#[cfg(not(target_arch = "wasm32"))]
+pub use self::offload::{run_cpu, Job, Offload};
 
 use std::rc::Rc;
 
@@ -39,6 +43,11 @@ pub struct Platform {
     /// does (`zotero_retrieve`). The Worker asks its JavaScript engine, which holds the Unicode tables already (a
     /// Rust copy would add about 60 KiB of gzip to its bundle); natively [`decompose_with_tables`].
     pub decompose: Decompose,
+    /// Where CPU-bound work runs off the request thread (`RequestContext::off_thread`): natively a thread of the
+    /// runtime's blocking pool, so `/health` and other clients are answered meanwhile; `None` runs it inline. A
+    /// Worker has no other thread, and this field is not compiled for it.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub offload: Option<Rc<dyn Offload>>,
 }
 
 /// See [`Platform::decompose`].

@@ -83,7 +83,7 @@ mod tests {
     }
 
     fn listed(text: &str) -> ListedReference {
-        references(text).into_iter().next().expect("one reference")
+        references(text).expect("within the limits").into_iter().next().expect("one reference")
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! what can be read off each without a registry: its identifiers, year, first author's family name and title.
 //! Guesses are only ever used to search: the tool says how a reference was matched.
 
-use crate::sources::{detect_all, Identifier};
+use std::collections::HashSet;
+
+use super::{TooLarge, MAX_REFERENCES};
+use crate::sources::{detect_each, Identifier};
 
 /// One reference of the list.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,8 +22,9 @@ pub struct ListedReference {
 }
 
 /// The references of `text`: a numbered list is cut at each number (continuation lines join their reference);
-/// an unnumbered one at blank lines, or at every line when it has none.
-pub fn references(text: &str) -> Vec<ListedReference> {
+/// an unnumbered one at blank lines, or at every line when it has none. More than [`MAX_REFERENCES`] is
+/// [`TooLarge::References`], found before any reference is read.
+pub fn references(text: &str) -> Result<Vec<ListedReference>, TooLarge> {
     let lines: Vec<&str> = text.lines().collect();
     let numbered = lines.iter().filter(|l| number_of(l).is_some()).count();
     let mut pieces: Vec<(Option<u32>, String)> = Vec::new();
@@ -44,7 +48,10 @@ pub fn references(text: &str) -> Vec<ListedReference> {
     } else {
         pieces.extend(lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).map(|l| (None, l.to_owned())));
     }
-    pieces.into_iter().map(|(number, text)| read(number, &text)).collect()
+    if pieces.len() > MAX_REFERENCES {
+        return Err(TooLarge::References);
+    }
+    Ok(pieces.into_iter().map(|(number, text)| read(number, &text)).collect())
 }
 
 /// `[3] …`, `3. …`, `3) …` → (3, the rest).
@@ -70,8 +77,8 @@ fn number_of(line: &str) -> Option<(u32, &str)> {
 fn read(number: Option<u32>, raw: &str) -> ListedReference {
     let text = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     let lower = text.to_ascii_lowercase();
-    let identifiers = detect_all(&text)
-        .into_iter()
+    let mut seen = HashSet::new();
+    let identifiers = detect_each(&text)
         .filter_map(|(_, found)| found.ok())
         // A bare number (a page, an article number) would read as a PMID or an ISBN: those count only when the
         // reference names them.
@@ -80,12 +87,8 @@ fn read(number: Option<u32>, raw: &str) -> ListedReference {
             Identifier::Pmid(_) => lower.contains("pmid"),
             _ => true,
         })
-        .fold(Vec::new(), |mut unique: Vec<Identifier>, id| {
-            if !unique.contains(&id) {
-                unique.push(id);
-            }
-            unique
-        });
+        .filter(|id| seen.insert(id.clone()))
+        .collect();
     ListedReference {
         number,
         year: year_of(&text),
@@ -126,10 +129,13 @@ fn first_author(text: &str) -> Option<String> {
     let initial = |w: &str| w.trim_end_matches('.').chars().all(|c| c.is_uppercase() || c == '-') && w.len() <= 4;
     // A lone author without a comma (Vancouver `Weiss A. Title.`) ends at the initials' full stop after the
     // family name; `J. Smith` has its initials first, so its stops end nothing.
+    // Whether a word so far is a name, kept as the words come: asking it of every word again per word made a
+    // reference of forty thousand initials take seconds.
     let mut words: Vec<&str> = Vec::new();
+    let mut named = false;
     for word in head.split_whitespace() {
         words.push(word);
-        let named = words.iter().any(|w| !initial(w));
+        named = named || !initial(word);
         if word.ends_with('.') && named {
             break;
         }
@@ -203,7 +209,7 @@ mod tests {
                     Nature. 2021;596(7873):583-9. doi:10.1038/s41586-021-03819-2\n\
                     2. Lin Z, Akin H. Evolutionary-scale prediction of atomic-level protein structure with a language \
                     model. Science. 2023;379:1123-30.";
-        let refs = references(list);
+        let refs = references(list).unwrap();
         assert_eq!(refs.len(), 2);
         assert_eq!(refs[0].number, Some(1));
         assert_eq!(refs[0].first_author.as_deref(), Some("Jumper"));
@@ -221,7 +227,7 @@ mod tests {
         let apa = "Lobell, D. B., & Field, C. B. (2007). Global scale climate–crop yield relationships and the \
                    impacts of recent warming. Environmental Research Letters, 2(1), 014002.\n\n\
                    Vaswani, A., Shazeer, N. (2017a). Attention is all you need. arXiv:1706.03762";
-        let refs = references(apa);
+        let refs = references(apa).unwrap();
         assert_eq!(refs.len(), 2);
         assert_eq!(refs[0].number, None);
         assert_eq!(refs[0].first_author.as_deref(), Some("Lobell"));
@@ -235,7 +241,7 @@ mod tests {
         assert!(matches!(refs[1].identifiers.as_slice(), [Identifier::Arxiv { .. }]), "{:?}", refs[1].identifiers);
 
         let ieee = "[1] A. Vaswani and N. Shazeer, “Attention is all you need,” in Proc. NeurIPS, 2017, pp. 5998–6008.";
-        let refs = references(ieee);
+        let refs = references(ieee).unwrap();
         assert_eq!(refs[0].number, Some(1));
         assert_eq!(refs[0].first_author.as_deref(), Some("Vaswani"));
         assert_eq!(refs[0].title.as_deref(), Some("Attention is all you need"));
@@ -250,10 +256,10 @@ mod tests {
             ("3. J. Smith and N. Jones. A title of a paper. In Proc. 2020.", "Smith"),
             ("4. van der Berg A, Smith B. A title of a paper. Nature. 2020;1:2.", "van der Berg"),
         ] {
-            let found = references(text);
+            let found = references(text).unwrap();
             assert_eq!(found[0].first_author.as_deref(), Some(author), "{text}");
         }
-        let lone = &references("1. Weiss A. Folding intermediates seen by the lab. J Lab Res. 2024;1:1-9.")[0];
+        let lone = &references("1. Weiss A. Folding intermediates seen by the lab. J Lab Res. 2024;1:1-9.").unwrap()[0];
         assert_eq!(lone.title.as_deref(), Some("Folding intermediates seen by the lab"));
     }
 }

@@ -31,7 +31,7 @@ mod tests;
 
 use std::fmt;
 
-pub use self::list::detect_all;
+pub use self::list::{detect_all, detect_each};
 
 /// A publication identifier, in canonical form (see [`Identifier`]'s `Display`: `10.1038/…`, `arXiv:2301.01234v2`,
 /// `ISBN 9780306406157`, `PMID 12345678`, `PMC1234567`).
@@ -260,10 +260,17 @@ const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?'];
 
 /// `text` trimmed of whitespace, of punctuation after it and of brackets or quotes around it, repeatedly, so
 /// that `<https://doi.org/10.1000/abc>.` and `("10.1000/abc")` both leave the bare identifier.
-fn tidy(text: &str) -> &str {
-    let mut text = text.trim();
+///
+/// Each round used to count the brackets and scan for balance again, so a long text ending in `. . . .` or
+/// wrapped in many brackets took quadratic time; the counts are now kept as characters are dropped, and a
+/// pair's balance is read off the brackets' partners, found once.
+fn tidy(input: &str) -> &str {
+    let mut text = input.trim();
+    let mut counts = PairCounts::of(text);
+    let mut partners: Option<Partners> = None;
     loop {
-        let next = unwrap_pair(trim_end(text).trim_end()).trim();
+        let trimmed = trim_end_counted(text, &mut counts).trim_end();
+        let next = unwrap_pair(input, trimmed, &mut counts, &mut partners).trim();
         if next.len() == text.len() {
             return text;
         }
@@ -274,52 +281,117 @@ fn tidy(text: &str) -> &str {
 /// `text` without trailing sentence punctuation and without closing brackets or quotes that nothing in it opens.
 /// A balanced closing bracket stays: a DOI such as `10.1000/xyz(1)` ends with its own `)`.
 fn trim_end(text: &str) -> &str {
+    trim_end_counted(text, &mut PairCounts::of(text))
+}
+
+/// [`trim_end`] with the text's brackets and quotes counted already (and kept counted as they are dropped):
+/// counting them again for every character dropped made a text ending in a long run of `)` quadratic.
+fn trim_end_counted<'t>(text: &'t str, counts: &mut PairCounts) -> &'t str {
     let mut text = text;
     while let Some(last) = text.chars().next_back() {
-        if !TRAILING.contains(&last) && !closes_nothing(text, last) {
+        if !TRAILING.contains(&last) && !counts.closes_nothing(last) {
             break;
         }
         let Some(shorter) = text.strip_suffix(last) else { break };
+        counts.drop_one(last);
         text = shorter;
     }
     text
 }
 
-/// Whether `last`, the last character of `text`, is a closing bracket or quote with no opening one in `text`.
-fn closes_nothing(text: &str, last: char) -> bool {
-    let Some(&(open, close)) = PAIRS.iter().find(|&&(_, close)| close == last) else { return false };
-    if open == close {
-        text.matches(close).count() % 2 == 1
-    } else {
-        text.matches(close).count() > text.matches(open).count()
+/// How many of each bracket and quote of [`PAIRS`] a text holds.
+struct PairCounts([usize; 2 * PAIRS.len()]);
+
+impl PairCounts {
+    fn of(text: &str) -> Self {
+        let mut counts = PairCounts([0; 2 * PAIRS.len()]);
+        text.chars().for_each(|c| counts.add(c, 1));
+        counts
+    }
+
+    fn add(&mut self, c: char, step: isize) {
+        for (at, &(open, close)) in PAIRS.iter().enumerate() {
+            for (slot, mark) in [(2 * at, open), (2 * at + 1, close)] {
+                if c == mark {
+                    self.0[slot] = self.0[slot].saturating_add_signed(step);
+                }
+            }
+        }
+    }
+
+    fn drop_one(&mut self, c: char) {
+        self.add(c, -1);
+    }
+
+    /// Whether `last`, the last character of the text counted, is a closing bracket or quote with no opening one
+    /// in it.
+    fn closes_nothing(&self, last: char) -> bool {
+        let Some(at) = PAIRS.iter().position(|&(_, close)| close == last) else { return false };
+        let (opens, closes) = (self.0[2 * at], self.0[2 * at + 1]);
+        if PAIRS[at].0 == PAIRS[at].1 {
+            closes % 2 == 1
+        } else {
+            closes > opens
+        }
     }
 }
 
-/// `text` without one pair of brackets or quotes around it, when the pair belongs together: `(a)(b)` starts
-/// and ends with brackets that do not.
-fn unwrap_pair(text: &str) -> &str {
-    for &(open, close) in PAIRS {
-        let inner = text.strip_prefix(open).and_then(|rest| rest.strip_suffix(close));
-        if let Some(inner) = inner.filter(|inner| balanced(inner, open, close)) {
+/// `text` (a part of `input`) without one pair of brackets or quotes around it, when the pair belongs
+/// together: `(a)(b)` starts and ends with brackets that do not. `counts` are `text`'s, and stay so.
+fn unwrap_pair<'t>(input: &'t str, text: &'t str, counts: &mut PairCounts, partners: &mut Option<Partners>) -> &'t str {
+    for (at, &(open, close)) in PAIRS.iter().enumerate() {
+        let Some(inner) = text.strip_prefix(open).and_then(|rest| rest.strip_suffix(close)) else { continue };
+        let together = if open == close {
+            // A quote pair belongs together when no quote of its kind is between.
+            counts.0[2 * at + 1] == 2
+        } else {
+            // A bracket pair belongs together when the closing one is the opening one's partner.
+            let start = offset_in(input, text);
+            let partners = partners.get_or_insert_with(|| Partners::of(input));
+            partners.of_open(start) == Some(start + text.len() - close.len_utf8())
+        };
+        if together {
+            counts.drop_one(open);
+            counts.drop_one(close);
             return inner;
         }
     }
     text
 }
 
-/// Whether every `close` in `text` follows its `open` and none is left open (for quotes: none is in `text`).
-fn balanced(text: &str, open: char, close: char) -> bool {
-    if open == close {
-        return !text.contains(open);
-    }
-    let mut depth = 0usize;
-    for c in text.chars() {
-        if c == open {
-            depth += 1;
-        } else if c == close {
-            let Some(outer) = depth.checked_sub(1) else { return false };
-            depth = outer;
+/// Where `part`, a slice of `whole`, begins in it.
+fn offset_in(whole: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize)
+}
+
+/// Every opening bracket of [`PAIRS`] (not the quotes that open and close alike) with its partner, the closing
+/// one that balances it, found with a stack per kind in one pass.
+struct Partners {
+    /// (offset of the opening bracket, offset of its partner), by the first.
+    pairs: Vec<(usize, usize)>,
+}
+
+impl Partners {
+    fn of(text: &str) -> Self {
+        let mut stacks: Vec<Vec<usize>> = vec![Vec::new(); PAIRS.len()];
+        let mut pairs = Vec::new();
+        for (at, c) in text.char_indices() {
+            for (kind, &(open, close)) in PAIRS.iter().enumerate().filter(|(_, (open, close))| open != close) {
+                if c == open {
+                    stacks[kind].push(at);
+                } else if c == close {
+                    if let Some(opened) = stacks[kind].pop() {
+                        pairs.push((opened, at));
+                    }
+                }
+            }
         }
+        pairs.sort_unstable();
+        Partners { pairs }
     }
-    depth == 0
+
+    fn of_open(&self, open: usize) -> Option<usize> {
+        let found = self.pairs.binary_search_by_key(&open, |&(opened, _)| opened).ok()?;
+        Some(self.pairs[found].1)
+    }
 }

@@ -19,7 +19,7 @@ pub mod resolve;
 pub mod ris;
 
 pub use self::bibtex::{parse_bibtex, BibEntry, BibError};
-pub use self::identifier::{detect, detect_all, Identifier, IdentifierError};
+pub use self::identifier::{detect, detect_all, detect_each, Identifier, IdentifierError};
 pub use self::payload::{fit_to_template, Payload};
 pub use self::resolve::{
     bibliographic_candidates, open_access_pdf, resolve, Endpoints, Reference, RegistryNotes, ResolveError, Source,

@@ -95,6 +95,7 @@ impl Harness {
             clock: clock.clone(),
             ai_search: None,
             decompose: zotero_mcp_core::platform::decompose_with_tables,
+            offload: None,
         };
         Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv, registrations: Cell::new(0) }
     }

@@ -55,10 +55,18 @@ pub(super) fn find_unique(text: &str) -> Option<String> {
     let mut found: Option<&str> = None;
     let mut searched_to = 0;
     for (at, _) in text.match_indices("10.") {
-        if at < searched_to || !starts_word(text, at) {
+        // A cheap look at the prefix first: reading the word that follows costs its length, once per `10.`.
+        if at < searched_to || !starts_word(text, at) || text.get(at..).and_then(prefix_len).is_none() {
             continue;
         }
-        let Some(doi) = doi_at(text, at) else { continue };
+        let word = word_at(text, at);
+        let doi = trim_end(word);
+        if parse(doi).is_none() {
+            // A word that is no DOI from here fails from every later `10.` in it too, up to its last control
+            // character (the only thing that fails a DOI whose prefix is good and whose suffix is not empty).
+            searched_to = word.rfind(char::is_control).map_or(at + word.len(), |c| at + c + 1);
+            continue;
+        }
         searched_to = at + doi.len();
         match found {
             None => found = Some(doi),
@@ -69,11 +77,9 @@ pub(super) fn find_unique(text: &str) -> Option<String> {
     found.map(str::to_owned)
 }
 
-/// The DOI that starts at byte `at` of `text` and runs to the next whitespace, trailing punctuation dropped.
-fn doi_at(text: &str, at: usize) -> Option<&str> {
-    let word = text.get(at..)?.split(char::is_whitespace).next()?;
-    let doi = trim_end(word);
-    parse(doi).map(|_| doi)
+/// The text from `at` to the next white space.
+fn word_at(text: &str, at: usize) -> &str {
+    text.get(at..).and_then(|rest| rest.split(char::is_whitespace).next()).unwrap_or_default()
 }
 
 /// Whether byte `at` of `text` begins a word: a DOI inside `110.1000/x` or `v2.10.1000/x` is not one.

@@ -23,7 +23,13 @@ const LABELS: &[&str] = &["doi", "arxiv", "isbn", "isbn-10", "isbn-13", "isbn10"
 /// So an ISBN written with spaces must stand alone on its line or between commas; among other identifiers
 /// separated only by spaces, its groups would be read as separate numbers.
 pub fn detect_all(input: &str) -> Vec<(String, Result<Identifier, IdentifierError>)> {
-    input.split(['\n', '\r']).flat_map(chunks).flat_map(chunk_outcomes).collect()
+    detect_each(input).collect()
+}
+
+/// [`detect_all`] one outcome at a time, so a caller can stop early (at the first failure, or at a limit)
+/// without reading the rest of a long text.
+pub fn detect_each(input: &str) -> impl Iterator<Item = (String, Result<Identifier, IdentifierError>)> + '_ {
+    input.split(['\n', '\r']).flat_map(chunks).flat_map(chunk_outcomes)
 }
 
 /// The parts of a line between `,` or `;` followed by whitespace or the line's end, trimmed.
@@ -43,14 +49,12 @@ fn chunks(line: &str) -> Vec<&str> {
 }
 
 /// The outcomes of one chunk: one identifier if the whole chunk, spaces and all, is one; else one per word (a
-/// chunk without spaces is one word, which may still be split at `,` and `;`).
-fn chunk_outcomes(chunk: &str) -> Vec<(String, Result<Identifier, IdentifierError>)> {
-    if chunk.contains(char::is_whitespace) {
-        if let Ok(identifier) = detect_exact(tidy(chunk)) {
-            return vec![(chunk.to_owned(), Ok(identifier))];
-        }
-    }
-    words(chunk).into_iter().flat_map(word_outcomes).collect()
+/// chunk without spaces is one word, which may still be split at `,` and `;`). The words are read as they are
+/// asked for, so a caller that stops at the first failure does not read a long line's every word.
+fn chunk_outcomes(chunk: &str) -> impl Iterator<Item = (String, Result<Identifier, IdentifierError>)> + '_ {
+    let whole = chunk.contains(char::is_whitespace).then(|| detect_exact(tidy(chunk)).ok()).flatten();
+    let by_word = whole.is_none().then(|| words(chunk).into_iter().flat_map(word_outcomes));
+    whole.map(|identifier| (chunk.to_owned(), Ok(identifier))).into_iter().chain(by_word.into_iter().flatten())
 }
 
 /// The outcomes of one word: the word's own, unless splitting it at `,` and `;` does better (rule 4 of

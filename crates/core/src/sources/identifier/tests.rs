@@ -646,3 +646,29 @@ fn any_text_is_answered_and_canonical_forms_read_back() {
         }
     }
 }
+
+/// `work`'s result, computed on a thread of its own; the test fails when it takes more than a minute (the
+/// quadratic tidying took far longer on these texts).
+fn within_a_minute<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(work());
+    });
+    receive.recv_timeout(std::time::Duration::from_secs(60)).expect("finished within a minute")
+}
+
+#[test]
+fn deep_brackets_long_tails_and_failing_words_are_read_in_linear_time() {
+    let doi = || Ok(Identifier::Doi("10.1000/abc".into()));
+    let nested = format!("{}10.1000/abc{}", "(".repeat(300_000), ")".repeat(300_000));
+    assert_eq!(within_a_minute(move || detect(&nested)), doi());
+    let dotted = format!("10.1000/abc{}", " .".repeat(300_000));
+    assert_eq!(within_a_minute(move || detect(&dotted)), doi());
+    let closed = format!("10.1000/abc{}", ")".repeat(600_000));
+    assert_eq!(within_a_minute(move || detect(&closed)), doi());
+    // Every `10.` of one long word starts a DOI that a control character at its end spoils.
+    let spoiled = format!("{}\u{1}", "(10.1234/a".repeat(100_000));
+    assert!(within_a_minute(move || detect(&spoiled)).is_err());
+    let quoted = format!("“({}10.1000/abc{})”", "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(within_a_minute(move || detect(&quoted)), doi());
+}

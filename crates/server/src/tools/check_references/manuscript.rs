@@ -1,13 +1,15 @@
 //! The manuscript as a list of references to check, in the order the writer gave them, with what the
 //! manuscript itself gets wrong (keys cited but not in the `.bib`, entries never cited, two keys for one work).
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::{json, Map, Value};
 use zotero_mcp_core::duplicates::Fingerprints;
 use zotero_mcp_core::refcheck::cites::{latex_citations, pandoc_citations, Citation};
-use zotero_mcp_core::refcheck::compare::{bib_gaps, same_work_keys};
+use zotero_mcp_core::refcheck::compare::{bib_gaps, for_each_same_work, others_named};
 use zotero_mcp_core::refcheck::reflist::{references, ListedReference};
-use zotero_mcp_core::refcheck::Format;
-use zotero_mcp_core::sources::{detect, detect_all, parse_bibtex, BibEntry, Identifier};
+use zotero_mcp_core::refcheck::{Format, TooLarge, MAX_REFERENCES};
+use zotero_mcp_core::sources::{detect, detect_each, parse_bibtex, BibEntry, BibError, Identifier};
 use zotero_mcp_core::zotero::ZoteroObject;
 
 use super::{Flag, FlagKind};
@@ -46,44 +48,88 @@ impl Cited {
 }
 
 /// The references of a manuscript given in `format`, with `bibtex` as its `.bib` when `text` is LaTeX or
-/// Markdown source.
-pub fn read(text: &str, bibtex: Option<&str>, format: Format) -> Vec<Cited> {
-    let mut cited = match format {
-        Format::Bibtex => parse_bibtex(text).iter().map(from_entry).collect(),
-        Format::Latex | Format::Markdown => from_source(text, bibtex, format),
-        Format::Identifiers => detect_all(text)
-            .into_iter()
-            .map(|(written, found)| {
-                let mut one = Cited::new(written.clone());
-                match found {
-                    Ok(id) => one.identifiers.push(id),
-                    Err(why) => one.flags.push(Flag::new(FlagKind::Unreadable, why.to_string())),
-                }
-                one
-            })
-            .collect(),
-        Format::ReferenceList => references(text).into_iter().enumerate().map(|(at, r)| from_listed(at, r)).collect(),
+/// Markdown source; `citations` are the text's, when [`Format::detect_reading`] has read them already. A
+/// manuscript over a limit of [`zotero_mcp_core::refcheck`] is refused whole.
+pub fn read(
+    text: &str,
+    bibtex: Option<&str>,
+    format: Format,
+    citations: Option<Result<Vec<Citation>, TooLarge>>,
+) -> Result<Vec<Cited>, TooLarge> {
+    let mut cited: Vec<Cited> = match format {
+        Format::Bibtex => {
+            let entries = parse_bibtex(text);
+            if entries.len() > MAX_REFERENCES || over_entry_limit(&entries) {
+                return Err(TooLarge::References);
+            }
+            entries.iter().map(from_entry).collect()
+        }
+        Format::Latex | Format::Markdown => {
+            let citations = match citations {
+                Some(read) => read?,
+                None if format == Format::Latex => latex_citations(text)?,
+                None => pandoc_citations(text)?,
+            };
+            from_source(citations, bibtex)?
+        }
+        Format::Identifiers => {
+            // One past the limit is enough to refuse: the rest of a long text is not read.
+            let outcomes: Vec<_> = detect_each(text).take(MAX_REFERENCES + 1).collect();
+            if outcomes.len() > MAX_REFERENCES {
+                return Err(TooLarge::References);
+            }
+            outcomes
+                .into_iter()
+                .map(|(written, found)| {
+                    let mut one = Cited::new(written);
+                    match found {
+                        Ok(id) => one.identifiers.push(id),
+                        Err(why) => one.flags.push(Flag::new(FlagKind::Unreadable, why.to_string())),
+                    }
+                    one
+                })
+                .collect()
+        }
+        Format::ReferenceList => references(text)?.into_iter().enumerate().map(|(at, r)| from_listed(at, r)).collect(),
     };
     flag_same_work(&mut cited);
-    cited
+    Ok(cited)
+}
+
+/// Whether the BibTeX reader stopped at its limit of entries (its last outcome says so).
+fn over_entry_limit(entries: &[BibEntry]) -> bool {
+    entries.iter().any(|e| matches!(e.outcome, Err(BibError::TooManyEntries { .. })))
 }
 
 /// A LaTeX or Markdown manuscript: every key it cites, in order of first citation, each with its citing
-/// sentences; with a `.bib`, the entries never cited after them.
-fn from_source(text: &str, bibtex: Option<&str>, format: Format) -> Vec<Cited> {
-    let citations = if format == Format::Latex { latex_citations(text) } else { pandoc_citations(text) };
+/// sentences; with a `.bib`, the entries never cited after them. Keys and entries are found through maps: a
+/// search of the list per citation was quadratic.
+fn from_source(citations: Vec<Citation>, bibtex: Option<&str>) -> Result<Vec<Cited>, TooLarge> {
     let entries = bibtex.map(parse_bibtex).unwrap_or_default();
+    if over_entry_limit(&entries) {
+        return Err(TooLarge::Keys);
+    }
     let (missing, never_cited) = bib_gaps(&citations, &entries);
+    let missing: HashSet<&str> = missing.iter().map(String::as_str).collect();
+    let mut entry_of: HashMap<&str, &BibEntry> = HashMap::new();
+    for entry in &entries {
+        if let Some(key) = entry.key.as_deref() {
+            entry_of.entry(key).or_insert(entry);
+        }
+    }
     // `\nocite{*}` puts every entry in the bibliography: none is "never cited".
     let cites_all = citations.iter().any(|c| c.key == "*");
     let mut out: Vec<Cited> = Vec::new();
-    for citation in citations.iter().filter(|c| c.key != "*") {
-        if let Some(known) = out.iter_mut().find(|c| c.key.as_deref() == Some(citation.key.as_str())) {
-            known.citations.push(citation.clone());
+    let mut position: HashMap<String, usize> = HashMap::new();
+    for citation in citations.into_iter().filter(|c| c.key != "*") {
+        if let Some(&at) = position.get(&citation.key) {
+            out[at].citations.push(citation);
             continue;
         }
-        let entry = entries.iter().find(|e| e.key.as_deref() == Some(citation.key.as_str()));
-        let mut one = match entry {
+        if out.len() == MAX_REFERENCES {
+            return Err(TooLarge::References);
+        }
+        let mut one = match entry_of.get(citation.key.as_str()) {
             Some(entry) => from_entry(entry),
             None => {
                 let mut one = Cited::new(citation.key.clone());
@@ -91,25 +137,29 @@ fn from_source(text: &str, bibtex: Option<&str>, format: Format) -> Vec<Cited> {
                 one
             }
         };
-        if bibtex.is_some() && missing.contains(&citation.key) {
+        if bibtex.is_some() && missing.contains(citation.key.as_str()) {
             one.flags.push(Flag::new(
                 FlagKind::MissingFromBib,
                 format!("cited (line {}) but the .bib has no entry `{}`", citation.line, citation.key),
             ));
         }
-        one.citations.push(citation.clone());
+        position.insert(citation.key.clone(), out.len());
+        one.citations.push(citation);
         out.push(one);
     }
     if !cites_all {
         for key in never_cited {
-            if let Some(entry) = entries.iter().find(|e| e.key.as_deref() == Some(key.as_str())) {
+            if let Some(entry) = entry_of.get(key.as_str()) {
+                if out.len() == MAX_REFERENCES {
+                    return Err(TooLarge::References);
+                }
                 let mut one = from_entry(entry);
                 one.flags.push(Flag::new(FlagKind::NeverCited, format!("the .bib entry `{key}` is never cited")));
                 out.push(one);
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn from_entry(entry: &BibEntry) -> Cited {
@@ -207,7 +257,8 @@ fn written_from(data: &Map<String, Value>) -> ListedReference {
 }
 
 /// Flags references that are one work under two labels (a shared identifier, or the same title, year and first
-/// author), naming the others on each.
+/// author), naming the others on each (ten at most, `compare::MAX_NAMED_LABELS`). A label is flagged once, for the first
+/// group that holds it.
 fn flag_same_work(cited: &mut [Cited]) {
     let entries: Vec<BibEntry> = cited
         .iter()
@@ -218,16 +269,22 @@ fn flag_same_work(cited: &mut [Cited]) {
             Some(BibEntry { index: at + 1, key: Some(c.label.clone()), outcome: Ok(data) })
         })
         .collect();
-    for group in same_work_keys(&entries) {
-        for label in &group {
-            let others: Vec<&str> = group.iter().filter(|g| *g != label).map(String::as_str).collect();
-            if let Some(one) = cited.iter_mut().find(|c| &c.label == label) {
-                one.flags.push(Flag::new(
-                    FlagKind::DuplicateCitation,
-                    format!("the same work is also cited as {}", others.join(", ")),
-                ));
+    let mut first_with: HashMap<&str, usize> = HashMap::new();
+    for (at, one) in cited.iter().enumerate() {
+        first_with.entry(one.label.as_str()).or_insert(at);
+    }
+    let mut flags: Vec<(usize, String)> = Vec::new();
+    let mut flagged: HashSet<usize> = HashSet::new();
+    for_each_same_work(&entries, |group| {
+        for label in group {
+            let Some(&at) = first_with.get(label) else { continue };
+            if flagged.insert(at) {
+                flags.push((at, format!("the same work is also cited as {}", others_named(group, label))));
             }
         }
+    });
+    for (at, detail) in flags {
+        cited[at].flags.push(Flag::new(FlagKind::DuplicateCitation, detail));
     }
 }
 

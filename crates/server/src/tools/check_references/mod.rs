@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use zotero_mcp_core::refcheck::compare::{disagreements, Disagreement};
 use zotero_mcp_core::refcheck::confidence::Confidence;
-use zotero_mcp_core::refcheck::Format;
+use zotero_mcp_core::refcheck::{Detected, Format, TooLarge};
 use zotero_mcp_core::sources::{Identifier, Reference};
 
 use self::library::{Library, MatchedBy};
@@ -352,25 +352,23 @@ impl Tool for CheckReferences {
     }
 }
 
-async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<CheckReferencesOutput, ToolError> {
+async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<CheckReferencesOutput, ToolError> {
     // The scope first: a read-only grant asking to import is refused before anything is read or asked.
     if input.import {
         ctx.writer()?;
     }
-    let format = match input.format {
-        FormatArg::Auto => Format::detect(&input.text),
-        FormatArg::Bibtex => Format::Bibtex,
-        FormatArg::Latex => Format::Latex,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Identifiers => Format::Identifiers,
-        FormatArg::ReferenceList => Format::ReferenceList,
-    };
-    let fingerprint = fingerprint(&input.text, input.bibtex.as_deref(), format);
+    // The text is read off the request thread (natively), so the closure takes the strings with it; the
+    // cursor is checked first, and the limits after it, as before.
+    let (text, bibtex, asked) = (std::mem::take(&mut input.text), input.bibtex.take(), input.format);
+    let (format, fingerprint, cited) =
+        ctx.off_thread(move || read_manuscript(&text, bibtex.as_deref(), asked)).await.ok_or_else(|| {
+            ToolError::Failed("The manuscript could not be read: the reading stopped with an internal error.".into())
+        })?;
     let start = match &input.cursor {
         Some(cursor) => parse_cursor(cursor, &fingerprint)?,
         None => 0,
     };
-    let cited = manuscript::read(&input.text, input.bibtex.as_deref(), format);
+    let cited = cited.map_err(|too_large| invalid(&too_large.to_string()))?;
     if cited.is_empty() {
         return Err(invalid(match format {
             Format::Latex | Format::Markdown => {
@@ -453,6 +451,27 @@ async fn check(ctx: &RequestContext, input: CheckReferencesInput) -> Result<Chec
         requests: ctx.requests_sent() as u64,
         library_items,
     })
+}
+
+/// The manuscript's form (`asked`, or detected), the fingerprint its cursors carry, and its references: the
+/// CPU-bound part of a call, which reads the text once (detection hands on what it read).
+fn read_manuscript(
+    text: &str,
+    bibtex: Option<&str>,
+    asked: FormatArg,
+) -> (Format, String, Result<Vec<Cited>, TooLarge>) {
+    let given = |format| Detected { format, citations: None };
+    let detected = match asked {
+        FormatArg::Auto => Format::detect_reading(text),
+        FormatArg::Bibtex => given(Format::Bibtex),
+        FormatArg::Latex => given(Format::Latex),
+        FormatArg::Markdown => given(Format::Markdown),
+        FormatArg::Identifiers => given(Format::Identifiers),
+        FormatArg::ReferenceList => given(Format::ReferenceList),
+    };
+    let fingerprint = fingerprint(text, bibtex, detected.format);
+    let cited = manuscript::read(text, bibtex, detected.format, detected.citations);
+    (detected.format, fingerprint, cited)
 }
 
 /// A reference's report before anything is looked up: what the manuscript itself says of it.

@@ -2,6 +2,8 @@
 //! notes, abstract, the best attachment's text by page, as `zotero_retrieve` reads them) ranked for each
 //! sentence, and a plain verdict.
 
+use std::collections::HashSet;
+
 use zotero_mcp_core::refcheck::cites::Citation;
 use zotero_mcp_core::refcheck::support::{coverage, verdict, Verdict};
 use zotero_mcp_core::retrieve::{self, Passage};
@@ -13,14 +15,19 @@ use crate::tools::retrieve::item_passages;
 
 /// The checks of the item's first citing sentences (distinct ones), and how many more were left unchecked.
 pub async fn check(ctx: &RequestContext, item_key: &str, citations: &[Citation]) -> (Vec<SupportCheck>, usize) {
+    // Distinct sentences counted through a set: a key cited twenty thousand times compared each with all.
     let mut sentences: Vec<&Citation> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut distinct = 0usize;
     for citation in citations {
-        if !sentences.iter().any(|s| s.sentence == citation.sentence) && !citation.sentence.trim().is_empty() {
-            sentences.push(citation);
+        if !citation.sentence.trim().is_empty() && seen.insert(&citation.sentence) {
+            distinct += 1;
+            if sentences.len() < SENTENCES_PER_REFERENCE {
+                sentences.push(citation);
+            }
         }
     }
-    let unchecked = sentences.len().saturating_sub(SENTENCES_PER_REFERENCE);
-    sentences.truncate(SENTENCES_PER_REFERENCE);
+    let unchecked = distinct.saturating_sub(SENTENCES_PER_REFERENCE);
     let passages: Vec<Passage> = match ObjectKey::parse(item_key) {
         Ok(key) => item_passages(ctx, &key).await.map(|(passages, _)| passages).unwrap_or_default(),
         Err(_) => Vec::new(),
@@ -54,7 +61,7 @@ pub async fn check(ctx: &RequestContext, item_key: &str, citations: &[Citation])
             let best = (!passages.is_empty()).then_some(best);
             let verdict = verdict(best);
             SupportCheck {
-                sentence: citation.sentence.clone(),
+                sentence: citation.sentence.to_string(),
                 line: citation.line as u64,
                 verdict: verdict.name().into(),
                 passages: if verdict == Verdict::NoText { Vec::new() } else { shown },
