@@ -369,3 +369,39 @@ async fn a_mass_rename_is_asked_about_call_by_call_and_a_handful_is_not() {
         ok(&rest)["planned"].as_array().unwrap().iter().filter_map(|p| p["status"].as_str()).collect();
     assert_eq!(statuses.iter().filter(|s| **s == "renamed").count(), 1, "{statuses:?}");
 }
+
+/// The id the answer's last line gives for undoing the call.
+fn undo_id(result: &Value) -> String {
+    let text = text(result);
+    let line = text.lines().rev().find(|l| l.starts_with("Undo: zotero_undo")).unwrap_or_else(|| panic!("{text}"));
+    line.split('"').nth(1).expect("an id in quotes").to_owned()
+}
+
+#[tokio::test]
+async fn an_undo_that_deletes_is_asked_about_and_one_that_only_restores_is_not() {
+    let b = bench(false);
+    let made = json!({ "items": [{ "itemType": "book", "title": "Made by mistake" }] });
+    let created = call(&b, Client::Asks, "zotero_create_items", made, json!({})).await;
+    let key = ok(&created)["created"][0].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let args = json!({ "id": undo_id(&created) });
+    let sent = writes(&b.sim);
+
+    let (message, state) = question(&call(&b, Client::Asks, "zotero_undo", args.clone(), json!({})).await);
+    assert!(message.contains("delete for good") && message.contains(&key), "{message}");
+    assert!(message.contains("Made by mistake"), "names what goes: {message}");
+    assert_eq!(writes(&b.sim), sent, "nothing is deleted before the answer");
+    let declined = call(&b, Client::Asks, "zotero_undo", args.clone(), answer(&state, "decline", false)).await;
+    assert!(error_text(&declined).contains("declined"), "{declined}");
+    assert!(b.sim.item(LIB, &key).is_some(), "a no keeps it");
+
+    let (_, state) = question(&call(&b, Client::Asks, "zotero_undo", args.clone(), json!({})).await);
+    let done = call(&b, Client::Asks, "zotero_undo", args, answer(&state, "accept", true)).await;
+    assert_eq!(ok(&done)["objects"][0]["outcome"], "removed", "{done}");
+    assert!(b.sim.item(LIB, &key).is_none());
+
+    // Writing earlier fields back deletes nothing: no question.
+    let edit = json!({ "keys": [PAPER], "fields": { "extra": "an edit" } });
+    let edited = call(&b, Client::Asks, "zotero_update_item", edit, json!({})).await;
+    let restored = call(&b, Client::Asks, "zotero_undo", json!({ "id": undo_id(&edited) }), json!({})).await;
+    assert_eq!(ok(&restored)["objects"][0]["outcome"], "restored", "{restored}");
+}

@@ -93,7 +93,13 @@ async fn undoing_many_creations_reads_them_once() {
     let requests: Vec<String> = b.sim.requests()[before..].iter().map(|r| format!("{} {}", r.method, r.path)).collect();
     let reads = requests.iter().filter(|r| r.starts_with("GET")).count();
     let deletes = requests.iter().filter(|r| r.starts_with("DELETE")).count();
-    assert_eq!((reads, deletes), (1, 3), "one read of the three, then one version-checked DELETE each: {requests:?}");
+    // The second read lists what changed since the creations, the trash included: a note added to one of them
+    // (Zotero's `numChildren` leaves out trashed ones) keeps it. None did here, so no children are listed.
+    assert_eq!(
+        (reads, deletes),
+        (2, 3),
+        "one read of the three and one of what changed since, then one version-checked DELETE each: {requests:?}"
+    );
     assert!(ok(&undone)["objects"].as_array().unwrap().iter().all(|o| o["outcome"] == "removed"), "{undone}");
 }
 
@@ -409,4 +415,89 @@ async fn the_journal_is_the_operators_shared_by_every_connection_and_no_one_else
     let refused = error_text(&call_by(&b, "someone-else", "zotero_undo", json!({ "id": id })).await);
     assert!(refused.contains("holds no change"), "{refused}");
     assert_eq!(b.sim.item(LIB, PARENT).unwrap()["data"]["extra"], "from one client");
+}
+
+/// The keys a `zotero_create_items` call created, in order.
+fn created_keys(result: &Value) -> Vec<String> {
+    let created = ok(result)["created"].as_array().unwrap_or_else(|| panic!("{result}")).clone();
+    created.iter().map(|key| key.as_str().expect("a key").to_owned()).collect()
+}
+
+fn outcome_of<'a>(undone: &'a Value, key: &str) -> &'a Value {
+    let objects = ok(undone)["objects"].as_array().unwrap_or_else(|| panic!("{undone}"));
+    objects.iter().find(|o| o["key"] == key).unwrap_or_else(|| panic!("{key} in {undone}"))
+}
+
+#[tokio::test]
+async fn a_created_item_that_got_notes_since_is_kept_with_them_and_they_are_named() {
+    let b = bench(false);
+    let items = json!([
+        { "itemType": "book", "title": "Gets a note later" },
+        { "itemType": "book", "title": "Gets a note later, then trashed" },
+        { "itemType": "book", "title": "Stays bare" },
+    ]);
+    let created = b.write("zotero_create_items", json!({ "items": items })).await;
+    let keys = created_keys(&created);
+    // The person adds a note to the first and one to the second which they then trash. Neither changes the
+    // parent's version, so the version-checked DELETE alone would take both notes with it.
+    let note =
+        b.sim.insert_item(LIB, json!({ "itemType": "note", "note": "<p>My reading notes</p>", "parentItem": keys[0] }));
+    let binned = b
+        .sim
+        .insert_item(LIB, json!({ "itemType": "note", "note": "<p>Binned</p>", "parentItem": keys[1], "deleted": 1 }));
+    assert_eq!(b.sim.item(LIB, &keys[1]).unwrap()["meta"]["numChildren"], 0, "Zotero does not count a trashed child");
+
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&created) })).await;
+    let kept = outcome_of(&undone, &keys[0]);
+    assert_eq!(kept["outcome"], "changedSince", "{undone}");
+    let detail = kept["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains(&note) && detail.contains("My reading notes"), "names the note: {detail}");
+    assert!(detail.contains("zotero_delete_items"), "says what to do: {detail}");
+    let kept_trashed = outcome_of(&undone, &keys[1]);
+    assert_eq!(kept_trashed["outcome"], "changedSince", "{undone}");
+    assert!(kept_trashed["detail"].as_str().unwrap_or_default().contains("in the trash"), "{undone}");
+    assert_eq!(outcome_of(&undone, &keys[2])["outcome"], "removed", "{undone}");
+    assert!(ok(&undone)["notes"][0].as_str().unwrap_or_default().contains(&keys[0]), "{undone}");
+    for key in [&keys[0], &keys[1], &note, &binned] {
+        assert!(b.sim.item(LIB, key).is_some(), "{key} is still there");
+    }
+    assert!(b.sim.item(LIB, &keys[2]).is_none(), "the bare book is gone");
+}
+
+#[tokio::test]
+async fn a_created_item_goes_once_the_notes_added_by_later_calls_are_undone() {
+    let b = bench(false);
+    let created =
+        b.write("zotero_create_items", json!({ "items": [{ "itemType": "book", "title": "Annotated" }] })).await;
+    let key = created_keys(&created).remove(0);
+    let noted = b.write("zotero_notes", json!({ "action": "create", "itemKey": key, "note": "A later note" })).await;
+    let undone_note = b.write("zotero_undo", json!({ "id": undo_id(&noted) })).await;
+    assert_eq!(ok(&undone_note)["objects"][0]["outcome"], "removed", "{undone_note}");
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&created) })).await;
+    assert_eq!(outcome_of(&undone, &key)["outcome"], "removed", "{undone}");
+    assert!(b.sim.item(LIB, &key).is_none());
+}
+
+#[tokio::test]
+async fn a_created_item_trashed_since_is_left_in_the_trash() {
+    let b = bench(false);
+    let created = b.write("zotero_create_items", json!({ "items": [{ "itemType": "book", "title": "Binned" }] })).await;
+    let key = created_keys(&created).remove(0);
+    b.write("zotero_delete_items", json!({ "keys": [key] })).await;
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&created) })).await;
+    assert_eq!(outcome_of(&undone, &key)["outcome"], "changedSince", "{undone}");
+    assert_eq!(b.sim.item(LIB, &key).unwrap()["data"]["deleted"], json!(1), "still in the trash, not deleted");
+}
+
+#[tokio::test]
+async fn an_item_deleted_for_good_and_made_again_since_is_not_overwritten() {
+    let b = bench(false);
+    let note =
+        b.sim.insert_item(LIB, json!({ "itemType": "note", "note": "<p>First words</p>", "parentItem": PARENT }));
+    let deleted = b.write("zotero_delete_items", json!({ "keys": [note], "permanent": true })).await;
+    // Another device syncs an item back under the same key.
+    b.sim.insert_item(LIB, json!({ "key": note, "itemType": "note", "note": "<p>Theirs</p>", "parentItem": PARENT }));
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    assert_eq!(outcome_of(&undone, &note)["outcome"], "changedSince", "{undone}");
+    assert_eq!(b.sim.item(LIB, &note).unwrap()["data"]["note"], "<p>Theirs</p>", "never overwritten");
 }

@@ -482,6 +482,14 @@ impl ZoteroClient {
         Ok(page)
     }
 
+    /// An item's children, those in the trash included: everything Zotero would delete with the item (its
+    /// `meta.numChildren` and a plain children listing leave trashed ones out).
+    pub async fn children_with_trashed(&self, key: &ObjectKey, max: usize) -> Result<Page<ZoteroObject>, ZoteroError> {
+        let page: Page<ZoteroObject> = self.list_children(key, &Query::new().include_trashed(true), max).await?;
+        self.remember(ObjectKind::Items, &page.items);
+        Ok(page)
+    }
+
     /// The empty item Zotero would create for `item_type` (and `link_mode` for attachments).
     pub async fn template(&self, item_type: &str, link_mode: Option<&str>) -> Result<Map<String, Value>, ZoteroError> {
         let mut query = Query::new().param("itemType", item_type);

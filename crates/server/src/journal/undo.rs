@@ -10,15 +10,15 @@
 //! gets its earlier fields back, what was deleted for good is created again under its key (a parent before its
 //! children), and files kept on WebDAV are put back once their attachment is.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use zotero_mcp_core::files::{FileAction, StoreKind};
 use zotero_mcp_core::webdav::WebDavWriter;
-use zotero_mcp_core::zotero::journal::{recreated, restoring_patch, Change, Kind};
-use zotero_mcp_core::zotero::{ObjectKey, ZoteroError, ZoteroWriter};
+use zotero_mcp_core::zotero::journal::{recreated, restoring_patch, title_of, Change, Kind};
+use zotero_mcp_core::zotero::{ObjectKey, Page, Query, ZoteroError, ZoteroObject, ZoteroWriter};
 
 use super::Entry;
 
@@ -136,9 +136,21 @@ fn fold(changes: &[Change]) -> Vec<Target> {
     targets
 }
 
+/// What undoing `entry` would delete for good: the objects its call created (and did not delete again), as
+/// `(kind, key, title)`, in the entry's order. The undo asks before it deletes any.
+pub fn removals(entry: &Entry) -> Vec<(&'static str, String, String)> {
+    fold(&entry.changes)
+        .into_iter()
+        .filter(|t| matches!(t.net, Net::Created { .. }))
+        .map(|t| (t.kind.name(), t.key, t.title))
+        .collect()
+}
+
 /// Undoes `entry` through `writer` (and `dav`, where its files are kept).
 pub async fn undo(entry: &Entry, writer: &ZoteroWriter, dav: Option<&WebDavWriter>) -> UndoReport {
     let targets = fold(&entry.changes);
+    let created: HashSet<&str> =
+        targets.iter().filter(|t| matches!(t.net, Net::Created { .. })).map(|t| t.key.as_str()).collect();
     let mut objects = Vec::new();
     // Newest first, runs of the same kind of step together (one batch request per run).
     let mut reversed: Vec<&Target> = targets.iter().rev().collect();
@@ -147,7 +159,7 @@ pub async fn undo(entry: &Entry, writer: &ZoteroWriter, dav: Option<&WebDavWrite
         let run = reversed.iter().take_while(|t| step_of(t) == step && t.kind == reversed[0].kind).count();
         let batch: Vec<&Target> = reversed.drain(..run).collect();
         match step {
-            Step::Delete => objects.extend(delete_created(writer, &batch).await),
+            Step::Delete => objects.extend(delete_created(writer, &batch, &created).await),
             Step::Patch => objects.extend(restore_fields(writer, &batch).await),
             Step::Recreate => {
                 // Parents before their children: a child's parent must exist when it is created.
@@ -214,18 +226,46 @@ const CHANGED_SINCE: &str =
                              left as it is; compare it with the entry's earlier state before changing it by hand";
 
 /// Deletes what the call created, each only if it is still at the version the call left it with.
-async fn delete_created(writer: &ZoteroWriter, batch: &[&Target]) -> Vec<Undone> {
+async fn delete_created(writer: &ZoteroWriter, batch: &[&Target], created: &HashSet<&str>) -> Vec<Undone> {
     // One read for the whole run (50 keys a request): the writer then knows each object as it is, and what
     // children it has, without a read per object. A failed read only costs those reads back.
     let keys: Vec<ObjectKey> = batch.iter().filter_map(|t| ObjectKey::parse(&t.key).ok()).collect();
+    // Each item's `meta.numChildren` as read now; an item missing here (the read failed, or Zotero does not
+    // count children for its type) has its children listed before it is deleted.
+    let mut child_counts: HashMap<String, u64> = HashMap::new();
     match batch.first().map(|t| t.kind) {
         Some(Kind::Item) => {
-            let _ = writer.items_by_keys(&keys).await;
+            if let Ok(items) = writer.items_by_keys(&keys).await {
+                for item in items {
+                    if let Some(count) = item.meta.get("numChildren").and_then(Value::as_u64) {
+                        child_counts.insert(item.key, count);
+                    }
+                }
+            }
+            // `numChildren` leaves out children in the trash, which Zotero deletes with their parent all the
+            // same. A child added after the call, or trashed since, has a later version than the call left:
+            // one listing of what changed since (the trash included) finds them; a parent of one is counted as
+            // unknown. When that listing fails or is cut short, every item's children are listed instead.
+            let since = batch
+                .iter()
+                .filter_map(|t| if let Net::Created { version } = t.net { Some(version) } else { None })
+                .min();
+            let query = Query::new().since(since.unwrap_or(0)).include_trashed(true);
+            match writer.items(&query, CHANGED_SCANNED).await {
+                Ok(page) if page.total_results.is_none_or(|total| total as usize <= page.items.len()) => {
+                    for item in page.items.iter().filter(|item| is_trashed(&item.data)) {
+                        if let Some(parent) = item.data.get("parentItem").and_then(Value::as_str) {
+                            child_counts.remove(parent);
+                        }
+                    }
+                }
+                _ => child_counts.clear(),
+            }
         }
         Some(Kind::Collection) => {
             for chunk in keys.chunks(zotero_mcp_core::zotero::BATCH_SIZE) {
                 let joined = chunk.iter().map(ObjectKey::as_str).collect::<Vec<_>>().join(",");
-                let query = zotero_mcp_core::zotero::Query::new().param("collectionKey", joined);
+                let query = Query::new().param("collectionKey", joined);
                 let _ = writer.collections(&query, chunk.len()).await;
             }
         }
@@ -238,6 +278,34 @@ async fn delete_created(writer: &ZoteroWriter, batch: &[&Target]) -> Vec<Undone>
             done.push(undone(target, Outcome::Failed, Some("the journal holds a malformed key".into())));
             continue;
         };
+        if target.kind == Kind::Item && child_counts.get(&target.key) != Some(&0) {
+            // Adding a note or a file to an item leaves the item's version as it was, so the version check
+            // below would let Zotero delete them with it. The children the call created were deleted before
+            // it (newest first); whatever is left is the person's, or changed since, and keeps the item.
+            match writer.children_with_trashed(&key, CHILDREN_NAMED).await {
+                Ok(children) if !children.items.is_empty() => {
+                    done.push(kept_for_children(target, &children, created));
+                    continue;
+                }
+                Ok(_) => {}
+                Err(error) if error.status() == Some(404) => {
+                    done.push(undone(target, Outcome::AlreadyDone, Some("it is already gone".into())));
+                    continue;
+                }
+                Err(error) => {
+                    done.push(undone(
+                        target,
+                        Outcome::Failed,
+                        Some(format!(
+                            "its notes and attachments could not be listed ({error}), so it was not deleted (they \
+                             would have gone with it); delete it by hand with zotero_delete_items once you have \
+                             checked them"
+                        )),
+                    ));
+                    continue;
+                }
+            }
+        }
         let result = match target.kind {
             Kind::Item => writer.delete_item(&key, version).await,
             Kind::Collection => writer.delete_collection(&key, version).await,
@@ -248,6 +316,47 @@ async fn delete_created(writer: &ZoteroWriter, batch: &[&Target]) -> Vec<Undone>
         });
     }
     done
+}
+
+/// The most objects changed since a run of creations read to find children in the trash; beyond it, each
+/// item's children are listed one by one.
+const CHANGED_SCANNED: usize = 100;
+
+/// Zotero writes `deleted` as `1` or `true`.
+fn is_trashed(data: &Map<String, Value>) -> bool {
+    let deleted = data.get("deleted");
+    deleted == Some(&Value::Bool(true)) || deleted.and_then(Value::as_u64) == Some(1)
+}
+
+/// How many of an item's remaining children are named when it is kept for them (the rest are counted).
+const CHILDREN_NAMED: usize = 10;
+
+/// An item the call created, left in place because it has children now: deleting it would delete them too.
+fn kept_for_children(target: &Target, children: &Page<ZoteroObject>, created: &HashSet<&str>) -> Undone {
+    let total = children.total_results.map_or(children.items.len(), |n| n as usize).max(children.items.len());
+    let mut named: Vec<String> = children
+        .items
+        .iter()
+        .map(|child| {
+            let whose =
+                if created.contains(child.key.as_str()) { ", made by that change but changed since" } else { "" };
+            let trashed = if is_trashed(&child.data) { ", in the trash" } else { "" };
+            format!("\u{201c}{}\u{201d} ({}{whose}{trashed})", title_of(&child.data), child.key)
+        })
+        .collect();
+    if total > named.len() {
+        named.push(format!("and {} more", total - named.len()));
+    }
+    undone(
+        target,
+        Outcome::ChangedSince,
+        Some(format!(
+            "it has {total} note(s) or attachment(s) added after that change: {}. Deleting it would delete them \
+             with it, so it was left as it is. To remove it anyway, move what you want to keep to another item \
+             (zotero_update_item with parentItem) and delete it with zotero_delete_items",
+            named.join(", ")
+        )),
+    )
 }
 
 /// What a refused single-object write means for the undo.

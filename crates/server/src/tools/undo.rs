@@ -9,6 +9,7 @@ use zotero_mcp_core::calendar::civil_from_days;
 use zotero_mcp_core::files::StoreKind;
 use zotero_mcp_core::zotero::journal::Change;
 
+use crate::confirm::{named, Plan};
 use crate::context::RequestContext;
 use crate::journal::undo::{self, Outcome, Undone};
 use crate::journal::Entry;
@@ -137,6 +138,11 @@ impl Tool for Undo {
         render(output)
     }
 
+    /// An undo may delete what its change created (a listing changes nothing): asked whenever it would.
+    fn needs_confirmation(input: &UndoInput) -> bool {
+        input.id.is_some()
+    }
+
     async fn call(ctx: &RequestContext, input: UndoInput) -> Result<UndoOutput, ToolError> {
         let journal = ctx.journal().await?.ok_or_else(|| {
             ToolError::Failed(
@@ -166,6 +172,9 @@ impl Tool for Undo {
                 "Change {id} was already undone by {by}. To redo it, undo {by}. Nothing was changed."
             )));
         }
+        // Deleting what the change created is as final as any permanent delete: the person is asked first.
+        // An undo that only writes earlier fields back or creates again goes ahead unasked.
+        ctx.confirm(undo_plan(&entry)).await?;
         ctx.undoing(&id);
         let writer = ctx.writer()?;
         let keeps_webdav_files = entry.files.iter().any(|f| f.kept && f.store == StoreKind::WebDav);
@@ -203,6 +212,26 @@ impl Tool for Undo {
             journal_days: days,
         })
     }
+}
+
+/// The question before an undo: what it would delete for good, by name. Asked only when that is anything.
+fn undo_plan(entry: &Entry) -> Plan {
+    let removals = undo::removals(entry);
+    let others = entry.changes.len().saturating_sub(removals.len());
+    let rest = match others {
+        0 => String::new(),
+        n => format!("\nIts other {n} change(s) are turned back as well."),
+    };
+    let summary = format!(
+        "Undo {} ({}, {}): delete for good the {} object(s) it created:\n{}\nAn item that has notes or \
+         attachments added since is left as it is.{rest}",
+        entry.id,
+        entry.tool,
+        iso_time(entry.at_ms),
+        removals.len(),
+        named(removals.iter().map(|(_, key, title)| (key.as_str(), title.clone()))),
+    );
+    Plan::new(summary).ask_if(!removals.is_empty())
 }
 
 fn listed(entry: &Entry) -> JournalEntry {
