@@ -8,6 +8,7 @@
 //! (`users/<id>`, `groups/<id>`, `local/users/0`…: [`crate::context::RequestContext::route`]; a question asked
 //! through the Web API is unknown to a `--local` server and the reverse), to the call (a digest of the tool and its
 //! arguments) and to the summary shown (a digest of its text), it lives [`ANSWER_SECS`] seconds, and it is
+//! taken in the attempt counters (one indivisible step, so two answers sent together cannot both pass) and
 //! deleted before the write runs, so an answer works once. A forged handle finds no record; a replayed one finds
 //! none either; an answer to another call, or to another user's question, is refused. When the library changed
 //! between the question and the answer (the summary comes out different), the person is asked again.
@@ -25,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use zotero_mcp_core::platform::{KvError, KvStore, KvWrite};
+use zotero_mcp_core::platform::{CounterStep, Counters, CountersError, KvError, KvStore, KvWrite};
 
 /// The key of our one request in `inputRequests` (and of its answer in `inputResponses`).
 pub const REQUEST_KEY: &str = "confirm";
@@ -169,6 +170,8 @@ struct Asked {
 /// found: they lived ten minutes, and an answer to one is asked again.
 pub struct Questions<'a> {
     pub kv: &'a dyn KvStore,
+    /// Where an answer is taken once, indivisibly ([`Questions::decide`]).
+    pub counters: &'a dyn Counters,
     pub user: &'a str,
     /// The call's route and library: `users/<id>`, `groups/<id>`, `local/users/0`, `local/groups/<id>`.
     pub route: &'a str,
@@ -204,7 +207,20 @@ impl Questions<'_> {
         if !bool::from(asked.call.as_bytes().ct_eq(asking.call.as_bytes())) {
             return Err(refused("this confirmation was given for another call (another tool or other arguments)"));
         }
-        // The question is used up whatever comes next: a second answer to it finds nothing.
+        // The question is used up whatever comes next. Reading the record and deleting it are two KV steps, and
+        // two answers racing could both read it before either deletes it (Workers KV is eventually consistent
+        // besides). The attempt counters take the handle in one indivisible step (the Durable Object on the
+        // Worker, this process natively): the first answer gets it, any other is refused as used.
+        let once = format!("confirm-once:{}", digest(&key));
+        let take = [
+            CounterStep::Below { key: once.clone(), limit: 1 },
+            CounterStep::Add { key: once, window_secs: ANSWER_SECS + 60, rolling: false },
+        ];
+        match self.counters.update(&take).await {
+            Ok(_) => {}
+            Err(CountersError::Refused { .. }) => return Err(refused(unknown)),
+            Err(CountersError::Unavailable(why)) => return Err(Unconfirmed::Store(why)),
+        }
         self.kv.delete(&key).await?;
         if asked.summary != plan.summary {
             let changed = "The library changed since you were asked, so here is what would change now.";
@@ -364,10 +380,17 @@ mod tests {
     #[tokio::test]
     async fn a_question_asked_on_one_route_is_unknown_on_another() {
         let clock = zotero_mcp_core::testing::ManualClock::at(1_800_000_000_000);
-        let kv = zotero_mcp_core::testing::MemoryKv::new(clock);
+        let kv = zotero_mcp_core::testing::MemoryKv::new(clock.clone());
+        let counters = zotero_mcp_core::platform::MemoryCounters::new(clock);
         let asking = Asking { can_ask: true, responses: None, state: None, call: "call".into() };
         let plan = Plan::new("Delete 2 items");
-        let on = |route| Questions { kv: kv.as_ref(), user: "owner", route, now_ms: 1_800_000_000_000 };
+        let on = |route| Questions {
+            kv: kv.as_ref(),
+            counters: counters.as_ref(),
+            user: "owner",
+            route,
+            now_ms: 1_800_000_000_000,
+        };
         let Err(Unconfirmed::Ask(question)) = on("users/1").decide("t", &asking, &plan).await else {
             panic!("asked first")
         };

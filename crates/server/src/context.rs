@@ -410,6 +410,7 @@ impl RequestContext {
             let route = self.route().await.map_err(WriterRefused::from)?;
             let questions = Questions {
                 kv: self.platform.cache_kv.as_ref(),
+                counters: self.platform.counters.as_ref(),
                 user: &self.grant.user_id,
                 route: &route,
                 now_ms: self.platform.clock.now_ms(),

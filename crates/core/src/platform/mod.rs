@@ -32,7 +32,8 @@ pub struct Platform {
     pub oauth_kv: Rc<dyn KvStore>,
     /// Caches and the index sync cursor (`CACHE_KV`).
     pub cache_kv: Rc<dyn KvStore>,
-    /// Attempt counts of the login throttle and the registration limit: exact where the runtime allows it
+    /// Attempt counts of the login throttle and the registration limit, and the single use of a confirmation's
+    /// answer (taken once, indivisibly): exact where the runtime allows it
     /// (a Durable Object, one process), else in `CACHE_KV`.
     pub counters: Rc<dyn Counters>,
     /// Wall-clock time.
