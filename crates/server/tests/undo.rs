@@ -501,3 +501,76 @@ async fn an_item_deleted_for_good_and_made_again_since_is_not_overwritten() {
     assert_eq!(outcome_of(&undone, &note)["outcome"], "changedSince", "{undone}");
     assert_eq!(b.sim.item(LIB, &note).unwrap()["data"]["note"], "<p>Theirs</p>", "never overwritten");
 }
+
+/// `CACHE_KV` refusing writes to keys containing any of `refused` (the rest go to `inner`).
+struct RefusingKv {
+    inner: Rc<dyn zotero_mcp_core::platform::KvStore>,
+    refused: std::cell::RefCell<Vec<String>>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl zotero_mcp_core::platform::KvStore for RefusingKv {
+    async fn get(&self, key: &str) -> Result<Option<String>, zotero_mcp_core::platform::KvError> {
+        self.inner.get(key).await
+    }
+    async fn put(
+        &self,
+        key: &str,
+        value: &str,
+        lifetime: zotero_mcp_core::platform::KvWrite,
+    ) -> Result<(), zotero_mcp_core::platform::KvError> {
+        if self.refused.borrow().iter().any(|part| key.contains(part.as_str())) {
+            return Err(zotero_mcp_core::platform::KvError::Backend {
+                key: key.to_owned(),
+                reason: "the store refused the write".into(),
+            });
+        }
+        self.inner.put(key, value, lifetime).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), zotero_mcp_core::platform::KvError> {
+        self.inner.delete(key).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<zotero_mcp_core::platform::KvListPage, zotero_mcp_core::platform::KvError> {
+        self.inner.list(prefix, cursor, limit).await
+    }
+}
+
+fn refusing(b: &mut Bench) -> Rc<RefusingKv> {
+    let kv = Rc::new(RefusingKv { inner: b.app.platform.cache_kv.clone(), refused: Default::default() });
+    b.app.platform.cache_kv = kv.clone();
+    kv
+}
+
+#[tokio::test]
+async fn a_change_the_journal_cannot_keep_says_it_cannot_be_undone() {
+    let mut b = bench(false);
+    let kv = refusing(&mut b);
+    kv.refused.borrow_mut().push("journal:".into());
+    let edit = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Unrecorded" } })).await;
+    let said = text(&edit);
+    assert!(said.contains("could not be recorded for undo") && said.contains("cannot turn it back"), "{said}");
+    assert!(!said.contains("Undo: zotero_undo"), "no id is offered: {said}");
+    assert_eq!(fields(&b.sim, LIB, PARENT)["title"], "Unrecorded", "the change itself was made");
+}
+
+#[tokio::test]
+async fn an_undo_that_cannot_mark_its_entry_says_not_to_undo_it_twice() {
+    let mut b = bench(false);
+    let kv = refusing(&mut b);
+    let before = fields(&b.sim, LIB, PARENT);
+    let edit = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "Ours" } })).await;
+    let id = undo_id(&edit);
+    // Entry keys end in the id's random part: only the original entry's key is refused from now on.
+    let random = id.rsplit('-').next().unwrap_or_default().to_owned();
+    kv.refused.borrow_mut().push(format!("-{random}"));
+    let undone = b.write("zotero_undo", json!({ "id": id })).await;
+    assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{undone}");
+    let notes = ok(&undone)["notes"].to_string();
+    assert!(notes.contains("could not mark") && notes.contains("do not undo it twice"), "{undone}");
+    assert_eq!(fields(&b.sim, LIB, PARENT), before);
+}

@@ -302,11 +302,28 @@ impl Journal<'_> {
     /// Stores `entry`, cut to [`MAX_ENTRY_BYTES`] (changes beyond it counted in `omitted`).
     pub async fn save(&self, entry: &mut Entry) -> Result<(), JournalError> {
         entry.route = Some(self.route.clone());
-        let mut text =
-            serde_json::to_string(&entry).map_err(|e| JournalError::Corrupt(entry.id.clone(), e.to_string()))?;
-        while text.len() > MAX_ENTRY_BYTES && entry.changes.pop().is_some() {
-            entry.omitted += 1;
-            text = serde_json::to_string(&entry).map_err(|e| JournalError::Corrupt(entry.id.clone(), e.to_string()))?;
+        let corrupt = |id: &str, e: serde_json::Error| JournalError::Corrupt(id.to_owned(), e.to_string());
+        let mut text = serde_json::to_string(&entry).map_err(|e| corrupt(&entry.id, e))?;
+        if text.len() > MAX_ENTRY_BYTES {
+            // The newest changes go first, as many as the excess takes, from sizes measured once: dropping one
+            // at a time and serializing the whole entry again each time is quadratic (minutes of CPU for a few
+            // MB in a debug build, far past a Worker's CPU limit).
+            let mut excess = text.len() - MAX_ENTRY_BYTES;
+            let mut keep = entry.changes.len();
+            while excess > 0 && keep > 0 {
+                keep -= 1;
+                let size = serde_json::to_string(&entry.changes[keep]).map_err(|e| corrupt(&entry.id, e))?.len();
+                // Its comma goes with it.
+                excess = excess.saturating_sub(size + 1);
+            }
+            entry.omitted += entry.changes.len() - keep;
+            entry.changes.truncate(keep);
+            text = serde_json::to_string(&entry).map_err(|e| corrupt(&entry.id, e))?;
+            // The count of omitted changes adds a few digits of its own.
+            while text.len() > MAX_ENTRY_BYTES && entry.changes.pop().is_some() {
+                entry.omitted += 1;
+                text = serde_json::to_string(&entry).map_err(|e| corrupt(&entry.id, e))?;
+            }
         }
         let ttl = u64::from(self.days) * 86_400 + GRACE_SECS;
         self.kv.put(&entry_key(self.user, &self.route, &entry.id)?, &text, KvWrite::ExpiresIn(ttl)).await?;
@@ -449,5 +466,72 @@ mod tests {
         for route in ["users/1", "groups/5", "local/users/0"] {
             assert!(!unrouted(&format!("{route}:{name}")), "{route}");
         }
+    }
+
+    fn entry(id: String, at_ms: u64, changes: Vec<Change>) -> Entry {
+        Entry {
+            id,
+            at_ms,
+            tool: "zotero_create_items".into(),
+            library: None,
+            route: None,
+            changes,
+            files: Vec::new(),
+            omitted: 0,
+            undoes: None,
+            undone_by: None,
+        }
+    }
+
+    fn created(n: usize, title: &str) -> Change {
+        use zotero_mcp_core::zotero::journal::Kind;
+        Change::Created { kind: Kind::Item, key: format!("K{n:07}"), version: 1, title: title.to_owned() }
+    }
+
+    #[tokio::test]
+    async fn an_entry_over_the_size_limit_keeps_what_fits_and_names_the_rest_as_not_undoable() {
+        let now = 1_800_000_000_000;
+        let kv = zotero_mcp_core::testing::MemoryKv::new(zotero_mcp_core::testing::ManualClock::at(now));
+        let journal = Journal { kv: kv.as_ref(), user: "owner", route: "users/1".into(), days: 30 };
+        // About 2 MiB of changes: half of them fit.
+        let title = "t".repeat(1000);
+        let mut big = entry(new_id(now), now, (0..2_000).map(|n| created(n, &title)).collect());
+        let started = std::time::Instant::now();
+        journal.save(&mut big).await.unwrap_or_else(|e| panic!("{e}"));
+        // Cutting one change at a time, the entry serialized again each time, took 100 s here (debug build).
+        assert!(started.elapsed().as_secs() < 20, "cut in {:?}", started.elapsed());
+        assert!(
+            big.omitted > 0 && big.changes.len() + big.omitted == 2_000,
+            "{} kept, {}",
+            big.changes.len(),
+            big.omitted
+        );
+        let stored = kv.get(&entry_key("owner", "users/1", &big.id).unwrap_or_default()).await.ok().flatten();
+        let stored = stored.unwrap_or_default();
+        assert!(stored.len() <= MAX_ENTRY_BYTES && stored.len() > MAX_ENTRY_BYTES - 2_000, "{}", stored.len());
+        let loaded = journal.load(&big.id).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.omitted, big.omitted);
+        assert!(loaded.limits()[0].contains("cannot be undone"), "{:?}", loaded.limits());
+    }
+
+    #[tokio::test]
+    async fn beyond_the_count_the_oldest_entries_go() {
+        let now = 1_800_000_000_000;
+        let kv = zotero_mcp_core::testing::MemoryKv::new(zotero_mcp_core::testing::ManualClock::at(now));
+        let journal = Journal { kv: kv.as_ref(), user: "owner", route: "users/1".into(), days: 30 };
+        let mut ids = Vec::new();
+        for n in 0..MAX_ENTRIES as u64 + 3 {
+            // One a second, oldest first.
+            let at = now - (MAX_ENTRIES as u64 + 3 - n) * 1000;
+            let mut one = entry(new_id(at), at, vec![created(n as usize, "a book")]);
+            journal.save(&mut one).await.unwrap_or_else(|e| panic!("{e}"));
+            ids.push(one.id);
+        }
+        let gone: Vec<String> = journal.prune(now).await.unwrap_or_default().into_iter().map(|e| e.id).collect();
+        assert_eq!(gone, ids[..3].iter().rev().cloned().collect::<Vec<_>>(), "the three oldest, newest first");
+        let (kept, more) = journal.recent(now, 0, 50).await.unwrap_or_default();
+        assert_eq!(kept[0].id, ids[ids.len() - 1]);
+        assert!(more);
+        assert_eq!(journal.names().await.unwrap_or_default().len(), MAX_ENTRIES);
     }
 }
