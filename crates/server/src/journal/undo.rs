@@ -351,8 +351,8 @@ fn kept_for_children(target: &Target, children: &Page<ZoteroObject>, created: &H
         target,
         Outcome::ChangedSince,
         Some(format!(
-            "it has {total} note(s) or attachment(s) added after that change: {}. Deleting it would delete them \
-             with it, so it was left as it is. To remove it anyway, move what you want to keep to another item \
+            "it has {total} note(s) or attachment(s) that this undo did not remove: {}. Deleting it would delete \
+             them with it, so it was left as it is. To remove it anyway, move what you want to keep to another item \
              (zotero_update_item with parentItem) and delete it with zotero_delete_items",
             named.join(", ")
         )),
