@@ -50,6 +50,18 @@ pub enum ZoteroStorageError {
     )]
     Changed { key: String, version: Option<u64> },
 
+    /// Zotero Desktop refused a replacement whose `If-Match` (the md5 it reports, the file on disk's) is not the
+    /// hash of the file as last synced: the file was edited since Zotero last synced it, or replaced since it
+    /// was read. Its local API does not tell the synced hash, so nothing here can name it.
+    #[error(
+        "Zotero Desktop refused to replace the file of attachment {key} (412): it checks a replacement against \
+         the file as Zotero last synced it, and the file on disk (md5 {md5}) is not that one; nothing was stored. \
+         Read the attachment again: if its md5 changed, someone replaced the file meanwhile, so decide again. If \
+         not, the file was edited since Zotero last synced it: let Zotero Desktop sync its files (Sync, with \
+         \"Sync attachment files\" on in Settings > Sync), then call again; or replace the file in Zotero Desktop"
+    )]
+    DesktopNotSynced { key: String, md5: String },
+
     /// 428: an upload without `If-Match`/`If-None-Match`. This client always sends one, so this is a bug here.
     #[error(
         "Zotero refused to store the file of attachment {key} without a precondition (428); nothing was stored. \
