@@ -531,6 +531,23 @@ impl Simulator {
         }
     }
 
+    /// Sets a group's file editing: `false` is Zotero's `fileEditing: "none"`, and every upload to the group is
+    /// refused (Web API: "403 You do not have file editing access"; local API: "403 File editing denied").
+    ///
+    /// # Panics
+    /// If the group was not added with [`Simulator::add_group`] first.
+    pub fn set_group_file_editing(&self, group_id: u64, editable: bool) {
+        match self.state.borrow_mut().libraries.get_mut(&LibraryRef::Group(group_id)) {
+            Some(library) => library.files_editable = editable,
+            None => panic!("set_group_file_editing: group {group_id} is unknown; add it with add_group first"),
+        }
+    }
+
+    /// Whether files may be stored in the library (always in a user library; in a group, its file editing).
+    pub fn files_editable(&self, lib: LibraryRef) -> bool {
+        self.state.borrow().libraries.get(&lib).is_some_and(|l| l.files_editable)
+    }
+
     /// The library's storage quota in MB (Zotero's free plan, 300, by default).
     pub fn set_storage_quota_mb(&self, lib: LibraryRef, mb: u64) {
         if let Some(l) = self.state.borrow_mut().libraries.get_mut(&lib) {

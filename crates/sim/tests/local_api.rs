@@ -358,3 +358,38 @@ fn an_upload_is_checked_against_the_synced_hash_not_the_md5_reported() {
     assert_eq!(api.synced_hash(LIB, ANNOTATED_PDF), Some(md5_of(ANNOTATED_PDF)));
 }
 
+/// A group whose file editing is off: the local API refuses any upload to it before its preconditions
+/// (handleFileWrite: "File editing denied"), and the Web API says it its own way.
+#[test]
+fn a_group_without_file_editing_refuses_uploads_on_both_apis() {
+    use zotero_sim::demo_groups::{LAB_GROUP, LAB_PDF};
+    let sim = Rc::new(Simulator::demo());
+    sim.add_demo_groups(DEMO_API_KEY);
+    sim.set_group_file_editing(LAB_GROUP, false);
+    let api = LocalApi::new(sim.clone(), Flavour::Zotero10, DEMO_USER_ID, DEMO_API_KEY);
+    let dialog =
+        api.handle(request("POST", "/api/local/authorize", &[("zotero-server-id", SERVER_ID)], br#"{"appName":"t"}"#));
+    let key = serde_json::from_slice::<Value>(dialog.body()).unwrap()["key"].as_str().unwrap().to_owned();
+    let form = b"md5=0123456789abcdef0123456789abcdef&filename=f.pdf&filesize=3&mtime=1800000000000";
+    let headers = [
+        ("zotero-server-id", SERVER_ID),
+        ("zotero-api-key", key.as_str()),
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("if-none-match", "*"),
+    ];
+    let path = format!("/api/groups/{LAB_GROUP}/items/{LAB_PDF}/file");
+    let local = api.handle(request("POST", &path, &headers, form));
+    assert_eq!((local.status().as_u16(), body(&local).as_str()), (403, "File editing denied"));
+
+    let web = sim.handle(
+        http::Request::builder()
+            .method("POST")
+            .uri(format!("https://api.zotero.org/groups/{LAB_GROUP}/items/{LAB_PDF}/file"))
+            .header("zotero-api-key", DEMO_API_KEY)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("if-none-match", "*")
+            .body(form.to_vec())
+            .unwrap(),
+    );
+    assert_eq!((web.status().as_u16(), body(&web).as_str()), (403, "You do not have file editing access"));
+}

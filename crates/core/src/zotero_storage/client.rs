@@ -313,6 +313,11 @@ pub(super) fn api_error(
     match status {
         404 if writing => ZoteroStorageError::ItemNotFound { key },
         404 => ZoteroStorageError::NoFile { key },
+        // The group's File Editing setting, not the key: the dataserver's "You do not have file editing access",
+        // the local API's "File editing denied".
+        403 if writing && text.to_ascii_lowercase().contains("file editing") => {
+            ZoteroStorageError::FileEditingDenied { body }
+        }
         403 if writing => ZoteroStorageError::WriteDenied { body },
         403 => ZoteroStorageError::ReadDenied { body },
         412 => ZoteroStorageError::Changed {

@@ -40,6 +40,15 @@ pub enum ZoteroStorageError {
     )]
     WriteDenied { body: String },
 
+    /// A 403 to the upload in a group whose File Editing setting leaves you out (Web API: "You do not have file
+    /// editing access"; Zotero Desktop's local API: "File editing denied"). The key's rights do not change it.
+    #[error(
+        "the group's File Editing setting does not let you store or change files in this library (403{body}); \
+         nothing was stored. A group admin can change it at zotero.org/groups (the group's Settings > Members \
+         Settings > File Editing); meanwhile, keep the file in your own library (library users/<id>)"
+    )]
+    FileEditingDenied { body: String },
+
     /// 412: the file on Zotero Storage is not the one the precondition named (someone stored another, or
     /// removed it, since the attachment was read). Never retried.
     #[error(

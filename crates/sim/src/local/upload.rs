@@ -43,6 +43,11 @@ impl LocalApi {
             http::Method::GET => self.file_url(key, data, library_path.ends_with("/url")),
             http::Method::POST if viewing => text(405, "Method not allowed for this path"),
             http::Method::POST if !stored => text(400, "Cannot upload files for non-imported attachments"),
+            // `if (!Zotero.Libraries.get(libraryID).filesEditable) return [403, …, 'File editing denied'];`
+            // (handleFileWrite in server_localAPI.js).
+            http::Method::POST if !library_of(library_path).is_some_and(|l| self.sim.files_editable(l)) => {
+                text(403, "File editing denied")
+            }
             http::Method::POST => self.file_write(request, library_path, key, data),
             http::Method::PATCH => text(405, "Partial uploads are not supported by the local API"),
             _ => text(400, "Endpoint does not support method\n"),

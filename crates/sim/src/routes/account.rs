@@ -82,7 +82,7 @@ pub(super) fn user_groups(state: &State, req: &Req, caller: &Caller, user_id: u6
                     "url": "",
                     "libraryEditing": "members",
                     "libraryReading": "members",
-                    "fileEditing": "members"
+                    "fileEditing": if g.files_editable { "members" } else { "none" }
                 }
             })
         })

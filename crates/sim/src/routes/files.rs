@@ -47,6 +47,11 @@ pub(super) fn file_route(
             if !attachment.stores_file() {
                 return Err(ApiError::bad_request("Cannot upload file for linked file/URL attachment item"));
             }
+            // The dataserver's `_handleFileRequest`: `if (!$group->userCanEditFiles($this->userID))
+            // $this->e403("You do not have file editing access");`, before the preconditions.
+            if !l.files_editable {
+                return Err(ApiError::forbidden("You do not have file editing access"));
+            }
             check_precondition(req, l, key)?;
             let form = form(req);
             match form.iter().find(|(k, _)| k == "upload") {
