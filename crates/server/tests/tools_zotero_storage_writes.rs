@@ -221,6 +221,20 @@ async fn a_group_without_file_editing_refuses_the_file_and_keeps_no_attachment_i
     assert_eq!(s.sim.storage_usage_bytes(lab), usage, "nothing stored");
 }
 
+/// A full upload queue is Zotero's "429 Too many queued uploads" with `Retry-After` (413 is the quota only):
+/// said as the queue, with when to try again, not as a rate limit; the new item is removed again.
+#[tokio::test]
+async fn a_full_upload_queue_says_when_to_try_again_and_keeps_no_attachment_item() {
+    let s = bench(false);
+    s.sim.set_upload_queue_limit(Some(0));
+    let before = item_count(&s);
+    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
+    let error = error_text(&result);
+    assert!(error.contains("too many uploads of this account waiting") && error.contains("300 seconds"), "{error}");
+    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
+    assert_eq!(item_count(&s), before);
+}
+
 #[tokio::test]
 async fn over_quota_says_how_full_and_what_to_do() {
     let s = bench(false);

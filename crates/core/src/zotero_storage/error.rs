@@ -88,7 +88,8 @@ pub enum ZoteroStorageError {
     )]
     OverQuota { size_mb: f64, usage_mb: Option<f64>, quota_mb: Option<f64> },
 
-    /// Zotero's queue of pending uploads for this account is full (413 or 400 with `Retry-After`).
+    /// Zotero's queue of pending uploads for this account is full ("429 Too many queued uploads" with
+    /// `Retry-After`; 413 or 400 with `Retry-After` read the same way).
     #[error("Zotero Storage has too many uploads of this account waiting; nothing was stored. Try again in {retry_after_secs} seconds")]
     UploadQueueFull { retry_after_secs: u64 },
 

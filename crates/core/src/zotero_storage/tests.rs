@@ -460,6 +460,10 @@ async fn authorization_statuses_become_errors_that_say_what_to_do() {
         (answer(413, &[("retry-after", "1800")], b"Too many queued uploads"), |e, m| {
             matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 1800 }) && m.contains("1800 seconds")
         }),
+        // What the dataserver answers an API client whose queue is full.
+        (answer(429, &[("retry-after", "300")], b"Too many queued uploads"), |e, m| {
+            matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 300 }) && m.contains("300 seconds")
+        }),
         (answer(428, &[], b"If-Match/If-None-Match header not provided"), |e, _| {
             matches!(e, ZoteroStorageError::PreconditionRequired { .. })
         }),

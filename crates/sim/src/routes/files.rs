@@ -193,6 +193,12 @@ fn authorize(state: &mut State, lref: LibraryRef, key: &str, form: &[(String, St
         return Ok(Reply::json(200, &json!({"exists": 1})).version(version));
     }
 
+    // A full queue, as the dataserver answers an API client (`ItemsController`: `header('Retry-After: ' .
+    // Zotero_Storage::$uploadQueueTimeout); … $this->e429("Too many queued uploads");`; 413 is for the old
+    // HTTP-auth sync client only).
+    if state.storage.queue_limit.is_some_and(|limit| state.storage.queued.len() >= limit) {
+        return Ok(Reply::from(ApiError::new(429, "Too many queued uploads")).header("Retry-After", "300"));
+    }
     let random = |n| random_hex(n).map_err(|e| ApiError::new(500, e.to_string()));
     let upload_key = random(16)?;
     let policy = state.storage.sign_upload(&info.hash, info.size).map_err(|e| ApiError::new(500, e.to_string()))?;
