@@ -20,7 +20,7 @@ use zotero_mcp_core::zotero::{ObjectKey, ZoteroError, ZoteroObject};
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
 use zotero_mcp_server::context::RequestContext;
-use zotero_sim::local::{DialogAnswer, Flavour, LocalApi};
+use zotero_sim::local::{DialogAnswer, Flavour, LocalApi, EDITED_SINCE_SYNC, NEVER_SYNCED};
 use zotero_sim::{LibraryRef, Simulator};
 
 const LOCAL_BASE: &str = "http://localhost:23119/api";
@@ -304,6 +304,42 @@ async fn a_new_file_is_stored_by_zotero_in_its_data_directory_and_a_rename_is_le
     ok(&deleted);
     assert!(machine.local.simulator().item(LIB, &key).is_none());
     assert!(!machine.data_dir.join("storage").join(&key).exists(), "the file went with the item");
+}
+
+/// Zotero Desktop reports the md5 of the file on disk but takes a replacement only under `If-Match` the hash
+/// of the file as last synced. A file never synced has none: the replacement goes through as a new file, as
+/// Zotero's own sync client does it. A file edited since its sync has another one, which the local API does not
+/// tell: the replacement is refused with what to do, and nothing changes.
+#[tokio::test]
+async fn a_file_zotero_never_synced_is_replaced_and_one_edited_since_its_sync_is_refused_with_what_to_do() {
+    let machine = Machine::new(Flavour::Zotero10, "unsynced");
+    let app = machine.app(&[]);
+    let on_disk = |key: &str| {
+        let item = machine.local.simulator().item(LIB, key).unwrap();
+        let name = item["data"]["filename"].as_str().unwrap().to_owned();
+        std::fs::read(machine.data_dir.join("storage").join(key).join(name)).unwrap()
+    };
+    assert_eq!(machine.local.synced_hash(LIB, NEVER_SYNCED), None);
+    let newer = zotero_mcp_core::testing::pdf_of_pages(&["The thesis outline, fourth version"]);
+    let replace = json!({ "replaceAttachmentKey": NEVER_SYNCED, "base64Data": base64_of(&newer) });
+    let replaced = machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", replace).await;
+    assert_eq!(ok(&replaced)["replaced"], true, "{replaced}");
+    assert_eq!(on_disk(NEVER_SYNCED), newer);
+    let md5 = zotero_mcp_core::webdav::md5_hex(&newer);
+    assert_eq!(machine.local.synced_hash(LIB, NEVER_SYNCED).as_deref(), Some(md5.as_str()), "now synced");
+
+    let before = on_disk(EDITED_SINCE_SYNC);
+    let version = machine.local.simulator().library_version(LIB);
+    let edited = zotero_mcp_core::testing::pdf_of_pages(&["The handout, corrected"]);
+    let replace = json!({ "replaceAttachmentKey": EDITED_SINCE_SYNC, "base64Data": base64_of(&edited) });
+    let refused = machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", replace).await;
+    let message = failure(&refused);
+    assert!(
+        message.contains("edited since Zotero last synced it") && message.contains("let Zotero Desktop sync its files"),
+        "{message}"
+    );
+    assert_eq!(on_disk(EDITED_SINCE_SYNC), before, "the file on disk is as it was");
+    assert_eq!(machine.local.simulator().library_version(LIB), version, "nothing was written");
 }
 
 #[tokio::test]

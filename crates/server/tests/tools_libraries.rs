@@ -483,3 +483,25 @@ async fn a_recreated_instance_gets_every_library_again_not_only_the_first_synced
     }
     assert!(names.contains(&format!("{PARENT}.md")), "{names:?}");
 }
+
+/// A key made for groups only: `/keys/current` without a `user` block and with `access.groups.all` (every
+/// group of its user). The listing offers the groups with the rights `all` gives and not the personal library
+/// the key cannot read; a write to a group `all` makes writable goes through.
+#[tokio::test]
+async fn a_key_for_all_groups_without_the_personal_library_reaches_the_groups_only() {
+    let (b, paper, _) = groups_bench(false);
+    b.sim.set_key_scope(DEMO_KEY, false, Some(true));
+    let result = b.tool("zotero_list_libraries", Grant::read_only("owner"), json!({})).await;
+    let libraries = ok(&result)["libraries"].as_array().unwrap().clone();
+    let paths: Vec<&str> = libraries.iter().filter_map(|l| l["library"].as_str()).collect();
+    assert!(!paths.contains(&format!("users/{DEMO_USER}").as_str()), "the key cannot read it: {paths:?}");
+    for group in [LAB, READING] {
+        let entry =
+            libraries.iter().find(|l| l["library"] == format!("groups/{group}")).unwrap_or_else(|| panic!("{paths:?}"));
+        assert_eq!(entry["write"], true, "`all` gives write to every group: {entry}");
+    }
+    let note = json!({ "action": "create", "itemKey": paper, "note": "Seen by a group key", "library": format!("groups/{LAB}") });
+    let created = b.write("zotero_notes", note).await;
+    let key = ok(&created)["noteKey"].as_str().unwrap().to_owned();
+    assert!(b.sim.item(LibraryRef::Group(LAB), &key).is_some());
+}

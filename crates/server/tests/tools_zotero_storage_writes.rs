@@ -199,6 +199,42 @@ async fn a_failure_at_any_upload_step_leaves_no_attachment_behind() {
     }
 }
 
+/// A group whose File Editing is "none": Zotero refuses the upload with 403, after the attachment item was
+/// created. The item is removed again (Zotero Desktop would show it as a file never uploaded), and the message
+/// names the group's setting, not the key's rights.
+#[tokio::test]
+async fn a_group_without_file_editing_refuses_the_file_and_keeps_no_attachment_item() {
+    use zotero_sim::demo_groups::{LAB_GROUP, LAB_PAPER};
+    let s = bench(false);
+    s.sim.add_demo_groups(DEMO_KEY);
+    s.sim.set_group_file_editing(LAB_GROUP, false);
+    let lab = zotero_sim::LibraryRef::Group(LAB_GROUP);
+    let (before, usage) = (s.sim.items(lab).len(), s.sim.storage_usage_bytes(lab));
+    let put =
+        json!({ "parentItemKey": LAB_PAPER, "base64Data": b64(&pdf()), "library": format!("groups/{LAB_GROUP}") });
+    let result = s.write("zotero_put_attachment", put).await;
+    let error = error_text(&result);
+    assert!(error.contains("You do not have file editing access") && error.contains("File Editing"), "{error}");
+    assert!(!error.contains("Allow write access"), "the key's rights are not the cause: {error}");
+    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
+    assert_eq!(s.sim.items(lab).len(), before, "no attachment item without a file is left in the group");
+    assert_eq!(s.sim.storage_usage_bytes(lab), usage, "nothing stored");
+}
+
+/// A full upload queue is Zotero's "429 Too many queued uploads" with `Retry-After` (413 is the quota only):
+/// said as the queue, with when to try again, not as a rate limit; the new item is removed again.
+#[tokio::test]
+async fn a_full_upload_queue_says_when_to_try_again_and_keeps_no_attachment_item() {
+    let s = bench(false);
+    s.sim.set_upload_queue_limit(Some(0));
+    let before = item_count(&s);
+    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
+    let error = error_text(&result);
+    assert!(error.contains("too many uploads of this account waiting") && error.contains("300 seconds"), "{error}");
+    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
+    assert_eq!(item_count(&s), before);
+}
+
 #[tokio::test]
 async fn over_quota_says_how_full_and_what_to_do() {
     let s = bench(false);

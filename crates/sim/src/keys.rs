@@ -48,6 +48,20 @@ pub struct Grant {
     pub user_files: bool,
     /// Group ID → write access.
     pub groups: BTreeMap<u64, bool>,
+    /// Whether the key reaches its user's library at all (`access.user`): a key made for groups only has no
+    /// `user` block.
+    pub user_library: bool,
+    /// `access.groups.all` (with its write access): the key reaches every group its user belongs to (the groups
+    /// of `groups`, whose own rights it then replaces), and `/keys/current` lists no group one by one.
+    pub all_groups: Option<bool>,
+}
+
+impl Grant {
+    /// Write access to group `id`, `None` when the key does not reach it.
+    pub fn group(&self, id: u64) -> Option<bool> {
+        let own = self.groups.get(&id).copied()?;
+        Some(self.all_groups.unwrap_or(own))
+    }
 }
 
 #[cfg(test)]

@@ -188,7 +188,14 @@ impl Simulator {
             .or_insert_with(|| Library::new(LibraryRef::User(user_id), username));
         state.keys.insert(
             api_key.to_string(),
-            Grant { user_id, user_write: write, user_files: true, groups: BTreeMap::new() },
+            Grant {
+                user_id,
+                user_write: write,
+                user_files: true,
+                groups: BTreeMap::new(),
+                user_library: true,
+                all_groups: None,
+            },
         );
     }
 
@@ -520,6 +527,22 @@ impl Simulator {
         self.state.borrow_mut().storage.origin = origin.trim_end_matches('/').to_string();
     }
 
+    /// Shapes the key as one made for groups: `user_library: false` takes its user library away (no `user` block
+    /// in `/keys/current`, 403 there); `all_groups: Some(write)` gives it `access.groups.all`, every group of
+    /// its user (those added with [`Simulator::add_group`]) with that write access, listed as `all` only.
+    ///
+    /// # Panics
+    /// If `api_key` was not added with [`Simulator::add_user`] first.
+    pub fn set_key_scope(&self, api_key: &str, user_library: bool, all_groups: Option<bool>) {
+        match self.state.borrow_mut().keys.get_mut(api_key) {
+            Some(grant) => {
+                grant.user_library = user_library;
+                grant.all_groups = all_groups;
+            }
+            None => panic!("set_key_scope: API key {api_key:?} is unknown; add its user with add_user first"),
+        }
+    }
+
     /// Grants or withdraws the key's file access to its user library (`access.user.files`).
     ///
     /// # Panics
@@ -529,6 +552,29 @@ impl Simulator {
             Some(grant) => grant.user_files = files,
             None => panic!("set_file_access: API key {api_key:?} is unknown; add its user with add_user first"),
         }
+    }
+
+    /// Sets a group's file editing: `false` is Zotero's `fileEditing: "none"`, and every upload to the group is
+    /// refused (Web API: "403 You do not have file editing access"; local API: "403 File editing denied").
+    ///
+    /// # Panics
+    /// If the group was not added with [`Simulator::add_group`] first.
+    pub fn set_group_file_editing(&self, group_id: u64, editable: bool) {
+        match self.state.borrow_mut().libraries.get_mut(&LibraryRef::Group(group_id)) {
+            Some(library) => library.files_editable = editable,
+            None => panic!("set_group_file_editing: group {group_id} is unknown; add it with add_group first"),
+        }
+    }
+
+    /// Whether files may be stored in the library (always in a user library; in a group, its file editing).
+    pub fn files_editable(&self, lib: LibraryRef) -> bool {
+        self.state.borrow().libraries.get(&lib).is_some_and(|l| l.files_editable)
+    }
+
+    /// How many authorized uploads may wait (not yet registered) before the next authorization is answered
+    /// "429 Too many queued uploads" with `Retry-After: 300`; `None` (the default) for no limit.
+    pub fn set_upload_queue_limit(&self, limit: Option<usize>) {
+        self.state.borrow_mut().storage.queue_limit = limit;
     }
 
     /// The library's storage quota in MB (Zotero's free plan, 300, by default).

@@ -112,6 +112,9 @@ pub struct Library {
     pub files: BTreeMap<String, StoredFile>,
     /// The storage quota in MB, as Zotero counts it (the owner's plan; one library here).
     pub quota_mb: u64,
+    /// A group's file editing (`fileEditing`): `false` is Zotero's "none", where no member may store or change
+    /// files (the key's user owns every simulated group, so "admins" and "members" both let it).
+    pub files_editable: bool,
 }
 
 impl Library {
@@ -129,6 +132,7 @@ impl Library {
             tags: BTreeMap::new(),
             files: BTreeMap::new(),
             quota_mb: DEFAULT_QUOTA_MB,
+            files_editable: true,
         }
     }
 

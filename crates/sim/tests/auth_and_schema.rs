@@ -66,6 +66,28 @@ fn keys_current_describes_access() {
     assert_eq!(raw(&sim, request("GET", "/keys/nokey", &[])).status, 404);
 }
 
+/// A key made for groups: no `user` block, and `groups.all` in place of the groups one by one; it reaches its
+/// user's groups with `all`'s rights and not the user library.
+#[test]
+fn a_key_for_all_groups_has_no_user_block_and_reaches_every_group_of_its_user() {
+    let sim = sim();
+    sim.add_group(42, KEY, false);
+    sim.set_key_scope(KEY, false, Some(true));
+    let body = get(&sim, "/keys/current").json();
+    assert!(body["access"].get("user").is_none(), "{body}");
+    assert_eq!(body["access"]["groups"], json!({ "all": { "library": true, "write": true } }));
+    assert_eq!(get(&sim, "/users/1/items").status, 403);
+    assert_eq!(get(&sim, "/groups/42/items").status, 200);
+    let write = http::Request::builder()
+        .method("POST")
+        .uri("/groups/42/items")
+        .header("Zotero-API-Key", KEY)
+        .body(br#"[{"itemType": "note", "note": "x"}]"#.to_vec())
+        .unwrap();
+    assert_eq!(raw(&sim, write).json()["success"]["0"].as_str().map(str::len), Some(8), "`all` gives write");
+    assert_eq!(get(&sim, "/users/1/groups").json().as_array().map(Vec::len), Some(1));
+}
+
 #[test]
 fn group_libraries_have_their_own_versions_and_permissions() {
     let sim = sim();

@@ -9,7 +9,9 @@ use zotero_mcp_core::testing::ManualClock;
 use zotero_mcp_core::zotero::local::{self, LocalApiAccess, LocalKey};
 use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ObjectKey, ObjectKind, ZoteroError, ZoteroWriter};
 use zotero_mcp_core::zotero_storage::{FileUpload, Precondition, StoragePolicy, ZoteroStorageWriter};
-use zotero_sim::local::{DialogAnswer, Flavour, InProcessLocal, LocalApi, LINKED_KEY, SERVER_ID};
+use zotero_sim::local::{
+    DialogAnswer, Flavour, InProcessLocal, LocalApi, EDITED_SINCE_SYNC, LINKED_KEY, NEVER_SYNCED, SERVER_ID,
+};
 use zotero_sim::{LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 
 const BASE: &str = "http://localhost:23119/api";
@@ -308,4 +310,86 @@ async fn a_sixth_dialog_in_a_minute_is_refused_with_when_to_try_again_and_nothin
     );
     assert_eq!(api.simulator().library_version(LIB), before, "the write that found no key was not sent");
     assert_eq!(api.dialogs_shown(), 5, "the refused sixth is not a dialog shown");
+}
+
+/// Zotero's two hashes: the `md5` reported is the file on disk's, `If-Match` is checked against the synced hash
+/// (server_localAPI.js, authorizeUpload), which a local-API upload sets; a file already there is `exists`.
+#[test]
+fn an_upload_is_checked_against_the_synced_hash_not_the_md5_reported() {
+    let api = desktop(Flavour::Zotero10);
+    let dialog =
+        api.handle(request("POST", "/api/local/authorize", &[("zotero-server-id", SERVER_ID)], br#"{"appName":"t"}"#));
+    let key = serde_json::from_slice::<Value>(dialog.body()).unwrap()["key"].as_str().unwrap().to_owned();
+    let authorize = |item: &str, precondition: (&str, &str), md5: &str| {
+        let headers = [
+            ("zotero-server-id", SERVER_ID),
+            ("zotero-api-key", key.as_str()),
+            ("content-type", "application/x-www-form-urlencoded"),
+            precondition,
+        ];
+        let form = format!("md5={md5}&filename=f.pdf&filesize=3&mtime=1800000000000");
+        api.handle(request("POST", &format!("/api/users/0/items/{item}/file"), &headers, form.as_bytes()))
+    };
+    let md5_of = |item: &str| api.simulator().item(LIB, item).unwrap()["data"]["md5"].as_str().unwrap().to_owned();
+    let other = "0123456789abcdef0123456789abcdef";
+
+    // Never synced: no synced hash, whatever md5 the file on disk has.
+    assert_eq!(api.synced_hash(LIB, NEVER_SYNCED), None);
+    let refused = authorize(NEVER_SYNCED, ("if-match", &md5_of(NEVER_SYNCED)), other);
+    assert_eq!((refused.status().as_u16(), body(&refused).as_str()), (412, "If-Match set but file does not exist"));
+    assert_eq!(authorize(NEVER_SYNCED, ("if-none-match", "*"), other).status(), 200);
+
+    // Edited since its sync: the md5 reported is not the synced hash.
+    let synced = api.synced_hash(LIB, EDITED_SINCE_SYNC).unwrap();
+    assert_ne!(synced, md5_of(EDITED_SINCE_SYNC));
+    let refused = authorize(EDITED_SINCE_SYNC, ("if-match", &md5_of(EDITED_SINCE_SYNC)), other);
+    assert_eq!(
+        (refused.status().as_u16(), body(&refused).as_str()),
+        (412, "ETag does not match current version of file")
+    );
+    assert_eq!(authorize(EDITED_SINCE_SYNC, ("if-match", &synced), other).status(), 200);
+    // The bytes already on disk need no upload, and are now the synced ones.
+    let on_disk = md5_of(EDITED_SINCE_SYNC);
+    let exists = authorize(EDITED_SINCE_SYNC, ("if-match", &synced), &on_disk);
+    assert_eq!(body(&exists), r#"{"exists":1}"#);
+    assert_eq!(api.synced_hash(LIB, EDITED_SINCE_SYNC), Some(on_disk));
+
+    // Any other demo file is synced as it is.
+    assert_eq!(api.synced_hash(LIB, ANNOTATED_PDF), Some(md5_of(ANNOTATED_PDF)));
+}
+
+/// A group whose file editing is off: the local API refuses any upload to it before its preconditions
+/// (handleFileWrite: "File editing denied"), and the Web API says it its own way.
+#[test]
+fn a_group_without_file_editing_refuses_uploads_on_both_apis() {
+    use zotero_sim::demo_groups::{LAB_GROUP, LAB_PDF};
+    let sim = Rc::new(Simulator::demo());
+    sim.add_demo_groups(DEMO_API_KEY);
+    sim.set_group_file_editing(LAB_GROUP, false);
+    let api = LocalApi::new(sim.clone(), Flavour::Zotero10, DEMO_USER_ID, DEMO_API_KEY);
+    let dialog =
+        api.handle(request("POST", "/api/local/authorize", &[("zotero-server-id", SERVER_ID)], br#"{"appName":"t"}"#));
+    let key = serde_json::from_slice::<Value>(dialog.body()).unwrap()["key"].as_str().unwrap().to_owned();
+    let form = b"md5=0123456789abcdef0123456789abcdef&filename=f.pdf&filesize=3&mtime=1800000000000";
+    let headers = [
+        ("zotero-server-id", SERVER_ID),
+        ("zotero-api-key", key.as_str()),
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("if-none-match", "*"),
+    ];
+    let path = format!("/api/groups/{LAB_GROUP}/items/{LAB_PDF}/file");
+    let local = api.handle(request("POST", &path, &headers, form));
+    assert_eq!((local.status().as_u16(), body(&local).as_str()), (403, "File editing denied"));
+
+    let web = sim.handle(
+        http::Request::builder()
+            .method("POST")
+            .uri(format!("https://api.zotero.org/groups/{LAB_GROUP}/items/{LAB_PDF}/file"))
+            .header("zotero-api-key", DEMO_API_KEY)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("if-none-match", "*")
+            .body(form.to_vec())
+            .unwrap(),
+    );
+    assert_eq!((web.status().as_u16(), body(&web).as_str()), (403, "You do not have file editing access"));
 }

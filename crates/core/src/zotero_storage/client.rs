@@ -313,6 +313,11 @@ pub(super) fn api_error(
     match status {
         404 if writing => ZoteroStorageError::ItemNotFound { key },
         404 => ZoteroStorageError::NoFile { key },
+        // The group's File Editing setting, not the key: the dataserver's "You do not have file editing access",
+        // the local API's "File editing denied".
+        403 if writing && text.to_ascii_lowercase().contains("file editing") => {
+            ZoteroStorageError::FileEditingDenied { body }
+        }
         403 if writing => ZoteroStorageError::WriteDenied { body },
         403 => ZoteroStorageError::ReadDenied { body },
         412 => ZoteroStorageError::Changed {
@@ -320,7 +325,13 @@ pub(super) fn api_error(
             version: header_number(headers, "last-modified-version").map(|v| v as u64),
         },
         428 => ZoteroStorageError::PreconditionRequired { key },
-        // The dataserver answers a full upload queue with a `Retry-After` on 413, or at random on 400/429/503.
+        // A full upload queue: the dataserver answers an API client "429 Too many queued uploads" with
+        // `Retry-After` (`ItemsController::_handleFileRequest`; 413 with it is for its old HTTP-auth client, and
+        // a 400 with it is kept as the earlier reading of Zotero's documentation had it). A 429 or 503 without
+        // that text is the API's rate limit, below.
+        429 if writing && text.contains("Too many queued uploads") => {
+            ZoteroStorageError::UploadQueueFull { retry_after_secs: retry_after.unwrap_or(300) }
+        }
         413 | 400 if retry_after.is_some() => {
             ZoteroStorageError::UploadQueueFull { retry_after_secs: retry_after.unwrap_or(60) }
         }

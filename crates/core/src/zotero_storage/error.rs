@@ -40,6 +40,15 @@ pub enum ZoteroStorageError {
     )]
     WriteDenied { body: String },
 
+    /// A 403 to the upload in a group whose File Editing setting leaves you out (Web API: "You do not have file
+    /// editing access"; Zotero Desktop's local API: "File editing denied"). The key's rights do not change it.
+    #[error(
+        "the group's File Editing setting does not let you store or change files in this library (403{body}); \
+         nothing was stored. A group admin can change it at zotero.org/groups (the group's Settings > Members \
+         Settings > File Editing); meanwhile, keep the file in your own library (library users/<id>)"
+    )]
+    FileEditingDenied { body: String },
+
     /// 412: the file on Zotero Storage is not the one the precondition named (someone stored another, or
     /// removed it, since the attachment was read). Never retried.
     #[error(
@@ -49,6 +58,18 @@ pub enum ZoteroStorageError {
         at_version(.version)
     )]
     Changed { key: String, version: Option<u64> },
+
+    /// Zotero Desktop refused a replacement whose `If-Match` (the md5 it reports, the file on disk's) is not the
+    /// hash of the file as last synced: the file was edited since Zotero last synced it, or replaced since it
+    /// was read. Its local API does not tell the synced hash, so nothing here can name it.
+    #[error(
+        "Zotero Desktop refused to replace the file of attachment {key} (412): it checks a replacement against \
+         the file as Zotero last synced it, and the file on disk (md5 {md5}) is not that one; nothing was stored. \
+         Read the attachment again: if its md5 changed, someone replaced the file meanwhile, so decide again. If \
+         not, the file was edited since Zotero last synced it: let Zotero Desktop sync its files (Sync, with \
+         \"Sync attachment files\" on in Settings > Sync), then call again; or replace the file in Zotero Desktop"
+    )]
+    DesktopNotSynced { key: String, md5: String },
 
     /// 428: an upload without `If-Match`/`If-None-Match`. This client always sends one, so this is a bug here.
     #[error(
@@ -67,7 +88,8 @@ pub enum ZoteroStorageError {
     )]
     OverQuota { size_mb: f64, usage_mb: Option<f64>, quota_mb: Option<f64> },
 
-    /// Zotero's queue of pending uploads for this account is full (413 or 400 with `Retry-After`).
+    /// Zotero's queue of pending uploads for this account is full ("429 Too many queued uploads" with
+    /// `Retry-After`; 413 or 400 with `Retry-After` read the same way).
     #[error("Zotero Storage has too many uploads of this account waiting; nothing was stored. Try again in {retry_after_secs} seconds")]
     UploadQueueFull { retry_after_secs: u64 },
 

@@ -21,9 +21,9 @@
 //! prefix/suffix), and neither does this client. Zotero's statuses: 403 no file-write access (or, in a group,
 //! no file editing), 404 no such item, 412 the stored file is not the one the precondition names (with the
 //! item's version in `Last-Modified-Version`, or without when `If-Match` named a file the server does not have:
-//! Desktop then asks again as a new file), 413 over quota (`Zotero-Storage-Usage`/`-Quota` in MB) or, with
-//! `Retry-After`, too many queued uploads (which the server may also answer as 400, 429 or 503), 428 no
-//! precondition. Nothing is retried here: each is a typed [`ZoteroStorageError`] saying what to do.
+//! Desktop then asks again as a new file), 413 over quota (`Zotero-Storage-Usage`/`-Quota` in MB), 429 "Too many queued
+//! uploads" with `Retry-After` (the dataserver's answer to an API client; 413 with `Retry-After` is its answer
+//! to the old HTTP-auth client, read the same way), 428 no precondition. Nothing is retried here: each is a typed [`ZoteroStorageError`] saying what to do.
 //!
 //! **Renaming**, as Desktop does it on Zotero Storage: the local file is renamed and the item's `filename`
 //! changes (`Item.relinkAttachmentFile`, synced as an ordinary item write); the file's bytes, md5 and mtime do

@@ -431,9 +431,14 @@ async fn a_zipped_upload_names_the_zip_and_sends_it() {
 async fn authorization_statuses_become_errors_that_say_what_to_do() {
     type Check = fn(&ZoteroStorageError, &str) -> bool;
     let cases: Vec<(Result<HttpResponse, _>, Check)> = vec![
-        (answer(403, &[], b"You do not have file editing access"), |e, m| {
+        (answer(403, &[], b"Write access denied"), |e, m| {
             matches!(e, ZoteroStorageError::WriteDenied { .. }) && m.contains("Allow write access")
         }),
+        // The group's setting, not the key (Web API, then Zotero Desktop's local API).
+        (answer(403, &[], b"You do not have file editing access"), |e, m| {
+            matches!(e, ZoteroStorageError::FileEditingDenied { .. }) && m.contains("File Editing")
+        }),
+        (answer(403, &[], b"File editing denied"), |e, _| matches!(e, ZoteroStorageError::FileEditingDenied { .. })),
         (answer(404, &[], b"Not found"), |e, _| matches!(e, ZoteroStorageError::ItemNotFound { .. })),
         (answer(412, &[("last-modified-version", "99")], b"ETag does not match current version of file"), |e, m| {
             matches!(e, ZoteroStorageError::Changed { version: Some(99), .. })
@@ -454,6 +459,10 @@ async fn authorization_statuses_become_errors_that_say_what_to_do() {
         ),
         (answer(413, &[("retry-after", "1800")], b"Too many queued uploads"), |e, m| {
             matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 1800 }) && m.contains("1800 seconds")
+        }),
+        // What the dataserver answers an API client whose queue is full.
+        (answer(429, &[("retry-after", "300")], b"Too many queued uploads"), |e, m| {
+            matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 300 }) && m.contains("300 seconds")
         }),
         (answer(428, &[], b"If-Match/If-None-Match header not provided"), |e, _| {
             matches!(e, ZoteroStorageError::PreconditionRequired { .. })

@@ -99,7 +99,7 @@ impl ZoteroStorageWriter {
     async fn store(&self, key: &ObjectKey, file: FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let storage: &ZoteroStorage = self;
         let FileUpload { filename, data, mtime_ms, zipped, precondition } = file;
-        let precondition = match &precondition {
+        let mut precondition = match &precondition {
             Precondition::NewFile => ("if-none-match", "*".to_owned()),
             Precondition::Replaces(md5) => {
                 let md5 = md5.trim().to_ascii_lowercase();
@@ -128,7 +128,24 @@ impl ZoteroStorageWriter {
         let purpose = Purpose::Upload { filesize };
 
         // 1. Authorization.
-        let answer = self.post_form(&path, form.finish(), &precondition).await?;
+        let form = form.finish();
+        let mut answer = self.post_form(&path, form.clone(), &precondition).await?;
+        if self.is_desktop() && precondition.0 == "if-match" && answer.status() == http::StatusCode::PRECONDITION_FAILED
+        {
+            // Zotero Desktop reports the md5 of the file on disk but checks `If-Match` against the hash of the
+            // file as last synced (`let currentSyncedMD5 = item.attachmentSyncedHash || null;`, authorizeUpload
+            // in server_localAPI.js), which only a file sync or a local-API upload sets.
+            if says(&answer, "If-Match set but file does not exist") {
+                // No synced hash: a file never synced. Zotero takes it as a new file, as its own sync client asks
+                // again after this 412 (zfs.js); `If-None-Match: *` still fails if a sync records one meanwhile.
+                precondition = ("if-none-match", "*".to_owned());
+                answer = self.post_form(&path, form, &precondition).await?;
+            } else if says(&answer, "ETag does not match current version of file") {
+                // A synced hash other than the md5 read: the file was edited on disk since Zotero last synced it
+                // (or replaced since it was read). The synced hash cannot be read through the local API.
+                return Err(ZoteroStorageError::DesktopNotSynced { key: key.to_string(), md5: precondition.1 });
+            }
+        }
         if !answer.status().is_success() {
             return Err(api_error("POST", &path, key.as_str(), purpose, &answer));
         }
@@ -221,6 +238,11 @@ pub(super) fn framed(prefix: &str, mut body: Vec<u8>, suffix: &str) -> Vec<u8> {
     body[..prefix.len()].copy_from_slice(prefix);
     body.extend_from_slice(suffix);
     body
+}
+
+/// Whether an answer's text says `message` (Zotero's refusals are plain text).
+fn says(response: &HttpResponse, message: &str) -> bool {
+    String::from_utf8_lossy(response.body()).contains(message)
 }
 
 fn version_of(response: &HttpResponse) -> Option<u64> {

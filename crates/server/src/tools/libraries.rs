@@ -124,7 +124,9 @@ impl Tool for ListLibraries {
             }
         };
         let mut libraries = Vec::new();
-        if let Some(user) = access.user_id {
+        // A key made for groups only has no `user` block: its user's library is not one it can reach.
+        let user = access.user_id.map(|id| LibraryId { kind: LibraryKind::User, id });
+        if let Some(user) = user.filter(|user| access.rights(*user).library).map(|user| user.id) {
             let name = match &access.username {
                 Some(username) => format!("My Library ({username})"),
                 None => "My Library".to_owned(),

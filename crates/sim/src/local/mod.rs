@@ -17,7 +17,11 @@
 //! - switched off (Settings → Advanced), every request is "403 Local API is not enabled";
 //! - files: `GET …/items/<key>/file` redirects to the `file://` URL in the data directory; Zotero 10 stores a
 //!   file by the Web API's three steps, the upload going to `/api/local/uploads/<uploadKey>` on the same origin
-//!   and landing in `<data dir>/storage/<key>/<filename>` ([`upload`]).
+//!   and landing in `<data dir>/storage/<key>/<filename>` ([`upload`]). As in Zotero, an attachment has two
+//!   hashes: the `md5` the local API reports is the file on disk's, while an upload's `If-Match` is checked
+//!   against the *synced* hash (`attachmentSyncedHash`), which only a file sync or a local-API upload sets. The
+//!   demo's files start synced (synced hash = md5) except [`NEVER_SYNCED`] (no synced hash) and
+//!   [`EDITED_SINCE_SYNC`] (synced hash of an earlier version).
 //!
 //! Not reproduced: the local API's unbounded listings (it has no default `limit`; the simulator keeps the Web
 //! API's 25 and 100) and its localized type names.
@@ -34,7 +38,14 @@ use async_trait::async_trait;
 use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 
 pub use self::data_dir::{LINKED_KEY, LINKED_PHRASE};
-use crate::Simulator;
+use crate::{LibraryRef, Simulator};
+
+/// A demo attachment of the user library whose file Zotero Desktop never synced: it has no synced hash, so an
+/// upload's `If-Match` is "412 If-Match set but file does not exist" and `If-None-Match: *` is what it takes.
+pub const NEVER_SYNCED: &str = "6QLHXESZ";
+/// A demo attachment of the user library whose file was edited on disk since Zotero last synced it: its
+/// reported `md5` (the file on disk's) is not its synced hash, so `If-Match: <md5>` is "412 ETag does not match".
+pub const EDITED_SINCE_SYNC: &str = "CDSULREI";
 
 /// Which Zotero Desktop is imitated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +99,8 @@ pub struct LocalApi {
     requests: RefCell<Vec<LocalRequest>>,
     data_dir: Option<PathBuf>,
     uploads: RefCell<HashMap<String, upload::Pending>>,
+    /// Synced hashes that are not the file's `md5` (`None`: never synced); any other stored file's is its md5.
+    synced: RefCell<HashMap<(LibraryRef, String), Option<String>>>,
 }
 
 /// One request to the local API, as sent.
@@ -102,7 +115,7 @@ pub struct LocalRequest {
 impl LocalApi {
     /// The local API of `sim`'s user library `user_id`, read with the Web API key `web_key`.
     pub fn new(sim: Rc<Simulator>, flavour: Flavour, user_id: u64, web_key: &str) -> Self {
-        Self {
+        let local = Self {
             sim,
             flavour,
             user_id,
@@ -114,7 +127,28 @@ impl LocalApi {
             requests: RefCell::new(Vec::new()),
             data_dir: None,
             uploads: RefCell::new(HashMap::new()),
+            synced: RefCell::new(HashMap::new()),
+        };
+        let library = LibraryRef::User(user_id);
+        local.set_synced_hash(library, NEVER_SYNCED, None);
+        // The handout as it was when last synced; the file on disk has been edited since.
+        let earlier = zotero_mcp_core::webdav::md5_hex(b"the seminar handout as last synced");
+        local.set_synced_hash(library, EDITED_SINCE_SYNC, Some(&earlier));
+        local
+    }
+
+    /// Sets attachment `key`'s synced hash (`attachmentSyncedHash`): `None` for a file never synced.
+    pub fn set_synced_hash(&self, library: LibraryRef, key: &str, md5: Option<&str>) {
+        self.synced.borrow_mut().insert((library, key.to_owned()), md5.map(str::to_owned));
+    }
+
+    /// Attachment `key`'s synced hash: the one set, else the item's `md5` (a file synced as it is).
+    pub fn synced_hash(&self, library: LibraryRef, key: &str) -> Option<String> {
+        if let Some(set) = self.synced.borrow().get(&(library, key.to_owned())) {
+            return set.clone();
         }
+        let item = self.sim.item(library, key)?;
+        item["data"]["md5"].as_str().filter(|m| !m.is_empty()).map(str::to_owned)
     }
 
     /// Lays the library's files out in `dir` as Zotero's data directory ([`data_dir`]): `storage/<KEY>/<file>`

@@ -43,6 +43,11 @@ impl LocalApi {
             http::Method::GET => self.file_url(key, data, library_path.ends_with("/url")),
             http::Method::POST if viewing => text(405, "Method not allowed for this path"),
             http::Method::POST if !stored => text(400, "Cannot upload files for non-imported attachments"),
+            // `if (!Zotero.Libraries.get(libraryID).filesEditable) return [403, …, 'File editing denied'];`
+            // (handleFileWrite in server_localAPI.js).
+            http::Method::POST if !library_of(library_path).is_some_and(|l| self.sim.files_editable(l)) => {
+                text(403, "File editing denied")
+            }
             http::Method::POST => self.file_write(request, library_path, key, data),
             http::Method::PATCH => text(405, "Partial uploads are not supported by the local API"),
             _ => text(400, "Endpoint does not support method\n"),
@@ -85,7 +90,11 @@ impl LocalApi {
         if form.is_empty() {
             return text(400, "Content-Type must be application/x-www-form-urlencoded");
         }
-        let synced = data["md5"].as_str().filter(|m| !m.is_empty()).map(str::to_owned);
+        let Some(library) = library_of(library_path) else { return text(404, "Not found") };
+        // Zotero checks the preconditions against the synced hash, not the file on disk's md5 that it reports:
+        // `let currentSyncedMD5 = item.attachmentSyncedHash || null;` (server_localAPI.js, authorizeUpload and
+        // registerUpload).
+        let synced = self.synced_hash(library, key);
         let if_match = super::header(request, "if-match").map(|v| v.trim_matches('"').to_owned());
         let if_none_match = super::header(request, "if-none-match").map(str::to_owned);
         if let Some(upload_key) = form.get("upload") {
@@ -136,6 +145,12 @@ impl LocalApi {
         };
         if mtime > 0 && mtime < 10_000_000_000 {
             return text(400, "mtime must be provided in milliseconds, not seconds");
+        }
+        // "If the local file already matches the requested MD5, no upload is needed" (authorizeUpload): the
+        // file on disk becomes the synced one.
+        if data["md5"].as_str() == Some(md5.as_str()) {
+            self.set_synced_hash(library, key, Some(&md5));
+            return json(200, &serde_json::json!({ "exists": 1 }));
         }
         let upload_key = match crate::storage::random_hex(16) {
             Ok(k) => k,
@@ -211,7 +226,8 @@ impl LocalApi {
             return text(400, refusal);
         }
         // From here the upload is used up, whatever the preconditions say.
-        let Some(Pending { filename, mtime, bytes: Some(bytes), .. }) = self.uploads.borrow_mut().remove(upload_key)
+        let Some(Pending { filename, mtime, md5, bytes: Some(bytes), .. }) =
+            self.uploads.borrow_mut().remove(upload_key)
         else {
             return text(400, "File contents were not uploaded");
         };
@@ -230,6 +246,8 @@ impl LocalApi {
             }
         }
         self.sim.store_file_with_mtime(library, key, &filename, &bytes, mtime);
+        // `item.attachmentSyncedHash = upload.md5;` (registerUpload): the file just stored is the synced one.
+        self.set_synced_hash(library, key, Some(&md5));
         let mut response = text(204, "");
         let version = self.sim.library_version(library).to_string();
         if let Ok(value) = http::HeaderValue::from_str(&version) {

@@ -24,11 +24,16 @@ pub(super) fn key_info(state: &State, req: &Req, caller: &Caller, key: &str) -> 
         return Err(ApiError::not_found(format!("Key '{key}' not found")));
     };
     let mut access = Map::new();
-    access.insert(
-        "user".into(),
-        json!({"library": true, "files": grant.user_files, "notes": true, "write": grant.user_write}),
-    );
-    if !grant.groups.is_empty() {
+    if grant.user_library {
+        access.insert(
+            "user".into(),
+            json!({"library": true, "files": grant.user_files, "notes": true, "write": grant.user_write}),
+        );
+    }
+    if let Some(write) = grant.all_groups {
+        // A key for all groups names none of them (the dataserver's `access.groups.all`).
+        access.insert("groups".into(), json!({ "all": { "library": true, "write": write } }));
+    } else if !grant.groups.is_empty() {
         let groups: Map<String, Value> =
             grant.groups.iter().map(|(id, write)| (id.to_string(), json!({"library": true, "write": write}))).collect();
         access.insert("groups".into(), Value::Object(groups));
@@ -82,7 +87,7 @@ pub(super) fn user_groups(state: &State, req: &Req, caller: &Caller, user_id: u6
                     "url": "",
                     "libraryEditing": "members",
                     "libraryReading": "members",
-                    "fileEditing": "members"
+                    "fileEditing": if g.files_editable { "members" } else { "none" }
                 }
             })
         })

@@ -47,6 +47,11 @@ pub(super) fn file_route(
             if !attachment.stores_file() {
                 return Err(ApiError::bad_request("Cannot upload file for linked file/URL attachment item"));
             }
+            // The dataserver's `_handleFileRequest`: `if (!$group->userCanEditFiles($this->userID))
+            // $this->e403("You do not have file editing access");`, before the preconditions.
+            if !l.files_editable {
+                return Err(ApiError::forbidden("You do not have file editing access"));
+            }
             check_precondition(req, l, key)?;
             let form = form(req);
             match form.iter().find(|(k, _)| k == "upload") {
@@ -188,6 +193,12 @@ fn authorize(state: &mut State, lref: LibraryRef, key: &str, form: &[(String, St
         return Ok(Reply::json(200, &json!({"exists": 1})).version(version));
     }
 
+    // A full queue, as the dataserver answers an API client (`ItemsController`: `header('Retry-After: ' .
+    // Zotero_Storage::$uploadQueueTimeout); … $this->e429("Too many queued uploads");`; 413 is for the old
+    // HTTP-auth sync client only).
+    if state.storage.queue_limit.is_some_and(|limit| state.storage.queued.len() >= limit) {
+        return Ok(Reply::from(ApiError::new(429, "Too many queued uploads")).header("Retry-After", "300"));
+    }
     let random = |n| random_hex(n).map_err(|e| ApiError::new(500, e.to_string()));
     let upload_key = random(16)?;
     let policy = state.storage.sign_upload(&info.hash, info.size).map_err(|e| ApiError::new(500, e.to_string()))?;

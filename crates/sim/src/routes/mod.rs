@@ -67,8 +67,8 @@ struct Caller {
 impl Caller {
     fn can_read(&self, lref: LibraryRef) -> bool {
         match (&self.grant, lref) {
-            (Some(g), LibraryRef::User(id)) => g.user_id == id,
-            (Some(g), LibraryRef::Group(id)) => g.groups.contains_key(&id),
+            (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_library,
+            (Some(g), LibraryRef::Group(id)) => g.group(id).is_some(),
             (None, _) => false,
         }
     }
@@ -76,16 +76,16 @@ impl Caller {
     /// File access: `access.user.files` for the user library; any member of a group has it for the group's files.
     fn can_access_files(&self, lref: LibraryRef) -> bool {
         match (&self.grant, lref) {
-            (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_files,
-            (Some(g), LibraryRef::Group(id)) => g.groups.contains_key(&id),
+            (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_library && g.user_files,
+            (Some(g), LibraryRef::Group(id)) => g.group(id).is_some(),
             (None, _) => false,
         }
     }
 
     fn can_write(&self, lref: LibraryRef) -> bool {
         match (&self.grant, lref) {
-            (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_write,
-            (Some(g), LibraryRef::Group(id)) => g.groups.get(&id).copied().unwrap_or(false),
+            (Some(g), LibraryRef::User(id)) => g.user_id == id && g.user_library && g.user_write,
+            (Some(g), LibraryRef::Group(id)) => g.group(id).unwrap_or(false),
             (None, _) => false,
         }
     }

@@ -85,6 +85,10 @@ pub struct Storage {
     pub policies: HashMap<String, UploadPolicy>,
     /// Upload key → the authorization it came from.
     pub queued: HashMap<String, UploadInfo>,
+    /// How many authorized uploads may wait at once before the next authorization is "429 Too many queued
+    /// uploads" (`None`: no limit). Zotero's rule is more than `uploadQueueLimit` (10) queued in the last
+    /// `uploadQueueTimeout` (300 s) (`Zotero_Storage::queueUpload`), i.e. a limit of 11 here.
+    pub queue_limit: Option<usize>,
     /// Tests may shorten every signature's life (0 = expired at once).
     pub ttl_override: Option<u64>,
     /// Every request the storage origin received, apart from the API's log.
@@ -99,6 +103,7 @@ impl Default for Storage {
             downloads: HashMap::new(),
             policies: HashMap::new(),
             queued: HashMap::new(),
+            queue_limit: None,
             ttl_override: None,
             requests: Vec::new(),
         }
