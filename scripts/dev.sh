@@ -57,7 +57,9 @@ if $demo; then
     vars+=(--var AUTH_PASSWORD:demo)
   fi
   # Uploads by sourceUrl from a file server on this machine (http://127.0.0.1:…) are allowed in demo mode only.
-  vars+=(--var ALLOW_LOOPBACK_SOURCE_URLS:1)
+  # The switch is honoured only with ENABLE_TEST_FIXTURES=1 (which also lists the fixture tools), and only for
+  # requests from this machine to its loopback address.
+  vars+=(--var ALLOW_LOOPBACK_SOURCE_URLS:1 --var ENABLE_TEST_FIXTURES:1)
   if $zotero_files; then
     echo
     echo "  FILE_STORAGE=zotero in .dev.vars: the demo library's PDFs are on the simulator's Zotero Storage"

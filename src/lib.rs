@@ -22,24 +22,25 @@ mod entry {
     async fn fetch(request: Request, env: Env, _ctx: Context) -> Result<Response> {
         console_error_panic_hook::set_once();
         crate::worker::install_logger();
-        if request.path().starts_with("/__fixtures/trap") && test_fixtures_enabled(&env) {
-            trap_for_test(request.path().ends_with("/after-await")).await;
-        }
         let app = crate::worker::app(&env)?;
         let response = match crate::worker::into_http_request(request).await? {
-            Ok(request) => zotero_mcp_server::router::route(request, &app).await,
+            Ok(request) => {
+                // Test-only switches stay with local requests (`wrangler dev` on loopback): a deployment that has
+                // ENABLE_TEST_FIXTURES set by mistake serves the Internet without them.
+                let app = app.for_request(&request);
+                if app.config.test_fixtures && request.uri().path().starts_with("/__fixtures/trap") {
+                    trap_for_test(request.uri().path().ends_with("/after-await")).await;
+                }
+                zotero_mcp_server::router::route(request, &app).await
+            }
             Err(refusal) => refusal,
         };
         crate::worker::into_worker_response(response)
     }
 
-    fn test_fixtures_enabled(env: &Env) -> bool {
-        env.var("ENABLE_TEST_FIXTURES").is_ok_and(|value| value.to_string() == "1")
-    }
-
     /// A Rust panic, which aborts the wasm instance: src/entry.mjs must serve the next request from a fresh one
-    /// (tests/e2e/worker-entry/). Only with `ENABLE_TEST_FIXTURES=1`; `after_await` panics in a later poll, as a
-    /// panic part-way through a tool would.
+    /// (tests/e2e/worker-entry/). Only with `ENABLE_TEST_FIXTURES=1` and for a local request
+    /// (`App::for_request`); `after_await` panics in a later poll, as a panic part-way through a tool would.
     #[allow(clippy::panic, reason = "the test fixture's whole point is a panic")]
     async fn trap_for_test(after_await: bool) {
         if after_await {

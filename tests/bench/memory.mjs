@@ -116,7 +116,9 @@ async function upload() {
     ZOTERO_API_KEY: 'demo',
     ZOTERO_LIBRARY_ID: '1234567',
     FILE_STORAGE: 'zotero',
+    // Honoured only together with ENABLE_TEST_FIXTURES, and for requests to 127.0.0.1.
     ALLOW_LOOPBACK_SOURCE_URLS: '1',
+    ENABLE_TEST_FIXTURES: '1',
   });
   try {
     // A first, small call: what starting a call costs is in the idle figure, not the upload's.

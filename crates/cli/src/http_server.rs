@@ -69,7 +69,11 @@ async fn answer(
 ) -> hyper::Response<Full<Bytes>> {
     let client = client_address(peer.ip(), request.headers(), app.config.trusted_proxy_header.as_deref());
     let response = match into_http_request(request, client, base).await {
-        Ok(request) => router::route(request, app).await,
+        // Test-only switches stay with requests from this machine to a loopback host (`App::for_request`).
+        Ok(request) => {
+            let app = app.for_request(&request);
+            router::route(request, &app).await
+        }
         Err(refusal) => refusal,
     };
     let (parts, body) = response.into_parts();

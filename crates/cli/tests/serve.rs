@@ -412,3 +412,44 @@ fn an_http_server_on_zotero_desktop_serves_its_library_and_files() {
     let _ = child.kill();
     let _ = std::fs::remove_dir_all(&zotero_dir);
 }
+
+/// `tools/list` of the server at `url` with the token, asked for under `host`: the tool names.
+fn tool_names(url: &str, token: &str, host: &str) -> Vec<String> {
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let body = client
+        .post(url)
+        .bearer_auth(token)
+        .header("host", host)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .expect("an answer")
+        .text()
+        .expect("a body");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    let tools = answer["result"]["tools"].as_array().unwrap_or_else(|| panic!("no tools: {answer}"));
+    tools.iter().map(|tool| tool["name"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+#[test]
+fn test_fixtures_are_warned_of_at_start_and_kept_from_requests_for_another_host() {
+    // A token server keeps no Host list of its own, so a proxy's public name reaches it: as behind a reverse proxy.
+    let dir = data_dir("fixtures");
+    let vars = [("ZOTERO_MCP_TOKEN", "s3cret-token"), ("ENABLE_TEST_FIXTURES", "1")];
+    let ((mut child, url), lines) = start_http_lines(&dir, &vars, &[]);
+    let said = lines.join("\n");
+    assert!(said.contains("warning: ENABLE_TEST_FIXTURES=1 is set"), "{said}");
+    let port = url.split(':').nth(2).and_then(|rest| rest.split('/').next()).expect("a port").to_owned();
+
+    let local = tool_names(&url, "s3cret-token", &format!("127.0.0.1:{port}"));
+    assert!(local.iter().any(|name| name == "fixture_echo"), "{local:?}");
+    let proxied = tool_names(&url, "s3cret-token", "zotero.example");
+    assert!(!proxied.iter().any(|name| name.starts_with("fixture_")), "{proxied:?}");
+    assert!(proxied.iter().any(|name| name == "zotero_search"), "{proxied:?}");
+    let _ = child.kill();
+
+    let ((mut quiet, _), lines) = start_http_lines(&data_dir("no-fixtures"), &vars[..1], &[]);
+    assert!(!lines.join("\n").contains("ENABLE_TEST_FIXTURES"), "{lines:?}");
+    let _ = quiet.kill();
+}

@@ -17,6 +17,12 @@ pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &["https://claude.ai", "https://cla
 /// Days the undo journal keeps a write call's record unless `JOURNAL_DAYS` says otherwise.
 pub const DEFAULT_JOURNAL_DAYS: u32 = 30;
 
+/// What `/health` and the native server's start say when `ENABLE_TEST_FIXTURES=1` is set.
+pub const TEST_SWITCHES_WARNING: &str = "ENABLE_TEST_FIXTURES=1 is set: the switches for end-to-end tests (fixture \
+     tools, a route that panics the Worker, and UNLIMITED_REGISTRATION, ALLOW_LOOPBACK_SOURCE_URLS and \
+     SOURCES_TEST_BASE_URL where set) are on, for requests from this machine to a loopback host name only. Remove \
+     ENABLE_TEST_FIXTURES from any deployment.";
+
 /// The IPv6 prefix length the login throttle counts as one client unless `LOGIN_IPV6_PREFIX` says otherwise.
 pub const DEFAULT_LOGIN_IPV6_PREFIX: u8 = 64;
 
@@ -41,8 +47,15 @@ pub struct Config {
     /// read from a variable: the native server sets it when it runs without a token on loopback, where being on
     /// this machine is the only credential (and `allowed_origins` is then only what `ALLOWED_ORIGINS` lists).
     pub strict_origins: bool,
-    /// Registers the fixture tool, resource and prompt used by the end-to-end tests (`ENABLE_TEST_FIXTURES=1`).
+    /// Registers the fixture tool, resource and prompt used by the end-to-end tests (`ENABLE_TEST_FIXTURES=1`),
+    /// and in the Worker a route that panics its instance. It also lets the other test-only switches through
+    /// (`UNLIMITED_REGISTRATION`, `ALLOW_LOOPBACK_SOURCE_URLS`, `SOURCES_TEST_BASE_URL`). All of them are for
+    /// local test servers only: a request not from this machine to a loopback host gets a configuration
+    /// without them ([`Config::without_test_switches`], from `App::for_request`), and `/health` warns.
     pub test_fixtures: bool,
+    /// `ENABLE_TEST_FIXTURES=1` is set, but this request was refused the test-only switches (it is not local).
+    /// Only `/health` reads it, to warn that the variable is set where it should not be.
+    pub test_fixtures_refused: bool,
     /// Turns the registration limits off, per address and for the whole server (`UNLIMITED_REGISTRATION=1`,
     /// honoured only with `ENABLE_TEST_FIXTURES=1`): the end-to-end tests register a client per test file on
     /// both servers, all from 127.0.0.1. Never set it on a deployment.
@@ -62,8 +75,9 @@ pub struct Config {
     /// Zotero Storage, unless this names one.
     pub file_storage: FileStorage,
     /// Lets `zotero_put_attachment` fetch a `sourceUrl` over plain http from a loopback address
-    /// (`ALLOW_LOOPBACK_SOURCE_URLS=1`): for `make dev` and the end-to-end tests only, whose files are served on
-    /// 127.0.0.1. Never set it on a deployment.
+    /// (`ALLOW_LOOPBACK_SOURCE_URLS=1`, honoured only with `ENABLE_TEST_FIXTURES=1`, like the other test-only
+    /// switches: it turns the download guard against requests to this machine off): for `make dev`'s demo and
+    /// the end-to-end tests only, whose files are served on 127.0.0.1. Never set it on a deployment.
     pub allow_loopback_source_urls: bool,
     /// The AI Search instance and models (`AI_SEARCH_INSTANCE`, `EMBEDDING_MODEL`, `RERANKING_MODEL`), or why
     /// they are unusable (an instance id AI Search would refuse).
@@ -114,6 +128,23 @@ impl Config {
     }
 }
 
+impl Config {
+    /// This configuration with every test-only switch off, as a deployment without `ENABLE_TEST_FIXTURES`
+    /// has it: what a request that is not local gets when the variable is set anyway (`App::for_request`).
+    /// No fixture tools, no panicking route, the registration limits and the download guard on, and the metadata
+    /// services at their public addresses.
+    pub fn without_test_switches(&self) -> Config {
+        Config {
+            test_fixtures: false,
+            test_fixtures_refused: self.test_fixtures || self.test_fixtures_refused,
+            unlimited_registration: false,
+            allow_loopback_source_urls: false,
+            sources: SourceSettings { endpoints: Endpoints::default(), ..self.sources.clone() },
+            ..self.clone()
+        }
+    }
+}
+
 /// Where the settings live, which is all that differs between the shells in what a person is told to do about
 /// a missing one (issue 26: the core crate names the variable; the shell says how to set it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +181,7 @@ impl std::fmt::Debug for Config {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("strict_origins", &self.strict_origins)
             .field("test_fixtures", &self.test_fixtures)
+            .field("test_fixtures_refused", &self.test_fixtures_refused)
             .field("unlimited_registration", &self.unlimited_registration)
             .field("trusted_proxy_header", &self.trusted_proxy_header)
             .field("allow_loopback_source_urls", &self.allow_loopback_source_urls)
@@ -200,6 +232,8 @@ impl Config {
             get(name).map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect::<Vec<_>>())
         };
         let username = get("AUTH_USERNAME");
+        // The test-only switches below are honoured only with this one: one variable to check on a deployment.
+        let fixtures = get("ENABLE_TEST_FIXTURES").as_deref() == Some("1");
         Self {
             desktop: None,
             zotero_api_key: get("ZOTERO_API_KEY"),
@@ -216,9 +250,9 @@ impl Config {
                 .unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.iter().map(|s| (*s).to_owned()).collect()),
             allowed_hosts: list("ALLOWED_HOSTS"),
             strict_origins: false,
-            test_fixtures: get("ENABLE_TEST_FIXTURES").as_deref() == Some("1"),
-            unlimited_registration: get("UNLIMITED_REGISTRATION").as_deref() == Some("1")
-                && get("ENABLE_TEST_FIXTURES").as_deref() == Some("1"),
+            test_fixtures: fixtures,
+            test_fixtures_refused: false,
+            unlimited_registration: get("UNLIMITED_REGISTRATION").as_deref() == Some("1") && fixtures,
             trusted_proxy_header: get("TRUSTED_PROXY_HEADER").map(|h| h.to_ascii_lowercase()),
             login_ipv6_prefix: get("LOGIN_IPV6_PREFIX")
                 .and_then(|v| v.parse::<u8>().ok())
@@ -230,16 +264,13 @@ impl Config {
                 password: get("WEBDAV_PASSWORD").unwrap_or_default(),
             }),
             file_storage: FileStorage::from_setting(get("FILE_STORAGE")),
-            allow_loopback_source_urls: get("ALLOW_LOOPBACK_SOURCE_URLS").as_deref() == Some("1"),
+            allow_loopback_source_urls: get("ALLOW_LOOPBACK_SOURCE_URLS").as_deref() == Some("1") && fixtures,
             index: IndexSettings::from_lookup(get).map_err(|e| e.to_string()),
             sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
             sync_subrequest_budget: positive(get("SYNC_SUBREQUEST_BUDGET")).unwrap_or(DEFAULT_SUBREQUEST_BUDGET),
             index_full_text: !matches!(get("INDEX_FULL_TEXT").as_deref(), Some("0" | "false" | "off" | "no")),
             index_libraries: index_libraries(get("INDEX_LIBRARIES").as_deref()),
-            sources: source_settings(
-                get("CONTACT_EMAIL"),
-                get("SOURCES_TEST_BASE_URL").filter(|_| get("ENABLE_TEST_FIXTURES").as_deref() == Some("1")),
-            ),
+            sources: source_settings(get("CONTACT_EMAIL"), get("SOURCES_TEST_BASE_URL").filter(|_| fixtures)),
             journal_days: get("JOURNAL_DAYS")
                 .and_then(|v| v.parse::<u32>().ok())
                 .map(|days| days.min(365))
@@ -369,6 +400,35 @@ mod tests {
         assert_eq!(config(&[]).allowed_origins.len(), DEFAULT_ALLOWED_ORIGINS.len());
         let c = config(&[("ALLOWED_ORIGINS", "https://a.example, https://b.example")]);
         assert_eq!(c.allowed_origins, ["https://a.example", "https://b.example"]);
+    }
+
+    #[test]
+    fn the_test_only_switches_need_enable_test_fixtures() {
+        let switches = [
+            ("UNLIMITED_REGISTRATION", "1"),
+            ("ALLOW_LOOPBACK_SOURCE_URLS", "1"),
+            ("SOURCES_TEST_BASE_URL", "http://127.0.0.1:9/"),
+        ];
+        let public = Endpoints::default();
+        let without = config(&switches);
+        assert!(!without.test_fixtures && !without.unlimited_registration && !without.allow_loopback_source_urls);
+        assert_eq!(without.sources.endpoints.crossref, public.crossref, "SOURCES_TEST_BASE_URL alone is ignored");
+
+        let on = config(
+            &[switches.as_slice(), &[("ENABLE_TEST_FIXTURES", "1"), ("CONTACT_EMAIL", "me@example.org")]].concat(),
+        );
+        assert!(on.test_fixtures && on.unlimited_registration && on.allow_loopback_source_urls);
+        assert_eq!(on.sources.endpoints.crossref, "http://127.0.0.1:9/crossref");
+        assert_eq!(on.sources.endpoints.openalex, "http://127.0.0.1:9/openalex");
+
+        // What a request from elsewhere gets: all of them off, the contact address kept, the refusal noted.
+        let off = on.without_test_switches();
+        assert!(!off.test_fixtures && !off.unlimited_registration && !off.allow_loopback_source_urls);
+        assert!(off.test_fixtures_refused);
+        assert_eq!(off.sources.endpoints.crossref, public.crossref);
+        assert_eq!(off.sources.endpoints.eutils, public.eutils);
+        assert_eq!(off.sources.contact_email.as_deref(), Some("me@example.org"));
+        assert!(!without.without_test_switches().test_fixtures_refused, "nothing to refuse without the variable");
     }
 
     #[test]

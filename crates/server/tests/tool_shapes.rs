@@ -319,7 +319,10 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     // ---- changes: a baseline, a change since, and a library that moved during the call ----
     let base = shapes.read(b, "zotero_changes", json!({})).await;
     b.sim.insert_item(LibraryRef::User(DEMO_USER), json!({ "itemType": "book", "title": "Changed since" }));
-    shapes.read(b, "zotero_changes", json!({ "since": base["cursor"], "limit": 1 })).await;
+    b.sim.insert_item(LibraryRef::User(DEMO_USER), json!({ "itemType": "book", "title": "Also changed since" }));
+    let cut = shapes.read(b, "zotero_changes", json!({ "since": base["cursor"], "limit": 1 })).await;
+    assert!(cut["continuation"].is_object(), "{cut}");
+    shapes.read(b, "zotero_changes", json!({ "since": cut["continuation"], "limit": 1 })).await;
     let mut moving = common::dav::bench(false);
     let done = Rc::new(std::cell::Cell::new(true));
     moving.app.platform.http = Rc::new(MovingLibrary(moving.router.clone(), moving.sim.clone(), done.clone()));

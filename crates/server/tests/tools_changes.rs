@@ -116,3 +116,118 @@ async fn a_library_that_moves_during_the_call_gives_no_cursor() {
     assert!(out.get("cursor").is_none(), "{out}");
     assert!(text(&result).contains("No cursor"), "{}", text(&result));
 }
+
+/// Follows `continuation`s from `first` until an answer gives a cursor; returns every item key listed and the
+/// cursor. Fails if a part gives neither.
+async fn follow(sim: &Rc<Simulator>, first: &Value, limit: u32) -> (Vec<String>, Value) {
+    let mut out = ok(first).clone();
+    let mut listed = keys_of(&out["changed"]["items"]);
+    for _ in 0..20 {
+        if let Some(cursor) = out.get("cursor") {
+            listed.sort();
+            return (listed, cursor.clone());
+        }
+        let next = out.get("continuation").unwrap_or_else(|| panic!("neither a cursor nor a continuation: {out}"));
+        let part = rpc(sim, "zotero_changes", json!({ "since": next, "limit": limit })).await;
+        out = ok(&part).clone();
+        listed.extend(keys_of(&out["changed"]["items"]));
+    }
+    panic!("no cursor after 20 parts: {out}");
+}
+
+#[tokio::test]
+async fn a_cut_answer_gives_a_continuation_not_a_cursor_and_its_parts_list_every_change() {
+    let sim = demo_sim();
+    let base = ok(&rpc(&sim, "zotero_changes", json!({})).await).clone();
+    let mut added: Vec<String> =
+        (0..5).map(|n| sim.insert_item(LIB, json!({ "itemType": "book", "title": format!("Book {n}") }))).collect();
+    added.sort();
+
+    let first = rpc(&sim, "zotero_changes", json!({ "since": base["cursor"], "limit": 2 })).await;
+    let out = ok(&first);
+    assert_eq!(out["truncated"], true, "{out}");
+    assert_eq!(out["totals"]["items"], 5);
+    assert_eq!(keys_of(&out["changed"]["items"]), added[..2], "the first keys, in key order");
+    // A cursor here would skip the three items past the limit for good.
+    assert!(out.get("cursor").is_none(), "a cut answer must not be resumed from: {out}");
+    let version = sim.library_version(LIB);
+    assert_eq!(
+        out["continuation"],
+        json!({ "library": LIBRARY, "version": base["cursor"]["version"], "offset": 2, "atVersion": version })
+    );
+    let markdown = text(&first);
+    assert!(markdown.contains("Cut at `limit`"), "{markdown}");
+    assert!(!markdown.contains("Next time pass since"), "{markdown}");
+
+    let (listed, cursor) = follow(&sim, &first, 2).await;
+    assert_eq!(listed, added, "every change, each once");
+    assert_eq!(cursor, json!({ "library": LIBRARY, "version": version }));
+
+    // A later part says where it starts.
+    let second = rpc(&sim, "zotero_changes", json!({ "since": out["continuation"], "limit": 2 })).await;
+    assert_eq!(ok(&second)["offset"], 2);
+    assert!(text(&second).contains("from entry 3 of each list"), "{}", text(&second));
+}
+
+#[tokio::test]
+async fn a_continuation_read_after_the_library_moved_starts_over_and_skips_nothing() {
+    let sim = demo_sim();
+    let base = ok(&rpc(&sim, "zotero_changes", json!({})).await).clone();
+    for n in 0..3 {
+        sim.insert_item(LIB, json!({ "itemType": "book", "title": format!("Book {n}") }));
+    }
+    let first = rpc(&sim, "zotero_changes", json!({ "since": base["cursor"], "limit": 2 })).await;
+    let continuation = ok(&first)["continuation"].clone();
+    let late = sim.insert_item(LIB, json!({ "itemType": "book", "title": "Written between the parts" }));
+
+    let part = rpc(&sim, "zotero_changes", json!({ "since": continuation, "limit": 2 })).await;
+    let out = ok(&part).clone();
+    assert!(out.get("offset").is_none(), "it starts over: {out}");
+    assert!(out["note"].as_str().unwrap().contains("lists from the first entry again"), "{out}");
+    let (listed, cursor) = follow(&sim, &part, 2).await;
+    assert!(listed.contains(&late), "{listed:?}");
+    assert_eq!(listed.len(), 4, "{listed:?}");
+    assert_eq!(cursor["version"], sim.library_version(LIB));
+}
+
+#[tokio::test]
+async fn half_a_continuation_is_refused() {
+    let sim = demo_sim();
+    let since = json!({ "library": LIBRARY, "version": 1, "offset": 50 });
+    let refused = rpc(&sim, "zotero_changes", json!({ "since": since })).await;
+    assert!(error_text(&refused).contains("a continuation carries both"), "{}", error_text(&refused));
+}
+
+/// The simulator, with `Total-Results` on every `/items` listing saying more than the answer holds: a listing
+/// Zotero cut short.
+struct CountsMore(Rc<Simulator>);
+
+#[async_trait(?Send)]
+impl HttpClient for CountsMore {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let cut = request.uri().path().ends_with("/items");
+        let mut response = self.0.handle(request);
+        if cut {
+            response.headers_mut().insert("total-results", http::HeaderValue::from_static("100000"));
+        }
+        Ok(response)
+    }
+}
+
+#[tokio::test]
+async fn a_listing_zotero_counted_more_of_than_it_sent_gives_no_cursor_and_no_continuation() {
+    let sim = demo_sim();
+    let base = ok(&rpc(&sim, "zotero_changes", json!({})).await).clone();
+    sim.insert_item(LIB, json!({ "itemType": "book", "title": "Changed since" }));
+    let mut app = app_with_sim(sim.clone());
+    app.platform.http = Rc::new(CountsMore(sim.clone()));
+    let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+    let result = zotero_mcp_server::tools::registry(&app.config)
+        .call_tool(&ctx, "zotero_changes", json!({ "since": base["cursor"] }))
+        .await
+        .expect("the tool exists");
+    let out = ok(&result);
+    assert!(out.get("cursor").is_none() && out.get("continuation").is_none(), "{out}");
+    assert!(out["note"].as_str().unwrap().contains("did not send a whole listing"), "{out}");
+    assert!(text(&result).contains("No cursor"), "{}", text(&result));
+}

@@ -150,6 +150,10 @@ async fn run(args: Args) -> Result<(), String> {
             "zotero-mcp: ZOTERO_API_KEY is not set; tools will say so until it is (a key from zotero.org/settings/keys)"
         );
     }
+    if config.test_fixtures {
+        // Said at the start, where whoever set it by mistake looks first (`/health` says it too).
+        eprintln!("zotero-mcp: warning: {}", zotero_mcp_server::config::TEST_SWITCHES_WARNING);
+    }
     let data_dir = settings.data_dir()?;
     let kv_path = data_dir.join("kv.redb");
     let grant =

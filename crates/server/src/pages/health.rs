@@ -29,6 +29,9 @@ pub struct Health {
     pub name: &'static str,
     pub version: &'static str,
     pub checks: Vec<Check>,
+    /// What is on that must not be on a deployment (test-only switches), for whoever reads `/health` there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What this server has in place. Only features that exist are listed: a check for something the server cannot
@@ -58,7 +61,22 @@ pub fn checks(app: &App) -> Health {
         name: crate::mcp::protocol::SERVER_NAME,
         version: crate::mcp::protocol::SERVER_VERSION,
         checks,
+        warnings: test_switches_warning(config).into_iter().collect(),
     }
+}
+
+/// The warning for `ENABLE_TEST_FIXTURES=1`, and whether this request was given the test-only switches (it is
+/// local) or refused them (from elsewhere: the variable is probably set on a deployment).
+fn test_switches_warning(config: &crate::config::Config) -> Option<String> {
+    let served = if config.test_fixtures {
+        "this request is local, so they are on for it"
+    } else if config.test_fixtures_refused {
+        "this request is not local (from another machine, or to a host name that is not loopback), so they are \
+         off for it"
+    } else {
+        return None;
+    };
+    Some(format!("{} Here {served}.", crate::config::TEST_SWITCHES_WARNING))
 }
 
 /// Seconds a file store probe's answer is reused: `/health` is public, and must not let anyone make this server

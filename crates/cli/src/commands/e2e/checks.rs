@@ -316,6 +316,75 @@ pub fn describe_health(doc: &Value) -> (String, Vec<String>) {
 mod tests {
     use super::*;
 
+    /// A stand-in MCP server on loopback that lists `zotero_changes` with its published output schema and
+    /// answers every call with `answer`: what a deployment whose answers and schemas disagree looks like.
+    fn wrong_server(answer: Value) -> (url::Url, std::thread::JoinHandle<()>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let url =
+            zotero_mcp_core::net::parse_url(&format!("http://{}/mcp", listener.local_addr().expect("its address")))
+                .expect("a URL");
+        let published = zotero_mcp_server::mcp::published::Published::load();
+        let schema = published.output_schema("zotero_changes").cloned().expect("a published output schema");
+        let server = std::thread::spawn(move || {
+            // tools/list, then tools/call: one connection each (the answers close them).
+            for _ in 0..2 {
+                let Ok((stream, _)) = listener.accept() else { return };
+                let mut reader = BufReader::new(stream);
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((name, value)) = line.split_once(':') {
+                        if name.eq_ignore_ascii_case("content-length") {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).expect("the request body");
+                let request: Value = serde_json::from_slice(&body).expect("a JSON-RPC request");
+                let result = match request["method"].as_str() {
+                    Some("tools/list") => json!({ "tools": [{
+                        "name": "zotero_changes", "inputSchema": { "type": "object" }, "outputSchema": schema,
+                    }] }),
+                    _ => json!({ "content": [{ "type": "text", "text": "changes" }], "structuredContent": answer }),
+                };
+                let reply = json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }).to_string();
+                let mut stream = reader.into_inner();
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    reply.len()
+                );
+                stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(reply.as_bytes())).ok();
+            }
+        });
+        (url, server)
+    }
+
+    #[test]
+    fn an_answer_outside_the_listed_output_schema_fails_the_step() {
+        let wrong = json!({ "library": "users/1", "changed": { "items": [{ "key": "ABCD2345" }] }, "truncated": "no" });
+        let (url, server) = wrong_server(wrong);
+        let auth = crate::commands::mcp_client::Auth::Token("test".into());
+        let mut client = Client::new(url, auth, std::time::Duration::from_secs(10), 0, "e2e test").expect("a client");
+        assert_eq!(client.list_tool_names().expect("tools/list"), ["zotero_changes"]);
+        let failure = match call(&mut client, "zotero_changes", json!({ "limit": 2 }), "fix") {
+            Ok(result) => panic!("a wrong answer passed: {:?}", result.structured),
+            Err(failure) => failure,
+        };
+        assert!(failure.detail.contains("answered outside its listed outputSchema"), "{}", failure.detail);
+        for path in ["/truncated", "/changed/items/0"] {
+            assert!(failure.detail.contains(&format!("at `{path}`")), "{path}: {}", failure.detail);
+        }
+        assert!(failure.detail.contains("totals"), "{}", failure.detail);
+        assert!(failure.detail.contains("arguments: {\"limit\":2}"), "{}", failure.detail);
+        assert!(failure.fix.contains("validating clients"), "{}", failure.fix);
+        server.join().expect("the stand-in server");
+    }
+
     #[test]
     fn health_is_summed_up_per_part_with_the_fixes_of_what_is_off() {
         let doc = json!({
