@@ -406,44 +406,13 @@ async fn an_undo_that_deletes_is_asked_about_and_one_that_only_restores_is_not()
     assert_eq!(ok(&restored)["objects"][0]["outcome"], "restored", "{restored}");
 }
 
-/// `CACHE_KV` as Workers KV behaves under load: every step lets other requests run before it completes, so two
-/// answers can interleave between reading the question and deleting it.
-struct YieldingKv(std::rc::Rc<dyn zotero_mcp_core::platform::KvStore>);
-
-#[async_trait::async_trait(?Send)]
-impl zotero_mcp_core::platform::KvStore for YieldingKv {
-    async fn get(&self, key: &str) -> Result<Option<String>, zotero_mcp_core::platform::KvError> {
-        tokio::task::yield_now().await;
-        self.0.get(key).await
-    }
-    async fn put(
-        &self,
-        key: &str,
-        value: &str,
-        lifetime: zotero_mcp_core::platform::KvWrite,
-    ) -> Result<(), zotero_mcp_core::platform::KvError> {
-        tokio::task::yield_now().await;
-        self.0.put(key, value, lifetime).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), zotero_mcp_core::platform::KvError> {
-        tokio::task::yield_now().await;
-        self.0.delete(key).await
-    }
-    async fn list(
-        &self,
-        prefix: &str,
-        cursor: Option<&str>,
-        limit: u32,
-    ) -> Result<zotero_mcp_core::platform::KvListPage, zotero_mcp_core::platform::KvError> {
-        tokio::task::yield_now().await;
-        self.0.list(prefix, cursor, limit).await
-    }
-}
-
 #[tokio::test]
 async fn two_answers_to_one_question_sent_together_pass_once() {
     let mut b = bench(false);
-    b.app.platform.cache_kv = std::rc::Rc::new(YieldingKv(b.app.platform.cache_kv.clone()));
+    // Every KV step waits a turn, so the two answers can interleave between reading the question and using it.
+    let kv = common::kv::InterposedKv::over(b.app.platform.cache_kv.clone());
+    kv.yields.set(true);
+    b.app.platform.cache_kv = kv;
     let args = json!({ "keys": [PAPER] });
     let (_, state) = question(&call(&b, Client::Asks, "zotero_delete_items", args.clone(), json!({})).await);
     let yes = answer(&state, "accept", true);

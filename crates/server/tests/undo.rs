@@ -502,46 +502,9 @@ async fn an_item_deleted_for_good_and_made_again_since_is_not_overwritten() {
     assert_eq!(b.sim.item(LIB, &note).unwrap()["data"]["note"], "<p>Theirs</p>", "never overwritten");
 }
 
-/// `CACHE_KV` refusing writes to keys containing any of `refused` (the rest go to `inner`).
-struct RefusingKv {
-    inner: Rc<dyn zotero_mcp_core::platform::KvStore>,
-    refused: std::cell::RefCell<Vec<String>>,
-}
-
-#[async_trait::async_trait(?Send)]
-impl zotero_mcp_core::platform::KvStore for RefusingKv {
-    async fn get(&self, key: &str) -> Result<Option<String>, zotero_mcp_core::platform::KvError> {
-        self.inner.get(key).await
-    }
-    async fn put(
-        &self,
-        key: &str,
-        value: &str,
-        lifetime: zotero_mcp_core::platform::KvWrite,
-    ) -> Result<(), zotero_mcp_core::platform::KvError> {
-        if self.refused.borrow().iter().any(|part| key.contains(part.as_str())) {
-            return Err(zotero_mcp_core::platform::KvError::Backend {
-                key: key.to_owned(),
-                reason: "the store refused the write".into(),
-            });
-        }
-        self.inner.put(key, value, lifetime).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), zotero_mcp_core::platform::KvError> {
-        self.inner.delete(key).await
-    }
-    async fn list(
-        &self,
-        prefix: &str,
-        cursor: Option<&str>,
-        limit: u32,
-    ) -> Result<zotero_mcp_core::platform::KvListPage, zotero_mcp_core::platform::KvError> {
-        self.inner.list(prefix, cursor, limit).await
-    }
-}
-
-fn refusing(b: &mut Bench) -> Rc<RefusingKv> {
-    let kv = Rc::new(RefusingKv { inner: b.app.platform.cache_kv.clone(), refused: Default::default() });
+/// `CACHE_KV` refusing the writes the test names in `refused`.
+fn refusing(b: &mut Bench) -> Rc<common::kv::InterposedKv> {
+    let kv = common::kv::InterposedKv::over(b.app.platform.cache_kv.clone());
     b.app.platform.cache_kv = kv.clone();
     kv
 }

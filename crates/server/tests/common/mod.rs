@@ -3,6 +3,7 @@
 
 pub mod dav;
 pub mod files;
+pub mod kv;
 pub mod steps;
 
 use std::collections::HashMap;
