@@ -214,5 +214,13 @@ else
   echo "  skip  no build/worker/shim.mjs (run make build first) or no node_modules/.bin/wrangler"
 fi
 
+# The free plan refuses any CPU limit (API error 100328): the configuration a deploy sends must set none.
+echo "wrangler.toml on the free plan"
+t="wrangler.toml sets no [limits] (no cpu_ms)"
+CALLS=/dev/null OUT="$WORK/limits.log"
+status=0
+grep -nE '^[[:space:]]*(\[limits\]|cpu_ms[[:space:]]*=)' "$ROOT/wrangler.toml" >"$OUT" 2>&1 && status=1
+if [ "$status" = 0 ]; then ok "$t"; else not_ok "$t"; fi
+
 echo "deploy tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]
