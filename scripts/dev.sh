@@ -123,7 +123,7 @@ printf '\033[1m  zotero-mcp is ready%s. Next:\033[0m\n' "$took"
 echo "  1. The MCP endpoint is http://127.0.0.1:${port}/mcp (a landing page at http://127.0.0.1:${port}/)."
 echo "  2. Sign in with the password: ${password}."
 echo "  3. Connect Claude Code:  claude mcp add --transport http zotero http://127.0.0.1:${port}/mcp"
-echo "     then /mcp in Claude Code to sign in. Other clients: README.md, \"Connecting a client\"."
+echo "     then /mcp in Claude Code to sign in. Other clients: README.md, \"Connect a client\"."
 echo "  (Ctrl-C stops the Worker$($demo && echo " and the demo's servers").)"
 echo
 wait "$wrangler_pid"
