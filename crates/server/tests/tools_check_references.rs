@@ -192,7 +192,7 @@ async fn a_latex_manuscript_gets_every_outcome_and_flag() {
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("6 matched · 2 not in the library · 1 unresolved"), "{text}");
     assert!(text.contains("**retracted**"), "{text}");
-    // The lines README.md shows.
+    // The lines docs/sources.md shows (its example of a reference check).
     for line in [
         "- [ ] whitfield2021geometric “Geometric deep learning enables accurate protein structure prediction from \
          single sequences”: in the library as T6W7H8UE (by citationKey)",
