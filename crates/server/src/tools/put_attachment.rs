@@ -194,7 +194,10 @@ impl Tool for PutAttachment {
             }
         };
         let stored: StoredAttachment = stored.map_err(write_error)?;
-        let warning = stored.warning.as_ref().map(|warning| format!("{warning}{}", record_again(&stored.key)));
+        let warning = stored
+            .warning
+            .as_ref()
+            .map(|warning| format!("{warning}{}", record_again(&stored.key, &stored.content_type)));
         Ok(PutAttachmentOutput {
             recorded: stored.recorded(),
             attachment_key: stored.key,
