@@ -66,14 +66,14 @@ pub struct StoredAttachment {
     pub bytes: usize,
     pub md5: String,
     pub mtime_ms: u64,
-    /// Set only when the last step, recording md5/mtime on the item, failed: what happened and what finishes it
-    /// (storing the same file on the attachment again). The file is complete on WebDAV and Zotero Desktop
-    /// downloads it, but the item does not list its checksum.
+    /// Set only when the last step, an item write, failed: what happened and what finishes it (storing the same
+    /// file on the attachment again). The file is complete and Zotero Desktop downloads it, but the item does not
+    /// list all of it: on WebDAV its md5/mtime (or new name or type), on Zotero Storage its new content type.
     pub warning: Option<String>,
 }
 
 impl StoredAttachment {
-    /// Whether the item records the file's md5/mtime.
+    /// Whether the item records all of the file (see `warning`).
     pub fn recorded(&self) -> bool {
         self.warning.is_none()
     }
