@@ -518,3 +518,21 @@ async fn a_new_attachment_that_cannot_be_removed_after_a_failure_is_named() {
     let md5 = item(&s, &key).unwrap()["md5"].clone();
     assert!(md5.is_null() || md5 == "", "it has no file, as said: {md5}");
 }
+
+/// The removal of a new attachment's item after a failed upload is applied but its answer lost: the item is read
+/// (Zotero answers 404 for it now), not deleted again, and the call says nothing was kept rather than naming an
+/// item that is gone.
+#[tokio::test]
+async fn a_removal_whose_answer_is_lost_is_checked_by_reading_not_by_deleting_again() {
+    let s = bench(false);
+    let before = item_count(&s);
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::Status { status: 500 });
+    s.sim.fail_matching(1, fault_on("DELETE", "/items/", None), Fault::DropAnswer);
+    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
+    let error = error_text(&result);
+    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
+    assert!(!error.contains("could not be removed"), "{error}");
+    assert_eq!(item_count(&s), before);
+    let deletes = s.sim.requests().iter().filter(|r| r.method == "DELETE").count();
+    assert_eq!(deletes, 1, "the DELETE is not sent again");
+}

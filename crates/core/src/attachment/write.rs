@@ -581,7 +581,19 @@ async fn undo_create(
         FileWriter::ZoteroStorage(_) => Ok(()),
         FileWriter::WebDav(dav) => dav.discard(key).await.map_err(|e| e.to_string()),
     };
-    let item = zotero.delete_item(key, version).await;
+    let item = match zotero.delete_item(key, version).await {
+        // Sent, and no answer: the item may be gone already. A read tells (Zotero answers 404 for a deleted
+        // item), where a second DELETE would be a blind retry.
+        Err(ZoteroError::Transport(lost)) => match zotero.item(key).await {
+            Err(e) if e.status() == Some(404) => Ok(version),
+            Ok(_) => Err(format!("its deletion was sent but its answer was lost ({lost}), and it is still there")),
+            Err(e) => Err(format!(
+                "its deletion was sent but its answer was lost ({lost}), and reading it failed too ({e}), so it may \
+                 already be gone"
+            )),
+        },
+        other => other.map_err(|e| e.to_string()),
+    };
     match (item, removed) {
         (Ok(_), Ok(())) => {
             Ok("Nothing was kept: the new attachment item and any part of its file were removed.".into())
@@ -590,7 +602,7 @@ async fn undo_create(
             "The new attachment item was removed; its partial files could not be ({left}). They are not linked \
              to any item."
         )),
-        (Err(e), _) => Err(e.to_string()),
+        (Err(e), _) => Err(e),
     }
 }
 
