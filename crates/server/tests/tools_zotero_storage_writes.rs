@@ -356,12 +356,11 @@ async fn a_registration_refused_keeps_the_old_file_and_says_when_to_try_again() 
         assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(old.as_slice()), "{fault:?}");
         assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&old)), "{fault:?}");
 
-        // Other bytes: those above reached the bucket, and Zotero would take them at the authorization.
+        // The same bytes: they reached the bucket above but were never registered, so they are uploaded again.
         let before = item_count(&s);
         s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), fault.clone());
-        let other = pdf_of_pages(&["Another paper"]);
         let result =
-            s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&other) })).await;
+            s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&new) })).await;
         let error = error_text(&result);
         assert!(error.contains(said), "{fault:?}: {error}");
         assert!(error.contains("the new attachment item and any part of its file were removed"), "{fault:?}: {error}");
