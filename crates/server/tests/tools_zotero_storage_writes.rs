@@ -321,3 +321,217 @@ async fn a_highlight_is_placed_on_a_pdf_read_from_zotero_storage() {
     assert_eq!(created["attachmentKey"], ATTACHMENT);
     assert_key_stayed_with_the_api(&s.sim);
 }
+
+/// The new attachment's key, given the library's item keys before the call.
+fn new_key(s: &Bench, before: &[String]) -> Option<String> {
+    item_keys(s).into_iter().find(|k| !before.contains(k))
+}
+
+fn item_keys(s: &Bench) -> Vec<String> {
+    s.sim.items(LIB).iter().filter_map(|i| i["key"].as_str().map(str::to_owned)).collect()
+}
+
+/// Zotero refuses the registration (its rate limit with `Retry-After`, a 503, a 403 when file writing was taken
+/// away meanwhile): the file is not recorded, so the old one is still the attachment's, and a new attachment's
+/// item is removed again. The message says so, and when to try again.
+#[tokio::test]
+async fn a_registration_refused_keeps_the_old_file_and_says_when_to_try_again() {
+    let refusals = [
+        (Fault::TooManyRequests { retry_after: Some(30) }, "Try again in 30 seconds"),
+        (Fault::ServiceUnavailable { retry_after: None }, "Try again in 60 seconds"),
+        (Fault::Status { status: 403 }, "may not store files in this library (403"),
+    ];
+    for (fault, said) in refusals {
+        let s = bench(false);
+        let old = pdf();
+        s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+        s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), fault.clone());
+        let new = pdf_of_pages(&["A corrected version"]);
+        let result = s
+            .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new) }))
+            .await;
+        let error = error_text(&result);
+        assert!(error.contains(said), "{fault:?}: {error}");
+        assert!(error.contains("Nothing was changed: the previous file is still the one stored"), "{fault:?}: {error}");
+        assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(old.as_slice()), "{fault:?}");
+        assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&old)), "{fault:?}");
+
+        // The same bytes: they reached the bucket above but were never registered, so they are uploaded again.
+        let before = item_count(&s);
+        s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), fault.clone());
+        let result =
+            s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&new) })).await;
+        let error = error_text(&result);
+        assert!(error.contains(said), "{fault:?}: {error}");
+        assert!(error.contains("the new attachment item and any part of its file were removed"), "{fault:?}: {error}");
+        assert_eq!(item_count(&s), before, "{fault:?}");
+    }
+}
+
+/// Zotero records a file at the authorization itself when it already holds the bytes (`{"exists": 1}`), so an
+/// authorization whose answer is lost may have replaced the file: that is said as unknown, with how to tell,
+/// never as "nothing was changed".
+#[tokio::test]
+async fn a_replacement_whose_authorization_answer_is_lost_is_reported_as_unknown() {
+    let s = bench(false);
+    let new = pdf_of_pages(&["The same PDF, already in another item"]);
+    let elsewhere = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&new) })).await;
+    ok(&elsewhere);
+    let old = pdf();
+    let old_md5 = s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+    let authorization = fault_on("POST", &format!("/items/{ATTACHMENT}/file"), Some("md5="));
+    s.sim.fail_matching(1, authorization, Fault::DropAnswer);
+    let result =
+        s.write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new) })).await;
+    let error = error_text(&result);
+    assert!(!error.contains("Nothing was changed"), "{error}");
+    assert!(error.contains("upload authorization") && error.contains("answer was lost"), "{error}");
+    assert!(error.contains("Whether the file was replaced is unknown"), "{error}");
+    assert!(error.contains(&md5_hex(&new)) && error.contains(&old_md5), "both md5s, to tell which: {error}");
+    assert!(error.contains(&format!("itemKey={ATTACHMENT}")), "the read that tells: {error}");
+    // Zotero did record it: the check the message describes finds the new file.
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&new)));
+    assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(new.as_slice()));
+}
+
+/// A new attachment whose file upload loses an answer at a step that may have recorded the file: the item made
+/// by the call is read back. Recorded: the attachment is complete and the call says so (not "removed", not an
+/// item left "without a file"). Not recorded: it is removed as after any failure.
+#[tokio::test]
+async fn a_new_attachment_whose_answer_is_lost_is_read_back_and_reported_as_it_is() {
+    // The registration applied, its answer lost.
+    let s = bench(false);
+    let data = pdf();
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::DropAnswer);
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "parentItemKey": PARENT, "base64Data": b64(&data), "filename": "Contacts.pdf" }),
+        )
+        .await;
+    let out = ok(&result);
+    assert_eq!(out["recorded"], true, "{out}");
+    let key = out["attachmentKey"].as_str().unwrap().to_owned();
+    assert_stored_like_desktop(&s, &key, &data, "Contacts.pdf");
+
+    // The authorization of bytes Zotero already holds, applied, its answer lost.
+    let s = bench(false);
+    let first = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "parentItemKey": PARENT, "base64Data": b64(&data), "filename": "Contacts.pdf" }),
+        )
+        .await;
+    ok(&first);
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("md5=")), Fault::DropAnswer);
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "parentItemKey": PARENT, "base64Data": b64(&data), "filename": "Contacts.pdf" }),
+        )
+        .await;
+    let key = ok(&result)["attachmentKey"].as_str().unwrap().to_owned();
+    assert_stored_like_desktop(&s, &key, &data, "Contacts.pdf");
+
+    // The authorization of new bytes, its answer lost: nothing was recorded, and the item is removed.
+    let s = bench(false);
+    let before = item_count(&s);
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("md5=")), Fault::DropAnswer);
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "parentItemKey": PARENT, "base64Data": b64(&data), "filename": "Contacts.pdf" }),
+        )
+        .await;
+    let error = error_text(&result);
+    assert!(error.contains("answer was lost") && error.contains("had no file"), "{error}");
+    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
+    assert_eq!(item_count(&s), before);
+}
+
+/// The upload to the storage origin goes through and its answer is lost (or it fails outright): the file was
+/// never registered, so the item keeps its old file, and Zotero never refers to the uploaded bytes.
+#[tokio::test]
+async fn an_upload_to_storage_that_fails_or_loses_its_answer_changes_nothing() {
+    for fault in [Fault::DropAnswer, Fault::Status { status: 403 }] {
+        let s = bench(false);
+        let old = pdf();
+        s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+        s.sim.fail_matching(1, fault_on("POST", "/zotero-storage", None), fault.clone());
+        let new = pdf_of_pages(&["A corrected version"]);
+        let result = s
+            .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new) }))
+            .await;
+        let error = error_text(&result);
+        assert!(error.contains("Nothing was changed: the previous file is still the one stored"), "{fault:?}: {error}");
+        assert!(!s.sim.requests().iter().any(|r| String::from_utf8_lossy(&r.body).contains("upload=")), "{fault:?}");
+        assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(old.as_slice()), "{fault:?}");
+        assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(&old)), "{fault:?}");
+    }
+}
+
+/// The file is replaced and registered (with its new name), then the `PATCH` of its new content type fails: the
+/// call succeeds with `recorded: false` and says exactly what the item lacks and the call that records it.
+#[tokio::test]
+async fn a_new_type_not_recorded_after_the_file_is_replaced_is_said_with_how_to_finish() {
+    let s = bench(false);
+    s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["contentType"], "application/pdf");
+    s.sim.fail_matching(1, fault_on("PATCH", &format!("/items/{ATTACHMENT}"), None), Fault::Status { status: 500 });
+    let notes = b"Plain notes about the paper";
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(notes), "filename": "notes.txt" }),
+        )
+        .await;
+    let out = ok(&result);
+    assert_eq!((out["replaced"].clone(), out["recorded"].clone()), (json!(true), json!(false)), "{out}");
+    let warning = out["warning"].as_str().unwrap();
+    assert!(warning.contains("The file was replaced"), "{warning}");
+    assert!(warning.contains("content type is still application/pdf, not text/plain"), "{warning}");
+    assert!(!warning.contains("file name") || warning.contains("file name notes.txt"), "{warning}");
+    assert!(warning.contains(&format!("replaceAttachmentKey={ATTACHMENT}, the same file and contentType=text/plain")));
+    assert!(text(&result).contains("content type is still application/pdf"), "{}", text(&result));
+    // What the warning says is what the library holds (the text file stored zipped, as Desktop stores `text/*`).
+    let after = item(&s, ATTACHMENT).unwrap();
+    assert_eq!(after["md5"], json!(md5_hex(notes)));
+    assert_eq!(after["filename"], "notes.txt");
+    assert_eq!(after["contentType"], "application/pdf");
+}
+
+/// A new attachment's upload fails and removing the item made for it fails too: the caller is told the leftover
+/// item's key, that it has no file, and the two calls that finish.
+#[tokio::test]
+async fn a_new_attachment_that_cannot_be_removed_after_a_failure_is_named() {
+    let s = bench(false);
+    let before = item_keys(&s);
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::Status { status: 500 });
+    s.sim.fail_matching(1, fault_on("DELETE", "/items/", None), Fault::Status { status: 500 });
+    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
+    let error = error_text(&result);
+    let key = new_key(&s, &before).expect("the item could not be removed, so it is there");
+    assert!(error.contains(&format!("The new attachment item {key} could not be removed")), "{error}");
+    assert!(error.contains("without a file"), "{error}");
+    assert!(error.contains("zotero_delete_attachment") && error.contains(&format!("replaceAttachmentKey={key}")));
+    let md5 = item(&s, &key).unwrap()["md5"].clone();
+    assert!(md5.is_null() || md5 == "", "it has no file, as said: {md5}");
+}
+
+/// The removal of a new attachment's item after a failed upload is applied but its answer lost: the item is read
+/// (Zotero answers 404 for it now), not deleted again, and the call says nothing was kept rather than naming an
+/// item that is gone.
+#[tokio::test]
+async fn a_removal_whose_answer_is_lost_is_checked_by_reading_not_by_deleting_again() {
+    let s = bench(false);
+    let before = item_count(&s);
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::Status { status: 500 });
+    s.sim.fail_matching(1, fault_on("DELETE", "/items/", None), Fault::DropAnswer);
+    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
+    let error = error_text(&result);
+    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
+    assert!(!error.contains("could not be removed"), "{error}");
+    assert_eq!(item_count(&s), before);
+    let deletes = s.sim.requests().iter().filter(|r| r.method == "DELETE").count();
+    assert_eq!(deletes, 1, "the DELETE is not sent again");
+}

@@ -67,7 +67,8 @@ pub enum Fault {
     Status { status: u16 },
     /// The request is applied as usual, then its answer is lost: the connection drops after the server changed
     /// its state, so the client cannot know whether it did. Through [`InProcess`] only (its `send` fails as a
-    /// dropped connection does); the storage origin serves such a request as usual.
+    /// dropped connection does), for the API and the storage origin alike (there an upload's object is kept, as
+    /// S3 keeps one whose answer never arrived).
     DropAnswer,
 }
 

@@ -390,6 +390,39 @@ fn deleting_the_attachment_removes_its_file() {
     assert_eq!(sim.storage_usage_bytes(LIB), 0);
 }
 
+/// An upload that reached the bucket and lost its answer (`Fault::DropAnswer` at the storage origin: S3 keeps the
+/// object) was never registered, so Zotero does not know the file: the item has none, and the next
+/// authorization asks for the upload again rather than answering `{"exists": 1}` (the dataserver looks the hash
+/// up in `storageFiles`, which only a registration fills: `Zotero_Storage::addFile`).
+#[test]
+fn bytes_uploaded_but_never_registered_are_not_a_known_file() {
+    let sim = sim();
+    let key = attachment(&sim);
+    let auth = authorize(&sim, &key, Some(("If-None-Match", "*")), PDF).json();
+    let matcher = zotero_sim::FaultMatch { path_contains: Some("/zotero-storage/".into()), ..Default::default() };
+    sim.fail_matching(1, matcher, Fault::DropAnswer);
+    let mut body = auth["prefix"].as_str().unwrap().as_bytes().to_vec();
+    body.extend_from_slice(PDF);
+    body.extend_from_slice(auth["suffix"].as_str().unwrap().as_bytes());
+    let request = http::Request::builder()
+        .method("POST")
+        .uri(auth["url"].as_str().unwrap())
+        .header("Content-Type", auth["contentType"].as_str().unwrap())
+        .body(body)
+        .unwrap();
+    let response = sim.handle(request);
+    assert_eq!(response.status(), 201, "served: S3 stored it");
+    assert!(response.extensions().get::<zotero_sim::AnswerDropped>().is_some(), "and the answer is lost");
+    assert!(sim.stored_file(LIB, &key).is_none());
+    assert!(item_data(&sim, &key).get("md5").is_none_or(|m| m.is_null() || m == ""));
+
+    let other = attachment(&sim);
+    let again = authorize(&sim, &other, Some(("If-None-Match", "*")), PDF);
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert!(again.json().get("uploadKey").is_some(), "asked to upload again: {}", again.text());
+    assert!(sim.stored_file(LIB, &other).is_none());
+}
+
 #[test]
 fn injected_faults_answer_the_file_endpoints_and_change_nothing() {
     let sim = sim();

@@ -10,12 +10,14 @@
 //! upload, registration. Registration is atomic on Zotero's side and records `md5`/`mtime` itself, so the item
 //! either has its new file or keeps its old one. A rename is an item write only (Desktop renames the local file
 //! and syncs the item; the stored bytes keep their md5), and a new name or type on a replaced file is patched on
-//! the item after the file is registered.
+//! the item after the file is registered (the registration records the new name itself; only a new content type
+//! needs the `PATCH`).
 //!
 //! When a step fails, what can be undone is undone (a new item and its files are removed), and the error says
 //! exactly what the library holds now and how to finish. Nothing is retried blindly: the only repeated request
 //! is a `PATCH` refused with 412, sent again once after re-reading the item and checking it is still the same
-//! file.
+//! file. A step whose answer was lost is never called undone: a replacement says the outcome is unknown and how
+//! to tell; a new attachment's item is read back, and is complete if it records the file.
 
 use futures_util::future::join;
 use serde_json::{json, Map, Value};
@@ -64,14 +66,14 @@ pub struct StoredAttachment {
     pub bytes: usize,
     pub md5: String,
     pub mtime_ms: u64,
-    /// Set only when the last step, recording md5/mtime on the item, failed: what happened and what finishes it
-    /// (storing the same file on the attachment again). The file is complete on WebDAV and Zotero Desktop
-    /// downloads it, but the item does not list its checksum.
+    /// Set only when the last step, an item write, failed: what happened and what finishes it (storing the same
+    /// file on the attachment again). The file is complete and Zotero Desktop downloads it, but the item does not
+    /// list all of it: on WebDAV its md5/mtime (or new name or type), on Zotero Storage its new content type.
     pub warning: Option<String>,
 }
 
 impl StoredAttachment {
-    /// Whether the item records the file's md5/mtime.
+    /// Whether the item records all of the file (see `warning`).
     pub fn recorded(&self) -> bool {
         self.warning.is_none()
     }
@@ -201,6 +203,9 @@ pub async fn create(
             };
             match storage.upload(&object_key, file).await {
                 Ok(_) => return Ok(stored),
+                Err(e @ ZoteroStorageError::Unanswered { .. }) => {
+                    return settle_unanswered_create(zotero, files, &object_key, e.to_string(), stored).await;
+                }
                 Err(e) => StepFailure { step: STEP_STORAGE, cause: e.to_string() },
             }
         }
@@ -209,6 +214,53 @@ pub async fn create(
         Ok(state) => WriteError::Interrupted { step: failure.step, cause: failure.cause, state },
         Err(reason) => WriteError::Stranded { step: failure.step, cause: failure.cause, key, reason },
     })
+}
+
+/// A new attachment whose file upload went unanswered at a step that can record the file: the item, made by this
+/// call, says which way it went. Reading it is not a retry. If it records this file's md5 the attachment is
+/// complete (Zotero's recording is atomic), and that is the answer; if it has no file it is removed as after any
+/// other failure, at the version just read. If it cannot be read, or not removed, the caller is told the item's
+/// key and how to tell whether it is complete.
+async fn settle_unanswered_create(
+    zotero: &ZoteroWriter,
+    files: FileWriter<'_>,
+    key: &ObjectKey,
+    cause: String,
+    stored: StoredAttachment,
+) -> Result<StoredAttachment, WriteError> {
+    let unknown = |cause: String, what: String| WriteError::OutcomeUnknown {
+        step: STEP_STORAGE,
+        cause,
+        state: format!(
+            "The new attachment item {key} is in the library, and {what}. Read it: if its md5 is {md5}, the file is \
+             stored and the attachment is complete; if it has no md5, it has no file, and deleting it for good \
+             leaves the library as it was before this call.",
+            md5 = stored.md5
+        ),
+        key: key.as_str().to_owned(),
+    };
+    let item = match zotero.item(key).await {
+        Ok(item) => item,
+        Err(e) => return Err(unknown(cause, format!("whether it has its file could not be read ({e})"))),
+    };
+    match item.field("md5").filter(|md5| !md5.is_empty()) {
+        Some(md5) if md5 == stored.md5 => return Ok(stored),
+        // Not this call's file: someone else's write, which is not undone from here.
+        Some(other) => {
+            return Err(unknown(cause, format!("it now records another file (md5 {other}), not removed from here")))
+        }
+        None => {}
+    }
+    match undo_create(zotero, files, key, item.version).await {
+        Ok(state) => Err(WriteError::Interrupted {
+            step: STEP_STORAGE,
+            cause: format!("{cause}; the item, read again, had no file"),
+            state,
+        }),
+        // A registration still on its way may have landed between the read and the delete (which then fails
+        // as stale): the file is not known to be absent, so this is not said to be an item without a file.
+        Err(reason) => Err(unknown(cause, format!("it could not be removed ({reason})"))),
+    }
 }
 
 /// Whether Zotero Desktop stores this attachment's file zipped on Zotero Storage: imported `text/*` files
@@ -280,9 +332,10 @@ pub async fn replace(
 }
 
 /// A replacement on Zotero Storage: the upload under `If-Match` the item's md5 (or `If-None-Match: *` when it
-/// has no file yet), whose registration records the new md5/mtime and file name; then, when the name or type
-/// changes, those are written on the item too (Desktop syncs them as an item change; the file API leaves the
-/// type as it was).
+/// has no file yet), whose registration records the new md5/mtime and file name; then, when the type changes, it
+/// is written on the item too (Desktop syncs it as an item change; this client does not send `contentType` with
+/// the authorization, so the file API leaves the type as it was). That `PATCH` failing leaves a complete file
+/// under its new name with the old type: said in the result's warning, with the call that finishes it.
 async fn replace_on_zotero_storage(
     zotero: &ZoteroWriter,
     storage: &ZoteroStorageWriter,
@@ -305,7 +358,7 @@ async fn replace_on_zotero_storage(
     };
     let earlier_md5 = item.field("md5").unwrap_or_default().to_owned();
     let uploaded = storage.upload(key, file).await.map_err(|e| match &e {
-        ZoteroStorageError::RegistrationUnanswered { md5, .. } => WriteError::OutcomeUnknown {
+        ZoteroStorageError::Unanswered { md5, .. } => WriteError::OutcomeUnknown {
             step: STEP_STORAGE,
             state: outcome_unknown(md5, &earlier_md5),
             cause: e.to_string(),
@@ -317,11 +370,31 @@ async fn replace_on_zotero_storage(
             state: "Nothing was changed: the previous file is still the one stored.".into(),
         },
     })?;
-    if changes.is_empty() {
+    // The registration recorded the file's name with its md5 and mtime (the dataserver's
+    // `Zotero_Storage::updateFileItemInfo` sets `attachmentFilename`; Zotero Desktop's `registerUpload` too), so
+    // only a new content type is left to write on the item.
+    let Some(new_type) = changes.get("contentType").and_then(Value::as_str).map(str::to_owned) else {
         return Ok(stored);
-    }
+    };
     let version = uploaded.version.unwrap_or(item.version);
-    Ok(record(zotero, StoreKind::ZoteroStorage, key, version, &Value::Object(changes), stored).await)
+    let patch = json!({ "contentType": new_type });
+    let mut stored = stored;
+    if let Err(e) = patch_once_more_on_conflict(zotero, key, version, &patch).await {
+        let store = match storage.is_desktop() {
+            true => StoreKind::Desktop,
+            false => StoreKind::ZoteroStorage,
+        };
+        let old_type = item.field("contentType").filter(|t| !t.is_empty()).unwrap_or("none");
+        stored.warning = Some(format!(
+            "The file was replaced, but recording its content type on the item failed ({e}). The new file is on \
+             {store} and the item records it (md5 {md5}, file name {name}), so Zotero Desktop downloads it; only \
+             the item's content type is still {old_type}, not {new_type}. Storing the same file on attachment {key} \
+             again with content type {new_type} records it.",
+            md5 = stored.md5,
+            name = stored.filename,
+        ));
+    }
+    Ok(stored)
 }
 
 /// What the library holds after a registration whose answer was lost: it cannot be known from here, so it is
@@ -508,7 +581,19 @@ async fn undo_create(
         FileWriter::ZoteroStorage(_) => Ok(()),
         FileWriter::WebDav(dav) => dav.discard(key).await.map_err(|e| e.to_string()),
     };
-    let item = zotero.delete_item(key, version).await;
+    let item = match zotero.delete_item(key, version).await {
+        // Sent, and no answer: the item may be gone already. A read tells (Zotero answers 404 for a deleted
+        // item), where a second DELETE would be a blind retry.
+        Err(ZoteroError::Transport(lost)) => match zotero.item(key).await {
+            Err(e) if e.status() == Some(404) => Ok(version),
+            Ok(_) => Err(format!("its deletion was sent but its answer was lost ({lost}), and it is still there")),
+            Err(e) => Err(format!(
+                "its deletion was sent but its answer was lost ({lost}), and reading it failed too ({e}), so it may \
+                 already be gone"
+            )),
+        },
+        other => other.map_err(|e| e.to_string()),
+    };
     match (item, removed) {
         (Ok(_), Ok(())) => {
             Ok("Nothing was kept: the new attachment item and any part of its file were removed.".into())
@@ -517,7 +602,7 @@ async fn undo_create(
             "The new attachment item was removed; its partial files could not be ({left}). They are not linked \
              to any item."
         )),
-        (Err(e), _) => Err(e.to_string()),
+        (Err(e), _) => Err(e),
     }
 }
 

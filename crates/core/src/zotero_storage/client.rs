@@ -325,11 +325,11 @@ pub(super) fn api_error(
             version: header_number(headers, "last-modified-version").map(|v| v as u64),
         },
         428 => ZoteroStorageError::PreconditionRequired { key },
-        // A full upload queue: the dataserver answers an API client "429 Too many queued uploads" with
-        // `Retry-After` (`ItemsController::_handleFileRequest`; 413 with it is for its old HTTP-auth client, and
-        // a 400 with it is kept as the earlier reading of Zotero's documentation had it). A 429 or 503 without
-        // that text is the API's rate limit, below.
-        429 if writing && text.contains("Too many queued uploads") => {
+        // A full upload queue: the dataserver answers an API client "Too many queued uploads" with `Retry-After`,
+        // as a 429, a 400 or a 503 chosen at random (`ItemsController::_handleFileRequest`: `if (rand(0, 1))
+        // e429 … else if (rand(0, 1)) e400 … else e503`; 413 with it is for its old HTTP-auth client). A 429 or
+        // 503 without that text is the API's rate limit, below.
+        429 | 503 if writing && text.contains("Too many queued uploads") => {
             ZoteroStorageError::UploadQueueFull { retry_after_secs: retry_after.unwrap_or(300) }
         }
         413 | 400 if retry_after.is_some() => {

@@ -179,13 +179,16 @@ pub enum ZoteroStorageError {
     #[error("{url} did not answer within {after_ms} ms; try again later (read the attachment first: an upload may have arrived)")]
     Timeout { url: String, after_ms: u64 },
 
-    /// The registration, the step that makes an uploaded file the attachment's, was sent but its answer never
-    /// came (the connection dropped, or no answer in time): Zotero may have applied it. Never retried blindly.
+    /// A step that can record the file on the item was sent but its answer never came (the connection
+    /// dropped, or no answer in time): Zotero may have applied it. The registration records the file; so does
+    /// the authorization when Zotero already holds these bytes (its `{"exists": 1}` path calls
+    /// `Zotero_Storage::updateFileItemInfo` before answering, `ItemsController::_handleFileRequest`). Never
+    /// retried blindly: the caller finds out from the item's md5.
     #[error(
-        "the registration of the new file on attachment {key} (md5 {md5}) was sent, but its answer was lost \
-         ({cause}): Zotero may or may not have recorded it"
+        "the {step} of the new file on attachment {key} (md5 {md5}) was sent, but its answer was lost ({cause}): \
+         Zotero may or may not have recorded the file on the item"
     )]
-    RegistrationUnanswered { key: String, md5: String, cause: String },
+    Unanswered { step: UnansweredStep, key: String, md5: String, cause: String },
 
     /// An answer that does not have the documented shape.
     #[error("Zotero answered {what} with something this server cannot read ({reason}); nothing was stored. Try again")]
@@ -198,6 +201,24 @@ pub enum ZoteroStorageError {
     /// Zotero Desktop's local API refused or did not answer (its dialog denied, not running, …).
     #[error(transparent)]
     Desktop(#[from] crate::zotero::ZoteroError),
+}
+
+/// Which of the upload's requests went unanswered ([`ZoteroStorageError::Unanswered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnansweredStep {
+    /// The first POST: it records the file itself when Zotero already holds the bytes.
+    Authorization,
+    /// The last POST, `upload=<uploadKey>`.
+    Registration,
+}
+
+impl std::fmt::Display for UnansweredStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UnansweredStep::Authorization => "upload authorization",
+            UnansweredStep::Registration => "registration",
+        })
+    }
 }
 
 fn at_version(version: &Option<u64>) -> String {

@@ -42,7 +42,7 @@ mod upload;
 
 pub use self::client::{StoragePolicy, ZoteroStorage, ZoteroStorageWriter};
 pub use self::download::DownloadedFile;
-pub use self::error::ZoteroStorageError;
+pub use self::error::{UnansweredStep, ZoteroStorageError};
 pub use self::upload::{FileUpload, Precondition, UploadedFile};
 
 #[cfg(test)]

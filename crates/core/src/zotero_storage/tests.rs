@@ -464,6 +464,13 @@ async fn authorization_statuses_become_errors_that_say_what_to_do() {
         (answer(429, &[("retry-after", "300")], b"Too many queued uploads"), |e, m| {
             matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 300 }) && m.contains("300 seconds")
         }),
+        // The dataserver picks 429, 400 or 503 at random for a full queue; each is the queue, with its wait.
+        (answer(503, &[("retry-after", "300")], b"Too many queued uploads"), |e, m| {
+            matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 300 }) && m.contains("300 seconds")
+        }),
+        (answer(400, &[("retry-after", "300")], b"Too many queued uploads"), |e, m| {
+            matches!(e, ZoteroStorageError::UploadQueueFull { retry_after_secs: 300 }) && m.contains("300 seconds")
+        }),
         (answer(428, &[], b"If-Match/If-None-Match header not provided"), |e, _| {
             matches!(e, ZoteroStorageError::PreconditionRequired { .. })
         }),
@@ -552,11 +559,41 @@ async fn a_registration_whose_answer_is_lost_is_unknown_and_recorded_as_a_possib
     let writer = writer(&http);
     let error = writer.upload(&key(), upload_of(b"new", Precondition::Replaces(md5_hex(b"old")))).await.unwrap_err();
     assert!(
-        matches!(&error, ZoteroStorageError::RegistrationUnanswered { md5, .. } if *md5 == md5_hex(b"new")),
+        matches!(&error, ZoteroStorageError::Unanswered { step: UnansweredStep::Registration, md5, .. }
+            if *md5 == md5_hex(b"new")),
         "{error}"
     );
-    assert!(error.to_string().contains("may or may not have recorded it"), "{error}");
+    assert!(error.to_string().contains("may or may not have recorded the file"), "{error}");
     assert_eq!(writer.log().take().len(), 1, "the journal hears of the file that may have been replaced");
+}
+
+/// The authorization records the file itself when Zotero already holds the bytes (`{"exists": 1}`), so its lost
+/// answer is as unknown as a lost registration, not a failure before anything was stored; nothing is sent again.
+#[tokio::test]
+async fn an_authorization_whose_answer_is_lost_is_unknown_and_not_sent_again() {
+    for lost in [
+        Err(crate::platform::HttpError::Transport {
+            url: format!("{API}/users/42/items/ABCD2345/file"),
+            reason: "connection reset by peer".into(),
+        }),
+        Err(crate::platform::HttpError::Timeout {
+            url: format!("{API}/users/42/items/ABCD2345/file"),
+            after_ms: 30_000,
+        }),
+    ] {
+        let http = StubHttp::strict();
+        http.enqueue(lost);
+        let writer = writer(&http);
+        let replaces = Precondition::Replaces(md5_hex(b"old"));
+        let error = writer.upload(&key(), upload_of(b"new", replaces)).await.unwrap_err();
+        assert!(
+            matches!(&error, ZoteroStorageError::Unanswered { step: UnansweredStep::Authorization, .. }),
+            "{error}"
+        );
+        assert!(error.to_string().starts_with("the upload authorization of the new file"), "{error}");
+        assert_eq!(http.requests().len(), 1, "not retried");
+        assert_eq!(writer.log().take().len(), 1, "the journal hears of the file that may have been replaced");
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@ use http::Method;
 use serde::Deserialize;
 
 use super::client::{api_error, header_number, Purpose, ZoteroStorage, ZoteroStorageWriter};
-use super::error::ZoteroStorageError;
+use super::error::{UnansweredStep, ZoteroStorageError};
 use crate::platform::HttpResponse;
 use crate::webdav::{md5_hex, pack};
 use crate::zotero::ObjectKey;
@@ -67,8 +67,10 @@ impl ZoteroStorageWriter {
     /// answers `{"exists": 1}` that is all. Else the prefix, the bytes and the suffix go to the URL Zotero named
     /// with its content type and no key, and `upload=<uploadKey>` registers them under the same precondition.
     ///
-    /// Nothing is retried: a failure before registration leaves the item as it was (the uploaded bytes, if
-    /// any, are never referred to); a 412 says the file changed meanwhile, and the caller reads again.
+    /// Nothing is retried: a refusal, or any failure of the upload to storage, leaves the item as it was (the
+    /// uploaded bytes, if any, are never referred to); a 412 says the file changed meanwhile, and the caller
+    /// reads again. A lost answer to either POST to the API is [`ZoteroStorageError::Unanswered`]: the
+    /// registration records the file, and so does the authorization of bytes Zotero already holds.
     ///
     /// A replaced file is recorded in [`ZoteroStorageWriter::log`] as not kept: Zotero Storage holds one file per
     /// attachment, so the earlier one is gone once the new one is registered.
@@ -78,9 +80,10 @@ impl ZoteroStorageWriter {
     pub async fn upload(&self, key: &ObjectKey, file: FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let replaces = matches!(file.precondition, Precondition::Replaces(_));
         let uploaded = self.store(key, file).await;
-        // A registration whose answer was lost may have replaced the file: the journal records it as replaced
-        // (the earlier file not kept), which is true if it did and harmless if it did not.
-        let maybe_replaced = matches!(uploaded, Err(ZoteroStorageError::RegistrationUnanswered { .. }));
+        // A registration (or an authorization of bytes Zotero already holds) whose answer was lost may have
+        // replaced the file: the journal records it as replaced (the earlier file not kept), which is true if it
+        // did and harmless if it did not.
+        let maybe_replaced = matches!(uploaded, Err(ZoteroStorageError::Unanswered { .. }));
         if replaces && (uploaded.is_ok() || maybe_replaced) {
             let store = match self.is_desktop() {
                 true => crate::file_changes::StoreKind::Desktop,
@@ -127,9 +130,22 @@ impl ZoteroStorageWriter {
         let path = storage.file_path(key.as_str());
         let purpose = Purpose::Upload { filesize };
 
-        // 1. Authorization.
+        // Sent, and no answer: Zotero may have acted on it before the connection dropped.
+        let unanswered = |step, e: ZoteroStorageError| match e {
+            ZoteroStorageError::Transport(_) | ZoteroStorageError::Timeout { .. } => {
+                ZoteroStorageError::Unanswered { step, key: key.to_string(), md5: md5.clone(), cause: e.to_string() }
+            }
+            other => other,
+        };
+
+        // 1. Authorization. When Zotero already holds these bytes it records them on the item right here and
+        // answers `{"exists": 1}` (`ItemsController::_handleFileRequest` → `Zotero_Storage::updateFileItemInfo`),
+        // so a lost answer leaves the outcome as unknown as a lost registration does.
         let form = form.finish();
-        let mut answer = self.post_form(&path, form.clone(), &precondition).await?;
+        let mut answer = self
+            .post_form(&path, form.clone(), &precondition)
+            .await
+            .map_err(|e| unanswered(UnansweredStep::Authorization, e))?;
         if self.is_desktop() && precondition.0 == "if-match" && answer.status() == http::StatusCode::PRECONDITION_FAILED
         {
             // Zotero Desktop reports the md5 of the file on disk but checks `If-Match` against the hash of the
@@ -139,7 +155,10 @@ impl ZoteroStorageWriter {
                 // No synced hash: a file never synced. Zotero takes it as a new file, as its own sync client asks
                 // again after this 412 (zfs.js); `If-None-Match: *` still fails if a sync records one meanwhile.
                 precondition = ("if-none-match", "*".to_owned());
-                answer = self.post_form(&path, form, &precondition).await?;
+                answer = self
+                    .post_form(&path, form, &precondition)
+                    .await
+                    .map_err(|e| unanswered(UnansweredStep::Authorization, e))?;
             } else if says(&answer, "ETag does not match current version of file") {
                 // A synced hash other than the md5 read: the file was edited on disk since Zotero last synced it
                 // (or replaced since it was read). The synced hash cannot be read through the local API.
@@ -177,17 +196,10 @@ impl ZoteroStorageWriter {
         // 3. Registration, under the same precondition.
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("upload", &authorization.upload_key);
-        let registered = self.post_form(&path, form.finish(), &precondition).await.map_err(|e| match e {
-            // Sent, and no answer: Zotero may have recorded the file before the connection dropped.
-            ZoteroStorageError::Transport(_) | ZoteroStorageError::Timeout { .. } => {
-                ZoteroStorageError::RegistrationUnanswered {
-                    key: key.to_string(),
-                    md5: md5.clone(),
-                    cause: e.to_string(),
-                }
-            }
-            other => other,
-        })?;
+        let registered = self
+            .post_form(&path, form.finish(), &precondition)
+            .await
+            .map_err(|e| unanswered(UnansweredStep::Registration, e))?;
         if !registered.status().is_success() {
             return Err(api_error("POST", &path, key.as_str(), purpose, &registered));
         }

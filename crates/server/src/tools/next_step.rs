@@ -100,9 +100,10 @@ impl NextStep for WriteError {
     }
 }
 
-/// After a stored file whose checksum could not be recorded: the call that records it.
-pub fn record_again(key: &str) -> String {
-    format!(" zotero_put_attachment with replaceAttachmentKey={key} and the same file does that.")
+/// After a stored file whose checksum, name or type could not be recorded: the call that records it. The type is
+/// named because a call without it keeps the type the item has, which may be the stale one.
+pub fn record_again(key: &str, content_type: &str) -> String {
+    format!(" zotero_put_attachment with replaceAttachmentKey={key}, the same file and contentType={content_type} does that.")
 }
 
 #[cfg(test)]

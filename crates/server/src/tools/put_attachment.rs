@@ -64,7 +64,8 @@ pub struct PutAttachmentOutput {
     pub content_type: String,
     /// True when an existing attachment's file was replaced.
     pub replaced: bool,
-    /// Whether the item records the file's md5/mtime (false only when that last step failed; see `warning`).
+    /// Whether the item records all of the new file: md5/mtime, name and type (false only when the last step,
+    /// that item write, failed: the file itself is stored; see `warning`).
     pub recorded: bool,
     /// Where the file is stored: `WebDAV` or `Zotero Storage`.
     pub stored_in: &'static str,
@@ -194,7 +195,10 @@ impl Tool for PutAttachment {
             }
         };
         let stored: StoredAttachment = stored.map_err(write_error)?;
-        let warning = stored.warning.as_ref().map(|warning| format!("{warning}{}", record_again(&stored.key)));
+        let warning = stored
+            .warning
+            .as_ref()
+            .map(|warning| format!("{warning}{}", record_again(&stored.key, &stored.content_type)));
         Ok(PutAttachmentOutput {
             recorded: stored.recorded(),
             attachment_key: stored.key,

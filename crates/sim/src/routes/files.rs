@@ -185,7 +185,9 @@ fn authorize(state: &mut State, lref: LibraryRef, key: &str, form: &[(String, St
         return Ok(err);
     }
 
-    if let Some(existing) = state.storage.objects.get(&info.hash) {
+    // Only a file Zotero registered before counts (its `storageFiles` table), not bytes merely in the bucket.
+    let known = state.storage.registered.contains(&info.hash).then(|| state.storage.objects.get(&info.hash));
+    if let Some(existing) = known.flatten() {
         if existing.len() as u64 != info.size {
             return Err(ApiError::bad_request("Specified file size incorrect for known file"));
         }
@@ -284,6 +286,7 @@ pub(crate) fn record_file(state: &mut State, lref: LibraryRef, key: &str, info: 
     rec.data.date_modified = dates::now_iso();
     l.version = version;
     l.files.insert(key.to_string(), StoredFile { hash: info.hash.clone(), size: info.size, zip: info.zip });
+    state.storage.registered.insert(info.hash.clone());
     Ok(version)
 }
 

@@ -22,9 +22,10 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().unwrap_or("").to_string();
     state.storage.requests.push(RecordedRequest::of(&parts, &body));
+    let mut drop_answer = false;
     let reply = match injected_fault(state, &parts.method, &path, &body) {
-        Some(reply) => reply,
-        None => match carried_key(&parts.headers, &query) {
+        Some(Injected::Answer(reply)) => reply,
+        injected => match carried_key(&parts.headers, &query) {
             Some(place) => Reply::text(
                 403,
                 &format!(
@@ -33,10 +34,26 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
                      Zotero-API-Key header, the Authorization header and the key= parameter."
                 ),
             ),
-            None => route(state, &parts.method, &path, &query, &parts.headers, &body),
+            None => {
+                drop_answer = matches!(injected, Some(Injected::DropAnswer));
+                route(state, &parts.method, &path, &query, &parts.headers, &body)
+            }
         },
     };
-    reply.into_http(&parts.method, "zotero-sim storage: could not build the response")
+    let mut response = reply.into_http(&parts.method, "zotero-sim storage: could not build the response");
+    if drop_answer {
+        response.extensions_mut().insert(crate::AnswerDropped);
+    }
+    response
+}
+
+/// What an armed fault does to a storage request.
+enum Injected {
+    /// Answered with this instead of being served.
+    Answer(Reply),
+    /// Served (S3 keeps an uploaded object), then the answer is lost on the way back, as when the connection
+    /// drops after the last byte went up.
+    DropAnswer,
 }
 
 /// Where the request carries an API key, if it does.
@@ -53,8 +70,8 @@ fn carried_key(headers: &http::HeaderMap, query: &str) -> Option<&'static str> {
     }
 }
 
-/// A fault armed with `fail_matching` for this request, as its answer.
-fn injected_fault(state: &mut State, method: &http::Method, path: &str, body: &[u8]) -> Option<Reply> {
+/// A fault armed with `fail_matching` for this request, and what it does.
+fn injected_fault(state: &mut State, method: &http::Method, path: &str, body: &[u8]) -> Option<Injected> {
     let index = state.matched_faults.iter().position(|(m, _, _)| m.matches(method, path, body))?;
     let entry = &mut state.matched_faults[index];
     entry.1 -= 1;
@@ -68,10 +85,9 @@ fn injected_fault(state: &mut State, method: &http::Method, path: &str, body: &[
         Fault::Status { status } => status,
         // S3 has no Backoff header: the request is served as usual.
         Fault::Backoff { .. } => return None,
-        // Faults of the API's own answers: the storage origin serves the request as usual.
-        Fault::DropAnswer => return None,
+        Fault::DropAnswer => return Some(Injected::DropAnswer),
     };
-    Some(Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})")))
+    Some(Injected::Answer(Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})"))))
 }
 
 fn route(

@@ -13,7 +13,7 @@
 
 pub mod multipart;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::dates;
 use crate::RecordedRequest;
@@ -79,6 +79,11 @@ pub struct Storage {
     pub origin: String,
     /// Object key (an MD5) → bytes.
     pub objects: HashMap<String, Vec<u8>>,
+    /// The hashes of files registered at least once: the dataserver's `storageFiles` rows, which only a
+    /// registration adds (`Zotero_Storage::addFile`) and which an authorization looks a file up in
+    /// (`getLocalFileInfo`, `getFileByHash`) to answer `{"exists": 1}`. An object uploaded to the bucket and
+    /// never registered is not among them, so its next authorization asks for the upload again.
+    pub registered: HashSet<String>,
     /// Signature → download grant.
     pub downloads: HashMap<String, SignedDownload>,
     /// Policy → what it allows.
@@ -100,6 +105,7 @@ impl Default for Storage {
         Self {
             origin: DEFAULT_ORIGIN.to_string(),
             objects: HashMap::new(),
+            registered: HashSet::new(),
             downloads: HashMap::new(),
             policies: HashMap::new(),
             queued: HashMap::new(),
