@@ -134,7 +134,8 @@ describe('checking a manuscript\'s references (demo library, recorded CrossRef a
 // the works it has recorded as CrossRef ranks them, so what is found depends on what the server asked: each
 // positive case below is a different work, and the near miss is a reference to the journal version of a paper
 // whose preprint is the search's best candidate (same title and authors, three years apart): it must be named
-// as not taken, never reported as the work.
+// as not taken, never reported as the work, and the candidate's notices (a preprint's published version, a
+// retraction) are not reported as the reference's.
 describe('CrossRef\'s bibliographic search finds a reference\'s work, and refuses a near miss', { timeout: TEST_TIMEOUT_MS * 2 }, () => {
   const LIST = [
     'We build on earlier roadmaps [1] and imaging methods [2], and on the published roadmap [3].',
@@ -145,6 +146,7 @@ describe('CrossRef\'s bibliographic search finds a reference\'s work, and refuse
     '2. Sankar M, Nieminen K, Ragni L, Xenarios I, Hardtke CS. Automated quantitative histology reveals vascular morphodynamics during Arabidopsis hypocotyl secondary growth. eLife. 2014;3.',
     '3. Fenner M, Crosas M, Grethe JS, Kennedy D, Hermjakob H, Rocca-Serra P, et al. A data citation roadmap for scholarly data repositories. Sci Data. 2019;6:28.',
     '4. Qwertzuiop Xanthippe. Xylophonic quokkas, Quzhou. 1850.',
+    '5. Okonkwo B. Ileal-lymphoid-nodular hyperplasia in adults: a case series. Gut. 2011;60:100-4.',
     '',
   ].join('\n');
   let client;
@@ -165,7 +167,7 @@ describe('CrossRef\'s bibliographic search finds a reference\'s work, and refuse
     );
     assert.ok(!result.isError, `zotero_check_references failed: ${textOf(result)}`);
     out = result.structuredContent;
-    assert.equal(out.references.length, 4, JSON.stringify(out.references));
+    assert.equal(out.references.length, 5, JSON.stringify(out.references));
   });
 
   after(async () => {
@@ -193,7 +195,18 @@ describe('CrossRef\'s bibliographic search finds a reference\'s work, and refuse
     const published = at(3);
     assert.equal(published.outcome, 'unresolved', JSON.stringify(published));
     assert.equal(published.registry, undefined, JSON.stringify(published));
+    // Nor is the preprint's news (its published version) reported as the cited work's.
+    assert.deepEqual(kinds(published), [], JSON.stringify(published));
     assert.match(published.reason, /closest candidate \("A Data Citation Roadmap for Scholarly Data Repositories"\).*not taken/);
+  });
+
+  it('does not flag a reference with the retraction of a candidate it does not agree with', () => {
+    // CrossRef's record for this title is the retracted Wakefield paper; the reference gives another year and
+    // another first author, so it is not that paper, and its retraction is not this reference's.
+    const other = at(5);
+    assert.equal(other.outcome, 'unresolved', JSON.stringify(other));
+    assert.match(other.reason, /closest candidate \("RETRACTED: Ileal-lymphoid-nodular hyperplasia.*not taken/);
+    assert.deepEqual(kinds(other), [], JSON.stringify(other));
   });
 
   it('says when the search finds nothing at all', () => {
