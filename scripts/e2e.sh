@@ -15,11 +15,15 @@
 # test password of tests/e2e/wrangler.test.toml (the native server gets the same variables).
 # Then, once: `zotero-mcp serve --stdio` driven by the official clients' stdio transports
 # (tests/e2e/stdio: @modelcontextprotocol/client in both eras, and the Python `mcp` SDK).
-# Everything started here is stopped on the way out. Exit status: non-zero when any step failed.
+# Everything started here is stopped on the way out. Each run prints its passed, failed and skipped tests, and the
+# last line the totals. A skipped test is named with its reason and checked against tests/expected-skips.txt
+# (scripts/skips.sh): one not declared for this run's environment (E2E_TARGET, E2E_FILE_STORE) fails the script.
+# Exit status: non-zero when any step failed or any skip was undeclared.
 #
 # Environment knobs:
 #   E2E_TARGETS="worker native"  which HTTP servers to test (default both)
 #   E2E_READY_TIMEOUT=<seconds>  how long to wait for a server (default 60)
+#   (a step left out with an E2E_SKIP_… knob below is said so in the output; it is the caller's choice, not a skip)
 #   E2E_SKIP_CONFORMANCE=1       skip the conformance suite
 #   E2E_SKIP_OAUTH2=1            skip the oauth2 crate client
 #   E2E_SKIP_STDIO=1             skip the stdio client tests
@@ -52,6 +56,7 @@ case " $TARGETS " in *" worker "*) [ -f "$SHIM" ] || die "$SHIM is missing: run 
 
 
 . scripts/servers.sh
+. scripts/skips.sh
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/zotero-mcp-e2e.XXXXXX")"
 PIDS=()
 LOGS=()
@@ -113,8 +118,34 @@ fi
 RCS=()
 TOTAL_PASS=0
 TOTAL_FAIL=0
-# "N passed" figures from a log (empty when the log does not exist, e.g. a skipped step).
+TOTAL_SKIP=0
+TOTAL_UNDECLARED=0
+# "N passed" figures from a log (empty when the log does not exist, e.g. a step left out).
 count() { [ -f "$2" ] && sed -n "s/$1/\1/p" "$2" | tail -n 1 || true; }
+
+# The skipped tests in node --test logs ($2…) of the run named $1: each printed, checked against
+# tests/expected-skips.txt for this run's environment, and added to the totals; RUN_SKIPPED is how many. A
+# skipped test whose name cannot be read off the log (node's count and the named ones differ) counts as undeclared.
+check_node_skips() {
+  local run="$1" list="$WORK_DIR/$1-skips" log said reported=0
+  shift
+  : >"$list"
+  for log in "$@"; do
+    [ -f "$log" ] || continue
+    node_skips "$log" >>"$list"
+    said=$(count '^ℹ skipped \([0-9]*\)$' "$log")
+    reported=$((reported + ${said:-0}))
+  done
+  check_skips e2e "$list" 2>&1
+  if [ "$SKIPPED" -ne "$reported" ]; then
+    echo "e2e[$run]: node reported $reported skipped tests and $SKIPPED were named in its output; counted as undeclared" >&2
+    UNDECLARED=$((UNDECLARED + 1))
+    [ "$reported" -gt "$SKIPPED" ] && SKIPPED=$reported
+  fi
+  RUN_SKIPPED=$SKIPPED
+  TOTAL_SKIP=$((TOTAL_SKIP + SKIPPED))
+  TOTAL_UNDECLARED=$((TOTAL_UNDECLARED + UNDECLARED))
+}
 
 # `zotero-mcp e2e` against one running server ($2 is its /mcp URL; the command takes the origin, as
 # `make deploy` gives it the domain): three runs, each an "ok"/"not ok" line. Read-only, signing in itself
@@ -166,14 +197,20 @@ run_suite() {
     ZOTERO_MCP_PASSWORD=test-password cargo test --locked --quiet -p zotero-mcp-cli --test get_token_flow -- --ignored 2>&1 \
       | tee "$WORK_DIR/$target-oauth2.log"
     rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: oauth2 client exit $rc"
+  else
+    echo "e2e[$target]: the oauth2 client left out (E2E_SKIP_OAUTH2=1)"
   fi
   if [ "${E2E_SKIP_CONFORMANCE:-}" != "1" ]; then
     scripts/conformance.sh "$url" 2>&1 | tee "$WORK_DIR/$target-conformance.log"
     rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: conformance exit $rc"
+  else
+    echo "e2e[$target]: conformance left out (E2E_SKIP_CONFORMANCE=1)"
   fi
   if [ "${E2E_SKIP_CLI:-}" != "1" ]; then
     run_cli_e2e "$target" "$url" 2>&1 | tee "$WORK_DIR/$target-cli.log"
     rc=${PIPESTATUS[0]}; RCS+=("$rc"); echo "e2e[$target]: zotero-mcp e2e exit $rc"
+  else
+    echo "e2e[$target]: zotero-mcp e2e left out (E2E_SKIP_CLI=1)"
   fi
   set -e
   local np nf op of cp cf xp xf
@@ -188,7 +225,8 @@ run_suite() {
   ef=$(grep -c '^cli: not ok - ' "$WORK_DIR/$target-cli.log" 2>/dev/null || true)
   local pass=$(( ${np:-0} + ${xp:-0} + ${op:-0} + ${cp:-0} + ${ep:-0} ))
   local fail=$(( ${nf:-0} + ${xf:-0} + ${of:-0} + ${cf:-0} + ${ef:-0} ))
-  echo "e2e[$target]: $pass passed, $fail failed"
+  check_node_skips "$target" "$WORK_DIR/$target-node.log" "$WORK_DIR/$target-entry.log"
+  echo "e2e[$target]: $pass passed, $fail failed, $RUN_SKIPPED skipped"
   TOTAL_PASS=$((TOTAL_PASS + pass)); TOTAL_FAIL=$((TOTAL_FAIL + fail))
 }
 
@@ -249,7 +287,8 @@ if [ "${E2E_SKIP_ZOTERO_STORAGE:-}" != "1" ] && [ "${#ZS_FILES[@]}" -gt 0 ]; the
     rc=${PIPESTATUS[0]}; RCS+=("$rc")
     set -e
     zp=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/$target-zs-node.log"); zf=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/$target-zs-node.log")
-    echo "e2e[$target, Zotero Storage]: ${zp:-0} passed, ${zf:-0} failed"
+    check_node_skips "$target-zs" "$WORK_DIR/$target-zs-node.log"
+    echo "e2e[$target, Zotero Storage]: ${zp:-0} passed, ${zf:-0} failed, $RUN_SKIPPED skipped"
     TOTAL_PASS=$((TOTAL_PASS + ${zp:-0})); TOTAL_FAIL=$((TOTAL_FAIL + ${zf:-0}))
     stop_pid "$SERVER_PID"
   done
@@ -281,14 +320,21 @@ if [ "${E2E_SKIP_STDIO:-}" != "1" ]; then
   set -e
   sp=$(count '^ℹ pass \([0-9]*\)$' "$WORK_DIR/stdio-node.log"); sf=$(count '^ℹ fail \([0-9]*\)$' "$WORK_DIR/stdio-node.log")
   pp=$(grep -c '^ok - ' "$WORK_DIR/stdio-python.log" || true); pf=$(grep -c '^not ok - ' "$WORK_DIR/stdio-python.log" || true)
-  echo "e2e[stdio]: $(( ${sp:-0} + pp )) passed, $(( ${sf:-0} + pf )) failed"
+  E2E_TARGET=stdio check_node_skips stdio "$WORK_DIR/stdio-node.log"
+  echo "e2e[stdio]: $(( ${sp:-0} + pp )) passed, $(( ${sf:-0} + pf )) failed, $RUN_SKIPPED skipped"
   TOTAL_PASS=$((TOTAL_PASS + ${sp:-0} + pp)); TOTAL_FAIL=$((TOTAL_FAIL + ${sf:-0} + pf))
+else
+  echo "e2e[stdio]: the stdio clients left out (E2E_SKIP_STDIO=1)"
 fi
 
-# One closing line with the totals, in the plain "N passed, N failed" form.
-echo "e2e: $TOTAL_PASS passed, $TOTAL_FAIL failed"
+# One closing line with the totals, in the plain "N passed, N failed, N skipped" form.
+echo "e2e: $TOTAL_PASS passed, $TOTAL_FAIL failed, $TOTAL_SKIP skipped"
 for rc in "${RCS[@]}"; do
   if [ "$rc" -ne 0 ]; then
     exit "$rc"
   fi
 done
+if [ "$TOTAL_UNDECLARED" -ne 0 ]; then
+  echo "e2e: $TOTAL_UNDECLARED skip(s) not declared for their environment in tests/expected-skips.txt (listed above)" >&2
+  exit 1
+fi

@@ -7,8 +7,8 @@
 // `Citation Key:` line in `extra`), 11 DOIs the stand-in has recorded answers for (CrossRef's ten, among them a
 // retracted paper, a preprint with its published version and a corrected article; DataCite's dataset), 17 DOIs
 // it does not know (CrossRef then DataCite answer 404) and 12 entries without identifiers (CrossRef's
-// bibliographic search; the stand-in gives every search its one recorded answer, the candidates for CERMINE, so
-// only the CERMINE entry finds its work). Each reference has a citing sentence, so every matched one gets a
+// bibliographic search; the stand-in searches its recorded works, and only CERMINE is among them, so only the
+// CERMINE entry finds its work: the others' closest candidates share a few common words and are not taken). Each reference has a citing sentence, so every matched one gets a
 // support check.
 //
 // Per server: one full check (limit 60, following nextCursor until there is none) with the library snapshot not
@@ -134,8 +134,8 @@ const unknown = Array.from({ length: 17 }, (_, at) => {
   };
 });
 
-// 12 entries without identifiers: CrossRef's bibliographic search. The first is CERMINE (the search's one
-// recorded answer is for it); the others are made up, so the candidates do not agree with them.
+// 12 entries without identifiers: CrossRef's bibliographic search. The first is CERMINE (a work the stand-in has
+// recorded); the others are made up, so the candidates do not agree with them.
 const unidentified = [
   {
     key: 'tkaczyk2015cermine',

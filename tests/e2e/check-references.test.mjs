@@ -1,8 +1,9 @@
 // zotero_check_references end to end: the LaTeX manuscript and .bib of crates/server/tests/refcheck/ checked
 // against the demo library (zotero-sim) through the Worker under wrangler dev and the native server, with the
 // registries answered by tests/e2e/sources-stub.mjs (recorded CrossRef answers: the retracted Wakefield paper,
-// a bioRxiv preprint with its published version, and a bibliographic search for CERMINE), driven by the official
-// client in the 2026-07-28 era. Read-only: nothing is imported, so both servers' runs see the same library.
+// a bioRxiv preprint with its published version, and a bibliographic search over the works it has recorded),
+// driven by the official client in the 2026-07-28 era. Read-only: nothing is imported, so both servers' runs see
+// the same library.
 //
 // Unlike the native test (crates/server/tests/tools_check_references.rs), the Wakefield paper is not in the e2e
 // library: here it is a work not in the library, flagged from its DOI's CrossRef record.
@@ -126,5 +127,92 @@ describe('checking a manuscript\'s references (demo library, recorded CrossRef a
     const refused = await tool({ text: TEX, bibtex: BIB, import: true });
     assert.equal(refused.isError, true);
     assert.match(textOf(refused), /zotero:write|read-only/);
+  });
+});
+
+// References without identifiers, found (or not) by CrossRef's bibliographic search alone. The stand-in searches
+// the works it has recorded as CrossRef ranks them, so what is found depends on what the server asked: each
+// positive case below is a different work, and the near miss is a reference to the journal version of a paper
+// whose preprint is the search's best candidate (same title and authors, three years apart): it must be named
+// as not taken, never reported as the work, and the candidate's notices (a preprint's published version, a
+// retraction) are not reported as the reference's.
+describe('CrossRef\'s bibliographic search finds a reference\'s work, and refuses a near miss', { timeout: TEST_TIMEOUT_MS * 2 }, () => {
+  const LIST = [
+    'We build on earlier roadmaps [1] and imaging methods [2], and on the published roadmap [3].',
+    '',
+    'References',
+    '',
+    '1. Fenner M, Crosas M, Grethe JS, Kennedy D, Hermjakob H, Rocca-Serra P, et al. A data citation roadmap for scholarly data repositories. bioRxiv. 2016.',
+    '2. Sankar M, Nieminen K, Ragni L, Xenarios I, Hardtke CS. Automated quantitative histology reveals vascular morphodynamics during Arabidopsis hypocotyl secondary growth. eLife. 2014;3.',
+    '3. Fenner M, Crosas M, Grethe JS, Kennedy D, Hermjakob H, Rocca-Serra P, et al. A data citation roadmap for scholarly data repositories. Sci Data. 2019;6:28.',
+    '4. Qwertzuiop Xanthippe. Xylophonic quokkas, Quzhou. 1850.',
+    '5. Okonkwo B. Ileal-lymphoid-nodular hyperplasia in adults: a case series. Gut. 2011;60:100-4.',
+    '',
+  ].join('\n');
+  let client;
+  let out;
+  const at = (position) => {
+    const found = out.references.find((r) => r.position === position);
+    assert.ok(found, `no reference at ${position} in ${JSON.stringify(out.references.map((r) => r.position))}`);
+    return found;
+  };
+
+  before(async () => {
+    client = new Client({ name: 'zotero-mcp-e2e-check-search', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
+    const headers = await authHeaders(READ_SCOPES);
+    await connectValidating(client, new StreamableHTTPClientTransport(new URL(mcpUrl()), { requestInit: { headers } }));
+    const result = await client.callTool(
+      { name: 'zotero_check_references', arguments: { text: LIST, checkSupport: false } },
+      { timeout: REQUEST_TIMEOUT_MS * 3 },
+    );
+    assert.ok(!result.isError, `zotero_check_references failed: ${textOf(result)}`);
+    out = result.structuredContent;
+    assert.equal(out.references.length, 5, JSON.stringify(out.references));
+  });
+
+  after(async () => {
+    await client?.close();
+  });
+
+  it('finds a preprint cited without its DOI, and points at its published version', () => {
+    const roadmap = at(1);
+    assert.equal(roadmap.outcome, 'notInLibrary', JSON.stringify(roadmap));
+    assert.equal(roadmap.registry?.foundBy, 'bibliographicSearch');
+    assert.equal(roadmap.registry?.confidence, 'high');
+    assert.equal(roadmap.registry?.doi, '10.1101/097196');
+    assert.deepEqual(kinds(roadmap), ['preprintPublished']);
+  });
+
+  it('finds a journal article cited without its DOI', () => {
+    const histology = at(2);
+    assert.equal(histology.outcome, 'notInLibrary', JSON.stringify(histology));
+    assert.equal(histology.registry?.foundBy, 'bibliographicSearch');
+    assert.equal(histology.registry?.confidence, 'high');
+    assert.equal(histology.registry?.doi, '10.7554/elife.01567');
+  });
+
+  it('does not take the preprint for the journal version cited, and names it as the candidate refused', () => {
+    const published = at(3);
+    assert.equal(published.outcome, 'unresolved', JSON.stringify(published));
+    assert.equal(published.registry, undefined, JSON.stringify(published));
+    // Nor is the preprint's news (its published version) reported as the cited work's.
+    assert.deepEqual(kinds(published), [], JSON.stringify(published));
+    assert.match(published.reason, /closest candidate \("A Data Citation Roadmap for Scholarly Data Repositories"\).*not taken/);
+  });
+
+  it('does not flag a reference with the retraction of a candidate it does not agree with', () => {
+    // CrossRef's record for this title is the retracted Wakefield paper; the reference gives another year and
+    // another first author, so it is not that paper, and its retraction is not this reference's.
+    const other = at(5);
+    assert.equal(other.outcome, 'unresolved', JSON.stringify(other));
+    assert.match(other.reason, /closest candidate \("RETRACTED: Ileal-lymphoid-nodular hyperplasia.*not taken/);
+    assert.deepEqual(kinds(other), [], JSON.stringify(other));
+  });
+
+  it('says when the search finds nothing at all', () => {
+    const nothing = at(4);
+    assert.equal(nothing.outcome, 'unresolved', JSON.stringify(nothing));
+    assert.equal(nothing.registry, undefined);
+    assert.ok(nothing.tried?.includes('CrossRef found no candidate'), JSON.stringify(nothing));
   });
 });

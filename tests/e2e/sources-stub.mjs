@@ -8,9 +8,10 @@
 // CrossRef's records include the ones the reference check flags: a retracted paper (Wakefield et al. 1998, with
 // Retraction Watch's retraction and correction notices), a bioRxiv preprint linking its published version, a
 // journal article linking its preprint, and a PLOS paper with a correction. CrossRef's bibliographic search
-// (`GET /crossref/works?query.bibliographic=…&rows=N`) has one recorded answer, the five candidates CrossRef gave
-// for a reference to CERMINE (Tkaczyk et al., IJDAR 2015); every search gets it, whatever it asks, so a check of
-// another reference without identifiers judges those candidates (and should find none of them certain).
+// (`GET /crossref/works?query.bibliographic=…&rows=N`) searches every work recorded here (the records above and
+// the five candidates CrossRef gave for a reference to CERMINE, Tkaczyk et al., IJDAR 2015) the way CrossRef
+// does: a full-text match of the query against each work's bibliographic text, ranked by relevance, best first,
+// each item with its `score`, and an empty list when no word of the query is in any record (see crossrefSearch).
 //
 // GET /_requests lists every request received so far ("METHOD /path?query"), for tests and benches that count
 // what the servers asked.
@@ -43,13 +44,87 @@ const crossref = {
   '10.1038/ng.3834': 'crossref-article-with-preprint.json',
   '10.1371/journal.pone.0033693': 'crossref-corrected-plos.json',
 };
-// CrossRef's bibliographic search: one recorded work-list, the answer to every query.
-const crossrefSearch = 'crossref-bibliographic-cermine.json';
+const crossrefSearchList = 'crossref-bibliographic-cermine.json';
 const datacite = { '10.5061/dryad.8515': 'datacite-dataset.json' };
 const openalex = { '10.1371/journal.pone.0000030': 'openalex-work-with-pdf.json', '10.7554/elife.01567': 'openalex-work-without-pdf.json' };
 const arxiv = { '2206.06921': 'arxiv-2206.06921.xml', 'hep-ex/0307015': 'arxiv-hep-ex-0307015.xml' };
 
 const requests = [];
+
+// CrossRef's bibliographic search over the works recorded here. What is searched is the text CrossRef's index
+// builds for a work's bibliographic look-up (CrossRef/cayenne, src/cayenne/elastic/convert.clj,
+// `item-bibliographic-content`: the issued and print years, issue, volume, first and last page, ISSNs, ISBNs,
+// every title, the container titles, and each contributor as initials and family name); the query is matched
+// against it word by word, any word counting, and works are ranked by Elasticsearch's default relevance (BM25,
+// k1 = 1.2, b = 0.75), best first. A query none of whose words is in any record gets CrossRef's answer for no
+// hit: a work-list with no items and `total-results` 0. The scores are this index's, not CrossRef's: only their
+// order means anything, as with CrossRef's own.
+const fold = (text) => String(text ?? '').normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+const words = (text) => fold(text).match(/[\p{L}\p{N}]+/gu) ?? [];
+const crossrefWorks = (() => {
+  const works = new Map();
+  const add = (work) => work?.DOI && !works.has(work.DOI.toLowerCase()) && works.set(work.DOI.toLowerCase(), work);
+  for (const file of Object.values(crossref)) add(JSON.parse(fixture(file)).message);
+  for (const work of JSON.parse(fixture(crossrefSearchList)).message.items) add(work);
+  return [...works.values()];
+})();
+function bibliographicText(work) {
+  const year = (date) => date?.['date-parts']?.[0]?.[0];
+  const [first, last] = String(work.page ?? '').split('-');
+  const initials = (person) =>
+    person.name ?? `${(person.given ?? '').split(/[\s-]+/).map((part) => part.charAt(0)).join(' ')} ${person.family ?? ''}`;
+  const people = ['author', 'chair', 'editor', 'translator'].flatMap((role) => work[role] ?? []);
+  return [
+    year(work.issued), year(work['published-print']), work.issue, work.volume, first, last,
+    ...(work.ISSN ?? []), ...(work.ISBN ?? []),
+    ...['title', 'subtitle', 'short-title', 'original-title', 'group-title'].flatMap((key) => [work[key] ?? []].flat()),
+    ...(work['container-title'] ?? []), ...(work['short-container-title'] ?? []),
+    ...people.map(initials),
+  ].filter((part) => part !== undefined && part !== null).join(' ');
+}
+const crossrefIndex = crossrefWorks.map((work) => ({ work, words: words(bibliographicText(work)) }));
+const averageLength = crossrefIndex.reduce((sum, doc) => sum + doc.words.length, 0) / crossrefIndex.length;
+function crossrefSearch(query, rows, offset) {
+  const terms = [...new Set(words(query))];
+  const idf = (term) => {
+    const n = crossrefIndex.filter((doc) => doc.words.includes(term)).length;
+    return Math.log(1 + (crossrefIndex.length - n + 0.5) / (n + 0.5));
+  };
+  const weights = new Map(terms.map((term) => [term, idf(term)]));
+  const hits = [];
+  for (const { work, words: text } of crossrefIndex) {
+    let score = 0;
+    for (const term of terms) {
+      const tf = text.filter((word) => word === term).length;
+      if (tf) score += (weights.get(term) * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * text.length) / averageLength));
+    }
+    if (score > 0) hits.push({ ...work, score: Math.round(score * 1e5) / 1e5 });
+  }
+  hits.sort((a, b) => b.score - a.score || a.DOI.localeCompare(b.DOI));
+  return {
+    status: 'ok',
+    'message-type': 'work-list',
+    'message-version': '1.0.0',
+    message: {
+      facets: {},
+      'total-results': hits.length,
+      items: hits.slice(offset, offset + rows),
+      'items-per-page': rows,
+      query: { 'start-index': offset, 'search-terms': null },
+    },
+  };
+}
+// The parameters the server's search may send. CrossRef refuses a parameter it does not know with a
+// validation failure; so does this stand-in for one it does not implement (a filter, a sort, a field query),
+// rather than answer as if it had applied it.
+const CROSSREF_SEARCH_PARAMETERS = new Set(['query.bibliographic', 'rows', 'offset', 'mailto']);
+function crossrefRefusal(name) {
+  return {
+    status: 'failed',
+    'message-type': 'validation-failure',
+    message: [{ type: 'parameter-not-allowed', value: name, message: `This route does not support ${name}` }],
+  };
+}
 
 function send(res, status, type, body) {
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
@@ -63,9 +138,15 @@ const server = createServer((req, res) => {
   requests.push(`${req.method} ${route}${url.search}`);
   if (route === '/_requests') return send(res, 200, 'application/json', JSON.stringify(requests));
   let m;
-  // Only the search is recorded; any other listing of /works falls through to the plain 404 below.
+  // Only the bibliographic search is served; any other listing of /works falls through to the plain 404 below.
   if (route === '/crossref/works' && url.searchParams.has('query.bibliographic')) {
-    return send(res, 200, 'application/json', fixture(crossrefSearch));
+    const unknown = [...url.searchParams.keys()].find((name) => !CROSSREF_SEARCH_PARAMETERS.has(name));
+    if (unknown) return send(res, 400, 'application/json', JSON.stringify(crossrefRefusal(unknown)));
+    // CrossRef's default page is 20 rows, its largest 1,000.
+    const rows = Math.min(Math.max(Number.parseInt(url.searchParams.get('rows') ?? '20', 10) || 0, 0), 1000);
+    const offset = Math.max(Number.parseInt(url.searchParams.get('offset') ?? '0', 10) || 0, 0);
+    const answer = crossrefSearch(url.searchParams.get('query.bibliographic'), rows, offset);
+    return send(res, 200, 'application/json', JSON.stringify(answer));
   }
   if ((m = route.match(/^\/crossref\/works\/(.+)$/))) {
     const file = crossref[m[1].toLowerCase()];

@@ -1,5 +1,8 @@
 //! The `zotero-mcp serve` binary as a user starts it: who it lets in over HTTP, and the stdio loop.
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -225,7 +228,10 @@ fn another_user_cannot_read_the_token_and_is_refused() {
     // Only root can start a process as another user; elsewhere this is said, not passed over in silence.
     let euid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX);
     if euid != 0 {
-        println!("SKIPPED another_user_cannot_read_the_token_and_is_refused: not root (uid {euid}), so no process of another uid can be started");
+        skip::skip(
+            "another_user_cannot_read_the_token_and_is_refused",
+            &format!("not root (uid {euid}), so no process of another uid can be started"),
+        );
         return;
     }
     let dir = data_dir("other-user");

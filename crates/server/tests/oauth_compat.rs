@@ -4,9 +4,11 @@
 //! KV dumps and tokens as JSON.
 //!
 //! Needs `node` and `npm ci` (the package is a devDependency). Set ZOTERO_MCP_SKIP_NODE_TESTS=1 to skip on a
-//! machine without them; CI runs them.
+//! machine without them; CI runs them, and `make unit` fails on the skip unless tests/expected-skips.txt declares it.
 
 mod oauth_support;
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -16,9 +18,10 @@ use oauth_support::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::platform::{KvStore, KvWrite};
 
-fn node_available() -> bool {
+/// Whether the TypeScript side can run; `test` (the calling test's name) is recorded as skipped when it cannot.
+fn node_available(test: &str) -> bool {
     if std::env::var("ZOTERO_MCP_SKIP_NODE_TESTS").as_deref() == Ok("1") {
-        eprintln!("skipped: ZOTERO_MCP_SKIP_NODE_TESTS=1");
+        skip::skip(test, "ZOTERO_MCP_SKIP_NODE_TESTS=1");
         return false;
     }
     let package =
@@ -77,7 +80,7 @@ fn basic(id: &str, secret: &str) -> String {
 
 #[tokio::test]
 async fn grants_and_tokens_minted_by_the_typescript_provider_work_here() {
-    if !node_available() {
+    if !node_available("grants_and_tokens_minted_by_the_typescript_provider_work_here") {
         return;
     }
     let minted = typescript("mint", &json!({ "nowMs": NOW_MS }));
@@ -164,7 +167,7 @@ async fn grants_and_tokens_minted_by_the_typescript_provider_work_here() {
 
 #[tokio::test]
 async fn grants_and_tokens_minted_here_work_with_the_typescript_provider() {
-    if !node_available() {
+    if !node_available("grants_and_tokens_minted_here_work_with_the_typescript_provider") {
         return;
     }
     let h = Harness::new();

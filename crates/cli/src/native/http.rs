@@ -158,22 +158,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_machines_own_name_is_refused_for_a_download() {
-        // The host's name: in /etc/hosts, or found by the system resolver, nearly always at a loopback or
-        // private address. The literal checks let it through (it is a name); the resolver must not.
-        let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") else { return };
-        let name = name.trim().to_owned();
-        let addresses: Vec<std::net::IpAddr> = match std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 443)) {
-            Ok(found) => found.map(|a| a.ip()).collect(),
-            Err(_) => Vec::new(),
-        };
-        if addresses.is_empty() || addresses.iter().any(|ip| zotero_mcp_core::net::is_public_ip(*ip)) {
-            eprintln!("skipped: `{name}` resolves to {addresses:?}, not only to private addresses");
-            return;
-        }
+    async fn the_system_resolvers_loopback_answer_is_not_connected_to() {
+        // The system resolver (getaddrinfo), as the server runs it. `localhost` resolves to loopback on every
+        // system (RFC 6761: /etc/hosts, or the resolver's own rule), so this runs everywhere, unlike a test on
+        // the machine's own name, whose address depends on the machine. The core's literal check refuses
+        // `localhost` before a download sends anything; at this seam it stands for any name an attacker points at
+        // a private address (the path through the download guard: the fixed-resolver test above).
         let http = ReqwestHttp::new().unwrap();
-        let error = download(&http, &format!("https://{name}/paper.pdf")).await.unwrap_err();
-        assert!(matches!(error, DownloadError::ResolvesPrivate { ref host, .. } if *host == name), "{error}");
+        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+        let server = serve_once(ok, vec![]).await;
+        let port = zotero_mcp_core::net::parse_url(&server).unwrap().port().unwrap();
+
+        let error = http.send_public_limited(get(&format!("http://localhost:{port}/doc")), 1024).await.unwrap_err();
+        assert!(matches!(&error, HttpError::NotPublic { host, .. } if host == "localhost"), "{error}");
+        // No connection was made: the server's one connection is still free for a request not limited to
+        // public addresses.
+        let answer = http.send(get(&server)).await.unwrap();
+        assert_eq!(answer.body(), b"ok");
     }
 
     #[tokio::test]

@@ -600,10 +600,13 @@ async fn check_one<'a>(
     }
     let mut work = None;
     if let Some((reference, confidence)) = record {
-        // The registry's flags first: a retraction is what a writer must see before anything else.
-        let mut flags = registry::flags_of(&reference.notes, reference.source);
-        flags.append(&mut report.flags);
-        report.flags = flags;
+        // The registry's flags first: a retraction is what a writer must see before anything else. A search
+        // candidate that was not taken is another work as far as anyone knows: its notices are not this one's.
+        if confidence != Some(Confidence::Low) {
+            let mut flags = registry::flags_of(&reference.notes, reference.source);
+            flags.append(&mut report.flags);
+            report.flags = flags;
+        }
         if report.outcome != Outcome::Matched {
             match confidence {
                 Some(Confidence::Low) => {
