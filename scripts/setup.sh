@@ -4,7 +4,7 @@
 #   scripts/setup.sh build   `make build`, `make deploy`: the wasm target, the wasm-bindgen CLI, the npm packages
 #   scripts/setup.sh dev     `make dev`: as build, plus Apache for the demo's WebDAV server where apt-get has it
 #   scripts/setup.sh test    `make test` (the default): as dev, plus rustfmt, clippy, poppler's pdftotext, the
-#                            Python MCP SDK, and Apache required
+#                            Python MCP SDK, Apache required, and shellcheck (apt-get only: make deploy-test lints with it)
 # Linux x64 and arm64, and macOS on Apple silicon and Intel, build, serve and deploy alike. The system packages
 # (Apache, poppler) come from apt-get on Debian and Ubuntu and from Homebrew on macOS (poppler only: the WebDAV
 # tests need Debian's Apache); where neither is found, setup says what it skipped and what that leaves out.
@@ -42,7 +42,11 @@ setup_system_packages() {
     linux-*)
       if [ "$has_apt" = yes ]; then
         echo "apache2 apt-get apache2 $apache_need"
-        [ "$purpose" = test ] && echo "pdftotext apt-get poppler-utils required"
+        if [ "$purpose" = test ]; then
+          echo "pdftotext apt-get poppler-utils required"
+          # make deploy-test lints the shell scripts with it; without it that check would not run at all.
+          echo "shellcheck apt-get shellcheck required"
+        fi
       else
         echo "apache2 none apache2 $apache_need"
         [ "$purpose" = test ] && echo "pdftotext none poppler-utils required"
@@ -97,8 +101,9 @@ main() {
 
   # What setup cannot install itself.
   command -v rustup >/dev/null || die "rustup is missing: install Rust from https://rustup.rs, then run this again."
-  command -v node >/dev/null && command -v npm >/dev/null ||
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     die "Node.js is missing: install Node.js 20 or newer (with npm) from https://nodejs.org, then run this again."
+  fi
   local node_major
   node_major=$(node -p 'process.versions.node.split(".")[0]')
   [ "$node_major" -ge 20 ] || die "Node.js $(node --version) is too old: install Node.js 20 or newer."

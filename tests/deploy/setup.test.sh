@@ -17,6 +17,7 @@ not_ok() { failed=$((failed + 1)); printf '  FAIL  %s\n' "$1"; [ -z "${2:-}" ] |
 fake_uname() {
   local dir="$WORK/uname-$1-$2"
   mkdir -p "$dir"
+  # shellcheck disable=SC2016 # the stand-in's own $1, expanded when it runs
   printf '#!/bin/sh\ncase "$1" in -s) echo %s ;; -m) echo %s ;; *) echo %s ;; esac\n' "$1" "$2" "$1" >"$dir/uname"
   chmod +x "$dir/uname"
   echo "$dir"
@@ -25,6 +26,7 @@ fake_uname() {
 echo "scripts/setup.sh: the platform, from uname"
 for case in "Linux x86_64 linux-x64" "Linux aarch64 linux-arm64" "Linux arm64 linux-arm64" "Darwin arm64 macos-arm64" \
   "Darwin x86_64 macos-x64" "FreeBSD amd64 unsupported-FreeBSD-amd64"; do
+  # shellcheck disable=SC2086 # split on purpose: kernel, machine, expected platform
   set -- $case
   dir=$(fake_uname "$1" "$2")
   got=$(PATH="$dir:$PATH" bash -c '. "$1"; setup_platform' _ "$ROOT/scripts/setup.sh" 2>&1) || true
@@ -34,11 +36,12 @@ done
 echo "scripts/setup.sh: system packages per platform and purpose"
 # platform purpose apt brew | expected lines, joined by ';'
 while IFS='|' read -r args want; do
+  # shellcheck disable=SC2086 # split on purpose: the four arguments
   got=$(bash -c '. "$1"; shift; setup_system_packages "$@"' _ "$ROOT/scripts/setup.sh" $args 2>&1 | tr '\n' ';') || true
   if [ "$got" = "$want" ]; then ok "$args: ${want:-nothing}"; else not_ok "$args: ${want:-nothing}" "got: $got"; fi
 done <<'EOF'
-linux-x64 test yes no|apache2 apt-get apache2 required;pdftotext apt-get poppler-utils required;
-linux-arm64 test yes no|apache2 apt-get apache2 required;pdftotext apt-get poppler-utils required;
+linux-x64 test yes no|apache2 apt-get apache2 required;pdftotext apt-get poppler-utils required;shellcheck apt-get shellcheck required;
+linux-arm64 test yes no|apache2 apt-get apache2 required;pdftotext apt-get poppler-utils required;shellcheck apt-get shellcheck required;
 linux-x64 dev yes no|apache2 apt-get apache2 optional;
 linux-arm64 dev yes no|apache2 apt-get apache2 optional;
 linux-x64 build yes no|
@@ -67,12 +70,14 @@ run_setup() {
   CALLS="$box/calls.log" OUT="$box/out.log"
   : >"$CALLS"
   stub() { printf '#!/bin/sh\necho "%s $*" >>"%s"\n%s\n' "$1" "$CALLS" "${2:-}" >"$box/bin/$1"; chmod +x "$box/bin/$1"; }
+  # shellcheck disable=SC2016 # the stand-ins' own arguments, expanded when they run
   stub rustup 'case "$1 $2" in "target list") echo wasm32-unknown-unknown ;; "component list") printf "rustfmt-x\nclippy-x\n" ;; esac'
   stub node 'echo 22'
   stub npm
   stub cargo
   stub wasm-bindgen 'echo "wasm-bindgen 0.2.100"'
   # python3 -m venv DIR: a venv whose pip records its call too.
+  # shellcheck disable=SC2016
   stub python3 'if [ "$1 $2" = "-m venv" ]; then mkdir -p "$3/bin"; printf "#!/bin/sh\necho \"pip \$*\" >>%s\n" "'"$CALLS"'" >"$3/bin/pip"; chmod +x "$3/bin/pip"; fi'
   for t in "$@"; do stub "$t"; done
   status=0
@@ -101,9 +106,9 @@ run_setup Linux aarch64 dev
 if [ "$status" = 0 ] && grep -q "apache2 is not installed (no apt-get)" "$OUT" && grep -q "ready for dev on linux-arm64" "$OUT"; then ok "$t"
 else not_ok "$t" "$(cat "$OUT" "$CALLS")"; fi
 
-t="Linux arm64 with apt-get, make test: apache2 and poppler-utils from apt-get"
+t="Linux arm64 with apt-get, make test: apache2, poppler-utils and shellcheck from apt-get"
 run_setup Linux aarch64 test apt-get sudo service
-if [ "$status" = 0 ] && called 'apt-get install -y -q apache2' && called 'apt-get install -y -q poppler-utils' && ! called '^brew'; then ok "$t"
+if [ "$status" = 0 ] && called 'apt-get install -y -q apache2' && called 'apt-get install -y -q poppler-utils' && called 'apt-get install -y -q shellcheck' && ! called '^brew'; then ok "$t"
 else not_ok "$t" "$(cat "$OUT" "$CALLS")"; fi
 
 t="Linux x64, make build: no apt-get (nothing the build needs comes from it)"
