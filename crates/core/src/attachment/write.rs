@@ -201,7 +201,19 @@ pub async fn create(
             };
             match storage.upload(&object_key, file).await {
                 Ok(_) => return Ok(stored),
-                Err(e) => StepFailure { step: STEP_STORAGE, cause: e.to_string() },
+                Err(ZoteroStorageError::Desktop(denied @ ZoteroError::LocalWriteDenied { .. })) => {
+                    // Zotero Desktop's "Allow" covered the item's write only, and the person denied the file's:
+                    // removing the item would be a change too, which they have just refused, so it stays, said.
+                    return Err(WriteError::Stranded {
+                        step: storage_step(storage),
+                        cause: denied.to_string(),
+                        key,
+                        reason: "after a Deny zotero-mcp asks Zotero nothing more in the same call, not even to \
+                                 remove it"
+                            .into(),
+                    });
+                }
+                Err(e) => StepFailure { step: storage_step(storage), cause: e.to_string() },
             }
         }
     };
@@ -306,13 +318,13 @@ async fn replace_on_zotero_storage(
     let earlier_md5 = item.field("md5").unwrap_or_default().to_owned();
     let uploaded = storage.upload(key, file).await.map_err(|e| match &e {
         ZoteroStorageError::RegistrationUnanswered { md5, .. } => WriteError::OutcomeUnknown {
-            step: STEP_STORAGE,
+            step: storage_step(storage),
             state: outcome_unknown(md5, &earlier_md5),
             cause: e.to_string(),
             key: key.as_str().to_owned(),
         },
         _ => WriteError::Interrupted {
-            step: STEP_STORAGE,
+            step: storage_step(storage),
             cause: e.to_string(),
             state: "Nothing was changed: the previous file is still the one stored.".into(),
         },
@@ -473,6 +485,17 @@ const STEP_ZIP: &str = "Uploading the file's archive (.zip) to WebDAV";
 const STEP_PROP: &str = "Uploading the file's .prop to WebDAV";
 const STEP_RECORD: &str = "Recording the file on the Zotero item";
 const STEP_STORAGE: &str = "Storing the file on Zotero Storage";
+const STEP_DESKTOP: &str = "Storing the file through Zotero Desktop's local API";
+
+/// The file-storing step as the person knows the store: Zotero Desktop keeps the file in its data directory,
+/// though the requests are the Web API's.
+fn storage_step(storage: &ZoteroStorageWriter) -> &'static str {
+    if storage.is_desktop() {
+        STEP_DESKTOP
+    } else {
+        STEP_STORAGE
+    }
+}
 
 /// The step that failed and why.
 struct StepFailure {

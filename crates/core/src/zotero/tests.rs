@@ -447,7 +447,8 @@ async fn a_request_that_never_answers_times_out_and_is_not_retried() {
 
 fn desktop_with(http: Rc<StubHttp>, key: Option<&str>) -> (ZoteroWriter, Rc<local::LocalKey>) {
     let keys = Rc::new(local::LocalKey::with(key.map(str::to_owned)));
-    let access = local::LocalApiAccess { server_id: Some("srv123456789".into()), key: keys.clone() };
+    let access =
+        local::LocalApiAccess { server_id: Some("srv123456789".into()), key: keys.clone(), call: Rc::default() };
     let library = LibraryId { kind: LibraryKind::User, id: 0 };
     let writer = ZoteroWriter::for_desktop("http://localhost:23119/api", library, access, http, ManualClock::at(NOW));
     (writer, keys)
@@ -520,7 +521,7 @@ async fn a_denied_dialog_writes_nothing_and_says_so() {
     });
     let (writer, _) = desktop_with(http.clone(), None);
     let refused = writer.write_objects(ObjectKind::Items, &[json!({ "itemType": "book" })]).await.unwrap_err();
-    assert!(matches!(refused, ZoteroError::LocalWriteDenied), "{refused}");
+    assert!(matches!(refused, ZoteroError::LocalWriteDenied { part_way: false }), "{refused}");
     assert!(refused.to_string().contains("Deny"), "{refused}");
     assert_eq!(http.requests().len(), 1, "only the question was sent");
 }
