@@ -160,6 +160,24 @@ async fn an_item_deleted_for_good_comes_back_with_its_children() {
     assert_eq!(b.sim.item(LIB, &child).unwrap()["data"]["note"], "<p>On chapter 2</p>");
 }
 
+/// Zotero deletes an item's trashed children with it too (`numChildren` leaves them out): they are recorded,
+/// and come back, still in the trash.
+#[tokio::test]
+async fn an_item_deleted_for_good_comes_back_with_its_trashed_children() {
+    let b = bench(false);
+    let parent = b.sim.insert_item(LIB, json!({ "itemType": "book", "title": "A book with a trashed note" }));
+    let child = b
+        .sim
+        .insert_item(LIB, json!({ "itemType": "note", "note": "<p>Trashed</p>", "parentItem": parent, "deleted": 1 }));
+    let deleted = b.write("zotero_delete_items", json!({ "keys": [parent], "permanent": true })).await;
+    assert!(b.sim.item(LIB, &child).is_none(), "Zotero deletes the trashed child too: {deleted}");
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    ok(&undone);
+    let back = b.sim.item(LIB, &child).unwrap_or_else(|| panic!("the trashed note is back: {undone}"));
+    assert_eq!(back["data"]["note"], "<p>Trashed</p>");
+    assert_eq!(back["data"]["deleted"], json!(1), "still in the trash");
+}
+
 #[tokio::test]
 async fn an_object_changed_since_is_named_and_left_alone() {
     let b = bench(false);

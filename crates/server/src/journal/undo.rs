@@ -307,7 +307,8 @@ async fn delete_created(writer: &ZoteroWriter, batch: &[&Target], created: &Hash
             }
         }
         let result = match target.kind {
-            Kind::Item => writer.delete_item(&key, version).await,
+            // Its children, trashed ones included, were found to be none just above.
+            Kind::Item => writer.delete_childless_item(&key, version).await,
             Kind::Collection => writer.delete_collection(&key, version).await,
         };
         done.push(match result {
