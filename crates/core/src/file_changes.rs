@@ -49,6 +49,11 @@ pub struct FileChange {
     /// Whether the earlier file was kept under the journal's name ([`kept_name`]) and can be put back. WebDAV
     /// keeps it; Zotero Storage holds one file per attachment, so there it is never kept.
     pub kept: bool,
+    /// The md5 of the file the write left in its place (a replacement's new file), when the store records one
+    /// (WebDAV's `.prop`): an undo puts the earlier file back only over this one, never over a file stored since
+    /// by someone else. Absent in entries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +63,9 @@ pub enum FileAction {
     Replaced,
     /// The file was removed with its attachment, deleted for good.
     Removed,
+    /// A new attachment's file, stored by the write (nothing earlier is kept): an undo that deletes the
+    /// attachment removes it too, or no item would refer to it.
+    Created,
 }
 
 /// Where a store keeps an earlier file for the journal entry `entry`: beside the file, as
@@ -78,6 +86,12 @@ impl FileLog {
     /// Whether the file of `key` was already recorded (a second write in one call keeps the first earlier file).
     pub(crate) fn has(&self, key: &str) -> bool {
         self.0.borrow().iter().any(|change| change.key == key)
+    }
+    /// Notes the md5 of the file a recorded change of `key` left in place.
+    pub(crate) fn note_left(&self, key: &str, md5: &str) {
+        for change in self.0.borrow_mut().iter_mut().filter(|c| c.key == key && c.action != FileAction::Removed) {
+            change.left = Some(md5.to_owned());
+        }
     }
     /// Takes every change recorded so far, oldest first.
     pub fn take(&self) -> Vec<FileChange> {

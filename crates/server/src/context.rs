@@ -15,7 +15,7 @@ use zotero_mcp_core::net::{self, Download, DownloadError, DownloadPolicy};
 use zotero_mcp_core::platform::{Clock, HttpClient, HttpError, HttpRequest, HttpResponse, KvStore};
 use zotero_mcp_core::sources::{self, Identifier, Reference, ResolveError};
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
-use zotero_mcp_core::zotero::local::{DesktopInfo, LocalApiAccess};
+use zotero_mcp_core::zotero::local::{DesktopInfo, LocalApiAccess, LocalCall};
 use zotero_mcp_core::zotero::{
     LibraryId, LibraryKind, ObjectKey, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter,
 };
@@ -124,6 +124,8 @@ pub struct RequestContext {
     confirmed: Cell<bool>,
     /// How this call reaches Zotero Desktop, when the server runs on it ([`Self::reach_desktop`]).
     desktop_route: OnceCell<DesktopRoute>,
+    /// What this call did on Zotero Desktop's local API (dialogs, writes, a Deny), shared by its clients.
+    local_call: Rc<LocalCall>,
 }
 
 /// How one call reaches the library when the server runs on Zotero Desktop. Decided from what the running
@@ -189,6 +191,7 @@ impl RequestContext {
             confirmation_expected: Cell::new(false),
             confirmed: Cell::new(false),
             desktop_route: OnceCell::new(),
+            local_call: Rc::default(),
         }
     }
 
@@ -433,7 +436,7 @@ impl RequestContext {
             Some(DesktopRoute::Local { info, .. }) => info.server_id.clone(),
             _ => None,
         };
-        LocalApiAccess { server_id, key: desktop.key() }
+        LocalApiAccess { server_id, key: desktop.key(), call: self.local_call.clone() }
     }
 
     /// Zotero Desktop's file writer for the call's library: the three steps of a Zotero Storage upload, sent to
@@ -745,6 +748,18 @@ impl RequestContext {
             Err(error) => {
                 format!("This change could not be recorded for undo ({error}); zotero_undo cannot turn it back.")
             }
+        })
+    }
+
+    /// A line for the answer when Zotero's dialog was asked more than once in this call and every time allowed:
+    /// the person chose "Allow", good for one write, and is told why they were asked again and how not to be.
+    pub fn desktop_dialogs_note(&self) -> Option<String> {
+        let dialogs = self.local_call.dialogs();
+        (dialogs > 1 && !self.local_call.denied()).then(|| {
+            format!(
+                "Zotero asked {dialogs} times whether zotero-mcp may change the library: its \"Allow\" is good for \
+                 one write, and this call made several. \"Always Allow\" asks once for the whole run of the server."
+            )
         })
     }
 

@@ -441,3 +441,69 @@ async fn an_undo_entry_stays_on_its_route_between_the_web_api_and_the_desktop() 
     assert!(keys("lib:local/users/0:text:").await > 0, "the desktop's text is cached under its route");
     assert_eq!(keys("text:").await, 0, "and not under the Web API's keys");
 }
+
+/// Zotero's "Allow" gives a key good for one write (`consumeLocalAPIKey` in `server_localAPI.js` deletes it on
+/// its first use), and a new attachment with its file takes three: the item, then the upload's authorization
+/// and its registration. Each later write asks again, and with each allowed the call completes.
+#[tokio::test]
+async fn a_file_under_one_time_allow_keys_asks_again_for_each_write_and_is_stored() {
+    let machine = Machine::new(Flavour::Zotero10, "allow-once");
+    machine.local.answer_dialogs(DialogAnswer::Allow);
+    let app = machine.app(&[]);
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Stored one allowed write at a time"]);
+    let put = json!({ "parentItemKey": PAPER, "base64Data": base64_of(&pdf), "filename": "allowed.pdf" });
+    let stored = machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", put).await;
+    let key = ok(&stored)["attachmentKey"].as_str().unwrap().to_owned();
+    assert_eq!(std::fs::read(machine.data_dir.join("storage").join(&key).join("allowed.pdf")).unwrap(), pdf);
+    assert_eq!(machine.local.dialogs_shown(), 3, "one dialog for each of the three writes");
+    let said = text(&stored);
+    assert!(said.contains("Always Allow"), "the answer says how to be asked once: {said}");
+}
+
+/// The person allows the item's creation and denies a later write of the file (its upload's authorization, or,
+/// having allowed that too, its registration): the call stops there, asks nothing more (not even to remove the
+/// item: Deny means no more changes), says exactly what the library holds, and its undo entry removes the item.
+#[tokio::test]
+async fn a_later_dialog_denied_part_way_says_what_was_made_and_asks_no_more() {
+    for allowed in [1, 2] {
+        let machine = Machine::new(Flavour::Zotero10, &format!("deny-after-{allowed}"));
+        machine.local.answer_next_dialogs(&vec![DialogAnswer::Allow; allowed]);
+        machine.local.answer_dialogs(DialogAnswer::Deny);
+        let app = machine.app(&[]);
+        let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Never stored"]);
+        let put = json!({ "parentItemKey": PAPER, "base64Data": base64_of(&pdf), "filename": "denied.pdf" });
+        let refused = machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", put).await;
+        let said = failure(&refused);
+        assert_eq!(machine.local.dialogs_shown(), allowed + 1, "no dialog after the Deny: {said}");
+        let made = machine.local.simulator().items(LIB).into_iter().find(|i| i["data"]["filename"] == "denied.pdf");
+        let key = made.expect("the attachment item allowed first stands")["key"].as_str().unwrap().to_owned();
+        assert!(!machine.data_dir.join("storage").join(&key).exists(), "its file was not stored");
+        assert!(said.contains("the answer was Deny"), "{said}");
+        assert!(!said.contains("nothing was written"), "something was: {said}");
+        assert!(said.contains(&key) && said.contains("without a file"), "the item made is named: {said}");
+        assert!(said.contains("zotero_delete_attachment"), "and what to do with it: {said}");
+
+        // The item is in the call's undo entry: undone later (allowed), it goes.
+        machine.local.answer_dialogs(DialogAnswer::AlwaysAllow);
+        let undo = json!({ "id": undo_id(&refused) });
+        let undone = machine.call(&app, Grant::read_write("owner"), "zotero_undo", undo).await;
+        ok(&undone);
+        assert!(machine.local.simulator().item(LIB, &key).is_none(), "{undone}");
+    }
+}
+
+/// Deny on the only dialog of a call: nothing changes, and the answer says the person refused it in Zotero.
+#[tokio::test]
+async fn a_denied_first_dialog_of_a_file_write_changes_nothing() {
+    let machine = Machine::new(Flavour::Zotero10, "deny-file");
+    machine.local.answer_dialogs(DialogAnswer::Deny);
+    let app = machine.app(&[]);
+    let version = machine.local.simulator().library_version(LIB);
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Never stored"]);
+    let put = json!({ "parentItemKey": PAPER, "base64Data": base64_of(&pdf), "filename": "denied.pdf" });
+    let said = failure(&machine.call(&app, Grant::read_write("owner"), "zotero_put_attachment", put).await);
+    assert!(said.contains("the answer was Deny: nothing was written"), "{said}");
+    assert!(said.contains("Always Allow"), "{said}");
+    assert_eq!(machine.local.simulator().library_version(LIB), version);
+    assert_eq!(machine.local.dialogs_shown(), 1);
+}

@@ -160,6 +160,24 @@ async fn an_item_deleted_for_good_comes_back_with_its_children() {
     assert_eq!(b.sim.item(LIB, &child).unwrap()["data"]["note"], "<p>On chapter 2</p>");
 }
 
+/// Zotero deletes an item's trashed children with it too (`numChildren` leaves them out): they are recorded,
+/// and come back, still in the trash.
+#[tokio::test]
+async fn an_item_deleted_for_good_comes_back_with_its_trashed_children() {
+    let b = bench(false);
+    let parent = b.sim.insert_item(LIB, json!({ "itemType": "book", "title": "A book with a trashed note" }));
+    let child = b
+        .sim
+        .insert_item(LIB, json!({ "itemType": "note", "note": "<p>Trashed</p>", "parentItem": parent, "deleted": 1 }));
+    let deleted = b.write("zotero_delete_items", json!({ "keys": [parent], "permanent": true })).await;
+    assert!(b.sim.item(LIB, &child).is_none(), "Zotero deletes the trashed child too: {deleted}");
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    ok(&undone);
+    let back = b.sim.item(LIB, &child).unwrap_or_else(|| panic!("the trashed note is back: {undone}"));
+    assert_eq!(back["data"]["note"], "<p>Trashed</p>");
+    assert_eq!(back["data"]["deleted"], json!(1), "still in the trash");
+}
+
 #[tokio::test]
 async fn an_object_changed_since_is_named_and_left_alone() {
     let b = bench(false);
@@ -536,4 +554,150 @@ async fn an_undo_that_cannot_mark_its_entry_says_not_to_undo_it_twice() {
     let notes = ok(&undone)["notes"].to_string();
     assert!(notes.contains("could not mark") && notes.contains("do not undo it twice"), "{undone}");
     assert_eq!(fields(&b.sim, LIB, PARENT), before);
+}
+
+// Every branch of the undo's file restoration (journal::undo::restore_files and WebDavWriter::restore_kept), on
+// a replacement of ATTACHMENT's file on WebDAV unless said otherwise.
+
+/// Replaces ATTACHMENT's stored file on WebDAV with a new one; returns the call's answer and the earlier .zip.
+async fn replace_on_webdav(b: &Bench) -> (Value, Option<Vec<u8>>) {
+    stored_pdf(b);
+    let zip = b.file(&format!("{ATTACHMENT}.zip"));
+    let new = zotero_mcp_core::testing::pdf_of_pages(&["The new file"]);
+    let replaced = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": files::b64(&new) }))
+        .await;
+    assert!(ok(&replaced)["replaced"].as_bool().unwrap_or(false), "{replaced}");
+    (replaced, zip)
+}
+
+fn notes_of(undone: &Value) -> String {
+    ok(undone)["notes"].to_string()
+}
+
+#[tokio::test]
+async fn a_file_whose_attachment_changed_since_stays_as_it_is_with_the_earlier_one_kept() {
+    let b = bench(true);
+    let (replaced, _) = replace_on_webdav(&b).await;
+    let now = b.file(&format!("{ATTACHMENT}.zip"));
+    // The person edits the attachment in Zotero after the call.
+    let retitle = json!({ "keys": [ATTACHMENT], "fields": { "title": "Retitled since" } });
+    ok(&b.write("zotero_update_item", retitle).await);
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    assert_eq!(outcome_of(&undone, ATTACHMENT)["outcome"], "changedSince", "{undone}");
+    assert!(notes_of(&undone).contains("left where it is kept, like its attachment"), "{undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), now, "the file there now is not overwritten");
+}
+
+#[tokio::test]
+async fn a_file_kept_on_webdav_is_not_put_back_once_webdav_is_not_the_store() {
+    let mut b = bench(true);
+    let (replaced, _) = replace_on_webdav(&b).await;
+    let now = b.file(&format!("{ATTACHMENT}.zip"));
+    let mut config = (*b.app.config).clone();
+    config.webdav = None;
+    b.app.config = Rc::new(config);
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    assert!(notes_of(&undone).contains("WebDAV is not this library's store now"), "{undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), now, "nothing was written to WebDAV");
+}
+
+#[tokio::test]
+async fn a_kept_file_gone_from_webdav_is_said_not_put_back() {
+    let b = bench(true);
+    let (replaced, _) = replace_on_webdav(&b).await;
+    let now = b.file(&format!("{ATTACHMENT}.zip"));
+    b.folder.files.borrow_mut().retain(|name, _| !name.contains(".undo-"));
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    assert!(
+        notes_of(&undone).contains("kept copy of the file of") && notes_of(&undone).contains("is gone"),
+        "{undone}"
+    );
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), now);
+}
+
+#[tokio::test]
+async fn a_webdav_failing_while_putting_a_file_back_is_said() {
+    let b = bench(true);
+    let (replaced, earlier) = replace_on_webdav(&b).await;
+    // Keeping the file there now succeeds; copying the kept archive back fails.
+    b.fail("COPY", &format!("{ATTACHMENT}.zip.undo-"), 403, 1);
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    let notes = notes_of(&undone);
+    assert!(notes.contains(&format!("The file of {ATTACHMENT} could not be put back")), "{undone}");
+    assert_ne!(b.file(&format!("{ATTACHMENT}.zip")), earlier, "not put back");
+}
+
+/// Zotero Desktop trusts a `.prop`'s hash: the earlier archive under the newer file's `.prop` would pass for the
+/// newer file. When the `.prop` cannot be put back, the archive there before goes back too.
+#[tokio::test]
+async fn a_webdav_failing_between_the_archive_and_its_prop_leaves_no_half_restored_file() {
+    let b = bench(true);
+    let (replaced, _) = replace_on_webdav(&b).await;
+    let (zip_now, prop_now) = (b.file(&format!("{ATTACHMENT}.zip")), b.file(&format!("{ATTACHMENT}.prop")));
+    b.fail("COPY", &format!("{ATTACHMENT}.prop.undo-"), 403, 1);
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    assert!(notes_of(&undone).contains(&format!("The file of {ATTACHMENT} could not be put back")), "{undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), zip_now, "the archive matches its .prop again: {undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.prop")), prop_now);
+}
+
+/// The last step of a WebDAV replacement, recording md5/mtime on the item, failed: the entry holds the file
+/// change and no item change, so nothing of the item guards the file. Zotero Desktop then stored another file.
+#[tokio::test]
+async fn a_file_replaced_since_by_someone_else_is_not_overwritten() {
+    let b = bench(true);
+    stored_pdf(&b);
+    b.fail("PATCH", &format!("/items/{ATTACHMENT}"), 500, 2);
+    let new = zotero_mcp_core::testing::pdf_of_pages(&["The new file"]);
+    let replaced = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": files::b64(&new) }))
+        .await;
+    assert_eq!(ok(&replaced)["recorded"], false, "{replaced}");
+    // Someone stores a third file since (Zotero Desktop's upload: the archive and its .prop).
+    let theirs = zotero_mcp_core::testing::pdf_of_pages(&["Someone else's file"]);
+    let name = fields(&b.sim, LIB, ATTACHMENT)["filename"].as_str().unwrap().to_owned();
+    b.upload(ATTACHMENT, &name, &theirs);
+    let props = zotero_mcp_core::webdav::FileProps { mtime_ms: 1, md5: zotero_mcp_core::webdav::md5_hex(&theirs) };
+    b.folder.files.borrow_mut().insert(format!("/files/zotero/{ATTACHMENT}.prop"), props.render().into_bytes());
+    let (zip, prop) = (b.file(&format!("{ATTACHMENT}.zip")), b.file(&format!("{ATTACHMENT}.prop")));
+
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), zip, "their file stands: {undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.prop")), prop);
+    assert!(notes_of(&undone).contains("changed since"), "{undone}");
+}
+
+/// With no item change in the entry (the md5 was not recorded), the file alone is put back, and said.
+#[tokio::test]
+async fn a_file_whose_record_failed_is_still_put_back_and_said() {
+    let b = bench(true);
+    let earlier = stored_pdf(&b);
+    let zip = b.file(&format!("{ATTACHMENT}.zip"));
+    b.fail("PATCH", &format!("/items/{ATTACHMENT}"), 500, 2);
+    let new = zotero_mcp_core::testing::pdf_of_pages(&["The new file"]);
+    let replaced = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": files::b64(&new) }))
+        .await;
+    assert_eq!(ok(&replaced)["recorded"], false, "{replaced}");
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&replaced) })).await;
+    assert!(notes_of(&undone).contains(&format!("the earlier file of {ATTACHMENT} is back on WebDAV")), "{undone}");
+    assert_eq!(b.file(&format!("{ATTACHMENT}.zip")), zip);
+    assert!(!earlier.is_empty());
+}
+
+/// A new attachment's file on WebDAV goes with the item its undo deletes: no archive is left behind that no
+/// item refers to.
+#[tokio::test]
+async fn a_file_created_by_the_call_goes_with_its_attachment() {
+    let b = bench(true);
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["A new file"]);
+    let put = json!({ "parentItemKey": PARENT, "base64Data": files::b64(&pdf), "filename": "new.pdf" });
+    let created = b.write("zotero_put_attachment", put).await;
+    let key = ok(&created)["attachmentKey"].as_str().unwrap().to_owned();
+    assert!(b.file(&format!("{key}.zip")).is_some());
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&created) })).await;
+    assert_eq!(outcome_of(&undone, &key)["outcome"], "removed", "{undone}");
+    assert!(b.sim.item(LIB, &key).is_none());
+    assert_eq!((b.file(&format!("{key}.zip")), b.file(&format!("{key}.prop"))), (None, None), "{undone}");
 }

@@ -45,7 +45,7 @@ fn header<'a>(response: &'a http::Response<Vec<u8>>, name: &str) -> Option<&'a s
 
 fn clients(api: &Rc<LocalApi>, server_id: Option<&str>) -> (ZoteroWriter, Rc<LocalKey>) {
     let key = Rc::new(LocalKey::default());
-    let access = LocalApiAccess { server_id: server_id.map(str::to_owned), key: key.clone() };
+    let access = LocalApiAccess { server_id: server_id.map(str::to_owned), key: key.clone(), call: Rc::default() };
     let writer = ZoteroWriter::for_desktop(
         BASE,
         LibraryId { kind: LibraryKind::User, id: 0 },
@@ -225,7 +225,7 @@ async fn deny_writes_nothing_and_says_so() {
     let (writer, _) = clients(&api, Some(SERVER_ID));
     let before = api.simulator().library_version(LIB);
     let error = writer.write_objects(ObjectKind::Items, &[note("no")]).await.unwrap_err();
-    assert!(matches!(error, ZoteroError::LocalWriteDenied), "{error}");
+    assert!(matches!(error, ZoteroError::LocalWriteDenied { part_way: false }), "{error}");
     assert_eq!(api.simulator().library_version(LIB), before);
 }
 
@@ -260,7 +260,7 @@ async fn a_file_stored_through_zotero_10_lands_in_the_data_directory() {
                "title": "New.pdf", "contentType": "application/pdf", "filename": "New.pdf"}),
     );
     let key = Rc::new(LocalKey::default());
-    let access = LocalApiAccess { server_id: Some(SERVER_ID.into()), key: key.clone() };
+    let access = LocalApiAccess { server_id: Some(SERVER_ID.into()), key: key.clone(), call: Rc::default() };
     let storage = ZoteroStorageWriter::for_desktop(
         BASE,
         "/users/0",

@@ -204,9 +204,22 @@ pub async fn create(
             match storage.upload(&object_key, file).await {
                 Ok(_) => return Ok(stored),
                 Err(e @ ZoteroStorageError::Unanswered { .. }) => {
-                    return settle_unanswered_create(zotero, files, &object_key, e.to_string(), stored).await;
+                    let step = storage_step(storage);
+                    return settle_unanswered_create(zotero, files, &object_key, step, e.to_string(), stored).await;
                 }
-                Err(e) => StepFailure { step: STEP_STORAGE, cause: e.to_string() },
+                Err(ZoteroStorageError::Desktop(denied @ ZoteroError::LocalWriteDenied { .. })) => {
+                    // Zotero Desktop's "Allow" covered the item's write only, and the person denied the file's:
+                    // removing the item would be a change too, which they have just refused, so it stays, said.
+                    return Err(WriteError::Stranded {
+                        step: storage_step(storage),
+                        cause: denied.to_string(),
+                        key,
+                        reason: "after a Deny zotero-mcp asks Zotero nothing more in the same call, not even to \
+                                 remove it"
+                            .into(),
+                    });
+                }
+                Err(e) => StepFailure { step: storage_step(storage), cause: e.to_string() },
             }
         }
     };
@@ -225,11 +238,12 @@ async fn settle_unanswered_create(
     zotero: &ZoteroWriter,
     files: FileWriter<'_>,
     key: &ObjectKey,
+    step: &'static str,
     cause: String,
     stored: StoredAttachment,
 ) -> Result<StoredAttachment, WriteError> {
     let unknown = |cause: String, what: String| WriteError::OutcomeUnknown {
-        step: STEP_STORAGE,
+        step,
         cause,
         state: format!(
             "The new attachment item {key} is in the library, and {what}. Read it: if its md5 is {md5}, the file is \
@@ -252,11 +266,9 @@ async fn settle_unanswered_create(
         None => {}
     }
     match undo_create(zotero, files, key, item.version).await {
-        Ok(state) => Err(WriteError::Interrupted {
-            step: STEP_STORAGE,
-            cause: format!("{cause}; the item, read again, had no file"),
-            state,
-        }),
+        Ok(state) => {
+            Err(WriteError::Interrupted { step, cause: format!("{cause}; the item, read again, had no file"), state })
+        }
         // A registration still on its way may have landed between the read and the delete (which then fails
         // as stale): the file is not known to be absent, so this is not said to be an item without a file.
         Err(reason) => Err(unknown(cause, format!("it could not be removed ({reason})"))),
@@ -359,13 +371,13 @@ async fn replace_on_zotero_storage(
     let earlier_md5 = item.field("md5").unwrap_or_default().to_owned();
     let uploaded = storage.upload(key, file).await.map_err(|e| match &e {
         ZoteroStorageError::Unanswered { md5, .. } => WriteError::OutcomeUnknown {
-            step: STEP_STORAGE,
+            step: storage_step(storage),
             state: outcome_unknown(md5, &earlier_md5),
             cause: e.to_string(),
             key: key.as_str().to_owned(),
         },
         _ => WriteError::Interrupted {
-            step: STEP_STORAGE,
+            step: storage_step(storage),
             cause: e.to_string(),
             state: "Nothing was changed: the previous file is still the one stored.".into(),
         },
@@ -546,6 +558,17 @@ const STEP_ZIP: &str = "Uploading the file's archive (.zip) to WebDAV";
 const STEP_PROP: &str = "Uploading the file's .prop to WebDAV";
 const STEP_RECORD: &str = "Recording the file on the Zotero item";
 const STEP_STORAGE: &str = "Storing the file on Zotero Storage";
+const STEP_DESKTOP: &str = "Storing the file through Zotero Desktop's local API";
+
+/// The file-storing step as the person knows the store: Zotero Desktop keeps the file in its data directory,
+/// though the requests are the Web API's.
+fn storage_step(storage: &ZoteroStorageWriter) -> &'static str {
+    if storage.is_desktop() {
+        STEP_DESKTOP
+    } else {
+        STEP_STORAGE
+    }
+}
 
 /// The step that failed and why.
 struct StepFailure {

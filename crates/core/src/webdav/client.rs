@@ -74,6 +74,10 @@ pub enum WebDavError {
     BadUrl { reason: String },
     #[error("the WebDAV server refused the credentials ({status}); check WEBDAV_USERNAME and WEBDAV_PASSWORD (many providers want an app password)")]
     Unauthorized { status: u16 },
+    /// Putting a kept file back stopped between its archive and its `.prop`, and the archive there before could
+    /// not be put back either.
+    #[error("the earlier archive of {key} is back on WebDAV but its .prop is not ({cause}), so the .prop still describes the newer file and Zotero Desktop may take the archive for it; store the attachment's file again to make the two agree")]
+    HalfRestored { key: String, cause: String },
     #[error("{name} is not on the WebDAV server; if Zotero Desktop shows the file, let it sync (Sync > Sync Attachment Files), and check that WEBDAV_URL is the folder Zotero syncs to")]
     NotFound { name: String },
     #[error("the zotero/ folder does not exist at {url}; set up file syncing to this server in Zotero Desktop first (Settings > Sync > File Syncing), or correct WEBDAV_URL")]
@@ -316,7 +320,13 @@ impl WebDavWriter {
 
     /// [`Self::put_zip`] for the attachment an item created by this same call: there is no earlier file to keep.
     pub async fn put_new_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
-        self.client.put(&format!("{}.zip", key.as_str()), zip, "application/zip").await
+        self.client.put(&format!("{}.zip", key.as_str()), zip, "application/zip").await?;
+        if self.journal.is_some() && !self.log.has(key.as_str()) {
+            // Recorded so that undoing the attachment's creation takes its file too.
+            let (key, store) = (key.as_str().to_owned(), StoreKind::WebDav);
+            self.log.push(FileChange { key, store, action: FileAction::Created, kept: false, left: None });
+        }
+        Ok(())
     }
 
     /// Keeps the archive and `.prop` of `key` under the journal's names, by `COPY` (before a replacement) or
@@ -346,7 +356,8 @@ impl WebDavWriter {
         let (zip, prop) = join(kept("zip"), kept("prop")).await;
         let (zip, _) = (zip?, prop?);
         if zip {
-            self.log.push(FileChange { key: key.as_str().to_owned(), store: StoreKind::WebDav, action, kept: true });
+            let key = key.as_str().to_owned();
+            self.log.push(FileChange { key, store: StoreKind::WebDav, action, kept: true, left: None });
         }
         Ok(zip)
     }
@@ -354,23 +365,38 @@ impl WebDavWriter {
     /// Puts back the archive and `.prop` kept for the journal entry `entry` (the kept copies stay until the
     /// entry expires). `false` when no archive was kept.
     /// The file there now is kept in turn when this writer has a journal, so the restore can be undone too.
+    ///
+    /// The archive goes first, then its `.prop`. Zotero Desktop trusts the `.prop`'s hash, so an earlier archive
+    /// under the newer file's `.prop` would pass for the newer file: when the `.prop` cannot follow, the archive
+    /// there before is put back from the copy just kept, and when even that fails the error says so.
     pub async fn restore_kept(&self, key: &ObjectKey, entry: &str) -> Result<bool, WebDavError> {
         let copy = Method::from_bytes(b"COPY").unwrap_or(Method::PUT);
-        self.keep(key, FileAction::Replaced, copy.clone()).await?;
-        for suffix in ["zip", "prop"] {
-            let name = format!("{}.{suffix}", key.as_str());
-            let url = self.client.file_url(&kept_name(&name, entry));
-            let destination = self.client.file_url(&name);
-            let response =
-                self.client.request(copy.clone(), &url, Some(("destination", &destination)), Vec::new()).await?;
-            match response.status().as_u16() {
-                200..=299 => {}
-                404 if suffix == "zip" => return Ok(false),
-                404 => {}
-                _ => return Err(self.client.unexpected("COPY", &url, &response)),
+        let kept_now = self.keep(key, FileAction::Replaced, copy.clone()).await?;
+        let copy_to = |from: String, to: String| {
+            let copy = copy.clone();
+            async move {
+                let (url, destination) = (self.client.file_url(&from), self.client.file_url(&to));
+                let response = self.client.request(copy, &url, Some(("destination", &destination)), Vec::new()).await?;
+                match response.status().as_u16() {
+                    200..=299 => Ok(true),
+                    404 => Ok(false),
+                    _ => Err(self.client.unexpected("COPY", &url, &response)),
+                }
             }
+        };
+        let (zip, prop) = (format!("{}.zip", key.as_str()), format!("{}.prop", key.as_str()));
+        if !copy_to(kept_name(&zip, entry), zip.clone()).await? {
+            return Ok(false);
         }
-        Ok(true)
+        let Err(error) = copy_to(kept_name(&prop, entry), prop).await else { return Ok(true) };
+        let rolled_back = match (&self.journal, kept_now) {
+            (Some(own), true) => copy_to(kept_name(&zip, own), zip).await.unwrap_or(false),
+            _ => false,
+        };
+        Err(match rolled_back {
+            true => error,
+            false => WebDavError::HalfRestored { key: key.as_str().to_owned(), cause: error.to_string() },
+        })
     }
 
     /// Removes the files kept for the journal entry `entry` (the entry expired). Files already gone are fine.
@@ -385,9 +411,12 @@ impl WebDavWriter {
         Ok(())
     }
 
-    /// Uploads the `.prop` file.
+    /// Uploads the `.prop` file, noting the md5 it names for the journal ([`FileChange::left`]).
     pub async fn put_prop(&self, key: &ObjectKey, props: &FileProps) -> Result<(), WebDavError> {
-        self.client.put(&format!("{}.prop", key.as_str()), props.render().into_bytes(), "text/xml; charset=utf-8").await
+        let body = props.render().into_bytes();
+        self.client.put(&format!("{}.prop", key.as_str()), body, "text/xml; charset=utf-8").await?;
+        self.log.note_left(key.as_str(), &props.md5);
+        Ok(())
     }
 
     /// Removes the archive and the `.prop` file, both at once: callers delete the item first, or it never recorded

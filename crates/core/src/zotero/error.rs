@@ -55,16 +55,28 @@ pub enum ZoteroError {
     )]
     DesktopChanged { url: String },
 
-    /// The person answered Deny in Zotero's authorization dialog: nothing was written.
-    #[error(
-        "Zotero asked whether zotero-mcp may change the library, and the answer was Deny: nothing was written. Do \
-         not retry unless the person asks; choosing \"Always Allow\" next time stops the question"
-    )]
-    LocalWriteDenied,
+    /// The person answered Deny in Zotero's authorization dialog. `part_way`: Zotero had already taken earlier
+    /// writes of the same call (an "Allow" key is good for one write, so a call of several asks again), which
+    /// stand; the call says what they were. Either way the call asks nothing more.
+    #[error("{}", denied(*part_way))]
+    LocalWriteDenied { part_way: bool },
 
     /// A response that does not have the shape Zotero documents.
     #[error("Zotero API {method} {path} returned a response this server cannot read: {reason}")]
     Decode { method: String, path: String, reason: String },
+}
+
+/// The words for a Deny: "nothing was written" is true only of the call's first write.
+fn denied(part_way: bool) -> &'static str {
+    if part_way {
+        "Zotero asked again whether zotero-mcp may change the library (its \"Allow\" is good for one write, and \
+         this call makes several), and the answer was Deny: this write was not made, and the call asked nothing \
+         more. The call's earlier writes were made and stand. Do not retry unless the person asks; choosing \
+         \"Always Allow\" lets a call make all its writes after one question"
+    } else {
+        "Zotero asked whether zotero-mcp may change the library, and the answer was Deny: nothing was written. Do \
+         not retry unless the person asks; choosing \"Always Allow\" next time stops the question"
+    }
 }
 
 impl ZoteroError {

@@ -14,7 +14,7 @@
 //! - versions are the local database's own counters, unrelated to the Web API's: a version read here must never
 //!   be sent to api.zotero.org, and the reverse.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use http::Method;
@@ -40,13 +40,13 @@ pub use super::error::SWITCH_ON;
 pub struct LocalKey {
     key: RefCell<Option<String>>,
     /// Dialogs asked for by this process, for messages and tests.
-    asked: std::cell::Cell<u32>,
+    asked: Cell<u32>,
 }
 
 impl LocalKey {
     /// A key known ahead (an "Always Allow" key kept from an earlier run).
     pub fn with(key: Option<String>) -> Self {
-        Self { key: RefCell::new(key), asked: std::cell::Cell::new(0) }
+        Self { key: RefCell::new(key), asked: Cell::new(0) }
     }
 
     pub fn get(&self) -> Option<String> {
@@ -67,6 +67,36 @@ impl LocalKey {
     }
 }
 
+/// What one tool call has done on the local API so far, shared by all its clients (items and files): Zotero's
+/// "Allow" key is good for one write, so a call of several writes may be asked about more than once, and a Deny
+/// part-way must say that earlier writes stand, and stop the call asking.
+#[derive(Default, Debug)]
+pub struct LocalCall {
+    /// Writes Zotero took past its key check (each spends an "Allow" key).
+    writes: Cell<u32>,
+    /// Dialogs this call asked for.
+    dialogs: Cell<u32>,
+    /// The person answered Deny: the call asks no more (a clean-up is a change too, and they said no).
+    denied: Cell<bool>,
+}
+
+impl LocalCall {
+    /// How many times this call asked Zotero's dialog.
+    pub fn dialogs(&self) -> u32 {
+        self.dialogs.get()
+    }
+
+    /// Whether the person denied one of this call's writes.
+    pub fn denied(&self) -> bool {
+        self.denied.get()
+    }
+
+    /// The refusal of a write after a Deny (this one's or an earlier one's in the call).
+    fn refusal(&self) -> ZoteroError {
+        ZoteroError::LocalWriteDenied { part_way: self.writes.get() > 0 }
+    }
+}
+
 /// What a client of the local API carries besides the address.
 #[derive(Clone)]
 pub struct LocalApiAccess {
@@ -74,6 +104,8 @@ pub struct LocalApiAccess {
     pub server_id: Option<String>,
     /// The write key, shared by every request of the process.
     pub key: Rc<LocalKey>,
+    /// This call's dialogs and writes, shared by its clients.
+    pub call: Rc<LocalCall>,
 }
 
 /// The running Zotero, as its local API root (`GET /api/`) describes it.
@@ -159,7 +191,13 @@ pub async fn authorize(
         path: "/local/authorize".into(),
         reason: format!("the request could not be built: {e}"),
     })?;
+    if access.call.denied() {
+        // The person said no to this call already: asking again, even to tidy up, would be asking them to
+        // change their mind.
+        return Err(access.call.refusal());
+    }
     access.key.note_asked();
+    access.call.dialogs.set(access.call.dialogs.get() + 1);
     let response = within(clock, AUTHORIZE_TIMEOUT_MS, http.send(request))
         .await
         .ok_or(HttpError::Timeout { url: url.clone(), after_ms: AUTHORIZE_TIMEOUT_MS })
@@ -186,7 +224,10 @@ pub async fn authorize(
             access.key.set(Some(key));
             Ok(())
         }
-        Ok(Authorized::Denied) => Err(ZoteroError::LocalWriteDenied),
+        Ok(Authorized::Denied) => {
+            access.call.denied.set(true);
+            Err(access.call.refusal())
+        }
         Err(reason) => Err(ZoteroError::Decode {
             method: "POST".into(),
             path: "/local/authorize".into(),
@@ -213,16 +254,25 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<T, E>>,
 {
+    if access.call.denied() {
+        // A write after a Deny in the same call (the next step, or the clean-up of the last): not sent, and Zotero
+        // is not asked again.
+        return Err(access.call.refusal().into());
+    }
     if access.key.get().is_none() {
         authorize(http, clock, base, access).await?;
     }
-    let answer = send().await;
-    if !refused(&answer) {
-        return answer;
+    let mut answer = send().await;
+    if refused(&answer) {
+        access.key.set(None);
+        authorize(http, clock, base, access).await?;
+        answer = send().await;
     }
-    access.key.set(None);
-    authorize(http, clock, base, access).await?;
-    send().await
+    if !refused(&answer) {
+        // Past the key check: Zotero took the write (and spent an "Allow" key on it), whatever it then answered.
+        access.call.writes.set(access.call.writes.get() + 1);
+    }
+    answer
 }
 
 /// `access`, where this build talks to Zotero Desktop at all: always `None` without the `desktop` feature (the

@@ -301,16 +301,19 @@ async fn the_user_library_is_looked_up_once_for_concurrent_callers() {
 async fn a_404_full_text_is_none_and_deletes_carry_each_items_version() {
     let http = StubHttp::strict();
     http.enqueue(Ok(respond(404, &[], json!("Not found"))));
-    // The item as it was, for the undo journal (no children: none to read).
+    // The item as it was, for the undo journal, then its children, the trashed included (`numChildren` counts
+    // only the others, so it cannot spare the read): none.
     let before =
         json!({ "key": "BCDE3456", "version": 30, "meta": { "numChildren": 0 }, "data": { "itemType": "book" } });
     http.enqueue(Ok(respond(200, &[], before)));
+    http.enqueue(Ok(respond(200, &[("total-results", "0"), ("last-modified-version", "30")], json!([]))));
     http.enqueue(Ok(respond(204, &[("last-modified-version", "31")], Value::Null)));
     let (client, _) = client_with(http.clone());
     assert_eq!(client.fulltext(&key("ABCD2345")).await.unwrap(), None);
     assert_eq!(client.delete_item(&key("BCDE3456"), 30).await.unwrap(), 31);
-    assert_eq!(http.requests().len(), 3, "the full text, the item before, the delete");
-    let delete = &http.requests()[2];
+    assert_eq!(http.requests().len(), 4, "the full text, the item before, its children, the delete");
+    assert!(http.requests()[2].uri().to_string().contains("includeTrashed=1"), "the trashed children too");
+    let delete = &http.requests()[3];
     assert_eq!(delete.method(), http::Method::DELETE);
     assert_eq!(delete.headers()["if-unmodified-since-version"], "30");
 }
@@ -447,7 +450,8 @@ async fn a_request_that_never_answers_times_out_and_is_not_retried() {
 
 fn desktop_with(http: Rc<StubHttp>, key: Option<&str>) -> (ZoteroWriter, Rc<local::LocalKey>) {
     let keys = Rc::new(local::LocalKey::with(key.map(str::to_owned)));
-    let access = local::LocalApiAccess { server_id: Some("srv123456789".into()), key: keys.clone() };
+    let access =
+        local::LocalApiAccess { server_id: Some("srv123456789".into()), key: keys.clone(), call: Rc::default() };
     let library = LibraryId { kind: LibraryKind::User, id: 0 };
     let writer = ZoteroWriter::for_desktop("http://localhost:23119/api", library, access, http, ManualClock::at(NOW));
     (writer, keys)
@@ -520,7 +524,7 @@ async fn a_denied_dialog_writes_nothing_and_says_so() {
     });
     let (writer, _) = desktop_with(http.clone(), None);
     let refused = writer.write_objects(ObjectKind::Items, &[json!({ "itemType": "book" })]).await.unwrap_err();
-    assert!(matches!(refused, ZoteroError::LocalWriteDenied), "{refused}");
+    assert!(matches!(refused, ZoteroError::LocalWriteDenied { part_way: false }), "{refused}");
     assert!(refused.to_string().contains("Deny"), "{refused}");
     assert_eq!(http.requests().len(), 1, "only the question was sent");
 }

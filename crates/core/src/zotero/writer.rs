@@ -256,22 +256,33 @@ impl ZoteroWriter {
     /// Deletes one item permanently, only if it is still at its own `version` (one request per item, so one
     /// stale item cannot block the others).
     pub async fn delete_item(&self, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
-        self.delete(ObjectKind::Items, key, version).await
+        self.delete(ObjectKind::Items, key, version, false).await
+    }
+
+    /// [`Self::delete_item`] for an item the caller has just found to have no children, those in the trash
+    /// included (the undo's own check): its children are not listed again.
+    pub async fn delete_childless_item(&self, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
+        self.delete(ObjectKind::Items, key, version, true).await
     }
 
     pub async fn delete_collection(&self, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
-        self.delete(ObjectKind::Collections, key, version).await
+        self.delete(ObjectKind::Collections, key, version, false).await
     }
 
-    async fn delete(&self, kind: ObjectKind, key: &ObjectKey, version: u64) -> Result<u64, ZoteroError> {
+    async fn delete(
+        &self,
+        kind: ObjectKind,
+        key: &ObjectKey,
+        version: u64,
+        childless: bool,
+    ) -> Result<u64, ZoteroError> {
         let prior = self.before(kind, key, version).await?;
         // Zotero deletes an item's notes, attachments and annotations with it: they are recorded too, first, so
         // that an undo creates the parent again before them.
-        // `meta.numChildren` spares the read where Zotero says there are none.
-        let childless = prior.meta.get("numChildren").and_then(Value::as_u64) == Some(0);
+        // Those in the trash go with it too, and `meta.numChildren` leaves them out, so it cannot spare the read.
         let children = match (kind, prior.item_type()) {
             (ObjectKind::Items, Some(item_type)) if item_type != "note" && !childless => {
-                self.client.children(key, MAX_CHILDREN_KEPT).await?.items
+                self.client.children_with_trashed(key, MAX_CHILDREN_KEPT).await?.items
             }
             _ => Vec::new(),
         };

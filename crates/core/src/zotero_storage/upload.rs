@@ -94,6 +94,7 @@ impl ZoteroStorageWriter {
                 store,
                 action: crate::file_changes::FileAction::Replaced,
                 kept: false,
+                left: None,
             });
         }
         uploaded

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use zotero_mcp_core::files::{FileAction, StoreKind};
-use zotero_mcp_core::webdav::WebDavWriter;
+use zotero_mcp_core::webdav::{WebDavError, WebDavWriter};
 use zotero_mcp_core::zotero::journal::{recreated, restoring_patch, title_of, Change, Kind};
 use zotero_mcp_core::zotero::{ObjectKey, Page, Query, ZoteroError, ZoteroObject, ZoteroWriter};
 
@@ -307,7 +307,8 @@ async fn delete_created(writer: &ZoteroWriter, batch: &[&Target], created: &Hash
             }
         }
         let result = match target.kind {
-            Kind::Item => writer.delete_item(&key, version).await,
+            // Its children, trashed ones included, were found to be none just above.
+            Kind::Item => writer.delete_childless_item(&key, version).await,
             Kind::Collection => writer.delete_collection(&key, version).await,
         };
         done.push(match result {
@@ -448,10 +449,19 @@ async fn batch_write(
 /// Puts back the files the call replaced or removed, where they were kept and their attachment was undone.
 async fn restore_files(entry: &Entry, dav: Option<&WebDavWriter>, objects: &mut [Undone], notes: &mut Vec<String>) {
     for file in entry.files.iter().rev() {
-        if !file.kept || file.store != StoreKind::WebDav {
+        if file.store != StoreKind::WebDav || !(file.kept || file.action == FileAction::Created) {
+            // Zotero Storage and Zotero Desktop keep no earlier file: the entry's limits say so.
             continue;
         }
         let attachment = objects.iter_mut().find(|o| o.key == file.key && o.kind == "item");
+        let Ok(key) = ObjectKey::parse(&file.key) else {
+            notes.push(format!("The journal names a file by a malformed key ({}); it was left alone.", file.key));
+            continue;
+        };
+        if file.action == FileAction::Created {
+            remove_created_file(dav, &key, attachment, notes).await;
+            continue;
+        }
         if let Some(attachment) = &attachment {
             if !matches!(attachment.outcome, Outcome::Restored | Outcome::Recreated | Outcome::AlreadyDone) {
                 notes.push(format!("The earlier file of {} was left where it is kept, like its attachment.", file.key));
@@ -465,9 +475,30 @@ async fn restore_files(entry: &Entry, dav: Option<&WebDavWriter>, objects: &mut 
             ));
             continue;
         };
-        let Ok(key) = ObjectKey::parse(&file.key) else { continue };
+        if let Some(left) = &file.left {
+            // The item's version guards its fields, not the file: another WebDAV client, or an upload whose item
+            // update never came, changes the file alone. Put back only over the file this change left.
+            match dav.get_prop(&key).await {
+                Ok(Some(now)) if now.md5 != *left => {
+                    notes.push(format!(
+                        "The file of {} changed since (WebDAV now holds md5 {}, not the {} this change stored): it \
+                         was left as it is, and the earlier file stays kept until the entry expires.",
+                        file.key, now.md5, left
+                    ));
+                    continue;
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    notes.push(format!(
+                        "The file of {} was not put back: whether it changed since could not be read ({error}).",
+                        file.key
+                    ));
+                    continue;
+                }
+            }
+        }
         let what = match file.action {
-            FileAction::Replaced => "the earlier file",
+            FileAction::Replaced | FileAction::Created => "the earlier file",
             FileAction::Removed => "the file",
         };
         match dav.restore_kept(&key, &entry.id).await {
@@ -478,8 +509,43 @@ async fn restore_files(entry: &Entry, dav: Option<&WebDavWriter>, objects: &mut 
             Ok(false) => {
                 notes.push(format!("The kept copy of the file of {} is gone; the file was not put back.", file.key))
             }
+            // The archive and its .prop disagree: the tool that stores the file again is named here, not in core.
+            Err(error @ WebDavError::HalfRestored { .. }) => notes.push(format!(
+                "The file of {key} could not be put back ({error}): call zotero_put_attachment with \
+                 replaceAttachmentKey={key} and the file.",
+                key = file.key
+            )),
             Err(error) => notes.push(format!("The file of {} could not be put back ({error}).", file.key)),
         }
+    }
+}
+
+/// The file of an attachment the entry's call created: it goes once its item is gone (nothing would refer to
+/// it), and stays with an item that stays.
+async fn remove_created_file(
+    dav: Option<&WebDavWriter>,
+    key: &ObjectKey,
+    attachment: Option<&mut Undone>,
+    notes: &mut Vec<String>,
+) {
+    let gone = attachment.as_ref().is_none_or(|a| matches!(a.outcome, Outcome::Removed | Outcome::AlreadyDone));
+    if !gone {
+        return;
+    }
+    let Some(dav) = dav else {
+        notes.push(format!(
+            "The file of {key} stays on WebDAV, which is not this library's store now; Zotero Desktop's \
+             \"Purge Orphaned Attachment Files\" removes it."
+        ));
+        return;
+    };
+    match (dav.discard(key).await, attachment) {
+        (Ok(()), Some(attachment)) => attachment.detail = Some("its file is gone from WebDAV too".into()),
+        (Ok(()), None) => {}
+        (Err(error), _) => notes.push(format!(
+            "The file of {key} could not be removed from WebDAV ({error}); no item refers to it, and Zotero \
+             Desktop's \"Purge Orphaned Attachment Files\" removes it."
+        )),
     }
 }
 

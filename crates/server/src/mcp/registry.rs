@@ -654,7 +654,7 @@ impl Registry {
             }
             Err(error) => ToolReply { markdown: error.to_string(), structured: None, asks: None },
         };
-        if let Some(line) = undo_line {
+        for line in [ctx.desktop_dialogs_note(), undo_line].into_iter().flatten() {
             reply.markdown.push_str("\n\n");
             reply.markdown.push_str(&line);
         }

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::calendar::civil_from_days;
-use zotero_mcp_core::files::StoreKind;
+use zotero_mcp_core::files::{FileAction, StoreKind};
 use zotero_mcp_core::zotero::journal::Change;
 
 use crate::confirm::{named, Plan};
@@ -177,7 +177,9 @@ impl Tool for Undo {
         ctx.confirm(undo_plan(&entry)).await?;
         ctx.undoing(&id);
         let writer = ctx.writer()?;
-        let keeps_webdav_files = entry.files.iter().any(|f| f.kept && f.store == StoreKind::WebDav);
+        // Files kept to put back, or a new attachment's file to remove with it.
+        let keeps_webdav_files =
+            entry.files.iter().any(|f| f.store == StoreKind::WebDav && (f.kept || f.action == FileAction::Created));
         let dav = if keeps_webdav_files { ctx.kept_files_writer() } else { None };
         let report = undo::undo(&entry, writer, dav).await;
         let mut notes = report.notes;
@@ -247,8 +249,11 @@ fn listed(entry: &Entry) -> JournalEntry {
         files: entry
             .files
             .iter()
-            .map(|f| {
-                format!("{} ({}, earlier file {})", f.key, f.store.name(), if f.kept { "kept" } else { "not kept" })
+            .map(|f| match f.action {
+                FileAction::Created => format!("{} ({}, new file)", f.key, f.store.name()),
+                _ => {
+                    format!("{} ({}, earlier file {})", f.key, f.store.name(), if f.kept { "kept" } else { "not kept" })
+                }
             })
             .collect(),
         limits: entry.limits(),

@@ -91,6 +91,8 @@ pub struct LocalApi {
     web_key: String,
     enabled: Cell<bool>,
     dialog: Cell<DialogAnswer>,
+    /// Answers for the next dialogs, in turn, before `dialog` answers the rest.
+    next_answers: RefCell<std::collections::VecDeque<DialogAnswer>>,
     /// Local keys issued, with whether each is remembered ("Always Allow").
     keys: RefCell<HashMap<String, bool>>,
     /// When each dialog was shown (seconds, for the rate limit).
@@ -122,6 +124,7 @@ impl LocalApi {
             web_key: web_key.to_owned(),
             enabled: Cell::new(true),
             dialog: Cell::new(DialogAnswer::AlwaysAllow),
+            next_answers: RefCell::new(std::collections::VecDeque::new()),
             keys: RefCell::new(HashMap::new()),
             dialogs: RefCell::new(Vec::new()),
             requests: RefCell::new(Vec::new()),
@@ -175,6 +178,12 @@ impl LocalApi {
     /// How the person will answer the next authorization dialogs.
     pub fn answer_dialogs(&self, answer: DialogAnswer) {
         self.dialog.set(answer);
+    }
+
+    /// How the person will answer the next dialogs, one answer each in turn; later dialogs are answered as
+    /// [`Self::answer_dialogs`] says (a person who allowed the first write of a call and denied the second).
+    pub fn answer_next_dialogs(&self, answers: &[DialogAnswer]) {
+        self.next_answers.borrow_mut().extend(answers.iter().copied());
     }
 
     /// How many authorization dialogs were shown.
@@ -350,7 +359,8 @@ impl LocalApi {
             }
             dialogs.push(now);
         }
-        let remember = match self.dialog.get() {
+        let answer = self.next_answers.borrow_mut().pop_front().unwrap_or(self.dialog.get());
+        let remember = match answer {
             DialogAnswer::Deny => return json(403, &serde_json::json!({ "denied": true })),
             DialogAnswer::AlwaysAllow => true,
             DialogAnswer::Allow => false,
