@@ -11,6 +11,7 @@ use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
+use crate::config::ToolGroup;
 use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::mcp::registry::MAX_TEXT_CHARS;
@@ -145,6 +146,7 @@ impl Tool for ReadAttachment {
          long files by pages (`fromPage` = `nextFromPage`). `writeBackIndex` needs the write scope. To answer a \
          question, zotero_retrieve.",
     )
+    .group(ToolGroup::Files)
     .ask_for_less("a smaller `maxPages`, or a page range with `fromPage` and `toPage`");
 
     /// Only the outline can be cut here: a text read is fitted to the answer while it is read.
@@ -396,6 +398,7 @@ impl Tool for DeleteAttachment {
         "Moves a stored-file attachment (PDF, EPUB, snapshot) to the trash, its file kept, or with `permanent` \
          deletes it and its file for good. Refuses other items: use zotero_delete_items for those.",
     )
+    .group(ToolGroup::Files)
     .destructive()
     .idempotent();
 

@@ -11,6 +11,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
+use crate::config::ToolGroup;
 use crate::confirm::{Plan, NAMED};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
@@ -94,6 +95,7 @@ impl Tool for FindDuplicates {
          the copy to keep. A dry run unless `merge` or `mergeKeys` (write scope): merged as Zotero Desktop does, \
          the others trashed.",
     )
+    .group(ToolGroup::Admin)
     .destructive()
     .ask_for_less("a `collectionKey` or `itemType`, or a smaller `scanLimit`");
 

@@ -13,6 +13,7 @@ use zotero_mcp_core::zotero::ZoteroObject;
 use super::args::Key;
 use super::items::TagIn;
 use super::next_step::{record_again, NextStep};
+use crate::config::ToolGroup;
 use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -81,6 +82,7 @@ impl Tool for PutAttachment {
          `parentItemKey` or standalone, or as the new file of `replaceAttachmentKey`. For a paper and its PDF by \
          DOI, zotero_import_reference.",
     )
+    .group(ToolGroup::Files)
     .destructive()
     .open_world();
 

@@ -10,6 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
+use crate::config::ToolGroup;
 use crate::confirm::{listed, Plan, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
@@ -89,6 +90,7 @@ impl Tool for RenameAttachments {
         "Names the stored files of items (or a collection's) after their metadata with Zotero 7's filename \
          template: a dry run listing old and new names unless `apply` (write scope); 5 files per call.",
     )
+    .group(ToolGroup::Files)
     .destructive()
     .idempotent()
     .ask_for_less("fewer `itemKeys`, or a smaller `limit`");

@@ -10,6 +10,7 @@ use zotero_mcp_core::zotero::{ItemCard, ItemScope};
 use super::args::Key;
 use super::paging::shorten_list;
 use super::search::{item_filters, year_within};
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
 use crate::format::text::truncate;
@@ -116,6 +117,7 @@ impl Tool for SemanticSearch {
          text), each with the passage that matched and its page; scores are advisory. For exact words or authors, \
          zotero_search.",
     )
+    .group(ToolGroup::Research)
     .ask_for_less("a smaller `limit`, or narrower filters (`tags`, `itemType`, `collectionKey`, `fromYear`, `toYear`)");
 
     fn shorten(output: &mut SemanticSearchOutput, fraction: f64) -> bool {
@@ -349,6 +351,7 @@ impl Tool for Reindex {
         "Brings the index behind zotero_semantic_search up to date now, not at the next scheduled sync; `full` \
          re-sends everything. Up to `limit` items per call: call again until `complete`.",
     )
+    .group(ToolGroup::Admin)
     .idempotent();
 
     fn render(output: &ReindexOutput) -> String {

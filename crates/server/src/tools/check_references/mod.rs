@@ -26,6 +26,7 @@ use self::library::{Library, MatchedBy};
 use self::manuscript::Cited;
 use super::import_reference::entries::Entry as ImportEntry;
 use super::import_reference::{steps as import_steps, REQUEST_BUDGET};
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -328,6 +329,7 @@ impl Tool for CheckReferences {
          library and registries: matches, disagreeing fields, missing works, retractions, uncited entries, \
          supporting passages. `import` (write scope) adds the missing works.",
     )
+    .group(ToolGroup::Research)
     .open_world()
     .ask_for_less("a smaller `limit`, `checkSupport` false, and `cursor` to continue");
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use self::entries::parse_input;
 use super::args::Key;
 use super::items::TagIn;
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -125,6 +126,7 @@ impl Tool for ImportReference {
          (up to 25), each checked against the library first, with an open-access PDF when found. For items \
          described by hand, zotero_create_items.",
     )
+    .group(ToolGroup::Research)
     .open_world();
 
     fn render(output: &ImportReferenceOutput) -> String {

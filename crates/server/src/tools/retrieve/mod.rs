@@ -19,6 +19,7 @@ mod sources;
 
 use super::args::Key;
 use super::attachments::CandidateOut;
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -234,6 +235,7 @@ impl Tool for Retrieve {
          text, with PDF pages. Passages are whole; what was read or skipped is named. To find the items first, \
          zotero_semantic_search.",
     )
+    .group(ToolGroup::Research)
     .ask_for_less("fewer `passages`, a smaller `maxChars`, or fewer `itemKeys`");
 
     fn render(output: &RetrieveOutput) -> String {
