@@ -129,3 +129,13 @@ async fn the_listing_is_serialized_once_per_view() {
     assert!(std::rc::Rc::ptr_eq(&writing, &registry.tools_json(view(true))));
     assert!(reading.len() < writing.len());
 }
+
+#[tokio::test]
+async fn health_names_a_tool_groups_typo() {
+    let health = || http::Request::get("https://zotero.example/health").body(Vec::new()).unwrap();
+    let typo = send(&production(&[("TOOL_GROUPS", "read,wirte")]), health()).await;
+    let warnings = typo.body["warnings"].to_string();
+    assert!(warnings.contains("TOOL_GROUPS names wirte") && warnings.contains("those of read"), "{}", typo.text);
+    let fine = send(&production(&[("TOOL_GROUPS", "read,write")]), health()).await;
+    assert!(fine.body.get("warnings").is_none(), "{}", fine.text);
+}
