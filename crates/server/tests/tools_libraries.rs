@@ -262,7 +262,7 @@ async fn every_tool_publishes_the_library_argument() {
 }
 
 #[tokio::test]
-async fn a_null_library_is_the_configured_one() {
+async fn a_null_argument_is_taken_as_left_out() {
     let (b, _, _) = groups_bench_with(false, &[]);
     let result = b.tool("zotero_list_tags", Grant::read_only("owner"), json!({ "library": null, "limit": null })).await;
     assert!(result.get("isError").is_none(), "{result}");
