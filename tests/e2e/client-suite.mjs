@@ -83,6 +83,14 @@ export function defineClientSuite({ label, connect, assertConnected, modern = fa
         assert.equal(write.inputSchema.properties?.note?.type, 'string');
         assert.equal(write.outputSchema.properties?.written?.type, 'boolean');
         assert.notEqual(write.annotations?.readOnlyHint, true, 'fixture_write is not read-only');
+      }, WRITE_SCOPES));
+
+    test('a read-only token is not shown the tools that only write', { timeout: TEST_TIMEOUT_MS }, () =>
+      withClient(async ({ client }) => {
+        const names = (await client.listTools(undefined, opts)).tools.map((t) => t.name);
+        assert.ok(names.includes('fixture_echo'), names.join(', '));
+        assert.ok(!names.includes('fixture_write'), `fixture_write only writes: ${names.join(', ')}`);
+        assert.ok(!names.includes('zotero_create_items') && names.includes('zotero_notes'), names.join(', '));
       }));
 
     test('fixture_echo returns structured content and a text block', { timeout: TEST_TIMEOUT_MS }, () =>

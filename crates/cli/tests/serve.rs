@@ -459,3 +459,28 @@ fn test_fixtures_are_warned_of_at_start_and_kept_from_requests_for_another_host(
     assert!(!lines.join("\n").contains("ENABLE_TEST_FIXTURES"), "{lines:?}");
     let _ = quiet.kill();
 }
+
+#[test]
+fn a_read_only_server_lists_no_tool_that_only_writes_and_tool_groups_come_from_the_settings() {
+    let token = [("ZOTERO_MCP_TOKEN", "s3cret-token")];
+    let ((mut child, url), _) = start_http_lines(&data_dir("read-only-list"), &token, &["--read-only"]);
+    let reading = tool_names(&url, "s3cret-token", "127.0.0.1");
+    let _ = child.kill();
+    assert!(reading.contains(&"zotero_notes".to_owned()), "a tool with reading modes stays: {reading:?}");
+    for only_writes in ["zotero_create_items", "zotero_put_attachment", "zotero_import_reference", "zotero_undo"] {
+        assert!(!reading.contains(&only_writes.to_owned()), "{only_writes}: {reading:?}");
+    }
+
+    // TOOL_GROUPS from the config file, as from the environment: the Worker's names.
+    let dir = data_dir("tool-groups");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config.toml");
+    std::fs::write(&file, "TOOL_GROUPS = \"read, files\"\n").unwrap();
+    let ((mut child, url), _) = start_http_lines(&dir, &token, &["--config", file.to_str().unwrap()]);
+    let offered = tool_names(&url, "s3cret-token", "127.0.0.1");
+    let _ = child.kill();
+    assert!(offered.contains(&"zotero_read_attachment".to_owned()), "{offered:?}");
+    assert!(!offered.contains(&"zotero_create_items".to_owned()), "write is not offered: {offered:?}");
+    assert!(!offered.contains(&"zotero_retrieve".to_owned()), "research is not offered: {offered:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -103,6 +103,11 @@ pub struct Config {
     /// Days the undo journal keeps each write call's record (`JOURNAL_DAYS`, default 30; `0` keeps none, and
     /// `zotero_undo` then has nothing to undo).
     pub journal_days: u32,
+    /// The tool groups this deployment offers (`TOOL_GROUPS`, e.g. `read,files`; unset: all of them). A tool
+    /// outside them is neither listed nor called, and without `write` no tool changes anything.
+    pub tool_groups: ToolGroups,
+    /// Names in `TOOL_GROUPS` that are no group, for `/health` to name (they select nothing).
+    pub tool_groups_unknown: Vec<String>,
     /// Whether destructive writes ask the person first where the client can show a form (`CONFIRM_WRITES`,
     /// default on; `0` or `false` turns it off for unattended jobs: the tools' own dry runs remain).
     pub confirm_writes: bool,
@@ -190,6 +195,7 @@ impl std::fmt::Debug for Config {
             .field("sync_subrequest_budget", &self.sync_subrequest_budget)
             // WebDavSettings' own Debug leaves the password out.
             .field("webdav", &self.webdav)
+            .field("tool_groups", &self.tool_groups.names())
             .field("setup", &self.setup)
             .finish_non_exhaustive()
     }
@@ -234,6 +240,7 @@ impl Config {
         let username = get("AUTH_USERNAME");
         // The test-only switches below are honoured only with this one: one variable to check on a deployment.
         let fixtures = get("ENABLE_TEST_FIXTURES").as_deref() == Some("1");
+        let (tool_groups, tool_groups_unknown) = ToolGroups::from_setting(get("TOOL_GROUPS").as_deref());
         Self {
             desktop: None,
             zotero_api_key: get("ZOTERO_API_KEY"),
@@ -276,8 +283,111 @@ impl Config {
                 .map(|days| days.min(365))
                 .unwrap_or(DEFAULT_JOURNAL_DAYS),
             confirm_writes: !matches!(get("CONFIRM_WRITES").as_deref(), Some("0" | "false" | "off" | "no")),
+            tool_groups,
+            tool_groups_unknown,
             setup: SetupHint::Native,
         }
+    }
+}
+
+/// A group of tools an operator can offer or leave out of a deployment (`TOOL_GROUPS`). Each tool is in one
+/// (`ToolSpec::group`); the names are what `TOOL_GROUPS` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolGroup {
+    /// Reading the library: search, items, collections, tags, notes, annotations, libraries, changes, and the
+    /// ChatGPT connector's `search` and `fetch`.
+    Read,
+    /// Changing the library: creating, editing and deleting items and collections, and undoing. Also the switch
+    /// for every write: without it no tool of any group changes anything (a mixed tool keeps its reading
+    /// modes), so `TOOL_GROUPS=read,files,research,admin` is a read-only deployment.
+    Write,
+    /// Attachment files: reading, uploading, deleting and renaming them.
+    Files,
+    /// Reading across items and the web: semantic search, passages for a question, checking a manuscript's
+    /// references, importing by identifier.
+    Research,
+    /// Looking after the library and the deployment: the semantic index's sync, duplicates.
+    Admin,
+}
+
+impl ToolGroup {
+    pub const ALL: [ToolGroup; 5] =
+        [ToolGroup::Read, ToolGroup::Write, ToolGroup::Files, ToolGroup::Research, ToolGroup::Admin];
+
+    /// The name `TOOL_GROUPS` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ToolGroup::Read => "read",
+            ToolGroup::Write => "write",
+            ToolGroup::Files => "files",
+            ToolGroup::Research => "research",
+            ToolGroup::Admin => "admin",
+        }
+    }
+
+    const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// A set of [`ToolGroup`]s: the groups a deployment offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ToolGroups(u8);
+
+impl ToolGroups {
+    /// Every group: the default, so a deployment that sets nothing offers every tool, as before.
+    pub const fn all() -> Self {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < ToolGroup::ALL.len() {
+            bits |= ToolGroup::ALL[i].bit();
+            i += 1;
+        }
+        Self(bits)
+    }
+
+    pub const fn contains(self, group: ToolGroup) -> bool {
+        self.0 & group.bit() != 0
+    }
+
+    /// `TOOL_GROUPS`: group names separated by commas or spaces, in any case, and the names that are no group.
+    /// Unset or empty: every group. A setting that names no known group at all (a typo) offers `read` alone:
+    /// the server stays useful and changes nothing the operator did not ask for; `/health` names the typo.
+    pub fn from_setting(setting: Option<&str>) -> (Self, Vec<String>) {
+        let Some(setting) = setting.filter(|s| !s.trim().is_empty()) else { return (Self::all(), Vec::new()) };
+        let mut bits = 0;
+        let mut unknown = Vec::new();
+        for name in setting.split(|c: char| c == ',' || c.is_whitespace()).filter(|n| !n.is_empty()) {
+            match ToolGroup::ALL.iter().find(|g| g.name().eq_ignore_ascii_case(name)) {
+                Some(group) => bits |= group.bit(),
+                None => unknown.push(name.to_owned()),
+            }
+        }
+        if bits == 0 {
+            bits = ToolGroup::Read.bit();
+        }
+        (Self(bits), unknown)
+    }
+
+    /// The groups' names, comma-separated, in `ToolGroup::ALL`'s order.
+    pub fn names(self) -> String {
+        ToolGroup::ALL.iter().filter(|g| self.contains(**g)).map(|g| g.name()).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// Which tools one request is shown and may call: the deployment's groups, and whether the request may change
+/// the library (its grant has `zotero:write` and the deployment offers `write`). `tools/list` is serialized once
+/// per view and isolate (`Registry::tools_json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ToolView {
+    pub groups: ToolGroups,
+    pub writes: bool,
+}
+
+impl ToolView {
+    /// A tool is listed when its group is offered, and a tool that only writes only to a view that writes.
+    pub const fn lists(self, group: ToolGroup, only_writes: bool) -> bool {
+        self.groups.contains(group) && (!only_writes || self.writes)
     }
 }
 
@@ -375,6 +485,44 @@ fn source_settings(contact_email: Option<String>, test_base: Option<String>) -> 
 /// A whole number above 0 (as the TypeScript project reads `SYNC_BATCH_LIMIT`: anything else is the default).
 fn positive(value: Option<String>) -> Option<usize> {
     value.and_then(|v| v.parse::<f64>().ok()).filter(|n| n.is_finite() && *n >= 1.0).map(|n| n as usize)
+}
+
+#[cfg(test)]
+mod tool_group_tests {
+    use super::*;
+
+    #[test]
+    fn tool_groups_default_to_all_and_read_names_in_any_case() {
+        let all = ToolGroups::from_setting(None);
+        assert_eq!(all, (ToolGroups::all(), vec![]));
+        assert_eq!(all.0.names(), "read,write,files,research,admin");
+        assert_eq!(ToolGroups::from_setting(Some("  ")).0, ToolGroups::all());
+        let (groups, unknown) = ToolGroups::from_setting(Some("Read, files research"));
+        assert_eq!((groups.names(), unknown), ("read,files,research".to_owned(), vec![]));
+        assert!(!groups.contains(ToolGroup::Write) && !groups.contains(ToolGroup::Admin));
+    }
+
+    #[test]
+    fn a_tool_groups_typo_is_kept_to_be_named_and_never_offers_more() {
+        let (groups, unknown) = ToolGroups::from_setting(Some("read,wirte"));
+        assert_eq!((groups.names(), unknown), ("read".to_owned(), vec!["wirte".to_owned()]));
+        // Nothing known at all: reading alone, never every tool.
+        let (groups, unknown) = ToolGroups::from_setting(Some("everything"));
+        assert_eq!((groups.names(), unknown), ("read".to_owned(), vec!["everything".to_owned()]));
+        let config = Config::from_lookup(|name| (name == "TOOL_GROUPS").then(|| "read, admin".to_owned()));
+        assert_eq!(config.tool_groups.names(), "read,admin");
+        assert!(format!("{config:?}").contains("read,admin"));
+    }
+
+    #[test]
+    fn a_view_lists_write_only_tools_only_when_it_writes() {
+        let view = |writes| ToolView { groups: ToolGroups::all(), writes };
+        assert!(view(true).lists(ToolGroup::Write, true));
+        assert!(!view(false).lists(ToolGroup::Write, true));
+        assert!(view(false).lists(ToolGroup::Files, false), "a mixed or reading tool stays");
+        let reading = ToolView { groups: ToolGroups::from_setting(Some("read")).0, writes: false };
+        assert!(!reading.lists(ToolGroup::Files, false));
+    }
 }
 
 #[cfg(test)]

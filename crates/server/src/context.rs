@@ -21,7 +21,7 @@ use zotero_mcp_core::zotero::{
 };
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
-use crate::config::{Config, FileStorageError, FileStoreSetting, SetupHint};
+use crate::config::{Config, FileStorageError, FileStoreSetting, SetupHint, ToolGroup, ToolView};
 use crate::confirm::{Asking, Plan, Questions, Unconfirmed};
 use crate::grant::{Grant, Scope};
 use crate::journal::{self, Entry, Journal};
@@ -34,6 +34,9 @@ pub enum WriterRefused {
     /// The grant lacks `zotero:write`.
     #[error("`{tool}` needs the zotero:write scope, which this connection lacks")]
     ScopeMissing { tool: &'static str },
+    /// The deployment offers no writes: `TOOL_GROUPS` leaves out `write`.
+    #[error("`{tool}` changes the library, but this server is read-only (TOOL_GROUPS leaves out `write`)")]
+    WritesOff { tool: &'static str },
     /// The call's `library` is one the API key may only read.
     #[error(
         "the API key may only read library {library}, so `{tool}` wrote nothing there. Give the key write access \
@@ -363,6 +366,9 @@ impl RequestContext {
     pub fn may_write(&self) -> Result<(), WriterRefused> {
         if !self.grant.allows(Scope::Write) {
             return Err(WriterRefused::ScopeMissing { tool: self.tool.get() });
+        }
+        if !self.config.tool_groups.contains(ToolGroup::Write) {
+            return Err(WriterRefused::WritesOff { tool: self.tool.get() });
         }
         if self.config.desktop().is_some() {
             match self.desktop_route.get() {
@@ -764,6 +770,13 @@ impl RequestContext {
     }
 
     /// Whether this request obtained a writer.
+    /// Which tools this request is shown and may call: the deployment's `TOOL_GROUPS`, and whether it may
+    /// write (the grant's `zotero:write` and the `write` group both).
+    pub fn tool_view(&self) -> ToolView {
+        let groups = self.config.tool_groups;
+        ToolView { groups, writes: self.grant.allows(Scope::Write) && groups.contains(ToolGroup::Write) }
+    }
+
     pub fn writer_taken(&self) -> bool {
         self.writer_taken.get()
     }

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::config::ToolView;
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::mcp::schema::{contains_ref, schema_for};
 use zotero_mcp_server::mcp::{Registry, Tool, ToolError, ToolSpec};
@@ -29,7 +30,8 @@ fn text_of(result: &Value) -> &str {
 
 #[tokio::test]
 async fn tools_list_describes_each_tool_completely() {
-    let reply = send(&app(), modern("tools/list", json!({}))).await;
+    // As a grant that may write sees it: fixture_write only writes, so a read-only grant is not shown it.
+    let reply = send(&app(), as_writer(modern("tools/list", json!({})))).await;
     let tools = reply.result()["tools"].as_array().unwrap().clone();
     let echo = tools.iter().find(|t| t["name"] == "fixture_echo").expect("fixture_echo listed");
     assert_eq!(echo["title"], "Echo (test fixture)");
@@ -309,13 +311,18 @@ fn the_spliced_tools_list_is_what_the_general_path_makes() {
         zotero_mcp_server::config::Config::from_lookup(|name| (name == "ENABLE_TEST_FIXTURES").then(|| "1".to_owned()));
     let registry = zotero_mcp_server::tools::registry(&config);
     let id = json!("req-7");
-    for era in [Era::Modern, Era::Legacy] {
-        let general =
-            result_message(&id, finish(era, json!({ "tools": registry.list_tools() }), Some(CATALOGUE_CACHE)));
-        let spliced = tools_list_message(era, &id, &registry);
-        assert_eq!(spliced, general.to_string(), "{era:?}: the same text, keys in the same order");
-        let parsed: Value = serde_json::from_str(&spliced).expect("valid JSON");
-        assert!(parsed["result"]["tools"].as_array().is_some_and(|t| t.len() > 18), "fixtures included");
+    for writes in [true, false] {
+        let view = ToolView { groups: config.tool_groups, writes };
+        for era in [Era::Modern, Era::Legacy] {
+            let general =
+                result_message(&id, finish(era, json!({ "tools": registry.list_tools(view) }), Some(CATALOGUE_CACHE)));
+            let spliced = tools_list_message(era, &id, &registry, view);
+            assert_eq!(spliced, general.to_string(), "{era:?}: the same text, keys in the same order");
+            let parsed: Value = serde_json::from_str(&spliced).expect("valid JSON");
+            assert!(parsed["result"]["tools"].as_array().is_some_and(|t| t.len() > 15), "fixtures included");
+        }
+        // Serialized once per view and isolate, not per request.
+        assert!(std::rc::Rc::ptr_eq(&registry.tools_json(view), &registry.tools_json(view)));
     }
 }
 

@@ -34,7 +34,8 @@ usage: zotero-mcp serve --stdio [--local] [--read-only] [--config FILE]
 
 Settings have the Worker's names, from the environment or the config file: ZOTERO_API_KEY (required),
 ZOTERO_LIBRARY_ID, ZOTERO_LIBRARY_TYPE, ZOTERO_API_BASE, AUTH_PASSWORD, AUTH_USERNAME, ALLOWED_ORIGINS,
-ALLOWED_HOSTS, WEBDAV_URL, WEBDAV_USERNAME, WEBDAV_PASSWORD (attachment files). Native only: ZOTERO_MCP_DATA_DIR (where the key/value database lives) and ZOTERO_MCP_TOKEN.
+ALLOWED_HOSTS, WEBDAV_URL, WEBDAV_USERNAME, WEBDAV_PASSWORD (attachment files), TOOL_GROUPS (the tools offered:
+read, write, files, research, admin; default all). Native only: ZOTERO_MCP_DATA_DIR (where the key/value database lives) and ZOTERO_MCP_TOKEN.
 
 Who may call the HTTP server:
   AUTH_PASSWORD set      the OAuth 2.1 server of the Worker, with its login page (any address; on a loopback

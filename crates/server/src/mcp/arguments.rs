@@ -33,11 +33,17 @@ fn invalid(tool: &str, problem: String) -> ToolError {
     ToolError::InvalidArguments { tool: tool.to_owned(), problem }
 }
 
-/// The arguments as an object: absent ones are an empty object.
+/// The arguments as an object: absent ones are an empty object, and an argument given as `null` is absent.
+/// Clients send `null` for an argument left empty (form-filling clients, models copying a schema's shape), and
+/// the published schemas show an optional argument as a plain optional property (`mcp::schema::lean_input`), so
+/// `null` must mean what leaving it out means, whatever the argument's type (one with a default takes it).
 fn as_object(tool: &str, arguments: Value) -> Result<Value, ToolError> {
     match arguments {
         Value::Null => Ok(Value::Object(Default::default())),
-        object @ Value::Object(_) => Ok(object),
+        Value::Object(mut object) => {
+            object.retain(|_, value| !value.is_null());
+            Ok(Value::Object(object))
+        }
         _ => Err(invalid(tool, "the arguments must be a JSON object".into())),
     }
 }

@@ -131,7 +131,7 @@ async fn dispatch_value(
             }),
             Some(CATALOGUE_CACHE),
         )),
-        "tools/list" => catalogue("tools", registry.list_tools()),
+        "tools/list" => catalogue("tools", registry.list_tools(ctx.tool_view())),
         "resources/list" => catalogue("resources", registry.list_resources()),
         "resources/templates/list" => catalogue("resourceTemplates", registry.list_resource_templates()),
         "prompts/list" => catalogue("prompts", registry.list_prompts()),

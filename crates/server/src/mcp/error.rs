@@ -18,6 +18,18 @@ pub enum ToolError {
          \"write\" on the consent page."
     )]
     WriteScopeRequired { tool: String },
+    /// The deployment leaves the tool's group out (`TOOL_GROUPS`); it is not listed either.
+    #[error(
+        "`{tool}` is not offered by this server: its operator left the `{group}` tools out (TOOL_GROUPS). Nothing \
+         was done. Use the tools tools/list shows, or ask the operator to add `{group}` to TOOL_GROUPS."
+    )]
+    NotOffered { tool: String, group: &'static str },
+    /// The deployment offers no writes (`TOOL_GROUPS` without `write`), whatever the grant.
+    #[error(
+        "`{tool}` changes the library, but this server is read-only: its operator left `write` out of \
+         TOOL_GROUPS. Nothing was changed. To allow changes, the operator adds `write` to TOOL_GROUPS."
+    )]
+    WritesOff { tool: String },
     /// The handler failed; the message is already actionable.
     #[error("{0}")]
     Failed(String),
@@ -31,6 +43,7 @@ impl From<WriterRefused> for ToolError {
     fn from(refused: WriterRefused) -> Self {
         match refused {
             WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
+            WriterRefused::WritesOff { tool } => ToolError::WritesOff { tool: tool.to_owned() },
             WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
             WriterRefused::Files(error) => ToolError::Failed(error.to_string()),
             refused @ (WriterRefused::ReadOnlyLibrary { .. }

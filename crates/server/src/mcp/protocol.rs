@@ -52,6 +52,8 @@ reader highlighted and commented in the PDFs.
 How to work with it:
 - Every item, collection and attachment is named by an eight-character key (for example ABCD2345) that \
 searches and listings return. Never invent a key.
+- Every tool takes an optional `library`: users/<id> or groups/<id> as zotero_list_libraries lists them, or a \
+group's name. Without it, tools work on the configured library.
 - Ask for small pages; results say when more is available (nextOffset) and how to get it.
 - Tools that change the library need the zotero:write scope. If a call says the connection is read-only, tell \
 the user to reconnect and allow writing rather than trying another tool.

@@ -19,6 +19,7 @@ pub use super::error::ToolError;
 pub use super::published::PromptArgument;
 use super::published::Published;
 pub use super::reply::ToolReply;
+use crate::config::{ToolGroup, ToolView};
 use crate::context::RequestContext;
 use crate::grant::Scope;
 
@@ -53,6 +54,9 @@ pub struct ToolSpec {
     /// page"): the advice of the refusal sent when an answer is too large and [`Tool::shorten`] cannot cut it.
     /// `tests/tool_shapes.rs` checks that every name in it is one of the tool's arguments.
     pub ask_for_less: &'static str,
+    /// The group an operator offers or leaves out with `TOOL_GROUPS`: `read` for a reading or mixed tool and
+    /// `write` for a writing one unless said otherwise ([`ToolSpec::group`]).
+    pub group: ToolGroup,
 }
 
 impl ToolSpec {
@@ -67,6 +71,7 @@ impl ToolSpec {
             destructive: false,
             open_world: false,
             ask_for_less: "",
+            group: ToolGroup::Read,
         }
     }
     /// A tool that changes the library. Not idempotent and not destructive unless said otherwise.
@@ -80,6 +85,7 @@ impl ToolSpec {
             destructive: false,
             open_world: false,
             ask_for_less: "",
+            group: ToolGroup::Write,
         }
     }
     /// A tool whose reading actions work on any grant and whose writing actions check `zotero:write` themselves
@@ -94,6 +100,7 @@ impl ToolSpec {
             destructive: false,
             open_world: false,
             ask_for_less: "",
+            group: ToolGroup::Read,
         }
     }
     pub const fn idempotent(mut self) -> Self {
@@ -112,6 +119,16 @@ impl ToolSpec {
     pub const fn ask_for_less(mut self, advice: &'static str) -> Self {
         self.ask_for_less = advice;
         self
+    }
+    /// Puts the tool in another group than its access implies (`TOOL_GROUPS`).
+    pub const fn group(mut self, group: ToolGroup) -> Self {
+        self.group = group;
+        self
+    }
+    /// Whether `view` lists this tool: its group is offered, and a tool whose every call writes is shown only
+    /// to a request that may write (issue 56: a read-only grant is not shown tools it can only fail with).
+    pub fn listed_in(&self, view: ToolView) -> bool {
+        view.lists(self.group, self.access == Access::Write)
     }
 
     fn annotations(&self) -> Value {
@@ -528,8 +545,10 @@ pub struct Registry {
     published: std::cell::OnceCell<Published>,
     /// `tools/list`'s entries, rendered (schemas and all) on first use and kept with the registry.
     described_tools: std::cell::OnceCell<Vec<Value>>,
-    /// The same entries as JSON text (a ~50 KB array), serialized once.
-    tools_json: std::cell::OnceCell<String>,
+    /// The entries one view lists ([`ToolView`]: the deployment's tool groups, and whether the request may
+    /// write), as JSON text (up to ~80 KB), serialized on a view's first listing and kept with the registry,
+    /// which lives as long as the isolate: a deployment has one set of groups, so two texts at most.
+    tools_json: std::cell::RefCell<Vec<(ToolView, Rc<str>)>>,
     resources: Vec<Rc<dyn DynResource>>,
     templates: Vec<Rc<dyn DynResource>>,
     prompts: Vec<Rc<dyn DynPrompt>>,
@@ -588,14 +607,25 @@ impl Registry {
         })
     }
 
-    pub fn list_tools(&self) -> Vec<Value> {
-        self.described().clone()
+    /// `tools/list`'s entries for one view, in catalogue order.
+    pub fn list_tools(&self, view: ToolView) -> Vec<Value> {
+        self.tools
+            .iter()
+            .zip(self.described())
+            .filter(|(t, _)| t.spec().listed_in(view))
+            .map(|(_, d)| d.clone())
+            .collect()
     }
 
-    /// `tools/list`'s `tools` array as JSON text, serialized on first use and kept with the registry, so the HTTP
-    /// transport can send it without building or serializing it again.
-    pub fn tools_json(&self) -> &str {
-        self.tools_json.get_or_init(|| serde_json::to_string(self.described()).unwrap_or_else(|_| "[]".to_owned()))
+    /// `tools/list`'s `tools` array for one view as JSON text, serialized on the view's first listing and kept
+    /// with the registry, so the HTTP transport sends it without building or serializing it again.
+    pub fn tools_json(&self, view: ToolView) -> Rc<str> {
+        if let Some((_, text)) = self.tools_json.borrow().iter().find(|(v, _)| *v == view) {
+            return text.clone();
+        }
+        let text: Rc<str> = serde_json::to_string(&self.list_tools(view)).unwrap_or_else(|_| "[]".to_owned()).into();
+        self.tools_json.borrow_mut().push((view, text.clone()));
+        text
     }
 
     /// Runs a tool. `None` means no tool has that name (a protocol error, not a tool error).
@@ -605,8 +635,15 @@ impl Registry {
         ctx.enter_tool(spec.name);
         #[cfg(feature = "check-outputs")]
         let checked_arguments = arguments.clone();
-        let outcome = if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
+        let view = ctx.tool_view();
+        // A tool a request is not shown answers as clearly as a listed one it may not use: nothing is parsed
+        // or read first.
+        let outcome = if !view.groups.contains(spec.group) {
+            Err(ToolError::NotOffered { tool: name.to_owned(), group: spec.group.name() })
+        } else if spec.access == Access::Write && !ctx.grant.allows(Scope::Write) {
             Err(ToolError::WriteScopeRequired { tool: name.to_owned() })
+        } else if spec.access == Access::Write && !view.groups.contains(ToolGroup::Write) {
+            Err(ToolError::WritesOff { tool: name.to_owned() })
         } else if let Err(error) = ctx.reach_desktop(spec.access != Access::Read).await {
             // Zotero Desktop does not answer: said once, before the tool (every tool needs the library).
             Err(ToolError::Failed(error.to_string()))

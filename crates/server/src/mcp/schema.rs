@@ -23,6 +23,7 @@ pub struct SchemaCollector {
 impl Declare for SchemaCollector {
     fn tool<T: Tool>(&mut self) -> &mut Self {
         let mut input = schema_for::<T::Input>();
+        lean_input(&mut input);
         if let Some(properties) = input.get_mut("properties").and_then(Value::as_object_mut) {
             properties.insert(super::registry::LIBRARY_ARGUMENT.to_owned(), library_property());
         }
@@ -68,15 +69,111 @@ impl Declare for SchemaCollector {
     }
 }
 
-/// The `library` argument every tool takes (the registry handles it, not the tool's input type).
+/// The `library` argument every tool takes (the registry handles it, not the tool's input type), written once
+/// here. It has no description: it is in every tool's schema a model reads, so what it takes is said once, in
+/// `zotero_list_libraries`' description (which lists the values) and the server's instructions. The registry
+/// takes it out of the arguments and `library::select_library` checks it, bounds included.
 fn library_property() -> Value {
-    json!({
-        "type": ["string", "null"],
-        "description": "The library to work on: users/<id> or groups/<id> (as zotero_list_libraries lists them), or a \
-                        group's name. Default: the configured library.",
-        "minLength": 1,
-        "maxLength": 200,
-    })
+    json!({ "type": "string" })
+}
+
+/// An input schema as a model reads it (issue 56: every tool's input schema is in the model's context on every
+/// turn). What serde's reading rules already give is left out, meaning is kept:
+///
+/// - an optional argument is a plain optional property: `Option<T>` publishes `T` (not `["T", "null"]`, no
+///   `null` in its enum, no `anyOf` with a null branch, no `default: null`). `null` is still taken: the
+///   registry drops a top-level `null` argument as if it were absent (`mcp::arguments`), and serde reads `null`
+///   into an `Option` below it. Only a property's own nullability goes: a `null` *inside* a value where it
+///   means something (`zotero_update_item`'s `fields`, where null clears a field) stays published;
+/// - a choice of fixed strings is one `enum`, not a `oneOf` of constants each with a description of its own:
+///   what a choice means goes in the argument's description, once;
+/// - the entries of an array are described by the array's own description, not again per entry (a key's
+///   pattern says what a key is);
+/// - the root's description ("Arguments of …") says nothing the tool's description does not;
+/// - `additionalProperties: false` is left to the server, which refuses an unknown argument by name (serde's
+///   `deny_unknown_fields`), and `default: false` to the reader: a flag is off unless given.
+pub fn lean_input(root: &mut Map<String, Value>) {
+    root.remove("description");
+    lean(root, false);
+}
+
+fn lean(schema: &mut Map<String, Value>, is_property: bool) {
+    if is_property {
+        drop_null(schema);
+    }
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        schema.remove("additionalProperties");
+    }
+    if schema.get("default") == Some(&Value::Bool(false)) {
+        schema.remove("default");
+    }
+    merge_string_choices(schema);
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for property in properties.values_mut().filter_map(Value::as_object_mut) {
+            lean(property, true);
+        }
+    }
+    if let Some(Value::Object(items)) = schema.get_mut("items") {
+        items.remove("description");
+        lean(items, false);
+    }
+    if let Some(Value::Object(additional)) = schema.get_mut("additionalProperties") {
+        lean(additional, false);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = schema.get_mut(key) {
+            branches.iter_mut().filter_map(Value::as_object_mut).for_each(|branch| lean(branch, false));
+        }
+    }
+}
+
+/// An optional property's `null`: out of its type, its enum, its `anyOf` and its default.
+fn drop_null(schema: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(options)) = schema.get_mut("enum") {
+        options.retain(|o| !o.is_null());
+    }
+    if schema.get("default").is_some_and(Value::is_null) {
+        schema.remove("default");
+    }
+    let is_null = |branch: &Value| branch.get("type").and_then(Value::as_str) == Some("null");
+    if let Some(Value::Array(branches)) = schema.get("anyOf") {
+        if branches.len() == 2 && branches.iter().any(is_null) {
+            let kept = branches.iter().find(|b| !is_null(b)).cloned();
+            schema.remove("anyOf");
+            if let Some(Value::Object(kept)) = kept {
+                // The property's own keys (its description above all) win over the type's.
+                for (key, value) in kept {
+                    schema.entry(key).or_insert(value);
+                }
+            }
+        }
+    }
+}
+
+/// A `oneOf` whose every branch is fixed strings (a Rust enum with documented variants) as one `enum`.
+fn merge_string_choices(schema: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = schema.get("oneOf") else { return };
+    let mut choices = Vec::new();
+    for branch in branches {
+        if branch.get("type").and_then(Value::as_str) != Some("string") {
+            return;
+        }
+        match (branch.get("const"), branch.get("enum").and_then(Value::as_array)) {
+            (Some(constant @ Value::String(_)), None) => choices.push(constant.clone()),
+            (None, Some(values)) if values.iter().all(Value::is_string) => choices.extend(values.iter().cloned()),
+            _ => return,
+        }
+    }
+    schema.remove("oneOf");
+    schema.insert("type".into(), Value::String("string".into()));
+    schema.insert("enum".into(), Value::Array(choices));
 }
 
 impl SchemaCollector {

@@ -26,7 +26,7 @@ use super::jsonrpc::{
 use super::origin;
 use super::protocol::{meta, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::Registry;
-use crate::config::Config;
+use crate::config::{Config, ToolView};
 use crate::context::RequestContext;
 use crate::platform::{HttpRequest, HttpResponse};
 use crate::respond;
@@ -130,7 +130,7 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
     let no_cursor =
         || super::dispatch::reject_cursor(&method, incoming.params.as_ref().unwrap_or(&Value::Null)).is_ok();
     let message = if method == "tools/list" && no_cursor() {
-        tools_list_message(era, &id, registry)
+        tools_list_message(era, &id, registry, ctx.tool_view())
     } else {
         match dispatch(&method, incoming.params, registry, ctx).await {
             Ok((answer, cache)) => answer_message(era, &id, answer, cache),
@@ -144,13 +144,14 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
     }
 }
 
-/// `tools/list`'s whole answer as JSON text: the era's envelope spliced around the catalogue's `tools` array,
-/// which the registry serialized once for the isolate. The array is ~50 KB; building it as values and
-/// serializing it again for every request was most of this method's own time (issue 10). The text is exactly
-/// what the general path (`dispatch`, `finish`, `result_message`) makes, as a test checks.
-pub fn tools_list_message(era: Era, id: &Value, registry: &Registry) -> String {
+/// `tools/list`'s whole answer as JSON text: the era's envelope spliced around the `tools` array the request's
+/// view lists (its grant's scope and the deployment's tool groups), which the registry serialized once per view
+/// for the isolate. The array is up to ~80 KB; building it as values and serializing it again for every request
+/// was most of this method's own time (issue 10). The text is exactly what the general path (`dispatch`,
+/// `finish`, `result_message`) makes, as a test checks.
+pub fn tools_list_message(era: Era, id: &Value, registry: &Registry, view: ToolView) -> String {
     let envelope = finish(era, Value::Object(Map::new()), Some(super::dispatch::CATALOGUE_CACHE)).to_string();
-    result_message_text(id, &prepend_member(&envelope, "tools", registry.tools_json()))
+    result_message_text(id, &prepend_member(&envelope, "tools", &registry.tools_json(view)))
 }
 
 /// An HTTP status and the JSON-RPC error that goes with it.

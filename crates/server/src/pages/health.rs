@@ -61,8 +61,22 @@ pub fn checks(app: &App) -> Health {
         name: crate::mcp::protocol::SERVER_NAME,
         version: crate::mcp::protocol::SERVER_VERSION,
         checks,
-        warnings: test_switches_warning(config).into_iter().collect(),
+        warnings: test_switches_warning(config).into_iter().chain(tool_groups_warning(config)).collect(),
     }
+}
+
+/// The names in `TOOL_GROUPS` that are no group: they select nothing, so the deployment offers less than its
+/// operator meant (a typo in `write` makes it read-only).
+fn tool_groups_warning(config: &crate::config::Config) -> Option<String> {
+    if config.tool_groups_unknown.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "TOOL_GROUPS names {}, which is no tool group (the groups are read, write, files, research and admin); \
+         the tools offered are those of {}.",
+        config.tool_groups_unknown.join(", "),
+        config.tool_groups.names()
+    ))
 }
 
 /// The warning for `ENABLE_TEST_FIXTURES=1`, and whether this request was given the test-only switches (it is

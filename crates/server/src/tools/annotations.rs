@@ -19,7 +19,7 @@ use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-/// What to do.
+// What to do.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AnnotationAction {
@@ -63,34 +63,31 @@ pub struct AnnotationsInput {
     #[serde(default)]
     #[schemars(default)]
     pub action: AnnotationAction,
-    /// A regular item (its attachments are searched) or an attachment.
+    /// A regular item, or one attachment.
     pub item_key: Key,
-    /// How many annotations to return (list).
+    // How many annotations to return (list).
     #[validate(range(min = 1, max = 500))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     pub limit: u32,
-    /// create: the kind of annotation.
+    /// create: highlight/underline quote `text`; a note needs `comment`, `page`.
     #[serde(default, rename = "type")]
     #[schemars(default)]
     pub kind: NewAnnotationType,
-    /// create: the 1-based PDF page. Required for a note; for a highlight it narrows the search for `text`
-    /// (without it the first page that has the passage is used).
+    /// create: 1-based; needed for a note, narrows a highlight's search.
     #[validate(range(min = 1, max = 100000))]
     pub page: Option<u32>,
-    /// create: the passage to highlight or underline, quoted as zotero_read_attachment shows it (case, spacing
-    /// and line-break hyphens do not matter).
+    /// create: the passage, quoted as zotero_read_attachment shows it.
     #[validate(length(min = 1, max = 5000))]
     pub text: Option<String>,
-    /// create: the comment shown with the annotation (a note's text).
+    /// create: shown with it; a note's text.
     #[validate(length(max = 10000))]
     pub comment: Option<String>,
-    /// create: the colour, as #rrggbb. Zotero's palette: #ffd400 yellow, #ff6666 red, #5fb236 green, #2ea8e5
-    /// blue, #a28ae5 purple, #e56eee magenta, #f19837 orange, #aaaaaa grey.
+    /// create: #rrggbb, e.g. #ffd400 yellow, #2ea8e5 blue.
     #[serde(default = "default_color")]
     #[schemars(default = "default_color", regex(pattern = r"^#[0-9a-fA-F]{6}$"))]
     pub color: String,
-    /// create: tags for the new annotation.
+    // create: tags for the new annotation.
     pub tags: Option<Vec<TagIn>>,
 }
 
@@ -152,11 +149,9 @@ impl Tool for Annotations {
     const SPEC: ToolSpec = ToolSpec::mixed(
         "zotero_annotations",
         "Read and create PDF annotations",
-        "action=list: the highlights, underlines, notes and image selections made in Zotero's reader on an item's \
-         attachments (or on one attachment), in reading order, with text, comment, colour, page and tags. \
-         action=create (write scope): a highlight or underline of a passage of the item's PDF, anchored by \
-         quoting it in `text` (read the page with zotero_read_attachment first and copy the words), or a note \
-         with `comment` on `page`. It shows in Zotero's reader at that place after the next sync.",
+        "`list`: highlights, underlines, notes and images from Zotero's reader, with page, colour and comment. \
+         `create` (write scope): highlight or underline a passage quoted from zotero_read_attachment, or a page \
+         note. For child notes, zotero_notes.",
     )
     .ask_for_less("a smaller `limit`, or one attachment's key as `itemKey`");
 

@@ -51,10 +51,11 @@ impl JsonSchema for Key {
         true
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        // No description: the pattern says what a key is, and a model reads this schema in every tool that
+        // takes a key (issue 56); the argument's own doc comment says which object it names.
         json_schema!({
             "type": "string",
             "pattern": crate::mcp::arguments::KEY_PATTERN,
-            "description": "A Zotero key: 8 uppercase letters or digits, as returned by searches and listings (e.g. ABCD2345)."
         })
     }
 }

@@ -11,12 +11,13 @@ use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
+use crate::config::ToolGroup;
 use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::mcp::registry::MAX_TEXT_CHARS;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-/// What to read.
+// What to read.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ReadMode {
@@ -37,28 +38,27 @@ fn default_max_pages() -> u32 {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadAttachmentInput {
-    /// An attachment, or a regular item whose best file (a PDF first) is read.
+    // An attachment, or a regular item whose best file (a PDF first) is read.
     pub item_key: Key,
     #[serde(default)]
     #[schemars(default)]
     pub mode: ReadMode,
-    /// First page to read (1-based). A page range always reads the file, not Zotero's index.
+    /// 1-based; a page range reads the file, not Zotero's index.
     #[validate(range(min = 1))]
     pub from_page: Option<u32>,
-    /// Last page to read.
+    // Last page to read.
     #[validate(range(min = 1))]
     pub to_page: Option<u32>,
-    /// The most pages read in one call; a longer range is cut and says where to continue.
+    // The most pages read in one call; a longer range is cut and says where to continue.
     #[validate(range(min = 1, max = 200))]
     #[serde(default = "default_max_pages")]
     #[schemars(default = "default_max_pages")]
     pub max_pages: u32,
-    /// Read the file even when Zotero's full-text index has the text.
+    /// Read the file even when Zotero's index has the text.
     #[serde(default)]
     #[schemars(default)]
     pub force_file: bool,
-    /// Store the text extracted from the file in Zotero's full-text index, for other clients (needs the
-    /// zotero:write scope; whole-document PDF reads only).
+    /// Store the text read in Zotero's full-text index (write scope; whole PDFs).
     #[serde(default)]
     #[schemars(default)]
     pub write_back_index: bool,
@@ -142,12 +142,11 @@ impl Tool for ReadAttachment {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_read_attachment",
         "Read an attachment",
-        "Reads an attachment's text (PDF, EPUB, HTML or text; give the attachment or its parent item, whose PDF \
-         is chosen first), its PDF outline, or what Zotero records about the file. A whole-document read uses \
-         Zotero's own full-text index when it has the text; a page range, or forceFile, reads the file from \
-         where it is stored (WebDAV or Zotero Storage). Long documents are read maxPages at a time, and as many whole pages as fit one answer: \
-         continue with fromPage = nextFromPage.",
+        "An attachment's text (PDF, EPUB, HTML; given an item, its best file), outline or file facts (`mode`); \
+         long files by pages (`fromPage` = `nextFromPage`). `writeBackIndex` needs the write scope. To answer a \
+         question, zotero_retrieve.",
     )
+    .group(ToolGroup::Files)
     .ask_for_less("a smaller `maxPages`, or a page range with `fromPage` and `toPage`");
 
     /// Only the outline can be cut here: a text read is fitted to the answer while it is read.
@@ -366,11 +365,10 @@ fn read_note(read: &TextRead, max_pages: u32) -> Option<String> {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteAttachmentInput {
-    /// The attachment whose stored file (PDF, EPUB, snapshot…) goes. Any other item is refused: use
-    /// zotero_delete_items for those.
+    // The attachment whose stored file (PDF, EPUB, snapshot…) goes. Any other item is refused: use
+    // zotero_delete_items for those.
     pub attachment_key: Key,
-    /// Delete it for good, with its stored file (WebDAV or Zotero Storage), instead of moving it to the trash
-    /// (where Zotero keeps the file, and restoring brings it back). Cannot be undone.
+    /// Delete it and its file for good, not to the trash. Cannot be undone.
     #[serde(default)]
     #[schemars(default)]
     pub permanent: bool,
@@ -397,10 +395,10 @@ impl Tool for DeleteAttachment {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_delete_attachment",
         "Delete an attachment",
-        "Moves a stored-file attachment (a PDF, EPUB, snapshot…) to the trash, where Zotero keeps its file; with \
-         permanent=true deletes it for good with its file (on WebDAV or Zotero Storage). Refuses anything that is not a \
-         stored-file attachment (use zotero_delete_items for other items).",
+        "Moves a stored-file attachment (PDF, EPUB, snapshot) to the trash, its file kept, or with `permanent` \
+         deletes it and its file for good. Refuses other items: use zotero_delete_items for those.",
     )
+    .group(ToolGroup::Files)
     .destructive()
     .idempotent();
 

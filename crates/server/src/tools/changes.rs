@@ -49,7 +49,7 @@ impl Cursor {
     }
 }
 
-/// What to read.
+// What to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum ChangeKind {
@@ -65,15 +65,12 @@ pub enum ChangeKind {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChangesInput {
-    /// The `cursor` of an earlier answer, passed back as it was, or its `continuation` for the rest of a cut
-    /// answer. Omitted: a baseline that lists nothing and returns the cursor to start from. A bare version
-    /// number is not taken: it means nothing without its library.
+    /// An earlier `cursor` or `continuation`; omitted: returns a cursor.
     pub since: Option<Cursor>,
-    /// What to read (default: all four).
+    // What to read (default: all four).
     #[validate(length(min = 1, max = 4))]
     pub include: Option<Vec<ChangeKind>>,
-    /// The most keys listed per kind (and per list of `deleted`); `totals` gives the true counts, and a cut
-    /// answer's `continuation` the rest.
+    /// Keys listed per kind at most; `totals` has the counts.
     #[validate(range(min = 1, max = 500))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
@@ -178,11 +175,9 @@ impl Tool for Changes {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_changes",
         "What changed in the library since a cursor",
-        "Lists what changed in the library since a cursor: top-level items, child items (notes, attachments, \
-         annotations), trashed items, collections and saved searches by key and version, and what was deleted. \
-         Call it first without `since` for a cursor, then pass that cursor back later. A cursor is returned only \
-         when the answer is whole and the library did not change while it was read; an answer cut at `limit` \
-         returns a `continuation` instead, to pass as `since` for the rest.",
+        "What changed since a cursor: items, children, trash, collections, saved searches (key, version) and \
+         deletions. Without `since` it gives a cursor; a cut answer gives a `continuation` for `since`. To search \
+         by content, zotero_search.",
     )
     .ask_for_less("a smaller `limit`, or fewer kinds in `include`");
 

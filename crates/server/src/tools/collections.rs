@@ -27,21 +27,21 @@ fn default_list_limit() -> u32 {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListCollectionsInput {
-    /// List the items of this collection instead of the collection tree.
+    // List the items of this collection instead of the collection tree.
     pub collection_key: Option<Key>,
-    /// Only collections whose name contains this text (case-insensitive).
+    // Only collections whose name contains this text (case-insensitive).
     #[validate(length(min = 1, max = 200))]
     pub query: Option<String>,
-    /// With collectionKey: only top-level items (no child attachments or notes).
+    /// With collectionKey: no child attachments or notes.
     #[serde(default)]
     #[schemars(default)]
     pub top_only: bool,
-    /// With collectionKey: how many items to return.
+    // With collectionKey: how many items to return.
     #[validate(range(min = 1, max = 100))]
     #[serde(default = "default_list_limit")]
     #[schemars(default = "default_list_limit")]
     pub limit: u32,
-    /// With collectionKey: skip this many items first (see `nextOffset`).
+    // With collectionKey: skip this many items first (see `nextOffset`).
     #[validate(range(max = 100000))]
     #[serde(default)]
     #[schemars(default)]
@@ -91,9 +91,8 @@ impl Tool for ListCollections {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_list_collections",
         "List collections, or a collection's items",
-        "Without arguments: the whole collection tree, each collection with its key, full path and item count, and \
-         the saved searches with their conditions (run one with zotero_search `savedSearch`). With `query`: the \
-         collections and saved searches whose name contains it. With `collectionKey`: that collection's items.",
+        "The collection tree (keys, paths, item counts) and the saved searches; `query` filters them by name; \
+         `collectionKey` lists a collection's items. To change collections, zotero_manage_collections.",
     )
     .ask_for_less("a `query` for collection names, or one `collectionKey` with a smaller `limit` and `offset`");
 
@@ -219,7 +218,7 @@ impl Tool for ListCollections {
     }
 }
 
-/// What `zotero_manage_collections` does.
+// What `zotero_manage_collections` does.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum CollectionAction {
@@ -237,14 +236,14 @@ pub enum CollectionAction {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ManageCollectionsInput {
     pub action: CollectionAction,
-    /// For create and rename: the name.
+    /// For create and rename.
     #[validate(length(min = 1, max = 255))]
     pub name: Option<String>,
-    /// For create and move: the parent collection (absent = top level).
+    /// For create and move; absent: the top level.
     pub parent_collection: Option<Key>,
-    /// For rename, move, delete, addItems, removeItems: the collection.
+    /// For every action but create.
     pub collection_key: Option<Key>,
-    /// For addItems and removeItems: the items, 1 to 50.
+    /// For addItems and removeItems.
     #[validate(length(min = 1, max = 50))]
     pub item_keys: Option<Vec<Key>>,
 }
@@ -290,9 +289,8 @@ impl Tool for ManageCollections {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_manage_collections",
         "Create, rename, move or delete collections; file items",
-        "Creates a collection (optionally inside another), renames or moves one, deletes one (its subcollections \
-         go with it; its items stay in the library), or adds items to / removes items from a collection. Changes \
-         are made only if nobody changed the collection or items in between.",
+        "Creates, renames, moves or deletes a collection (subcollections go too, items stay), or adds items to or \
+         removes them from one, each only if unchanged since read. To list them, zotero_list_collections.",
     )
     .destructive();
 
@@ -497,10 +495,10 @@ fn default_tag_limit() -> u32 {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListTagsInput {
-    /// Only tags containing this text.
+    // Only tags containing this text.
     #[validate(length(min = 1, max = 200))]
     pub query: Option<String>,
-    /// How many tags to return.
+    // How many tags to return.
     #[validate(range(min = 1, max = 1000))]
     #[serde(default = "default_tag_limit")]
     #[schemars(default = "default_tag_limit")]
@@ -538,8 +536,8 @@ impl Tool for ListTags {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_list_tags",
         "List tags",
-        "Lists the library's tags with how many items carry each, optionally only those containing some text. \
-         Use the names with zotero_search's `tags`.",
+        "The library's tags with how many items carry each, optionally only those containing `query`. Filter \
+         items by tag with zotero_search's `tags`; change an item's tags with zotero_update_item.",
     )
     .ask_for_less("a smaller `limit`, or a `query` the tags contain");
 

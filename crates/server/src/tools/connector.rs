@@ -32,7 +32,7 @@ const MAX_CHILDREN: usize = 100;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchInput {
-    /// What to look for: words from a title, an author, a topic or a question.
+    // What to look for: words from a title, an author, a topic or a question.
     #[validate(length(min = 1, max = 1000))]
     pub query: String,
 }
@@ -61,10 +61,8 @@ impl Tool for Search {
     const SPEC: ToolSpec = ToolSpec::read(
         "search",
         "Search the library (for ChatGPT connectors)",
-        "Finds items of the Zotero library for a query (a topic, a question, a title or an author): by meaning \
-         when the semantic index holds the library, and by words in titles, creators and the indexed text of \
-         PDFs. Returns up to 10 results as {results: [{id, title, url}]}; read one with fetch. The zotero_* \
-         tools do the same with filters and paging.",
+        "For ChatGPT connectors: up to 10 items for a query as {results: [{id, title, url}]}; read one with \
+         fetch. Other clients: zotero_search or zotero_semantic_search, which filter and page.",
     )
     .ask_for_less("a narrower `query`");
 
@@ -197,7 +195,7 @@ fn item_id(library: Option<LibraryId>, key: &str) -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchInput {
-    /// The `id` of a `search` result: an item key, or `groups/<id>/items/<key>` for another library.
+    // The `id` of a `search` result: an item key, or `groups/<id>/items/<key>` for another library.
     #[validate(length(min = 1, max = 120))]
     pub id: String,
 }
@@ -260,9 +258,8 @@ impl Tool for Fetch {
     const SPEC: ToolSpec = ToolSpec::read(
         "fetch",
         "Read an item (for ChatGPT connectors)",
-        "Reads one item found by search, by its id: its metadata and abstract, then the text of its best \
-         attachment (with [page N] markers when read from the PDF), as much as fits one answer; metadata says \
-         where the text stops and how to read on with zotero_read_attachment.",
+        "For ChatGPT connectors: one item by its `search` id, with metadata, abstract and its best file's text \
+         with [page N] markers, as much as fits. Other clients: zotero_get_item and zotero_read_attachment.",
     )
     .ask_for_less("the `id` of the attachment alone, or zotero_read_attachment with a page range");
 

@@ -18,10 +18,10 @@ use crate::mcp::{Tool, ToolError, ToolSpec};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteItemsInput {
-    /// The items to delete, 1 to 50.
+    // The items to delete, 1 to 50.
     #[validate(length(min = 1, max = 50))]
     pub keys: Vec<Key>,
-    /// Delete for good instead of moving to the trash. Cannot be undone.
+    /// Delete for good, not to the trash. Cannot be undone.
     #[serde(default)]
     #[schemars(default)]
     pub permanent: bool,
@@ -46,8 +46,8 @@ impl Tool for DeleteItems {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_delete_items",
         "Delete items",
-        "Moves up to 50 items to the trash (restorable in Zotero), or with permanent=true deletes them for good. \
-         Each item is deleted only if nobody changed it since it was read. Confirm with the user before deleting.",
+        "Moves up to 50 items to the trash, or with `permanent` deletes them, each only if unchanged since read. \
+         Confirm with the user first. For an attachment and its file, zotero_delete_attachment.",
     )
     .destructive()
     .idempotent();

@@ -11,6 +11,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
+use crate::config::ToolGroup;
 use crate::confirm::{Plan, NAMED};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
@@ -29,22 +30,22 @@ fn default_scan_limit() -> u32 {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FindDuplicatesInput {
-    /// Look only at this collection's top-level items.
+    // Look only at this collection's top-level items.
     pub collection_key: Option<Key>,
-    /// Look only at items of this type, e.g. journalArticle.
+    // Look only at items of this type, e.g. journalArticle.
     #[validate(length(min = 1, max = 100))]
     pub item_type: Option<String>,
-    /// How many top-level items to examine, newest first.
+    /// Top-level items examined, newest first.
     #[validate(range(min = 10, max = 2000))]
     #[serde(default = "default_scan_limit")]
     #[schemars(default = "default_scan_limit")]
     pub scan_limit: u32,
-    /// Merge (needs the write scope): each group's richest item is kept, and the others' notes, files, tags,
-    /// collections and missing fields move onto it before they go to the trash. Without it, only the plan is shown.
+    // Merge (needs the write scope): each group's richest item is kept, and the others' notes, files, tags,
+    // collections and missing fields move onto it before they go to the trash. Without it, only the plan is shown.
     #[serde(default)]
     #[schemars(default)]
     pub merge: bool,
-    /// One group chosen by hand instead of a scan: the first key is the item to keep. Merged only with merge=true.
+    /// One group chosen by hand, the first key kept; merged only with merge.
     #[validate(length(min = 2, max = 20))]
     pub merge_keys: Option<Vec<Key>>,
 }
@@ -90,13 +91,11 @@ impl Tool for FindDuplicates {
     const SPEC: ToolSpec = ToolSpec::mixed(
         "zotero_find_duplicates",
         "Find and merge duplicate items",
-        "Finds items that describe one work: the same DOI, ISBN (books) or arXiv id, or the same title, year and \
-         first author when no identifier tells them apart. A dry run by default, listing each group with the \
-         item that would be kept (the richest). merge=true (write scope) merges as Zotero Desktop does: the kept \
-         item gains the others' notes, files, tags, collections and missing fields, and records that it replaces \
-         them; the others go to the trash (at most 5 groups per call; call again to continue). mergeKeys merges \
-         one group chosen by hand, the first key kept.",
+        "Groups items describing one work (same DOI, ISBN or arXiv id, or title, year and first author) and names \
+         the copy to keep. A dry run unless `merge` or `mergeKeys` (write scope): merged as Zotero Desktop does, \
+         the others trashed.",
     )
+    .group(ToolGroup::Admin)
     .destructive()
     .ask_for_less("a `collectionKey` or `itemType`, or a smaller `scanLimit`");
 

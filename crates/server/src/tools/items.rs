@@ -26,7 +26,7 @@ use crate::mcp::{Tool, ToolError, ToolSpec};
 /// Children listed by `zotero_get_item`; more are reported as `childrenTruncated`.
 const MAX_CHILDREN: usize = 100;
 
-/// Zotero export formats offered by `zotero_get_item`.
+// Zotero export formats offered by `zotero_get_item`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
@@ -57,18 +57,18 @@ impl ExportFormat {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GetItemInput {
-    /// The item's key.
+    // The item's key.
     pub key: Key,
-    /// Also list its attachments, notes and annotations.
+    // Also list its attachments, notes and annotations.
     #[serde(default)]
     #[schemars(default)]
     pub include_children: bool,
-    /// Also export the item in this format, produced by Zotero itself.
+    // Also export the item in this format, produced by Zotero itself.
     pub export_format: Option<ExportFormat>,
-    /// CSL style for `bib` and `citation` (e.g. apa, chicago-author-date, ieee). Zotero's default otherwise.
+    /// For bib and citation, e.g. apa, ieee.
     #[validate(length(min = 1, max = 200))]
     pub style: Option<String>,
-    /// Locale for `bib` and `citation` (e.g. en-US, zh-CN).
+    /// For bib and citation, e.g. en-US.
     #[validate(length(min = 2, max = 20))]
     pub locale: Option<String>,
 }
@@ -101,9 +101,9 @@ impl Tool for GetItem {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_get_item",
         "Read an item's full metadata",
-        "Returns every field of one item (creators, dates, identifiers, abstract, tags, collections, Extra), \
-         optionally its attachments, notes and annotations, and optionally an export made by Zotero itself: \
-         BibTeX, BibLaTeX, RIS, CSL-JSON, or a formatted bibliography entry or citation in any CSL style.",
+        "One item's every field; with `includeChildren` its attachments, notes and annotations; with \
+         `exportFormat` Zotero's BibTeX, RIS, CSL-JSON or a styled citation. For an attachment's text, \
+         zotero_read_attachment.",
     )
     .ask_for_less("without `includeChildren` or `exportFormat`");
 
@@ -213,7 +213,7 @@ fn default_creator_type() -> String {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreatorIn {
-    /// author, editor, contributor, translator, … (valid types depend on the item type).
+    /// E.g. author, editor, translator.
     #[serde(default = "default_creator_type")]
     #[schemars(default = "default_creator_type")]
     #[validate(length(min = 1, max = 64))]
@@ -222,7 +222,7 @@ pub struct CreatorIn {
     pub first_name: Option<String>,
     #[validate(length(max = 255))]
     pub last_name: Option<String>,
-    /// A single-field name, instead of first and last name.
+    /// Instead of firstName and lastName.
     #[validate(length(max = 255))]
     pub name: Option<String>,
 }
@@ -260,7 +260,7 @@ impl CreatorIn {
 pub struct TagIn {
     #[validate(length(min = 1, max = 255))]
     pub tag: String,
-    /// 0 = a tag the user added (default), 1 = automatic.
+    /// 1: automatic.
     #[serde(rename = "type")]
     #[validate(range(max = 1))]
     pub kind: Option<u8>,
@@ -366,7 +366,7 @@ pub(super) fn failure_lines(failures: &[Failure]) -> String {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewItem {
-    /// journalArticle, book, bookSection, conferencePaper, preprint, thesis, report, webpage, …
+    /// E.g. journalArticle, book, note, webpage.
     #[validate(length(min = 1, max = 64))]
     pub item_type: String,
     #[validate(length(max = 10000))]
@@ -375,21 +375,17 @@ pub struct NewItem {
     pub creators: Option<Vec<CreatorIn>>,
     #[validate(nested, length(max = 200))]
     pub tags: Option<Vec<TagIn>>,
-    /// Collections to file the item in.
+    // Collections to file the item in.
     #[validate(length(max = 50))]
     pub collections: Option<Vec<Key>>,
-    /// For a note or attachment: the item it belongs to.
+    /// For a note or attachment.
     pub parent_item: Option<Key>,
-    /// Any other fields of the item type by their Zotero names (date, DOI, publicationTitle, volume, pages,
-    /// abstractNote, url, extra, …). Applied last, so they win over `title` and `parentItem`. A `note` (of a note
-    /// or an attachment) is Markdown, stored as note HTML the way zotero_notes stores it. Refused: key, version,
-    /// dateAdded, dateModified and deleted (Zotero keeps them; this tool only makes new items), and fields with
-    /// their own argument (itemType, creators, tags, collections, relations).
+    /// Other fields by Zotero name (date, DOI, publicationTitle, abstractNote, extra…). A `note` is Markdown.
     #[schemars(with = "Option<BTreeMap<String, FieldValue>>")]
     pub fields: Option<Map<String, Value>>,
 }
 
-/// A field value as accepted from callers.
+// A field value as accepted from callers.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)] // Only its schema is used.
@@ -403,7 +399,7 @@ enum FieldValue {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateItemsInput {
-    /// The items to create, 1 to 250 (sent to Zotero 50 at a time; each item's outcome is reported).
+    // The items to create, 1 to 250 (sent to Zotero 50 at a time; each item's outcome is reported).
     #[validate(nested, length(min = 1, max = 250))]
     pub items: Vec<NewItem>,
 }
@@ -428,9 +424,9 @@ impl Tool for CreateItems {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_create_items",
         "Create items",
-        "Creates up to 250 items (articles, books, web pages, notes, …) from Zotero's own template for each type, \
-         with creators, tags, collections and any other fields. Reports each item's new key, and for any item \
-         Zotero refused, why (for example a field that does not exist for that item type).",
+        "Creates up to 250 items of any type (notes too) with creators, tags, collections and fields; reports \
+         each new key or Zotero's refusal. To add a work by DOI, ISBN, arXiv id or BibTeX, use \
+         zotero_import_reference.",
     );
 
     fn render(output: &CreateItemsOutput) -> String {
@@ -542,33 +538,31 @@ fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateItemInput {
-    /// The items to change, 1 to 50. Every change below is applied to each.
+    /// Every change applies to each.
     #[validate(length(min = 1, max = 50))]
     pub keys: Vec<Key>,
-    /// Fields to set by their Zotero names; null or "" clears a field. A `note` is Markdown, stored as note HTML
-    /// the way zotero_notes stores it. Refused: key, version, dateAdded, dateModified and deleted (Zotero keeps
-    /// them), and fields with their own argument (itemType, creators, tags, collections, relations).
+    /// By Zotero name; null or "" clears one. A `note` is Markdown.
     #[schemars(with = "Option<BTreeMap<String, Option<FieldValue>>>")]
     pub fields: Option<Map<String, Value>>,
-    /// Replaces the whole list of creators.
+    /// Replaces all creators.
     #[validate(nested, length(max = 200))]
     pub creators: Option<Vec<CreatorIn>>,
-    /// Tags to add (kept if already present).
+    // Tags to add (kept if already present).
     #[validate(length(max = 100))]
     pub add_tags: Option<Vec<String>>,
-    /// Tags to remove.
+    // Tags to remove.
     #[validate(length(max = 100))]
     pub remove_tags: Option<Vec<String>>,
-    /// Replaces every tag (cannot be combined with addTags/removeTags).
+    /// Replaces all tags; not with addTags/removeTags.
     #[validate(length(max = 100))]
     pub set_tags: Option<Vec<String>>,
-    /// Collections to file the items in.
+    // Collections to file the items in.
     #[validate(length(max = 50))]
     pub add_collections: Option<Vec<Key>>,
-    /// Collections to take the items out of (the items stay in the library).
+    // Collections to take the items out of (the items stay in the library).
     #[validate(length(max = 50))]
     pub remove_collections: Option<Vec<Key>>,
-    /// Replaces collection membership (cannot be combined with addCollections/removeCollections).
+    /// Not with addCollections/removeCollections.
     #[validate(length(max = 50))]
     pub set_collections: Option<Vec<Key>>,
 }
@@ -593,9 +587,8 @@ impl Tool for UpdateItem {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_update_item",
         "Edit items",
-        "Changes fields, creators, tags and collection membership of up to 50 items. Each item is read and \
-         written back only if nobody changed it in between; items that already match are not written at all. \
-         Reports which items changed, which were skipped, and which failed and why.",
+        "Changes fields, creators, tags and collections of up to 50 items, each only if unchanged since read; \
+         reports what changed, was skipped or failed. For a note's text, use zotero_notes.",
     )
     .destructive()
     .idempotent();

@@ -54,10 +54,8 @@ impl Tool for ListLibraries {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_list_libraries",
         "List libraries",
-        "Lists the libraries this server can reach with its Zotero key: the personal library and each group, with \
-         whether the key may change it and where its files are. Pass a library's `library` value (users/<id> or \
-         groups/<id>) to any other tool to work on that library; without it tools use the default one. Resources \
-         of another library put it first: zotero://groups/<id>/item/{key}.",
+        "The personal library and each group the key reaches, whether it may write there and where the files are. \
+         Every tool's `library` takes a listed `library` value (users/<id>, groups/<id>) or a group's name.",
     )
     .ask_for_less("nothing: no argument narrows it, and it holds one short line per library");
 

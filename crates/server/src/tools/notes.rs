@@ -22,7 +22,7 @@ const TOOL: &str = "zotero_notes";
 /// Children read when listing one item's notes; items rarely have more.
 const MAX_CHILDREN: usize = 1000;
 
-/// What `zotero_notes` does.
+// What `zotero_notes` does.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum NoteAction {
@@ -62,37 +62,34 @@ pub struct NotesInput {
     #[serde(default)]
     #[schemars(default)]
     pub action: NoteAction,
-    /// For list, search and create: the parent item. For update and delete: the note itself.
+    /// list/search/create: the parent item; update/delete: the note.
     pub item_key: Option<Key>,
-    /// For search: the text to look for (every word must occur).
+    /// search: every word must occur.
     #[validate(length(min = 1, max = 500))]
     pub query: Option<String>,
-    /// For create and update: the note body in Markdown (headings, **bold**, *italic*, ~~struck~~, `code`, code
-    /// blocks, > quotes, lists, tables, links to http, https and zotero URLs). HTML in it is shown as text.
+    /// create/update: the body, in Markdown (HTML in it shows as text).
     #[validate(length(max = 200000))]
     pub note: Option<String>,
-    /// For create and update: a heading put before the body (on update with append, before the added part).
+    /// create/update: a heading before the body.
     #[validate(length(min = 1, max = 1000))]
     pub title: Option<String>,
-    /// For update: add to the end of the note instead of replacing it.
+    /// update: add to the end instead of replacing.
     #[serde(default)]
     #[schemars(default)]
     pub append: bool,
-    /// For create: the note's tags. For update: replaces its tags.
+    /// create/update: the note's tags (replaced on update).
     #[validate(nested, length(max = 100))]
     pub tags: Option<Vec<TagIn>>,
-    /// For create and update: `note` is HTML that the user supplied, stored as HTML (Zotero's note tags; scripts,
-    /// event handlers, styles and other link schemes removed) instead of being read as Markdown. Only for HTML
-    /// the user gave you, never for generated text. For list and search: also return each note's stored HTML.
+    /// create/update: `note` is the user's HTML (sanitized). list/search: add stored HTML.
     #[serde(default)]
     #[schemars(default)]
     pub raw: bool,
-    /// For list and search: how many notes to return.
+    // For list and search: how many notes to return.
     #[validate(range(min = 1, max = 100))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     pub limit: u32,
-    /// For list and search: skip this many notes first (see `nextOffset`).
+    // For list and search: skip this many notes first (see `nextOffset`).
     #[validate(range(max = 100000))]
     #[serde(default)]
     #[schemars(default)]
@@ -178,13 +175,8 @@ impl Tool for Notes {
     const SPEC: ToolSpec = ToolSpec::mixed(
         "zotero_notes",
         "Read and write notes",
-        "Lists, searches, creates, updates or trashes notes. action=list: an item's notes (itemKey) or every note, \
-         most recently changed first; search: notes containing `query`. Notes come back as readable text (raw=true \
-         adds the stored HTML). create writes a note on itemKey (or standalone) from Markdown in `note`, with an \
-         optional `title` heading; update replaces the note itemKey, or adds to its end with append=true; delete \
-         moves it to the trash. Markdown is converted to Zotero's note format and any HTML in it is shown as text; \
-         raw=true stores `note` as HTML (scripts, handlers and styles removed) and is only for HTML the user supplied. Writing needs write \
-         access.",
+        "Notes as text: `list` and `search`; with the write scope, `create` from Markdown, `update` (or `append`) \
+         and `delete` (to the trash). `raw` only for HTML the user gave. For PDF highlights, zotero_annotations.",
     )
     .destructive()
     .ask_for_less("a smaller `limit` and `offset` to page, or without `raw`");

@@ -13,6 +13,7 @@ use zotero_mcp_core::zotero::ZoteroObject;
 use super::args::Key;
 use super::items::TagIn;
 use super::next_step::{record_again, NextStep};
+use crate::config::ToolGroup;
 use crate::confirm::Plan;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -26,30 +27,27 @@ pub const MAX_BASE64_BYTES: usize = 3_000_000;
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PutAttachmentInput {
-    /// The regular item the new attachment belongs to; leave out for a standalone attachment.
+    // The regular item the new attachment belongs to; leave out for a standalone attachment.
     pub parent_item_key: Option<Key>,
-    /// Replace the file of this stored-file attachment instead of creating one. Its file name and content type
-    /// are kept unless `filename` / `contentType` are given.
+    /// Give this attachment the file instead (name and type kept unless given).
     pub replace_attachment_key: Option<Key>,
-    /// A public https URL to download the file from (at most 40 MiB; redirects are followed to public hosts only).
+    // A public https URL to download the file from (at most 40 MiB; redirects are followed to public hosts only).
     #[schemars(url)]
     pub source_url: Option<String>,
-    /// The file itself, base64-encoded (a `data:…;base64,` prefix is accepted). At most 3 MB decoded (a request is at most 4 MiB); use
-    /// sourceUrl for larger files.
+    /// Base64 (a data: prefix is fine), up to 3 MB decoded.
     pub base64_data: Option<String>,
-    /// The stored file's name, e.g. "Smith 2020 - Title.pdf". Default: the name the URL gives, else
-    /// attachment.pdf for a PDF; characters Windows, macOS or Linux cannot store are dropped.
+    /// Default: the URL's name, else attachment.pdf.
     #[validate(length(min = 1, max = 255))]
     pub filename: Option<String>,
-    /// The MIME type, e.g. application/pdf. Default: from the file name's extension.
+    /// Default: from the file name.
     #[validate(length(min = 3, max = 255))]
     pub content_type: Option<String>,
-    /// The attachment's title in Zotero. Default: the file name. New attachments only.
+    /// Default: the file name.
     #[validate(length(min = 1, max = 1000))]
     pub title: Option<String>,
-    /// Tags for the new attachment.
+    // Tags for the new attachment.
     pub tags: Option<Vec<TagIn>>,
-    /// Collections for a new standalone attachment (an attachment with a parent is shown under its parent).
+    /// For a standalone attachment.
     pub collections: Option<Vec<Key>>,
 }
 
@@ -81,12 +79,11 @@ impl Tool for PutAttachment {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_put_attachment",
         "Upload or replace an attachment file",
-        "Stores a file where the library keeps its files (your WebDAV server in Zotero's layout, or Zotero \
-         Storage) and registers it in Zotero: a new attachment \
-         (under parentItemKey, or standalone), or with replaceAttachmentKey a new file for an existing one. Give \
-         the file as sourceUrl (a public https URL this server downloads, up to 40 MiB) or as base64Data (up to \
-         3 MB), not both. Zotero Desktop downloads the file on its next sync.",
+        "Stores a file (https `sourceUrl` up to 40 MiB, or `base64Data` up to 3 MB) as a new attachment under \
+         `parentItemKey` or standalone, or as the new file of `replaceAttachmentKey`. For a paper and its PDF by \
+         DOI, zotero_import_reference.",
     )
+    .group(ToolGroup::Files)
     .destructive()
     .open_world();
 

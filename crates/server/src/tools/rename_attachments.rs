@@ -10,6 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
 use super::paging::shorten_counted;
+use crate::config::ToolGroup;
 use crate::confirm::{listed, Plan, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
@@ -34,23 +35,21 @@ fn default_limit() -> u32 {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RenameAttachmentsInput {
-    /// Items whose stored files are renamed (regular items, or attachments themselves).
+    /// Regular items or attachments.
     #[validate(length(min = 1, max = 50))]
     pub item_keys: Option<Vec<Key>>,
-    /// Every top-level item of this collection.
+    // Every top-level item of this collection.
     pub collection_key: Option<Key>,
-    /// Zotero 7's filename template: `{{ variable attribute="value" }}` with firstCreator, authors, editors,
-    /// year, title, itemType, citationKey or any field; attributes prefix, suffix, truncate, case, match,
-    /// join, max, start; and `{{ if … }}…{{ else }}…{{ endif }}`.
+    /// Zotero 7's: {{ firstCreator }}, {{ year }}, {{ title truncate="100" }}, any field, {{ if … }}.
     #[validate(length(min = 1, max = 2000))]
     #[serde(default = "default_template")]
     #[schemars(default = "default_template")]
     pub template: String,
-    /// Write the new names (needs the write scope). Without it, only the plan is shown.
+    // Write the new names (needs the write scope). Without it, only the plan is shown.
     #[serde(default)]
     #[schemars(default)]
     pub apply: bool,
-    /// The most parent items looked at.
+    // The most parent items looked at.
     #[validate(range(min = 1, max = 100))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
@@ -88,12 +87,10 @@ impl Tool for RenameAttachments {
     const SPEC: ToolSpec = ToolSpec::mixed(
         "zotero_rename_attachments",
         "Rename attachment files from item metadata",
-        "Names the stored files (PDFs, EPUBs…) of the given items, or of a collection's items, after their \
-         metadata with Zotero 7's filename template (default: \"Author et al. - 2020 - Title\"). A dry run by \
-         default that lists old and new names; apply=true writes them (write scope): on WebDAV each file's \
-         archive is rewritten (one download and one upload per file), on Zotero Storage only the item changes; \
-         at most 5 files per call (call again to continue).",
+        "Names the stored files of items (or a collection's) after their metadata with Zotero 7's filename \
+         template: a dry run listing old and new names unless `apply` (write scope); 5 files per call.",
     )
+    .group(ToolGroup::Files)
     .destructive()
     .idempotent()
     .ask_for_less("fewer `itemKeys`, or a smaller `limit`");

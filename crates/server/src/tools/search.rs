@@ -67,7 +67,7 @@ fn default_limit() -> u32 {
     20
 }
 
-/// How `tags` combine.
+// How `tags` combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum TagMatch {
@@ -81,58 +81,52 @@ pub enum TagMatch {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchInput {
-    /// Literal words to find. Matched as text, not interpreted.
+    // Literal words to find. Matched as text, not interpreted.
     pub query: Option<String>,
-    /// Where to look: `titleCreatorYear` (titles, creators, year) or `everything` (those and the indexed full
-    /// text of attachments). Chosen automatically when omitted: `everything` for queries of three or more words.
+    /// Default: everything for three or more words.
     pub qmode: Option<QModeArg>,
-    /// A Better BibTeX citation key stored as a `Citation Key:` line in Extra; matches the whole key exactly.
+    /// A Better BibTeX key, matched whole.
     pub citation_key: Option<String>,
-    /// Order of results.
+    // Order of results.
     pub sort: Option<SortField>,
-    /// Sort direction.
+    // Sort direction.
     pub direction: Option<Direction>,
-    /// One item type such as journalArticle, book or preprint, optionally negated with a leading "-". Default
-    /// "-attachment": attachments are left out, and a phrase found only inside a PDF is reported on the PDF's
-    /// parent item instead.
+    /// E.g. book; "-" before excludes. Default "-attachment".
     #[validate(length(min = 1, max = 64))]
     pub item_type: Option<String>,
-    /// Also search the trash.
+    // Also search the trash.
     #[serde(default)]
     #[schemars(default)]
     pub include_trashed: bool,
-    /// How many items to return.
+    // How many items to return.
     #[validate(range(min = 1, max = 100))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     pub limit: u32,
-    /// Skip this many matches first, to page through long result lists (see `nextOffset` in the result).
+    // Skip this many matches first, to page through long result lists (see `nextOffset` in the result).
     #[validate(range(max = 100000))]
     #[serde(default)]
     #[schemars(default)]
     pub offset: u32,
-    /// Tags that must all match (or, with tagMatch any, any one of them). "a || b" matches either; a leading
-    /// "-" excludes a tag.
+    /// All must match (one, with tagMatch any); "a || b" is either; "-" before excludes.
     #[validate(length(max = 20))]
     pub tags: Option<Vec<String>>,
-    /// `all` (default): an item must carry every tag in `tags`; `any`: one of them is enough.
+    // `all` (default): an item must carry every tag in `tags`; `any`: one of them is enough.
     pub tag_match: Option<TagMatch>,
-    /// Leave out items carrying any of these tags.
+    // Leave out items carrying any of these tags.
     #[validate(length(max = 20))]
     pub exclude_tags: Option<Vec<String>>,
-    /// Only items directly in this collection.
+    // Only items directly in this collection.
     pub collection_key: Option<Key>,
-    /// Only items dated in or after this year.
+    // Only items dated in or after this year.
     #[validate(range(min = 0, max = 9999))]
     pub from_year: Option<i32>,
-    /// Only items dated in or before this year.
+    // Only items dated in or before this year.
     #[validate(range(min = 0, max = 9999))]
     pub to_year: Option<i32>,
-    /// Only items changed since this library version (from an earlier result's `libraryVersion`).
+    /// Changed since this `libraryVersion`.
     pub since: Option<u64>,
-    /// Run a saved search (its key or name; zotero_list_collections lists them): alone, its items are returned
-    /// as Zotero shows them, paged with `offset`; with other arguments, only its items are searched (then it may
-    /// show at most 50 items).
+    /// Key or name; alone, its items; else searched within (up to 50).
     #[validate(length(min = 1, max = 200))]
     pub saved_search: Option<String>,
 }
@@ -216,12 +210,9 @@ impl Tool for ZoteroSearch {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_search",
         "Search the library by words and fields",
-        "Finds items by literal words (titles, creators and years; with qmode everything also the indexed text of \
-         PDFs) and by fields: tags, item type, collection, citation key; `savedSearch` runs one of the library's \
-         saved searches, or searches within it. Use it for a known author, title, phrase or citation key, or \
-         whenever results must be ordered. A phrase that only occurs inside a PDF comes back as the PDF's parent \
-         item with the attachment named. Returns an empty list, not an error, when nothing matches; page with \
-         `offset`.",
+        "Finds items by literal words (titles, creators, years; PDF text with `qmode: everything`), tags, type, \
+         collection, years, citation key or saved search; sorted and paged. For a topic put in other words, \
+         zotero_semantic_search.",
     )
     .ask_for_less("a smaller `limit`, narrower filters (`query`, `tags`, `itemType`, `collectionKey`)");
 

@@ -10,6 +10,7 @@ use zotero_mcp_core::zotero::{ItemCard, ItemScope};
 use super::args::Key;
 use super::paging::shorten_list;
 use super::search::{item_filters, year_within};
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
 use crate::format::text::truncate;
@@ -38,36 +39,34 @@ fn default_limit() -> u32 {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SemanticSearchInput {
-    /// What the papers should be about, in your own words (a question or a description works best).
+    /// A question or description, in your own words.
     #[validate(length(min = 1, max = 2000))]
     pub query: String,
-    /// The similarity below which a result is flagged as probably unrelated (advisory: results are ranked, not
-    /// filtered, by it).
+    /// Results below it are flagged as probably unrelated (not filtered).
     #[validate(range(min = 0.0, max = 1.0))]
     #[serde(default = "default_min_score")]
     #[schemars(default = "default_min_score")]
     pub min_score: f64,
-    /// One item type such as journalArticle or book, optionally negated with a leading "-".
+    /// E.g. book; "-" before excludes.
     #[validate(length(min = 1, max = 64))]
     pub item_type: Option<String>,
-    /// How many items to return. Up to 12 are assured; above that, as many as the 50 passages a search
-    /// returns cover (several may come from one paper).
+    /// Up to 12 assured; more as 50 passages allow.
     #[validate(range(min = 1, max = 50))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     pub limit: u32,
-    /// Tags that must all match. "a || b" matches either; a leading "-" excludes a tag.
+    /// All must match; "a || b" is either; "-" before excludes.
     #[validate(length(max = 20))]
     pub tags: Option<Vec<String>>,
-    /// Only items directly in this collection.
+    // Only items directly in this collection.
     pub collection_key: Option<Key>,
-    /// Only items dated in or after this year.
+    // Only items dated in or after this year.
     #[validate(range(min = 0, max = 9999))]
     pub from_year: Option<i32>,
-    /// Only items dated in or before this year.
+    // Only items dated in or before this year.
     #[validate(range(min = 0, max = 9999))]
     pub to_year: Option<i32>,
-    /// Only items changed since this library version.
+    // Only items changed since this library version.
     pub since: Option<u64>,
 }
 
@@ -114,11 +113,11 @@ impl Tool for SemanticSearch {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_semantic_search",
         "Search the library by meaning",
-        "Finds items about a topic even when they use other words: a hybrid (meaning + keyword) search over each \
-         item's title, authors, venue, tags, abstract and the text of its PDF. Each result carries the passage \
-         that matched and, for text from the paper, its page, so you can quote it. Scores are advisory: read the \
-         titles before relying on weak ones. Use zotero_search for exact words, authors or citation keys.",
+        "Finds items about a topic even in other words (meaning and keywords over metadata, abstract and PDF \
+         text), each with the passage that matched and its page; scores are advisory. For exact words or authors, \
+         zotero_search.",
     )
+    .group(ToolGroup::Research)
     .ask_for_less("a smaller `limit`, or narrower filters (`tags`, `itemType`, `collectionKey`, `fromYear`, `toYear`)");
 
     fn shorten(output: &mut SemanticSearchOutput, fraction: f64) -> bool {
@@ -311,13 +310,11 @@ fn output(items: Vec<SemanticHit>, mut notes: Vec<String>, min_score: f64) -> Se
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReindexInput {
-    /// Re-send every item, not only those changed since the last sync (also removes documents of items that
-    /// no longer exist).
+    /// Re-send every item and drop deleted ones' documents.
     #[serde(default)]
     #[schemars(default)]
     pub full: bool,
-    /// Items sent in this call (default: SYNC_BATCH_LIMIT, 100). Each call also stops before the deployment's
-    /// request budget; call again until `complete` is true.
+    /// Default: SYNC_BATCH_LIMIT (100).
     #[validate(range(min = 1, max = 2000))]
     pub limit: Option<u32>,
 }
@@ -351,11 +348,10 @@ impl Tool for Reindex {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_reindex",
         "Update the semantic index now",
-        "Sends what changed in the library since the last sync to the semantic index (AI Search) now, instead of \
-         at the next scheduled sync; full=true re-sends everything. Each call sends up to `limit` items within \
-         the deployment's request budget and says how many remain: call again until complete. Indexing then \
-         continues in the background for a few minutes (the backlog).",
+        "Brings the index behind zotero_semantic_search up to date now, not at the next scheduled sync; `full` \
+         re-sends everything. Up to `limit` items per call: call again until `complete`.",
     )
+    .group(ToolGroup::Admin)
     .idempotent();
 
     fn render(output: &ReindexOutput) -> String {

@@ -26,14 +26,14 @@ fn default_limit() -> usize {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UndoInput {
-    /// The change to undo, as listed (for example `m3k9x2ab-7f3c`). Omit it to list the recent changes.
+    /// As listed; omitted: list the changes.
     #[schemars(regex(pattern = r"^[0-9a-z]{1,10}-[0-9a-f]{4}$"))]
     pub id: Option<String>,
-    /// Listing: how many changes to skip (from `nextOffset`).
+    // Listing: how many changes to skip (from `nextOffset`).
     #[serde(default)]
     #[schemars(default)]
     pub offset: usize,
-    /// Listing: how many changes to show, newest first.
+    // Listing: how many changes to show, newest first.
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     #[validate(range(min = 1, max = 50))]
@@ -124,13 +124,9 @@ impl Tool for Undo {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_undo",
         "List or undo recent changes",
-        "Lists the changes this connection's user made through this server (newest first: which tool, what it \
-         created, changed, trashed or deleted, and which files it replaced), or with id undoes one. An undo \
-         deletes what the change created, writes the earlier fields back, takes trashed items out of the trash, \
-         creates items deleted for good again (with their notes and attachments), and puts back files WebDAV \
-         kept. An object changed since is named and left alone, never overwritten. Undoing a merge moves the \
-         children back and restores the kept item's fields. An undo can itself be undone. Changes are kept for \
-         30 days unless the server says otherwise.",
+        "Lists the changes you made through this server, newest first, or with `id` undoes one, checking each \
+         object against the version the change left: anything edited since is named and left alone. An undo can \
+         be undone.",
     )
     .destructive();
 

@@ -39,28 +39,44 @@ pub fn app_with(extra: &[(&str, &str)]) -> App {
 /// is tested in tests/oauth_*.rs.
 pub const TEST_TOKEN: &str = "owner:nativetestgrant0:native-test-access-token-secret00";
 
+/// A second token, seeded beside [`TEST_TOKEN`] the same way, with both scopes (`zotero:read zotero:write`):
+/// for what a grant that may write is shown. Send it with [`as_writer`].
+pub const WRITE_TOKEN: &str = "owner:nativetestgrant1:native-test-write-token-secret00";
+
+/// The same request, carrying [`WRITE_TOKEN`] instead of the read-only [`TEST_TOKEN`].
+pub fn as_writer(mut request: HttpRequest) -> HttpRequest {
+    let value = http::HeaderValue::from_str(&format!("Bearer {WRITE_TOKEN}")).expect("a header value");
+    request.headers_mut().insert("authorization", value);
+    request
+}
+
 fn seed_access_token(platform: &zotero_mcp_server::platform::Platform) {
+    seed_token(platform, TEST_TOKEN, "nativetestgrant0", &["zotero:read"]);
+    seed_token(platform, WRITE_TOKEN, "nativetestgrant1", &["zotero:read", "zotero:write"]);
+}
+
+fn seed_token(platform: &zotero_mcp_server::platform::Platform, secret: &str, grant_id: &str, scopes: &[&str]) {
     use zotero_mcp_server::auth::crypto::{sha256_hex, PropsKey};
     use zotero_mcp_server::auth::storage::{Props, Store, StoredGrant, StoredToken, TokenGrant};
     let now = platform.clock.now_secs();
-    let scope = vec!["zotero:read".to_owned()];
+    let scope: Vec<String> = scopes.iter().map(|s| (*s).to_owned()).collect();
     let props = serde_json::to_vec(&Props { user_id: "owner".into(), scopes: scope.clone() }).expect("props");
     let key = PropsKey::generate().expect("random key");
     let encrypted_props = key.encrypt(&props).expect("encrypt");
     let grant: StoredGrant = serde_json::from_value(json!({
-        "id": "nativetestgrant0", "clientId": "nativetestclient", "userId": "owner", "scope": scope,
+        "id": grant_id, "clientId": "nativetestclient", "userId": "owner", "scope": scope,
         "encryptedProps": encrypted_props, "createdAt": now, "expiresAt": now + 86_400,
     }))
     .expect("grant");
     let token = StoredToken {
-        id: sha256_hex(TEST_TOKEN),
+        id: sha256_hex(secret),
         grant_id: grant.id.clone(),
         user_id: "owner".into(),
         created_at: now,
         expires_at: now + 3600,
         audience: None,
         scope: Some(scope.clone()),
-        wrapped_encryption_key: key.wrap_for(TEST_TOKEN).expect("wrap"),
+        wrapped_encryption_key: key.wrap_for(secret).expect("wrap"),
         grant: TokenGrant { client_id: grant.client_id.clone(), scope, encrypted_props: grant.encrypted_props.clone() },
         extra: Default::default(),
     };

@@ -1,17 +1,39 @@
-//! The `tools/list` check: the server lists exactly the tools of this build, in the same order (the order is
-//! part of the catalogue clients cache, and the first tool is the one the conformance suite calls).
+//! The `tools/list` check: the server lists the tools of this build, in the same order (the order is part of the
+//! catalogue clients cache, and the first tool is the one the conformance suite calls). A server lists only
+//! what the request can use (issue 56): a read-only token is not shown the tools that only write, and a
+//! deployment's `TOOL_GROUPS` may leave whole groups out; tools missing for those reasons are accepted.
 
-use zotero_mcp_server::config::Config;
+use zotero_mcp_server::config::{Config, ToolGroup, ToolGroups, ToolView};
 use zotero_mcp_server::tools;
 
 /// Tools a server lists only with `ENABLE_TEST_FIXTURES=1` (local test servers): accepted after the catalogue.
 const FIXTURE_PREFIX: &str = "fixture_";
 
-/// The tool names this build registers, in catalogue order (what a deployment of it lists).
-pub fn expected() -> Vec<String> {
+/// One tool of this build's catalogue, with what decides whether a request is shown it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub name: String,
+    pub group: ToolGroup,
+    /// Every call writes: a read-only token is not shown it.
+    pub only_writes: bool,
+}
+
+/// The tools this build registers, in catalogue order (what a deployment of it lists to a writing grant).
+pub fn expected() -> Vec<Expected> {
     // Registration reads no setting but the fixtures flag, which an empty configuration leaves off.
     let config = Config::from_lookup(|_| None);
-    tools::registry(&config).tool_names().into_iter().map(str::to_owned).collect()
+    let registry = tools::registry(&config);
+    let writing = ToolView { groups: ToolGroups::all(), writes: true };
+    let reading = ToolView { writes: false, ..writing };
+    registry
+        .tool_specs()
+        .into_iter()
+        .map(|spec| Expected {
+            name: spec.name.to_owned(),
+            group: spec.group,
+            only_writes: spec.listed_in(writing) && !spec.listed_in(reading),
+        })
+        .collect()
 }
 
 /// How a listed catalogue differs from the expected one; empty when it matches.
@@ -21,6 +43,9 @@ pub struct Difference {
     pub unexpected: Vec<String>,
     /// Both lists hold the same tools, in another order.
     pub reordered: bool,
+    /// Tools not listed for a reason the server gives every such request: the token may only read, or the
+    /// deployment leaves their group out. Not a difference; the check says so.
+    pub left_out: Vec<String>,
 }
 
 impl Difference {
@@ -45,14 +70,32 @@ impl Difference {
 }
 
 /// Compares the names a server listed with the expected ones. Test-fixture tools after the catalogue are
-/// accepted (e2e servers run with them); anything else extra, missing or out of order is a difference.
-pub fn compare(expected: &[String], listed: &[String]) -> Difference {
+/// accepted (e2e servers run with them), and so are tools left out as a server leaves them out: every tool that
+/// only writes (a read-only token, or a deployment without `write`), or every tool of a group (`TOOL_GROUPS`).
+/// Anything else extra, missing or out of order is a difference.
+pub fn compare(expected: &[Expected], listed: &[String]) -> Difference {
     let listed: Vec<&String> = listed.iter().filter(|n| !n.starts_with(FIXTURE_PREFIX)).collect();
-    let missing: Vec<String> = expected.iter().filter(|n| !listed.contains(n)).cloned().collect();
-    let unexpected: Vec<String> = listed.iter().filter(|n| !expected.contains(n)).map(|n| (*n).clone()).collect();
-    let common_listed: Vec<&String> = listed.iter().copied().filter(|n| expected.contains(n)).collect();
-    let common_expected: Vec<&String> = expected.iter().filter(|n| listed.contains(n)).collect();
-    Difference { missing, unexpected, reordered: common_listed != common_expected }
+    let is_listed = |name: &str| listed.iter().any(|n| n.as_str() == name);
+    let absent: Vec<&Expected> = expected.iter().filter(|e| !is_listed(&e.name)).collect();
+    // Writes are left out as a whole or not at all; a group, likewise.
+    let writes_left_out = expected.iter().filter(|e| e.only_writes).all(|e| !is_listed(&e.name));
+    let group_left_out = |group: ToolGroup| {
+        expected.iter().filter(|e| e.group == group && !(writes_left_out && e.only_writes)).all(|e| !is_listed(&e.name))
+    };
+    let (left_out, missing): (Vec<&Expected>, Vec<&Expected>) =
+        absent.into_iter().partition(|e| (e.only_writes && writes_left_out) || group_left_out(e.group));
+    let names = |list: Vec<&Expected>| list.into_iter().map(|e| e.name.clone()).collect::<Vec<_>>();
+    let unexpected: Vec<String> =
+        listed.iter().filter(|n| !expected.iter().any(|e| &e.name == **n)).map(|n| (*n).clone()).collect();
+    let common_listed: Vec<&str> =
+        listed.iter().map(|n| n.as_str()).filter(|n| expected.iter().any(|e| e.name == *n)).collect();
+    let common_expected: Vec<&str> = expected.iter().map(|e| e.name.as_str()).filter(|n| is_listed(n)).collect();
+    Difference {
+        missing: names(missing),
+        unexpected,
+        reordered: common_listed != common_expected,
+        left_out: names(left_out),
+    }
 }
 
 #[cfg(test)]
@@ -63,11 +106,17 @@ mod tests {
         list.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn entry(name: &str, group: ToolGroup, only_writes: bool) -> Expected {
+        Expected { name: name.to_owned(), group, only_writes }
+    }
+
     #[test]
-    fn this_build_lists_the_twenty_two_tools_of_the_readme_in_order() {
+    fn this_build_lists_the_tools_of_the_readme_in_order() {
+        let expected = expected();
+        let all: Vec<&str> = expected.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(
-            expected(),
-            names(&[
+            all,
+            [
                 "zotero_search",
                 "zotero_semantic_search",
                 "zotero_get_item",
@@ -93,25 +142,51 @@ mod tests {
                 "zotero_undo",
                 "search",
                 "fetch",
-            ])
+            ]
         );
+        assert_eq!(expected.iter().filter(|e| e.only_writes).count(), 9, "a read-only token is shown 16");
     }
 
     #[test]
     fn the_same_list_matches_and_test_fixtures_after_it_are_accepted() {
-        let expected = names(&["a", "b", "c"]);
-        assert!(compare(&expected, &names(&["a", "b", "c"])).is_empty());
-        assert!(compare(&expected, &names(&["a", "b", "c", "fixture_echo", "fixture_write"])).is_empty());
+        let expected = vec![entry("a", ToolGroup::Read, false), entry("b", ToolGroup::Read, false)];
+        assert!(compare(&expected, &names(&["a", "b"])).is_empty());
+        assert!(compare(&expected, &names(&["a", "b", "fixture_echo", "fixture_write"])).is_empty());
     }
 
     #[test]
     fn missing_extra_and_reordered_tools_are_named() {
-        let expected = names(&["a", "b", "c"]);
+        let expected: Vec<Expected> = ["a", "b", "c"].iter().map(|n| entry(n, ToolGroup::Read, false)).collect();
         let diff = compare(&expected, &names(&["a", "c", "d"]));
-        assert_eq!(diff, Difference { missing: names(&["b"]), unexpected: names(&["d"]), reordered: false });
+        assert_eq!(
+            diff,
+            Difference { missing: names(&["b"]), unexpected: names(&["d"]), reordered: false, left_out: vec![] }
+        );
         assert_eq!(diff.describe(), "missing b; not in this build d");
         let diff = compare(&expected, &names(&["b", "a", "c"]));
         assert!(diff.reordered && diff.missing.is_empty() && diff.unexpected.is_empty());
         assert_eq!(diff.describe(), "the same tools in another order");
+    }
+
+    #[test]
+    fn tools_a_server_leaves_out_for_the_token_or_its_groups_are_no_difference() {
+        let expected = vec![
+            entry("read", ToolGroup::Read, false),
+            entry("create", ToolGroup::Write, true),
+            entry("notes", ToolGroup::Read, false),
+            entry("upload", ToolGroup::Files, true),
+            entry("pdf", ToolGroup::Files, false),
+            entry("retrieve", ToolGroup::Research, false),
+        ];
+        // A read-only token: every tool that only writes is left out.
+        let diff = compare(&expected, &names(&["read", "notes", "pdf", "retrieve"]));
+        assert!(diff.is_empty(), "{diff:?}");
+        assert_eq!(diff.left_out, names(&["create", "upload"]));
+        // TOOL_GROUPS=read,write: the files and research groups are left out whole.
+        let diff = compare(&expected, &names(&["read", "create", "notes"]));
+        assert!(diff.is_empty(), "{diff:?}");
+        // One writing tool of two missing, or one tool of a listed group, is a difference.
+        assert_eq!(compare(&expected, &names(&["read", "create", "notes", "pdf", "retrieve"])).missing, ["upload"]);
+        assert_eq!(compare(&expected, &names(&["read", "create", "upload", "pdf", "retrieve"])).missing, ["notes"]);
     }
 }

@@ -167,7 +167,18 @@ pub fn tools_list(report: &mut Report, client: &mut Client) {
                  zotero-mcp built from what is deployed)",
             ));
         }
-        Ok(format!("{} tools, {} … {}", expected.len(), first(&expected), expected.last().map_or("", String::as_str)))
+        let shown: Vec<String> =
+            expected.iter().map(|e| e.name.clone()).filter(|n| !difference.left_out.contains(n)).collect();
+        let mut detail =
+            format!("{} tools, {} … {}", shown.len(), first(&shown), shown.last().map_or("", String::as_str));
+        if !difference.left_out.is_empty() {
+            detail.push_str(&format!(
+                " ({} not listed to this token or deployment: {})",
+                difference.left_out.len(),
+                difference.left_out.join(", ")
+            ));
+        }
+        Ok(detail)
     });
 }
 

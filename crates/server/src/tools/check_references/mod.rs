@@ -26,6 +26,7 @@ use self::library::{Library, MatchedBy};
 use self::manuscript::Cited;
 use super::import_reference::entries::Entry as ImportEntry;
 use super::import_reference::{steps as import_steps, REQUEST_BUDGET};
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -55,7 +56,7 @@ fn default_limit() -> u32 {
     20
 }
 
-/// How `text` is written.
+// How `text` is written.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum FormatArg {
@@ -74,39 +75,33 @@ pub enum FormatArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckReferencesInput {
-    /// The manuscript's references: a `.bib` (BibTeX/BibLaTeX), LaTeX source citing with `\cite`/`\citep`/…,
-    /// Pandoc Markdown citing with `[@key]`, identifiers (DOI, arXiv, ISBN, PMID) one per line, or a formatted
-    /// reference list (numbered or not; APA, Vancouver, Harvard, IEEE).
+    /// A .bib, LaTeX (\cite), Pandoc Markdown ([@key]), identifiers one per line, or a reference list.
     #[validate(length(min = 1, max = 1_000_000))]
     pub text: String,
-    /// The manuscript's `.bib`, when `text` is its LaTeX or Markdown source: cited keys are read from it, and
-    /// keys missing from it or entries never cited are flagged.
+    /// The .bib, when `text` is LaTeX or Markdown.
     #[validate(length(min = 1, max = 1_000_000))]
     pub bibtex: Option<String>,
-    /// The form of `text` (default `auto`).
+    // The form of `text` (default `auto`).
     #[serde(default)]
     pub format: FormatArg,
-    /// Ask CrossRef, DataCite, arXiv, PubMed and Open Library: for the works not in the library, for retraction
-    /// and correction notices, and for which side of a disagreement the registry agrees with (default true).
+    /// Ask CrossRef and other registries (default true).
     #[serde(default = "yes")]
     #[schemars(default = "yes")]
     pub check_registry: bool,
-    /// For LaTeX or Markdown text: find, for each citing sentence, the passages of the cited item that bear on
-    /// it (default true).
+    /// For LaTeX/Markdown: cited passages per sentence (default true).
     #[serde(default = "yes")]
     #[schemars(default = "yes")]
     pub check_support: bool,
-    /// Import the works found not to be in the library (those resolved from an identifier, or matched with high
-    /// confidence), with their open-access PDFs. Needs the write scope.
+    /// Import missing works resolved surely, with their PDFs.
     #[serde(default)]
     #[schemars(default)]
     pub import: bool,
-    /// References checked in this call, at most (more are left for `cursor`).
+    // References checked in this call, at most (more are left for `cursor`).
     #[validate(range(min = 1, max = 60))]
     #[serde(default = "default_limit")]
     #[schemars(default = "default_limit")]
     pub limit: u32,
-    /// The `nextCursor` of the previous call on the same text: carries on where it stopped.
+    /// The previous call's `nextCursor`, same text.
     #[validate(length(min = 1, max = 100))]
     pub cursor: Option<String>,
 }
@@ -330,16 +325,11 @@ impl Tool for CheckReferences {
     const SPEC: ToolSpec = ToolSpec::mixed(
         "zotero_check_references",
         "Check a manuscript's references against the library",
-        "Checks every reference of a manuscript (a .bib, LaTeX with \\cite, Markdown with [@key], identifiers, or \
-         a formatted reference list) against the library: matched by citation key (citationKey or Better \
-         BibTeX's line in extra), then DOI/arXiv/ISBN/PMID, then title+year+first author; with the fields that \
-         disagree and which side CrossRef/DataCite/arXiv agrees with. Works not in the library are resolved from \
-         their identifier or CrossRef's bibliographic search (with a confidence). Flags retractions, corrections \
-         and expressions of concern (registry notices), preprints since published, one work cited under two \
-         keys, keys missing from the .bib and entries never cited. Given LaTeX/Markdown text, shows for each \
-         citing sentence the passages of the cited item that bear on it (with pages). import=true imports the \
-         missing works (write scope). Long lists continue with nextCursor.",
+        "Checks a manuscript's references (.bib, LaTeX, Markdown, identifiers or a reference list) against the \
+         library and registries: matches, disagreeing fields, missing works, retractions, uncited entries, \
+         supporting passages. `import` (write scope) adds the missing works.",
     )
+    .group(ToolGroup::Research)
     .open_world()
     .ask_for_less("a smaller `limit`, `checkSupport` false, and `cursor` to continue");
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use self::entries::parse_input;
 use super::args::Key;
 use super::items::TagIn;
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -43,24 +44,23 @@ fn yes() -> bool {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImportReferenceInput {
-    /// What to import: a DOI, arXiv id, ISBN, PMID (`PMID: 123`), PMCID, or a doi.org / arxiv.org / PubMed link;
-    /// several of them separated by new lines or commas (up to 10); or a BibTeX or RIS block (up to 25 entries).
+    /// DOIs, arXiv ids, ISBNs, PMIDs, PMCIDs or links, by lines or commas; or a BibTeX/RIS block.
     #[validate(length(min = 1, max = 1_000_000))]
     pub identifier: String,
-    /// Collections to file the new items in.
+    // Collections to file the new items in.
     pub collections: Option<Vec<Key>>,
-    /// Tags for the new items.
+    // Tags for the new items.
     pub tags: Option<Vec<TagIn>>,
-    /// Download and attach an open-access PDF when one is found (stored on WebDAV or Zotero Storage, as the
-    /// library's other files).
+    // Download and attach an open-access PDF when one is found (stored on WebDAV or Zotero Storage, as the
+    // library's other files).
     #[serde(default = "yes")]
     #[schemars(default = "yes")]
     pub attach_pdf: bool,
-    /// Explicit PDF URL, overriding automatic discovery (one identifier only).
+    /// Instead of the PDF found (one identifier only).
     #[schemars(url)]
     #[validate(length(min = 8, max = 4000))]
     pub pdf_url: Option<String>,
-    /// Import even when a matching item already exists.
+    // Import even when a matching item already exists.
     #[serde(default)]
     #[schemars(default)]
     pub allow_duplicate: bool,
@@ -122,12 +122,11 @@ impl Tool for ImportReference {
     const SPEC: ToolSpec = ToolSpec::write(
         "zotero_import_reference",
         "Import a reference by DOI, arXiv id, ISBN or PubMed id, or from BibTeX/RIS",
-        "Creates library items with full metadata: from identifiers (DOI via CrossRef or DataCite, arXiv id, ISBN \
-         via Open Library, PMID/PMCID via PubMed; up to 10, one per line) or from a pasted BibTeX or RIS block \
-         (up to 25 entries). Each is first checked against the library: a copy already there is reported with \
-         its key and not imported again unless allowDuplicate=true. With attachPdf (default) an open-access PDF \
-         (OpenAlex, arXiv, or pdfUrl) is stored under the new item (on WebDAV or Zotero Storage).",
+        "Creates items with full metadata from DOIs, arXiv ids, ISBNs, PMIDs or PMCIDs (up to 10) or BibTeX/RIS \
+         (up to 25), each checked against the library first, with an open-access PDF when found. For items \
+         described by hand, zotero_create_items.",
     )
+    .group(ToolGroup::Research)
     .open_world();
 
     fn render(output: &ImportReferenceOutput) -> String {

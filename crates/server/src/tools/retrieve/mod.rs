@@ -19,6 +19,7 @@ mod sources;
 
 use super::args::Key;
 use super::attachments::CandidateOut;
+use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -83,30 +84,29 @@ pub enum AttachmentPolicy {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RetrieveInput {
-    /// The regular items (papers, books, …) to gather evidence from, by key.
+    // The regular items (papers, books, …) to gather evidence from, by key.
     #[validate(length(min = 1, max = 5))]
     pub item_keys: Vec<Key>,
-    /// What the evidence should answer: a question or the words to look for.
+    // What the evidence should answer: a question or the words to look for.
     #[validate(length(min = 1, max = 1000))]
     pub query: String,
-    /// Which kinds of evidence to rank (default: all four).
+    // Which kinds of evidence to rank (default: all four).
     #[validate(length(min = 1, max = 4))]
     pub sources: Option<Vec<EvidenceSource>>,
-    /// The most passages returned.
+    // The most passages returned.
     #[validate(range(min = 1, max = 30))]
     #[serde(default = "default_passages")]
     #[schemars(default = "default_passages")]
     pub passages: u32,
-    /// The most characters of passage text returned (an annotation's comment counts): a passage that does not
-    /// fit is left out whole, never shortened.
+    /// Passages past it are left out whole.
     #[validate(range(min = 200, max = 40000))]
     #[serde(default = "default_max_chars")]
     #[schemars(default = "default_max_chars")]
     pub max_chars: u32,
-    /// Which attachments' text is ranked (default `best`).
+    /// best: the best file; allIndexed: every PDF, EPUB, HTML; specified: attachmentKeys.
     #[serde(default)]
     pub attachment_policy: AttachmentPolicy,
-    /// With `attachmentPolicy: specified`: the attachments to read, each a child of one of `itemKeys`.
+    /// With attachmentPolicy specified: children of itemKeys.
     #[validate(length(min = 1, max = 8))]
     pub attachment_keys: Option<Vec<Key>>,
 }
@@ -231,13 +231,11 @@ impl Tool for Retrieve {
     const SPEC: ToolSpec = ToolSpec::read(
         "zotero_retrieve",
         "Find the passages of items that answer a question",
-        "Ranks the passages of up to 5 items for a query (BM25; accents, quotes and dashes folded as Zotero \
-         does): the reader's annotations with their comments and pages, notes, the abstract, and the text of \
-         the best attachment (attachmentPolicy: best, allIndexed, or specified with attachmentKeys). Passages \
-         from a PDF read by this server carry their page and page label; text from Zotero's index has no pages. \
-         Passages are whole, never cut: past `passages` or `maxChars` they are left out. Reports what was read \
-         of each attachment (coverage) and every source skipped, with why.",
+        "The passages of up to 5 known items that best answer a question: annotations, notes, abstract and file \
+         text, with PDF pages. Passages are whole; what was read or skipped is named. To find the items first, \
+         zotero_semantic_search.",
     )
+    .group(ToolGroup::Research)
     .ask_for_less("fewer `passages`, a smaller `maxChars`, or fewer `itemKeys`");
 
     fn render(output: &RetrieveOutput) -> String {
