@@ -1,6 +1,7 @@
-//! Every list of the tools written outside their declarations is checked against them here, so that a new tool
-//! is its own file plus its line in `tools::declare`, and a renamed, regrouped or re-hinted tool cannot leave a
-//! page saying otherwise. The declarations are the registry `tools::registry` builds (what `tools/list` serves
+//! Every list of the tools written outside their declarations is checked against them here. In code a new tool
+//! is its own file plus its line in `tools::declare`; what people read about it (a README line, a docs row) is
+//! still written by hand, and this test names each place it is missing. A renamed, regrouped or re-hinted tool
+//! cannot leave a page saying otherwise. The declarations are the registry `tools::registry` builds (what `tools/list` serves
 //! and `src/mcp/schemas.json` publishes); each check names the file to change and what to write there.
 //!
 //! What cannot be checked is generated: docs/tools.md's table of every tool's group and hints is written by this
