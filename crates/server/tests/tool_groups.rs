@@ -8,29 +8,13 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_server::app::App;
+use zotero_mcp_server::config::{Config, ToolGroup};
+use zotero_mcp_server::mcp::{Access, ToolSpec};
 
-/// The tools that only write (`ToolSpec::write`): creating, updating, deleting, uploading, importing,
-/// re-indexing and undoing.
-const ONLY_WRITE: [&str; 9] = [
-    "zotero_create_items",
-    "zotero_update_item",
-    "zotero_delete_items",
-    "zotero_manage_collections",
-    "zotero_put_attachment",
-    "zotero_delete_attachment",
-    "zotero_import_reference",
-    "zotero_reindex",
-    "zotero_undo",
-];
-
-/// Tools with reading and writing modes: listed to every grant, their writing modes refused without the scope.
-const MIXED: [&str; 5] = [
-    "zotero_notes",
-    "zotero_annotations",
-    "zotero_rename_attachments",
-    "zotero_find_duplicates",
-    "zotero_check_references",
-];
+/// The declared catalogue (a deployment's: no test fixtures), in `tools/list` order.
+fn declared() -> Vec<ToolSpec> {
+    zotero_mcp_server::tools::registry(&Config::from_lookup(|_| None)).tool_specs()
+}
 
 fn production(extra: &[(&str, &str)]) -> App {
     let mut vars = vec![("ENABLE_TEST_FIXTURES", "0")];
@@ -55,17 +39,15 @@ async fn call(app: &App, writer: bool, name: &str, arguments: Value) -> Value {
 #[tokio::test]
 async fn a_read_only_grant_is_not_shown_the_tools_that_only_write() {
     let app = production(&[]);
+    let declared = declared();
     let all = listed(&app, true).await;
-    assert_eq!(all.len(), 25, "{all:?}");
+    assert_eq!(all, declared.iter().map(|s| s.name).collect::<Vec<_>>(), "a writer is shown every tool");
+    // Those declared `ToolSpec::write` (creating, updating, deleting, uploading, importing, re-indexing, undoing)
+    // are left out; mixed tools keep their reading modes, so they stay.
     let reading = listed(&app, false).await;
-    for name in ONLY_WRITE {
-        assert!(all.contains(&name.to_owned()) && !reading.contains(&name.to_owned()), "{name}");
-    }
-    for name in MIXED {
-        assert!(reading.contains(&name.to_owned()), "{name} has reading modes, so it stays");
-    }
-    let expected: Vec<&String> = all.iter().filter(|n| !ONLY_WRITE.contains(&n.as_str())).collect();
-    assert_eq!(reading.iter().collect::<Vec<_>>(), expected, "the rest, in catalogue order");
+    let expected: Vec<&str> = declared.iter().filter(|s| s.access != Access::Write).map(|s| s.name).collect();
+    assert_eq!(reading, expected, "the tools that do not only write, in catalogue order");
+    assert!(declared.iter().any(|s| s.access == Access::Write) && declared.iter().any(|s| s.access == Access::Mixed));
 }
 
 #[tokio::test]
@@ -84,12 +66,15 @@ async fn tool_groups_choose_what_a_deployment_lists() {
         assert!(names.contains(&present.to_owned()), "{present}: {names:?}");
     }
     // Research and admin are left out; and without `write` nothing that only writes, whatever the grant.
-    for absent in ["zotero_retrieve", "zotero_semantic_search", "zotero_reindex", "zotero_find_duplicates"]
-        .into_iter()
-        .chain(ONLY_WRITE)
-    {
+    for absent in ["zotero_retrieve", "zotero_semantic_search", "zotero_reindex", "zotero_find_duplicates"] {
         assert!(!names.contains(&absent.to_owned()), "{absent}: {names:?}");
     }
+    let offered: Vec<&str> = declared()
+        .into_iter()
+        .filter(|s| matches!(s.group, ToolGroup::Read | ToolGroup::Files) && s.access != Access::Write)
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, offered, "the tools of the offered groups that do not only write");
     assert_eq!(names, listed(&app, false).await, "a read-only deployment lists the same to every grant");
 }
 

@@ -181,86 +181,55 @@ async fn an_export_the_simulator_cannot_make_is_reported_not_invented() {
     assert!(message.contains("501"), "{message}");
 }
 
+/// The TypeScript server's tools, in the order its `tools/list` gives them: prompts and scripts written for it
+/// call these names, so they stay, first and in this order. A fact about the upstream, not
+/// a copy of the catalogue: a tool added here comes after them and is listed nowhere else.
+const UPSTREAM_TOOLS: [&str; 18] = [
+    "zotero_search",
+    "zotero_semantic_search",
+    "zotero_get_item",
+    "zotero_create_items",
+    "zotero_update_item",
+    "zotero_delete_items",
+    "zotero_list_collections",
+    "zotero_manage_collections",
+    "zotero_list_tags",
+    "zotero_notes",
+    "zotero_annotations",
+    "zotero_read_attachment",
+    "zotero_put_attachment",
+    "zotero_delete_attachment",
+    "zotero_rename_attachments",
+    "zotero_import_reference",
+    "zotero_reindex",
+    "zotero_find_duplicates",
+];
+
 #[tokio::test]
-async fn the_catalogue_keeps_the_upstream_names_order_and_hints() {
+async fn the_catalogue_keeps_the_upstream_names_order_and_declared_hints() {
     let sim = demo_sim();
     // As a grant that may write is shown it: a read-only one is not shown the tools that only write.
     let reply = send(&app_with_sim(sim), as_writer(modern("tools/list", json!({})))).await;
     let tools = reply.result()["tools"].as_array().unwrap().clone();
     let names: Vec<&str> =
         tools.iter().map(|t| t["name"].as_str().unwrap()).filter(|n| !n.starts_with("fixture_")).collect();
-    assert_eq!(
-        names,
-        [
-            "zotero_search",
-            "zotero_semantic_search",
-            "zotero_get_item",
-            "zotero_create_items",
-            "zotero_update_item",
-            "zotero_delete_items",
-            "zotero_list_collections",
-            "zotero_manage_collections",
-            "zotero_list_tags",
-            "zotero_notes",
-            "zotero_annotations",
-            "zotero_read_attachment",
-            "zotero_put_attachment",
-            "zotero_delete_attachment",
-            "zotero_rename_attachments",
-            "zotero_import_reference",
-            "zotero_reindex",
-            "zotero_find_duplicates",
-            // Not the upstream's: after its tools, so their order is kept.
-            "zotero_list_libraries",
-            "zotero_changes",
-            "zotero_retrieve",
-            "zotero_check_references",
-            "zotero_undo",
-            "search",
-            "fetch",
-        ]
-    );
-    let hints = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
-    // Every tool's four hints, each for a reason (docs/tools.md says the same). readOnly: changes nothing.
-    // destructive: may remove or overwrite what the user had (not only add). idempotent: a repeat changes
-    // nothing more. openWorld: reaches beyond the user's library and file store.
-    #[rustfmt::skip]
-    let table: &[(&str, bool, bool, bool, bool, &str)] = &[
-        ("zotero_search", true, false, true, false, "reads"),
-        ("zotero_semantic_search", true, false, true, false, "reads the deployment's own index"),
-        ("zotero_get_item", true, false, true, false, "reads"),
-        ("zotero_create_items", false, false, false, false, "each call adds new items"),
-        ("zotero_update_item", false, true, true, false, "overwrites field values; the same edit twice is one"),
-        ("zotero_delete_items", false, true, true, false, "trashes or deletes; deleting the deleted changes nothing"),
-        ("zotero_list_collections", true, false, true, false, "reads"),
-        ("zotero_manage_collections", false, true, false, false, "deletes and renames collections"),
-        ("zotero_list_tags", true, false, true, false, "reads"),
-        ("zotero_notes", false, true, false, false, "replaces and trashes notes; create adds one per call"),
-        ("zotero_annotations", false, false, false, false, "only adds annotations, one per call"),
-        ("zotero_read_attachment", true, false, true, false, "reads the user's own file store"),
-        ("zotero_put_attachment", false, true, false, true, "replaces files; downloads sourceUrl from the web"),
-        ("zotero_delete_attachment", false, true, true, false, "removes an attachment and its file"),
-        ("zotero_rename_attachments", false, true, true, false, "overwrites file names; a rename repeated is a no-op"),
-        ("zotero_import_reference", false, false, false, true, "adds items from CrossRef, arXiv, Open Library"),
-        ("zotero_reindex", false, false, true, false, "writes only the deployment's own index"),
-        ("zotero_find_duplicates", false, true, false, false, "a merge trashes the duplicates"),
-        ("zotero_list_libraries", true, false, true, false, "reads"),
-        ("zotero_changes", true, false, true, false, "reads versions"),
-        ("zotero_retrieve", true, false, true, false, "reads; caches PDF pages in the deployment's own KV"),
-        ("zotero_check_references", false, false, false, true, "asks CrossRef and other registries; import adds items"),
-        ("zotero_undo", false, true, false, false, "writes earlier states back over the current ones; a second undo is refused"),
-        ("search", true, false, true, false, "reads"),
-        ("fetch", true, false, true, false, "reads"),
-    ];
-    assert_eq!(table.len(), names.len(), "every tool is in the table");
-    for (name, read_only, destructive, idempotent, open_world, why) in table {
-        let expected = json!({
-            "readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent,
-            "openWorldHint": open_world,
+    assert_eq!(names[..UPSTREAM_TOOLS.len()], UPSTREAM_TOOLS, "the upstream's tools come first, in its order");
+    // Every declared tool is listed, in declaration order, with the four hints its `ToolSpec` declares
+    // (docs/tools.md's table of them is written from the same declarations by tests/catalogue_lists.rs).
+    let specs =
+        zotero_mcp_server::tools::registry(&zotero_mcp_server::config::Config::from_lookup(|_| None)).tool_specs();
+    assert_eq!(names, specs.iter().map(|s| s.name).collect::<Vec<_>>(), "tools/list follows tools::declare");
+    for spec in &specs {
+        let listed = tools.iter().find(|t| t["name"] == spec.name).unwrap();
+        let mut hints = listed["annotations"].clone();
+        assert_eq!(hints.as_object_mut().unwrap().remove("title"), Some(json!(spec.title)), "{}", spec.name);
+        let declared = json!({
+            "readOnlyHint": spec.access == zotero_mcp_server::mcp::Access::Read,
+            "destructiveHint": spec.destructive,
+            "idempotentHint": spec.idempotent,
+            "openWorldHint": spec.open_world,
         });
-        let mut actual = hints(name);
-        actual.as_object_mut().unwrap().remove("title");
-        assert_eq!(actual, expected, "{name}: {why}");
+        assert_eq!(hints, declared, "{}: the hints clients are shown are the declared ones", spec.name);
     }
     for tool in &tools {
         assert!(tool["description"].as_str().unwrap().len() > 60, "{} needs a real description", tool["name"]);

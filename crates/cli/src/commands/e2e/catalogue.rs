@@ -101,6 +101,7 @@ pub fn compare(expected: &[Expected], listed: &[String]) -> Difference {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zotero_mcp_server::mcp::Access;
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()
@@ -110,41 +111,28 @@ mod tests {
         Expected { name: name.to_owned(), group, only_writes }
     }
 
+    /// The expected catalogue is the one the server publishes (`schemas.json`, test fixtures aside, in its order),
+    /// and a read-only token loses exactly the tools declared to only write.
     #[test]
-    fn this_build_lists_the_tools_of_the_readme_in_order() {
+    fn this_build_expects_the_published_catalogue_in_order() {
+        let published: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../server/src/mcp/schemas.json")).unwrap_or_default();
+        let published: Vec<&str> = published["tools"]
+            .as_object()
+            .map(|tools| tools.keys().map(String::as_str).filter(|n| !n.starts_with(FIXTURE_PREFIX)).collect())
+            .unwrap_or_default();
         let expected = expected();
-        let all: Vec<&str> = expected.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(
-            all,
-            [
-                "zotero_search",
-                "zotero_semantic_search",
-                "zotero_get_item",
-                "zotero_create_items",
-                "zotero_update_item",
-                "zotero_delete_items",
-                "zotero_list_collections",
-                "zotero_manage_collections",
-                "zotero_list_tags",
-                "zotero_notes",
-                "zotero_annotations",
-                "zotero_read_attachment",
-                "zotero_put_attachment",
-                "zotero_delete_attachment",
-                "zotero_rename_attachments",
-                "zotero_import_reference",
-                "zotero_reindex",
-                "zotero_find_duplicates",
-                "zotero_list_libraries",
-                "zotero_changes",
-                "zotero_retrieve",
-                "zotero_check_references",
-                "zotero_undo",
-                "search",
-                "fetch",
-            ]
+            expected.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+            published,
+            "the registry and schemas.json differ: `UPDATE_SCHEMAS=1 cargo test -p zotero-mcp-server --test \
+             published_schemas`"
         );
-        assert_eq!(expected.iter().filter(|e| e.only_writes).count(), 9, "a read-only token is shown 16");
+        let config = Config::from_lookup(|_| None);
+        for (entry, spec) in expected.iter().zip(tools::registry(&config).tool_specs()) {
+            assert_eq!(entry.only_writes, spec.access == Access::Write, "{}", entry.name);
+        }
+        assert!(expected.iter().any(|e| e.only_writes) && expected.iter().any(|e| !e.only_writes));
     }
 
     #[test]
