@@ -331,21 +331,23 @@ fn item_keys(s: &Bench) -> Vec<String> {
     s.sim.items(LIB).iter().filter_map(|i| i["key"].as_str().map(str::to_owned)).collect()
 }
 
-/// Zotero refuses the registration (its rate limit with `Retry-After`, a 503, a 403 when file writing was taken
-/// away meanwhile): the file is not recorded, so the old one is still the attachment's, and a new attachment's
-/// item is removed again. The message says so, and when to try again.
+/// Zotero refuses the registration (its rate limit with `Retry-After` or a 503 on every attempt the retry
+/// bound allows, a 403 when file writing was taken away meanwhile): the file is not recorded, so the old one is
+/// still the attachment's, and a new attachment's item is removed again. The message says so, and when to try
+/// again.
 #[tokio::test]
 async fn a_registration_refused_keeps_the_old_file_and_says_when_to_try_again() {
+    // Five: the first attempt and the four retries of the bound (`RetryPolicy::max_retries`).
     let refusals = [
-        (Fault::TooManyRequests { retry_after: Some(30) }, "Try again in 30 seconds"),
-        (Fault::ServiceUnavailable { retry_after: None }, "Try again in 60 seconds"),
-        (Fault::Status { status: 403 }, "may not store files in this library (403"),
+        (Fault::TooManyRequests { retry_after: Some(30) }, 5, "Try again in 30 seconds"),
+        (Fault::ServiceUnavailable { retry_after: None }, 5, "Try again in 60 seconds"),
+        (Fault::Status { status: 403 }, 1, "may not store files in this library (403"),
     ];
-    for (fault, said) in refusals {
+    for (fault, times, said) in refusals {
         let s = bench(false);
         let old = pdf();
         s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
-        s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), fault.clone());
+        s.sim.fail_matching(times, fault_on("POST", "/file", Some("upload=")), fault.clone());
         let new = pdf_of_pages(&["A corrected version"]);
         let result = s
             .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new) }))
@@ -358,13 +360,44 @@ async fn a_registration_refused_keeps_the_old_file_and_says_when_to_try_again() 
 
         // The same bytes: they reached the bucket above but were never registered, so they are uploaded again.
         let before = item_count(&s);
-        s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), fault.clone());
+        s.sim.fail_matching(times, fault_on("POST", "/file", Some("upload=")), fault.clone());
         let result =
             s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&new) })).await;
         let error = error_text(&result);
         assert!(error.contains(said), "{fault:?}: {error}");
         assert!(error.contains("the new attachment item and any part of its file were removed"), "{fault:?}: {error}");
         assert_eq!(item_count(&s), before, "{fault:?}");
+    }
+}
+
+/// One rule for every Zotero step safe to repeat: the authorization and the registration, under their
+/// precondition, are sent again after a 429 or 503 as item writes are, and the upload completes (a full queue's
+/// wait, 300 s, is past the bound: `a_full_upload_queue_says_when_to_try_again_and_keeps_no_attachment_item`).
+#[tokio::test]
+async fn an_authorization_or_registration_refused_once_for_a_while_is_sent_again_and_the_file_stored() {
+    for (body, fault) in [
+        (Some("md5="), Fault::ServiceUnavailable { retry_after: Some(2) }),
+        (Some("upload="), Fault::TooManyRequests { retry_after: Some(2) }),
+        (None, Fault::ServiceUnavailable { retry_after: None }),
+    ] {
+        let s = bench(false);
+        let old = pdf();
+        s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &old);
+        s.sim.fail_matching(1, fault_on("POST", "/file", body), fault.clone());
+        let new = pdf_of_pages(&["A corrected version"]);
+        let result = s
+            .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&new) }))
+            .await;
+        assert_eq!(ok(&result)["replaced"], true, "{fault:?}: {result}");
+        assert_eq!(s.sim.stored_file(LIB, ATTACHMENT).as_deref(), Some(new.as_slice()), "{fault:?}");
+
+        let before = item_count(&s);
+        s.sim.fail_matching(1, fault_on("POST", "/file", body), fault.clone());
+        let result =
+            s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&old) })).await;
+        let key = ok(&result)["attachmentKey"].as_str().map(str::to_owned).unwrap_or_else(|| panic!("{result}"));
+        assert_stored_like_desktop(&s, &key, &old, "attachment.pdf");
+        assert_eq!(item_count(&s), before + 1, "{fault:?}");
     }
 }
 

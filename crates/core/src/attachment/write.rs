@@ -202,7 +202,10 @@ pub async fn create(
                 precondition: Precondition::NewFile,
             };
             match storage.upload(&object_key, file).await {
-                Ok(_) => return Ok(stored),
+                Ok(uploaded) => {
+                    registered(zotero, &object_key, uploaded.version, &stored.md5).await;
+                    return Ok(stored);
+                }
                 Err(e @ ZoteroStorageError::Unanswered { .. }) => {
                     let step = storage_step(storage);
                     return settle_unanswered_create(zotero, files, &object_key, step, e.to_string(), stored).await;
@@ -258,7 +261,10 @@ async fn settle_unanswered_create(
         Err(e) => return Err(unknown(cause, format!("whether it has its file could not be read ({e})"))),
     };
     match item.field("md5").filter(|md5| !md5.is_empty()) {
-        Some(md5) if md5 == stored.md5 => return Ok(stored),
+        Some(md5) if md5 == stored.md5 => {
+            zotero.item_advanced(key, item.version);
+            return Ok(stored);
+        }
         // Not this call's file: someone else's write, which is not undone from here.
         Some(other) => {
             return Err(unknown(cause, format!("it now records another file (md5 {other}), not removed from here")))
@@ -272,6 +278,25 @@ async fn settle_unanswered_create(
         // A registration still on its way may have landed between the read and the delete (which then fails
         // as stale): the file is not known to be absent, so this is not said to be an item without a file.
         Err(reason) => Err(unknown(cause, format!("it could not be removed ({reason})"))),
+    }
+}
+
+/// A new attachment whose file Zotero has just recorded: the registration (or the authorization of bytes it
+/// already held) raised the item's version, and the undo journal must hold that one, or undoing the creation
+/// would find the item "changed since" and leave it. Zotero names the version in the answer's
+/// `Last-Modified-Version` (Desktop's `zfs.js` reads it there too); without it the item is read once, and its
+/// version taken only if it records this file. Reading is best effort: if it fails, the undo still refuses
+/// rather than deletes blindly.
+async fn registered(zotero: &ZoteroWriter, key: &ObjectKey, version: Option<u64>, md5: &str) {
+    let version = match version {
+        Some(version) => Some(version),
+        None => match zotero.item(key).await {
+            Ok(item) if item.field("md5") == Some(md5) => Some(item.version),
+            _ => None,
+        },
+    };
+    if let Some(version) = version {
+        zotero.item_advanced(key, version);
     }
 }
 

@@ -93,6 +93,22 @@ impl ChangeLog {
     pub fn is_empty(&self) -> bool {
         self.0.borrow().is_empty()
     }
+    /// Moves the newest change recorded for an object created or updated here to `version`: a later step of the
+    /// same call changed it through a request this log does not see (the file API's registration raises the
+    /// attachment item's version). An undo checks the object against the version the call left it at, so one
+    /// kept from an earlier step would read as "changed since" though nobody touched it. Returns whether a change
+    /// was moved (an object this log holds nothing for, or only a deletion of, is left alone).
+    pub(crate) fn advance(&self, kind: Kind, key: &str, version: u64) -> bool {
+        let mut changes = self.0.borrow_mut();
+        let newest = changes.iter_mut().rev().find(|change| change.kind() == kind && change.key() == key);
+        match newest {
+            Some(Change::Created { version: at, .. } | Change::Updated { version: at, .. }) => {
+                *at = (*at).max(version);
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Fields that are bookkeeping, never written back: Zotero sets them itself.

@@ -207,16 +207,14 @@ impl Transport {
                 }
                 412 => return Err(ZoteroError::Conflict { method: call.method.to_string(), path: call.path.clone() }),
                 code @ (429 | 503) => {
+                    let retry_after = retry_after_ms(&parts.headers, self.clock.now_ms());
                     let wait =
-                        self.retry_after_ms(&parts.headers).unwrap_or(self.policy.base_delay_ms << attempt.min(20));
-                    if attempt >= self.policy.max_retries || wait > self.policy.max_wait_ms {
-                        return Err(ZoteroError::Unavailable {
+                        retry_wait(&self.policy, retry_after, attempt).map_err(|wait| ZoteroError::Unavailable {
                             method: call.method.to_string(),
                             path: call.path.clone(),
                             status: code,
                             retry_after_secs: wait.div_ceil(1000).max(1),
-                        });
-                    }
+                        })?;
                     self.clock.sleep(wait).await;
                     attempt += 1;
                 }
@@ -287,27 +285,45 @@ impl Transport {
     }
 
     fn note_backoff(&self, headers: &HeaderMap) {
-        if let Some(ms) = headers.get("backoff").and_then(|v| v.to_str().ok()).and_then(|v| self.delay_ms(v)) {
-            let until = self.clock.now_ms() + ms;
+        let now = self.clock.now_ms();
+        if let Some(ms) = headers.get("backoff").and_then(|v| v.to_str().ok()).and_then(|v| delay_ms(v, now)) {
+            let until = now + ms;
             if until > self.backoff_until_ms.get() {
                 self.backoff_until_ms.set(until);
             }
         }
     }
+}
 
-    fn retry_after_ms(&self, headers: &HeaderMap) -> Option<u64> {
-        let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
-        self.delay_ms(value).filter(|ms| *ms > 0)
+/// The one retry rule for a Zotero step that is safe to repeat: a read, a write carrying a write token or a
+/// version precondition, an upload's authorization or registration under its `If-Match`/`If-None-Match` (each
+/// either lands once or is refused with 412, however often it is sent). After a 429 or a 503 such a step is sent
+/// again after `Retry-After` (or, without one, a delay doubling from `base_delay_ms`), at most `max_retries`
+/// times, and never after a wait longer than `max_wait_ms`, so a Worker request is not held for minutes.
+/// `attempt` counts the retries made so far. `Ok(wait)`: sleep, then send again; `Err(wait)`: give up, and tell
+/// the caller to come back after `wait`. A step that is not safe to repeat never comes here.
+pub(crate) fn retry_wait(policy: &RetryPolicy, retry_after_ms: Option<u64>, attempt: u32) -> Result<u64, u64> {
+    let wait = retry_after_ms.unwrap_or(policy.base_delay_ms << attempt.min(20));
+    if attempt >= policy.max_retries || wait > policy.max_wait_ms {
+        Err(wait)
+    } else {
+        Ok(wait)
     }
+}
 
-    /// A delay given as whole seconds or as an HTTP date, in milliseconds from now.
-    fn delay_ms(&self, value: &str) -> Option<u64> {
-        let value = value.trim();
-        if let Ok(secs) = value.parse::<f64>() {
-            return (secs.is_finite() && secs >= 0.0).then_some((secs * 1000.0) as u64);
-        }
-        let at = httpdate::parse_http_date(value).ok()?;
-        let at_ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
-        Some(at_ms.saturating_sub(self.clock.now_ms()))
+/// `Retry-After` in milliseconds from `now_ms` (none when absent, unreadable or zero).
+pub(crate) fn retry_after_ms(headers: &HeaderMap, now_ms: u64) -> Option<u64> {
+    let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
+    delay_ms(value, now_ms).filter(|ms| *ms > 0)
+}
+
+/// A delay given as whole seconds or as an HTTP date, in milliseconds from `now_ms`.
+fn delay_ms(value: &str, now_ms: u64) -> Option<u64> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then_some((secs * 1000.0) as u64);
     }
+    let at = httpdate::parse_http_date(value).ok()?;
+    let at_ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
+    Some(at_ms.saturating_sub(now_ms))
 }

@@ -75,6 +75,14 @@ impl ZoteroWriter {
         &self.log
     }
 
+    /// Item `key`, written by this call, is now at `version` after a step outside this writer (an upload's
+    /// registration, which records the file on the item): its journal change is moved there, and what this
+    /// call read of it is forgotten.
+    pub fn item_advanced(&self, key: &ObjectKey, version: u64) {
+        self.client.forget(ObjectKind::Items, key.as_str());
+        self.log.advance(Kind::Item, key.as_str(), version);
+    }
+
     /// Stores an attachment's full text; returns the new library version.
     pub async fn put_fulltext(&self, key: &ObjectKey, text: &FullText) -> Result<u64, ZoteroError> {
         let body = serde_json::to_value(text).map_err(|e| ZoteroError::Config(e.to_string()))?;

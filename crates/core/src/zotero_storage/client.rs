@@ -28,6 +28,9 @@ pub struct StoragePolicy {
     pub request_timeout_ms: u64,
     /// How long one transfer to or from the storage origin may take.
     pub transfer_timeout_ms: u64,
+    /// When an upload's authorization or registration answered 429/503 is sent again: the item writes' rule
+    /// ([`crate::zotero::RetryPolicy`]; its timeout is not used here).
+    pub retry: crate::zotero::RetryPolicy,
 }
 
 impl Default for StoragePolicy {
@@ -38,6 +41,7 @@ impl Default for StoragePolicy {
             max_redirects: 3,
             request_timeout_ms: 30_000,
             transfer_timeout_ms: 120_000,
+            retry: crate::zotero::RetryPolicy::default(),
         }
     }
 }

@@ -182,8 +182,9 @@ pub enum ZoteroStorageError {
     /// A step that can record the file on the item was sent but its answer never came (the connection
     /// dropped, or no answer in time): Zotero may have applied it. The registration records the file; so does
     /// the authorization when Zotero already holds these bytes (its `{"exists": 1}` path calls
-    /// `Zotero_Storage::updateFileItemInfo` before answering, `ItemsController::_handleFileRequest`). Never
-    /// retried blindly: the caller finds out from the item's md5.
+    /// `Zotero_Storage::updateFileItemInfo` before answering, `ItemsController::_handleFileRequest`). Also a step
+    /// refused with 412 after it was sent again (following a 429/503), which the first attempt may have caused.
+    /// Never retried blindly: the caller finds out from the item's md5.
     #[error(
         "the {step} of the new file on attachment {key} (md5 {md5}) was sent, but its answer was lost ({cause}): \
          Zotero may or may not have recorded the file on the item"

@@ -23,7 +23,10 @@
 //! item's version in `Last-Modified-Version`, or without when `If-Match` named a file the server does not have:
 //! Desktop then asks again as a new file), 413 over quota (`Zotero-Storage-Usage`/`-Quota` in MB), 429 "Too many queued
 //! uploads" with `Retry-After` (the dataserver's answer to an API client; 413 with `Retry-After` is its answer
-//! to the old HTTP-auth client, read the same way), 428 no precondition. Nothing is retried here: each is a typed [`ZoteroStorageError`] saying what to do.
+//! to the old HTTP-auth client, read the same way), 428 no precondition. The authorization and the
+//! registration are retried after a 429 or 503 as every Zotero step safe to repeat is (their precondition makes
+//! them so), within [`crate::zotero::RetryPolicy`]'s bound; past it, and for every other status, each is a
+//! typed [`ZoteroStorageError`] saying what to do.
 //!
 //! **Renaming**, as Desktop does it on Zotero Storage: the local file is renamed and the item's `filename`
 //! changes (`Item.relinkAttachmentFile`, synced as an ordinary item write); the file's bytes, md5 and mtime do

@@ -474,10 +474,11 @@ async fn authorization_statuses_become_errors_that_say_what_to_do() {
         (answer(428, &[], b"If-Match/If-None-Match header not provided"), |e, _| {
             matches!(e, ZoteroStorageError::PreconditionRequired { .. })
         }),
-        (answer(429, &[("retry-after", "12")], b""), |e, m| {
-            matches!(e, ZoteroStorageError::RateLimited { retry_after_secs: Some(12), .. }) && m.contains("12 seconds")
+        // A full queue's wait is past the retry bound (30 s): said at once, with the wait.
+        (answer(429, &[("retry-after", "300")], b""), |e, m| {
+            matches!(e, ZoteroStorageError::RateLimited { retry_after_secs: Some(300), .. })
+                && m.contains("300 seconds")
         }),
-        (answer(503, &[], b""), |e, _| matches!(e, ZoteroStorageError::RateLimited { status: 503, .. })),
     ];
     for (response, expected) in cases {
         let http = StubHttp::strict();
@@ -487,6 +488,90 @@ async fn authorization_statuses_become_errors_that_say_what_to_do() {
         // Nothing retried, nothing uploaded.
         assert_eq!(http.requests().len(), 1, "{error}");
     }
+}
+
+fn writer_on(http: &Rc<StubHttp>, clock: Rc<ManualClock>) -> ZoteroStorageWriter {
+    ZoteroStorageWriter::new(&settings(API), "/users/42", http.clone(), clock, StoragePolicy::default()).unwrap()
+}
+
+/// The authorization and the registration are safe to repeat (their `If-None-Match`/`If-Match` makes a second
+/// one that lands impossible), so they follow the rule of every Zotero step safe to repeat: a 429 or 503 is
+/// waited out (`Retry-After`, else a doubling delay) and the step sent again, the same request.
+#[tokio::test]
+async fn a_rate_limited_authorization_or_registration_is_sent_again_after_the_wait() {
+    let pdf = b"%PDF-1.7 new".to_vec();
+    let http = StubHttp::strict();
+    let clock = ManualClock::at(0);
+    http.enqueue(answer(503, &[("retry-after", "2")], b"Service Unavailable"));
+    http.enqueue(authorization());
+    http.enqueue(answer(201, &[], b""));
+    http.enqueue(answer(429, &[("retry-after", "3")], b""));
+    http.enqueue(answer(204, &[("last-modified-version", "812")], b""));
+
+    let stored = writer_on(&http, clock.clone()).upload(&key(), upload_of(&pdf, Precondition::NewFile)).await.unwrap();
+
+    assert_eq!(stored.version, Some(812));
+    assert_eq!(clock.sleeps(), vec![2_000, 3_000], "each wait as Zotero asked");
+    let requests = http.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!((form(&requests[0]), header(&requests[0], "if-none-match")), (form(&requests[1]), Some("*")));
+    assert_eq!((form(&requests[3]), header(&requests[3], "if-none-match")), (form(&requests[4]), Some("*")));
+}
+
+/// The bound is the item writes' ([`crate::zotero::RetryPolicy`]): four retries, no wait over 30 s. Past it the
+/// refusal is reported with its wait, as before.
+#[tokio::test]
+async fn an_upload_step_is_retried_within_the_item_writes_bound() {
+    let limited = |status: u16, retry_after: Option<&str>| {
+        let headers: Vec<(&str, &str)> = retry_after.iter().map(|r| ("retry-after", *r)).collect();
+        answer(status, &headers, b"")
+    };
+    // Always refused: five attempts, four waits, then the error.
+    for (status, retry_after, waits) in [
+        (429, Some("12"), vec![12_000; 4]),
+        (503, None, vec![500, 1_000, 2_000, 4_000]),
+        (503, Some("30"), vec![30_000; 4]),
+    ] {
+        let http = StubHttp::strict();
+        let clock = ManualClock::at(0);
+        for _ in 0..5 {
+            http.enqueue(limited(status, retry_after));
+        }
+        let writer = writer_on(&http, clock.clone());
+        let error = writer.upload(&key(), upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
+        assert!(matches!(error, ZoteroStorageError::RateLimited { status: s, .. } if s == status), "{error}");
+        assert_eq!(http.requests().len(), 5, "{error}");
+        assert_eq!(clock.sleeps(), waits, "{status} {retry_after:?}");
+    }
+    // A wait over the bound is not waited at all.
+    let http = StubHttp::strict();
+    let clock = ManualClock::at(0);
+    http.enqueue(limited(503, Some("31")));
+    let error = writer_on(&http, clock.clone()).upload(&key(), upload_of(b"x", Precondition::NewFile)).await;
+    assert!(matches!(error, Err(ZoteroStorageError::RateLimited { retry_after_secs: Some(31), .. })), "{error:?}");
+    assert_eq!((http.requests().len(), clock.sleeps()), (1, vec![]));
+}
+
+/// A registration sent again and refused as stale may have been recorded by its first attempt (a 503 given
+/// after the file was recorded): that is an unknown outcome for the caller to check, not "changed elsewhere".
+#[tokio::test]
+async fn a_registration_refused_as_stale_after_a_retry_is_an_unknown_outcome() {
+    let http = StubHttp::strict();
+    http.enqueue(authorization());
+    http.enqueue(answer(201, &[], b""));
+    http.enqueue(answer(503, &[("retry-after", "1")], b""));
+    http.enqueue(answer(412, &[("last-modified-version", "813")], b"If-None-Match: * set but file exists"));
+
+    let error = writer(&http).upload(&key(), upload_of(b"x", Precondition::NewFile)).await.unwrap_err();
+
+    assert!(
+        matches!(
+            error,
+            ZoteroStorageError::Unanswered { step: crate::zotero_storage::UnansweredStep::Registration, .. }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("may or may not have recorded the file"), "{error}");
 }
 
 #[tokio::test]

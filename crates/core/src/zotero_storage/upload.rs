@@ -67,10 +67,12 @@ impl ZoteroStorageWriter {
     /// answers `{"exists": 1}` that is all. Else the prefix, the bytes and the suffix go to the URL Zotero named
     /// with its content type and no key, and `upload=<uploadKey>` registers them under the same precondition.
     ///
-    /// Nothing is retried: a refusal, or any failure of the upload to storage, leaves the item as it was (the
-    /// uploaded bytes, if any, are never referred to); a 412 says the file changed meanwhile, and the caller
-    /// reads again. A lost answer to either POST to the API is [`ZoteroStorageError::Unanswered`]: the
-    /// registration records the file, and so does the authorization of bytes Zotero already holds.
+    /// The authorization and the registration follow the one retry rule of every Zotero step safe to repeat
+    /// (429/503 sent again after `Retry-After`, within the item writes' bound: see `post_form`); nothing else is
+    /// retried. A refusal, or any failure of the upload to storage, leaves the item as it was (the uploaded
+    /// bytes, if any, are never referred to); a 412 says the file changed meanwhile, and the caller reads again.
+    /// A lost answer to either POST to the API is [`ZoteroStorageError::Unanswered`]: the registration records
+    /// the file, and so does the authorization of bytes Zotero already holds; so is a 412 to a step sent again.
     ///
     /// A replaced file is recorded in [`ZoteroStorageWriter::log`] as not kept: Zotero Storage holds one file per
     /// attachment, so the earlier one is gone once the new one is registered.
@@ -138,12 +140,25 @@ impl ZoteroStorageWriter {
             }
             other => other,
         };
+        // A step refused. A 412 after the step was sent again may be the earlier attempt's own doing (a 429 or
+        // 503 that Zotero gave after recording the file): whether it landed is checked, never assumed.
+        let refused = |step, repeated: bool, answer: &HttpResponse| match answer.status().as_u16() {
+            412 if repeated => ZoteroStorageError::Unanswered {
+                step,
+                key: key.to_string(),
+                md5: md5.clone(),
+                cause: "Zotero answered 429 or 503, and when the step was sent again it was refused as stale \
+                        (412), which the first attempt may have caused"
+                    .into(),
+            },
+            _ => api_error("POST", &path, key.as_str(), purpose, answer),
+        };
 
         // 1. Authorization. When Zotero already holds these bytes it records them on the item right here and
         // answers `{"exists": 1}` (`ItemsController::_handleFileRequest` → `Zotero_Storage::updateFileItemInfo`),
         // so a lost answer leaves the outcome as unknown as a lost registration does.
         let form = form.finish();
-        let mut answer = self
+        let (mut answer, mut repeated) = self
             .post_form(&path, form.clone(), &precondition)
             .await
             .map_err(|e| unanswered(UnansweredStep::Authorization, e))?;
@@ -156,7 +171,7 @@ impl ZoteroStorageWriter {
                 // No synced hash: a file never synced. Zotero takes it as a new file, as its own sync client asks
                 // again after this 412 (zfs.js); `If-None-Match: *` still fails if a sync records one meanwhile.
                 precondition = ("if-none-match", "*".to_owned());
-                answer = self
+                (answer, repeated) = self
                     .post_form(&path, form, &precondition)
                     .await
                     .map_err(|e| unanswered(UnansweredStep::Authorization, e))?;
@@ -167,7 +182,7 @@ impl ZoteroStorageWriter {
             }
         }
         if !answer.status().is_success() {
-            return Err(api_error("POST", &path, key.as_str(), purpose, &answer));
+            return Err(refused(UnansweredStep::Authorization, repeated, &answer));
         }
         let json: serde_json::Value = serde_json::from_slice(answer.body())
             .map_err(|e| ZoteroStorageError::Decode { what: "the upload authorization", reason: e.to_string() })?;
@@ -197,20 +212,52 @@ impl ZoteroStorageWriter {
         // 3. Registration, under the same precondition.
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("upload", &authorization.upload_key);
-        let registered = self
+        let (registered, repeated) = self
             .post_form(&path, form.finish(), &precondition)
             .await
             .map_err(|e| unanswered(UnansweredStep::Registration, e))?;
         if !registered.status().is_success() {
-            return Err(api_error("POST", &path, key.as_str(), purpose, &registered));
+            return Err(refused(UnansweredStep::Registration, repeated, &registered));
         }
         Ok(UploadedFile { md5, mtime_ms, filesize, version: version_of(&registered), already_stored: false })
     }
 
-    /// A form POST to the API with the precondition header. On Zotero Desktop each POST is a write needing a
-    /// local key ([`crate::zotero::local::with_local_key`]: a key for one write is spent by the first POST of the
-    /// three steps, so the next one asks again).
+    /// A form POST to the API with the precondition header, under the one retry rule of every Zotero step safe
+    /// to repeat ([`crate::zotero::retry_wait`]): the precondition makes the authorization and the registration
+    /// so. The dataserver checks `If-Match`/`If-None-Match` before either (`ItemsController::_handleFileRequest`),
+    /// so a repeat of one that landed is refused with 412 and never records a file twice; and the upload key
+    /// stays queued until a registration uses it (`Zotero_S3::getUploadInfo`). A 429 or 503 (Zotero's rate
+    /// limit, or a full upload queue, whose cure is the wait) is sent again after its `Retry-After`, within the
+    /// item writes' bound; past it the answer is returned for the caller to report with its wait.
+    ///
+    /// Also returns whether the POST was sent more than once: a 412 then may be the earlier attempt's own doing.
     async fn post_form(
+        &self,
+        path: &str,
+        form: String,
+        precondition: &(&'static str, String),
+    ) -> Result<(HttpResponse, bool), ZoteroStorageError> {
+        let mut attempt = 0;
+        loop {
+            let answer = self.post_form_once(path, form.clone(), precondition).await?;
+            if !matches!(answer.status().as_u16(), 429 | 503) {
+                return Ok((answer, attempt > 0));
+            }
+            let retry_after = crate::zotero::retry_after_ms(answer.headers(), self.clock.now_ms());
+            match crate::zotero::retry_wait(&self.policy.retry, retry_after, attempt) {
+                Ok(wait) => {
+                    self.clock.sleep(wait).await;
+                    attempt += 1;
+                }
+                Err(_) => return Ok((answer, attempt > 0)),
+            }
+        }
+    }
+
+    /// One form POST. On Zotero Desktop each POST is a write needing a local key
+    /// ([`crate::zotero::local::with_local_key`]: a key for one write is spent by the first POST of the three
+    /// steps, so the next one asks again).
+    async fn post_form_once(
         &self,
         path: &str,
         form: String,
