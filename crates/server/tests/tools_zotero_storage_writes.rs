@@ -221,18 +221,27 @@ async fn a_group_without_file_editing_refuses_the_file_and_keeps_no_attachment_i
     assert_eq!(s.sim.storage_usage_bytes(lab), usage, "nothing stored");
 }
 
-/// A full upload queue is Zotero's "429 Too many queued uploads" with `Retry-After` (413 is the quota only):
-/// said as the queue, with when to try again, not as a rate limit; the new item is removed again.
+/// A full upload queue is Zotero's "Too many queued uploads" with `Retry-After`, as a 429, a 400 or a 503 (413 is
+/// the quota only): each said as the queue, with when to try again, not as a rate limit or a bad request; the new
+/// item is removed again.
 #[tokio::test]
 async fn a_full_upload_queue_says_when_to_try_again_and_keeps_no_attachment_item() {
     let s = bench(false);
     s.sim.set_upload_queue_limit(Some(0));
     let before = item_count(&s);
-    let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
-    let error = error_text(&result);
-    assert!(error.contains("too many uploads of this account waiting") && error.contains("300 seconds"), "{error}");
-    assert!(error.contains("the new attachment item and any part of its file were removed"), "{error}");
-    assert_eq!(item_count(&s), before);
+    for status in ["429", "400", "503"] {
+        let arguments = json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) });
+        let result = s.write("zotero_put_attachment", arguments).await;
+        let error = error_text(&result);
+        assert!(
+            error.contains("too many uploads of this account waiting") && error.contains("300 seconds"),
+            "{status}: {error}"
+        );
+        assert!(error.contains("the new attachment item and any part of its file were removed"), "{status}: {error}");
+        assert_eq!(item_count(&s), before, "{status}");
+    }
+    // The simulator answers a full queue with 429, 400 and 503 in turn: one of each was met.
+    assert_eq!(s.sim.upload_queue_refusals(), 3);
 }
 
 #[tokio::test]

@@ -573,9 +573,15 @@ impl Simulator {
     }
 
     /// How many authorized uploads may wait (not yet registered) before the next authorization is answered
-    /// "429 Too many queued uploads" with `Retry-After: 300`; `None` (the default) for no limit.
+    /// "Too many queued uploads" with `Retry-After: 300` (as 429, 400 and 503 in turn: Zotero picks one at
+    /// random); `None` (the default) for no limit.
     pub fn set_upload_queue_limit(&self, limit: Option<usize>) {
         self.state.borrow_mut().storage.queue_limit = limit;
+    }
+
+    /// How many upload authorizations a full queue has refused (as 429, 400 and 503 in turn).
+    pub fn upload_queue_refusals(&self) -> usize {
+        self.state.borrow().storage.queue_refusals
     }
 
     /// The library's storage quota in MB (Zotero's free plan, 300, by default).

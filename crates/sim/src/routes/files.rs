@@ -195,11 +195,13 @@ fn authorize(state: &mut State, lref: LibraryRef, key: &str, form: &[(String, St
         return Ok(Reply::json(200, &json!({"exists": 1})).version(version));
     }
 
-    // A full queue, as the dataserver answers an API client (`ItemsController`: `header('Retry-After: ' .
-    // Zotero_Storage::$uploadQueueTimeout); … $this->e429("Too many queued uploads");`; 413 is for the old
-    // HTTP-auth sync client only).
+    // A full queue, as the dataserver answers an API client (`ItemsController::_handleFileRequest`:
+    // `header('Retry-After: ' . Zotero_Storage::$uploadQueueTimeout)`, then "Too many queued uploads" as a 429, a
+    // 400 or a 503, `rand(0, 1)` deciding; 413 is for the old HTTP-auth sync client only). Taken in turn here.
     if state.storage.queue_limit.is_some_and(|limit| state.storage.queued.len() >= limit) {
-        return Ok(Reply::from(ApiError::new(429, "Too many queued uploads")).header("Retry-After", "300"));
+        let status = [429, 400, 503][state.storage.queue_refusals % 3];
+        state.storage.queue_refusals += 1;
+        return Ok(Reply::from(ApiError::new(status, "Too many queued uploads")).header("Retry-After", "300"));
     }
     let random = |n| random_hex(n).map_err(|e| ApiError::new(500, e.to_string()));
     let upload_key = random(16)?;

@@ -94,6 +94,9 @@ pub struct Storage {
     /// uploads" (`None`: no limit). Zotero's rule is more than `uploadQueueLimit` (10) queued in the last
     /// `uploadQueueTimeout` (300 s) (`Zotero_Storage::queueUpload`), i.e. a limit of 11 here.
     pub queue_limit: Option<usize>,
+    /// How many authorizations a full queue has refused: the dataserver picks the refusal's status at random
+    /// among 429, 400 and 503; the simulator takes them in that order, so each is seen within three.
+    pub queue_refusals: usize,
     /// Tests may shorten every signature's life (0 = expired at once).
     pub ttl_override: Option<u64>,
     /// Every request the storage origin received, apart from the API's log.
@@ -110,6 +113,7 @@ impl Default for Storage {
             policies: HashMap::new(),
             queued: HashMap::new(),
             queue_limit: None,
+            queue_refusals: 0,
             ttl_override: None,
             requests: Vec::new(),
         }
