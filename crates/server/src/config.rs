@@ -151,7 +151,7 @@ impl Config {
 }
 
 /// Where the settings live, which is all that differs between the shells in what a person is told to do about
-/// a missing one (issue 26: the core crate names the variable; the shell says how to set it).
+/// a missing one (the core crate names the variable; the shell says how to set it: `crates/cli/tests/setup_hint.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetupHint {
     /// A Cloudflare Worker: secrets are set with wrangler.

@@ -249,7 +249,7 @@ async fn every_tool_publishes_the_library_argument() {
     let published: Value = serde_json::from_str(include_str!("../src/mcp/schemas.json")).unwrap();
     for (tool, entry) in published["tools"].as_object().unwrap() {
         let library = &entry["inputSchema"]["properties"]["library"];
-        // Plain and undescribed in every tool (issue 56: each tool's schema is in the model's context); what it
+        // Plain and undescribed in every tool (each tool's schema is in the model's context on every turn); what it
         // takes is said once, where the values are listed, and in the server's instructions.
         assert_eq!(library, &json!({ "type": "string" }), "{tool}");
     }

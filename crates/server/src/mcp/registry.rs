@@ -126,7 +126,7 @@ impl ToolSpec {
         self
     }
     /// Whether `view` lists this tool: its group is offered, and a tool whose every call writes is shown only
-    /// to a request that may write (issue 56: a read-only grant is not shown tools it can only fail with).
+    /// to a request that may write (a read-only grant is not shown tools it can only fail with: `tests/tool_groups.rs`).
     pub fn listed_in(&self, view: ToolView) -> bool {
         view.lists(self.group, self.access == Access::Write)
     }

@@ -52,7 +52,7 @@ impl JsonSchema for Key {
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         // No description: the pattern says what a key is, and a model reads this schema in every tool that
-        // takes a key (issue 56); the argument's own doc comment says which object it names.
+        // takes a key (`tests/catalogue_budget.rs` measures that cost); the argument's own doc comment says which object it names.
         json_schema!({
             "type": "string",
             "pattern": crate::mcp::arguments::KEY_PATTERN,

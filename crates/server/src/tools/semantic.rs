@@ -268,7 +268,7 @@ fn in_collection(item: &ItemCard, input: &SemanticSearchInput) -> bool {
     item.data.collections.iter().any(|k| k == collection.as_str())
 }
 
-/// A year of 0 is no bound here, as the index's own filter reads it (upstream-spec §10.5).
+/// A year of 0 is no bound here, as the index's own filter reads it (`zotero_mcp_core::index::query`).
 fn within_years(item: &ItemCard, input: &SemanticSearchInput) -> bool {
     year_within(item, input.from_year.filter(|y| *y > 0), input.to_year.filter(|y| *y > 0))
 }
