@@ -8,9 +8,10 @@ use crate::context::{NotConfirmed, WriterRefused};
 /// Why a tool call failed. Every message says what went wrong and what to do next; it is shown to the model.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ToolError {
-    /// An argument is missing, of the wrong type, or breaks a rule.
-    #[error("Invalid arguments for {tool}: {problem}")]
-    InvalidArguments { tool: String, problem: String },
+    /// An argument is missing, of the wrong type, or breaks a rule. The value is the problem only: the registry
+    /// names the tool when it reports it ([`ToolError::message`]), so a handler cannot name the wrong one.
+    #[error("Invalid arguments: {0}")]
+    InvalidArguments(String),
     /// A write tool was called on a grant without the write scope.
     #[error(
         "`{tool}` changes the library, but this connection was authorized read-only (it lacks the `zotero:write` \
@@ -39,6 +40,22 @@ pub enum ToolError {
     InputRequired(Box<Value>),
 }
 
+impl ToolError {
+    /// An argument error: `problem` says which argument breaks which rule, and what to give instead.
+    pub fn invalid(problem: impl Into<String>) -> Self {
+        ToolError::InvalidArguments(problem.into())
+    }
+
+    /// The message the model is shown for a call of `tool`: an argument error names the tool, every other error
+    /// is its own message.
+    pub fn message(&self, tool: &str) -> String {
+        match self {
+            ToolError::InvalidArguments(problem) => format!("Invalid arguments for {tool}: {problem}"),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl From<WriterRefused> for ToolError {
     fn from(refused: WriterRefused) -> Self {
         match refused {
@@ -60,5 +77,22 @@ impl From<NotConfirmed> for ToolError {
             NotConfirmed::Unconfirmed(Unconfirmed::Ask(question)) => ToolError::InputRequired(question),
             NotConfirmed::Unconfirmed(other) => ToolError::Failed(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry names the tool an argument error is about; a handler only says what is wrong.
+    #[test]
+    fn an_argument_error_is_reported_with_the_tools_name() {
+        let error = ToolError::invalid("`fromYear` (2021) is after `toYear` (2020)");
+        assert_eq!(
+            error.message("zotero_search"),
+            "Invalid arguments for zotero_search: `fromYear` (2021) is after `toYear` (2020)"
+        );
+        let other = ToolError::Failed("Zotero did not answer; try again in a minute.".into());
+        assert_eq!(other.message("zotero_search"), "Zotero did not answer; try again in a minute.");
     }
 }

@@ -267,7 +267,7 @@ impl<T: Tool> DynTool for Typed<T> {
         arguments: Value,
         published: &Published,
     ) -> Result<(String, String), ToolError> {
-        let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
+        let input: T::Input = parse_arguments(arguments, published.input_schema(T::SPEC.name))?;
         if T::needs_confirmation(&input) {
             ctx.expect_confirmation();
         }
@@ -689,7 +689,7 @@ impl Registry {
             Err(ToolError::InputRequired(question)) => {
                 ToolReply { markdown: String::new(), structured: None, asks: Some(question) }
             }
-            Err(error) => ToolReply { markdown: error.to_string(), structured: None, asks: None },
+            Err(error) => ToolReply { markdown: error.message(spec.name), structured: None, asks: None },
         };
         for line in [ctx.desktop_dialogs_note(), undo_line].into_iter().flatten() {
             reply.markdown.push_str("\n\n");

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, DEFAULT_MIN_SCORE};
 use zotero_mcp_core::zotero::{ItemCard, ItemScope};
 
-use super::args::Key;
+use super::args::{Key, YearRange};
 use super::paging::shorten_list;
-use super::search::{item_filters, year_within};
+use super::search::item_filters;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
@@ -171,14 +171,7 @@ impl Tool for SemanticSearch {
 
     async fn call(ctx: &RequestContext, input: SemanticSearchInput) -> Result<SemanticSearchOutput, ToolError> {
         indexed_library_only(ctx)?;
-        if let (Some(from), Some(to)) = (input.from_year, input.to_year) {
-            if from > to {
-                return Err(ToolError::InvalidArguments {
-                    tool: "zotero_semantic_search".into(),
-                    problem: format!("`fromYear` ({from}) is after `toYear` ({to})"),
-                });
-            }
-        }
+        let years = YearRange::new(input.from_year, input.to_year).checked()?;
         let index =
             ctx.semantic_index().map_err(ToolError::Failed)?.ok_or_else(|| ToolError::Failed(UNBOUND.into()))?;
         let limit = input.limit.min(MAX_ITEMS) as usize;
@@ -186,13 +179,12 @@ impl Tool for SemanticSearch {
             || input.tags.as_ref().is_some_and(|t| !t.is_empty())
             || input.collection_key.is_some()
             || input.since.is_some()
-            || input.from_year.is_some()
-            || input.to_year.is_some();
+            || years.is_bounded();
         let options = QueryOptions {
             top_k: if narrowed { limit * FILTER_OVERSHOOT } else { limit },
             item_type: input.item_type.clone(),
-            from_year: input.from_year,
-            to_year: input.to_year,
+            from_year: years.from(),
+            to_year: years.to(),
         };
         let matches = index.query(&input.query, &options).await.map_err(|e| ToolError::Failed(e.to_string()))?;
         let mut notes = Vec::new();
@@ -213,7 +205,9 @@ impl Tool for SemanticSearch {
         let items = fetch_in_order(ctx, &input, &matches).await?;
         let kept: Vec<SemanticHit> = items
             .into_iter()
-            .filter(|(item, _)| in_collection(item, &input) && within_years(item, &input))
+            .filter(|(item, _)| {
+                in_collection(item, &input) && years.zero_unbounded().contains(item.data.date.as_deref())
+            })
             .map(|(item, found)| SemanticHit {
                 item: summarize(&item),
                 score: found.score,
@@ -266,11 +260,6 @@ async fn fetch_in_order<'m>(
 fn in_collection(item: &ItemCard, input: &SemanticSearchInput) -> bool {
     let Some(collection) = &input.collection_key else { return true };
     item.data.collections.iter().any(|k| k == collection.as_str())
-}
-
-/// A year of 0 is no bound here, as the index's own filter reads it (`zotero_mcp_core::index::query`).
-fn within_years(item: &ItemCard, input: &SemanticSearchInput) -> bool {
-    year_within(item, input.from_year.filter(|y| *y > 0), input.to_year.filter(|y| *y > 0))
 }
 
 /// The result with its scoring report: weak and unscored results are flagged, never hidden.

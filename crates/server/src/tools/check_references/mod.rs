@@ -358,9 +358,9 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         Some(cursor) => parse_cursor(cursor, &fingerprint)?,
         None => 0,
     };
-    let cited = cited.map_err(|too_large| invalid(&too_large.to_string()))?;
+    let cited = cited.map_err(|too_large| ToolError::invalid(&too_large.to_string()))?;
     if cited.is_empty() {
-        return Err(invalid(match format {
+        return Err(ToolError::invalid(match format {
             Format::Latex | Format::Markdown => {
                 "the text cites nothing: no \\cite commands or [@key] citations were found. Give the source with its \
                  citations, or the reference list itself (format referenceList)"
@@ -372,7 +372,9 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         }));
     }
     if start > cited.len() {
-        return Err(invalid("the cursor points past the end of this manuscript's references: start without one"));
+        return Err(ToolError::invalid(
+            "the cursor points past the end of this manuscript's references: start without one",
+        ));
     }
 
     let zotero = ctx.zotero()?;
@@ -758,15 +760,12 @@ fn fingerprint(text: &str, bibtex: Option<&str>, format: Format) -> String {
 }
 
 fn parse_cursor(cursor: &str, fingerprint: &str) -> Result<usize, ToolError> {
-    let (at, theirs) = cursor.split_once('.').ok_or_else(|| invalid("the cursor is not one this tool gave"))?;
+    let (at, theirs) =
+        cursor.split_once('.').ok_or_else(|| ToolError::invalid("the cursor is not one this tool gave"))?;
     if theirs != fingerprint {
-        return Err(invalid(
+        return Err(ToolError::invalid(
             "the cursor belongs to another text: pass the same text (and bibtex and format) as the call that gave it",
         ));
     }
-    at.parse().map_err(|_| invalid("the cursor is not one this tool gave"))
-}
-
-fn invalid(problem: &str) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_check_references".into(), problem: problem.into() }
+    at.parse().map_err(|_| ToolError::invalid("the cursor is not one this tool gave"))
 }

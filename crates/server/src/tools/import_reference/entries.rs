@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 use zotero_mcp_core::sources::{self, detect_all, Identifier, Reference};
 use zotero_mcp_core::zotero::ZoteroObject;
 
-use super::{invalid, ImportResult, ImportStatus, MAX_ENTRIES_PER_CALL, MAX_IDENTIFIERS_PER_CALL, MAX_INPUT_CHARS};
+use super::{ImportResult, ImportStatus, MAX_ENTRIES_PER_CALL, MAX_IDENTIFIERS_PER_CALL, MAX_INPUT_CHARS};
 use crate::format::text::truncate;
 use crate::mcp::ToolError;
 
@@ -141,7 +141,9 @@ impl Entry {
 pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.chars().count() as u64 > MAX_INPUT_CHARS {
-        return Err(invalid(format!("the text is longer than {MAX_INPUT_CHARS} characters; import it in parts")));
+        return Err(ToolError::invalid(format!(
+            "the text is longer than {MAX_INPUT_CHARS} characters; import it in parts"
+        )));
     }
     let entries = if looks_like_bibtex(trimmed) {
         sources::parse_bibtex(trimmed)
@@ -170,10 +172,10 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
         identifiers(trimmed)?
     };
     if entries.is_empty() {
-        return Err(invalid("the block holds no entries; check that it is complete".into()));
+        return Err(ToolError::invalid("the block holds no entries; check that it is complete"));
     }
     if entries.len() > MAX_ENTRIES_PER_CALL {
-        return Err(invalid(format!(
+        return Err(ToolError::invalid(format!(
             "the block holds {} entries; import at most {MAX_ENTRIES_PER_CALL} per call (split it)",
             entries.len()
         )));
@@ -193,16 +195,15 @@ fn identifiers(text: &str) -> Result<Vec<Entry>, ToolError> {
     if found.iter().all(|(_, outcome)| outcome.is_err()) {
         // Nothing usable at all: prose, or a single bad identifier. Say why once instead of word by word.
         if let (1, Some((_, Err(error)))) = (found.len(), found.first()) {
-            return Err(invalid(error.to_string()));
+            return Err(ToolError::invalid(error.to_string()));
         }
-        return Err(invalid(
+        return Err(ToolError::invalid(
             "no identifier was found; give a DOI, arXiv id, ISBN, PMID or PMCID (one per line), or a BibTeX or RIS \
-             block. Create the item with zotero_create_items if it has no identifier."
-                .into(),
+             block. Create the item with zotero_create_items if it has no identifier.",
         ));
     }
     if found.len() > MAX_IDENTIFIERS_PER_CALL {
-        return Err(invalid(format!(
+        return Err(ToolError::invalid(format!(
             "{} identifiers were given; import at most {MAX_IDENTIFIERS_PER_CALL} per call",
             found.len()
         )));
