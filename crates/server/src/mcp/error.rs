@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::config::IndexSetupError;
 use crate::confirm::Unconfirmed;
 use crate::context::{NotConfirmed, WriterRefused};
 
@@ -67,6 +68,12 @@ impl From<WriterRefused> for ToolError {
             | WriterRefused::Unconfirmed { .. }
             | WriterRefused::ReadOnlyDesktop { .. }) => ToolError::Failed(refused.to_string()),
         }
+    }
+}
+
+impl From<IndexSetupError> for ToolError {
+    fn from(error: IndexSetupError) -> Self {
+        ToolError::Failed(error.to_string())
     }
 }
 

@@ -475,7 +475,7 @@ impl Tool for CreateItems {
         for (index, item) in input.items.iter().enumerate() {
             match &templates[&item.item_type] {
                 Ok(template) => {
-                    payloads.push(build_new_item(template, item).map_err(|p| ToolError::invalid(p))?);
+                    payloads.push(build_new_item(template, item)?);
                     positions.push(index);
                 }
                 Err(message) => failed.push(Failure { what: label(index, item), code: 400, message: message.clone() }),
@@ -498,7 +498,7 @@ impl Tool for CreateItems {
     }
 }
 
-fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value, String> {
+fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value, ToolError> {
     let mut payload = template.clone();
     payload.insert("itemType".into(), json!(item.item_type));
     if let Some(title) = &item.title {
@@ -517,8 +517,8 @@ fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value
         payload.insert("parentItem".into(), json!(parent.as_str()));
     }
     for (name, value) in item.fields.iter().flatten() {
-        let text =
-            stored_field(name, value).ok_or_else(|| format!("`fields.{name}` must be text, a number or a boolean"))?;
+        let text = stored_field(name, value)
+            .ok_or_else(|| ToolError::invalid(format!("`fields.{name}` must be text, a number or a boolean")))?;
         payload.insert(name.clone(), Value::String(text));
     }
     Ok(Value::Object(payload))

@@ -172,8 +172,7 @@ impl Tool for SemanticSearch {
     async fn call(ctx: &RequestContext, input: SemanticSearchInput) -> Result<SemanticSearchOutput, ToolError> {
         indexed_library_only(ctx)?;
         let years = YearRange::new(input.from_year, input.to_year).checked()?;
-        let index =
-            ctx.semantic_index().map_err(ToolError::Failed)?.ok_or_else(|| ToolError::Failed(UNBOUND.into()))?;
+        let index = ctx.semantic_index()?.ok_or_else(|| ToolError::Failed(UNBOUND.into()))?;
         let limit = input.limit.min(MAX_ITEMS) as usize;
         let narrowed = input.item_type.is_some()
             || input.tags.as_ref().is_some_and(|t| !t.is_empty())
@@ -368,10 +367,11 @@ impl Tool for Reindex {
         indexed_library_only(ctx)?;
         let report = match run_sync(ctx, input.full, input.limit.map(|l| l as usize)).await {
             Ok(report) => report,
-            Err(SyncRunError::Setup(why)) => return Err(ToolError::Failed(why)),
             Err(SyncRunError::Sync(e)) => {
                 return Err(ToolError::Failed(format!("{e}. What was sent before the failure stays sent; call again.")))
             }
+            // The deployment's settings: the message names the one to change.
+            Err(setup) => return Err(ToolError::Failed(setup.to_string())),
         };
         Ok(ReindexOutput {
             submitted: report.submitted,
@@ -391,7 +391,7 @@ impl Tool for Reindex {
 /// library is refused rather than answered from an index that does not hold it.
 fn indexed_library_only(ctx: &RequestContext) -> Result<(), ToolError> {
     let Some(selected) = ctx.selected_library() else { return Ok(()) };
-    if ctx.indexed_libraries().map_err(ToolError::Failed)?.contains(&selected.id) {
+    if ctx.indexed_libraries()?.contains(&selected.id) {
         return Ok(());
     }
     Err(ToolError::Failed(format!(

@@ -26,6 +26,7 @@ use self::library::{Library, MatchedBy};
 use self::manuscript::Cited;
 use super::import_reference::entries::Entry as ImportEntry;
 use super::import_reference::{steps as import_steps, REQUEST_BUDGET};
+use super::next_step::NextStep;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -551,7 +552,7 @@ async fn check_one<'a>(
                 match registry::search(ctx, written).await {
                     Ok(Some((reference, confidence))) => record = Some((reference, Some(confidence))),
                     Ok(None) => report.tried.push("CrossRef found no candidate".into()),
-                    Err(why) => report.tried.push(format!("the search failed: {why}")),
+                    Err(why) => report.tried.push(format!("the search failed: {}", why.with_next_step())),
                 }
             }
             _ => {}

@@ -1,12 +1,13 @@
 //! The pasted text as entries (a BibTeX block, an RIS block, or identifiers), and what becomes of each.
 
 use serde_json::{Map, Value};
-use zotero_mcp_core::sources::{self, detect_all, Identifier, Reference};
+use zotero_mcp_core::sources::{self, detect_all, Identifier, Reference, ResolveError};
 use zotero_mcp_core::zotero::ZoteroObject;
 
 use super::{ImportResult, ImportStatus, MAX_ENTRIES_PER_CALL, MAX_IDENTIFIERS_PER_CALL, MAX_INPUT_CHARS};
 use crate::format::text::truncate;
 use crate::mcp::ToolError;
+use crate::tools::next_step::NextStep;
 
 /// Where an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +89,7 @@ impl Entry {
     }
 
     /// Takes a resolved record in, or why there is none.
-    pub fn resolved(&mut self, looked_up: Result<Reference, String>) {
+    pub fn resolved(&mut self, looked_up: Result<Reference, ResolveError>) {
         match looked_up {
             Ok(reference) => {
                 self.record = Some(Record {
@@ -97,7 +98,7 @@ impl Entry {
                     data: reference.data,
                 })
             }
-            Err(why) => self.outcome = Outcome::Failed(why),
+            Err(error) => self.outcome = Outcome::Failed(error.with_next_step()),
         }
     }
 
@@ -153,7 +154,7 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
                     Some(key) => format!("BibTeX entry {} ({key})", entry.index),
                     None => format!("BibTeX entry {}", entry.index),
                 };
-                parsed(Entry::new(label, Origin::BibTex), "BibTeX", entry.outcome.map_err(|e| e.to_string()))
+                parsed(Entry::new(label, Origin::BibTex), "BibTeX", entry.outcome)
             })
             .collect()
     } else if looks_like_ris(trimmed) {
@@ -165,7 +166,7 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
                     Some(title) => format!("RIS entry {} ({})", entry.index, truncate(title, 60)),
                     None => format!("RIS entry {}", entry.index),
                 };
-                parsed(Entry::new(label, Origin::Ris), "RIS", entry.outcome.map_err(|e| e.to_string()))
+                parsed(Entry::new(label, Origin::Ris), "RIS", entry.outcome)
             })
             .collect()
     } else {
@@ -183,10 +184,10 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
     Ok(entries)
 }
 
-fn parsed(entry: Entry, source: &str, outcome: Result<Map<String, Value>, String>) -> Entry {
+fn parsed(entry: Entry, source: &str, outcome: Result<Map<String, Value>, impl std::fmt::Display>) -> Entry {
     match outcome {
         Ok(data) => Entry { record: Some(Record { data, source: source.to_owned(), pdf_url: None }), ..entry },
-        Err(why) => entry.failed(why),
+        Err(why) => entry.failed(why.to_string()),
     }
 }
 
