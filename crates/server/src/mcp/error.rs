@@ -2,12 +2,14 @@
 
 use serde_json::Value;
 
+use super::registry::MAX_RESULT_CHARS;
 use crate::config::IndexSetupError;
 use crate::confirm::Unconfirmed;
 use crate::context::{NotConfirmed, WriterRefused};
+use crate::journal::JournalError;
 
 /// Why a tool call failed. Every message says what went wrong and what to do next; it is shown to the model.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// An argument is missing, of the wrong type, or breaks a rule. The value is the problem only: the registry
     /// names the tool when it reports it ([`ToolError::message`]), so a handler cannot name the wrong one.
@@ -32,6 +34,25 @@ pub enum ToolError {
          TOOL_GROUPS. Nothing was changed. To allow changes, the operator adds `write` to TOOL_GROUPS."
     )]
     WritesOff { tool: String },
+    /// The answer is over what clients accept ([`MAX_RESULT_CHARS`]); `advice` says how to ask for less.
+    #[error(
+        "The result of {tool} is too large to send ({size} characters; clients accept about {MAX_RESULT_CHARS}). \
+         Nothing was sent, so nothing is lost: {advice}."
+    )]
+    TooLarge { tool: String, size: usize, advice: String },
+    /// No writer for this call (a read-only group or Desktop, an unconfirmed write, an unusable store); the
+    /// refusal says why and what to do.
+    #[error(transparent)]
+    Refused(WriterRefused),
+    /// The person did not confirm the change, or the confirmation could not be kept.
+    #[error(transparent)]
+    Unconfirmed(Unconfirmed),
+    /// The semantic index's settings are unusable; the message names the setting.
+    #[error(transparent)]
+    IndexSetup(#[from] IndexSetupError),
+    /// The undo journal could not be read or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// The handler failed; the message is already actionable.
     #[error("{0}")]
     Failed(String),
@@ -62,18 +83,8 @@ impl From<WriterRefused> for ToolError {
         match refused {
             WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
             WriterRefused::WritesOff { tool } => ToolError::WritesOff { tool: tool.to_owned() },
-            WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
-            WriterRefused::Files(error) => ToolError::Failed(error.to_string()),
-            refused @ (WriterRefused::ReadOnlyLibrary { .. }
-            | WriterRefused::Unconfirmed { .. }
-            | WriterRefused::ReadOnlyDesktop { .. }) => ToolError::Failed(refused.to_string()),
+            refused => ToolError::Refused(refused),
         }
-    }
-}
-
-impl From<IndexSetupError> for ToolError {
-    fn from(error: IndexSetupError) -> Self {
-        ToolError::Failed(error.to_string())
     }
 }
 
@@ -82,7 +93,7 @@ impl From<NotConfirmed> for ToolError {
         match refused {
             NotConfirmed::Writer(refused) => refused.into(),
             NotConfirmed::Unconfirmed(Unconfirmed::Ask(question)) => ToolError::InputRequired(question),
-            NotConfirmed::Unconfirmed(other) => ToolError::Failed(other.to_string()),
+            NotConfirmed::Unconfirmed(other) => ToolError::Unconfirmed(other),
         }
     }
 }
@@ -101,5 +112,20 @@ mod tests {
         );
         let other = ToolError::Failed("Zotero did not answer; try again in a minute.".into());
         assert_eq!(other.message("zotero_search"), "Zotero did not answer; try again in a minute.");
+    }
+
+    /// An answer over the limit says how large it was, that nothing is lost, and how to ask for less.
+    #[test]
+    fn a_result_too_large_says_how_to_ask_for_less() {
+        let error = ToolError::TooLarge {
+            tool: "zotero_search".into(),
+            size: 130_000,
+            advice: "ask again for less: a smaller `limit`".into(),
+        };
+        assert_eq!(
+            error.message("zotero_search"),
+            "The result of zotero_search is too large to send (130000 characters; clients accept about 120000). \
+             Nothing was sent, so nothing is lost: ask again for less: a smaller `limit`."
+        );
     }
 }

@@ -674,10 +674,7 @@ impl Registry {
                     "" => "ask again for less".to_owned(),
                     advice => format!("ask again for less: {advice}"),
                 };
-                return Err(ToolError::Failed(format!(
-                    "The result of {name} is too large to send ({size} characters; clients accept about \
-                     {MAX_RESULT_CHARS}). Nothing was sent, so nothing is lost: {advice}."
-                )));
+                return Err(ToolError::TooLarge { tool: name.to_owned(), size, advice });
             }
             Ok((structured, markdown))
         });
