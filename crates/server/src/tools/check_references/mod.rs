@@ -359,7 +359,7 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         Some(cursor) => parse_cursor(cursor, &fingerprint)?,
         None => 0,
     };
-    let cited = cited.map_err(|too_large| ToolError::invalid(&too_large.to_string()))?;
+    let cited = cited.map_err(|too_large| ToolError::invalid(too_large.to_string()))?;
     if cited.is_empty() {
         return Err(ToolError::invalid(match format {
             Format::Latex | Format::Markdown => {
