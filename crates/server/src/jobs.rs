@@ -13,11 +13,11 @@
 //! same cycle again.
 
 use zotero_mcp_core::index::{self, IndexError, SyncReport, STATE_PREFIX};
-use zotero_mcp_core::zotero::LibraryId;
+use zotero_mcp_core::zotero::{LibraryId, ZoteroError};
 
 use crate::app::App;
 use crate::config::IndexSetupError;
-use crate::context::RequestContext;
+use crate::context::{FilesUnavailable, RequestContext};
 use crate::grant::Grant;
 use crate::library::LibraryRefused;
 
@@ -151,9 +151,12 @@ fn log_outcome(library: Option<LibraryId>, result: &Result<SyncReport, SyncRunEr
 /// Why a sync run did not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncRunError {
-    /// The deployment cannot run it (an unusable `AI_SEARCH_INSTANCE`, Zotero or WebDAV settings).
+    /// The deployment cannot reach Zotero (its key or library settings); the message names the setting.
     #[error("{0}")]
-    Setup(String),
+    Zotero(ZoteroError),
+    /// The library's file store cannot be set up (WebDAV or Zotero Storage settings).
+    #[error("{0}")]
+    Files(FilesUnavailable),
     /// The index's own settings (`AI_SEARCH_INSTANCE`, `INDEX_LIBRARIES`) are unusable.
     #[error(transparent)]
     Index(#[from] IndexSetupError),
@@ -183,12 +186,12 @@ async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Res
             options.full = true;
         }
     }
-    let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
+    let zotero = ctx.zotero().map_err(SyncRunError::Zotero)?;
     // The file store only for a run that may read papers. Zotero Storage needs the library's id, which may
     // cost the key lookup the run would otherwise make (and count) itself: counted here instead.
     let files = if index.is_some() && options.full_text {
         let lookup = zotero.needs_key_lookup();
-        let files = ctx.files().await.map_err(|e| SyncRunError::Setup(e.to_string()))?;
+        let files = ctx.files().await.map_err(SyncRunError::Files)?;
         if lookup && !zotero.needs_key_lookup() {
             options.subrequest_budget = options.subrequest_budget.saturating_sub(1);
         }
