@@ -2,7 +2,6 @@
 
 use serde_json::Value;
 
-use super::registry::MAX_RESULT_CHARS;
 use crate::config::IndexSetupError;
 use crate::confirm::Unconfirmed;
 use crate::context::{NotConfirmed, WriterRefused};
@@ -34,12 +33,13 @@ pub enum ToolError {
          TOOL_GROUPS. Nothing was changed. To allow changes, the operator adds `write` to TOOL_GROUPS."
     )]
     WritesOff { tool: String },
-    /// The answer is over what clients accept ([`MAX_RESULT_CHARS`]); `advice` says how to ask for less.
+    /// The answer is over what clients accept (`limit`, the registry's `MAX_RESULT_CHARS`); `advice` says how to
+    /// ask for less.
     #[error(
-        "The result of {tool} is too large to send ({size} characters; clients accept about {MAX_RESULT_CHARS}). \
-         Nothing was sent, so nothing is lost: {advice}."
+        "The result of {tool} is too large to send ({size} characters; clients accept about {limit}). Nothing was \
+         sent, so nothing is lost: {advice}."
     )]
-    TooLarge { tool: String, size: usize, advice: String },
+    TooLarge { tool: String, size: usize, limit: usize, advice: String },
     /// No writer for this call (a read-only group or Desktop, an unconfirmed write, an unusable store); the
     /// refusal says why and what to do.
     #[error(transparent)]
@@ -120,6 +120,7 @@ mod tests {
         let error = ToolError::TooLarge {
             tool: "zotero_search".into(),
             size: 130_000,
+            limit: 120_000,
             advice: "ask again for less: a smaller `limit`".into(),
         };
         assert_eq!(

@@ -674,7 +674,7 @@ impl Registry {
                     "" => "ask again for less".to_owned(),
                     advice => format!("ask again for less: {advice}"),
                 };
-                return Err(ToolError::TooLarge { tool: name.to_owned(), size, advice });
+                return Err(ToolError::TooLarge { tool: name.to_owned(), size, limit: MAX_RESULT_CHARS, advice });
             }
             Ok((structured, markdown))
         });
