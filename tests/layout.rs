@@ -10,6 +10,9 @@
 //!    `src/attachment/filename/*.rs`), except the few that have a circle today ([`SIBLING_CYCLES_ALLOWED`]).
 //! 3. The server's layers. Its top-level modules reference only their own layer or those below
 //!    ([`SERVER_LAYERS`]), and `mcp` knows nothing of `auth` or `tools` ([`SERVER_NEVER`]).
+//! 4. Comments stand on their own. A comment in `crates/` or `src/` states its rule (and names the test that holds
+//!    it), never an issue number or a document outside the repository ([`outside_reference`]): a reader of the
+//!    code has neither, and what they said goes stale while the code moves on.
 //!
 //! Only text is read (the Cargo.toml files and the sources); nothing is compiled or run. The source scan is a
 //! small tokenizer, not a Rust parser: it skips comments, strings and character literals, follows `use` trees,
@@ -429,4 +432,99 @@ mod tests {
     assert_eq!(scan.imports.get("Bee").map(|p| p.join("::")).as_deref(), Some("beta::B"));
     assert_eq!(scan.imports.get("alpha").map(|p| p.join("::")).as_deref(), Some("alpha"));
     assert!(!scan.imports.contains_key("Thing") || scan.imports["Thing"].join("::") == "top::file::child::Thing");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. Comments stand on their own
+
+/// What in a comment points outside the code: an issue number (`issue 26`, `Issue #9`) or a document that is
+/// not in this repository (the TypeScript project's specification, its `../shared` tree and seed files). `None`
+/// when the comment needs nothing outside the repository. The repository's own `fuzz/seeds/` is allowed.
+fn outside_reference(comment: &str) -> Option<&'static str> {
+    let lower = comment.to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    while let Some(at) = rest.find("issue") {
+        let after = rest[at + "issue".len()..].trim_start_matches(' ').trim_start_matches('#');
+        if after.starts_with(|c: char| c.is_ascii_digit()) {
+            return Some("an issue number");
+        }
+        rest = &rest[at + "issue".len()..];
+    }
+    if lower.contains("upstream-spec") || lower.contains("../shared") {
+        return Some("a document outside the repository");
+    }
+    if lower.replace("fuzz/seeds/", "").contains("seeds/") {
+        return Some("a seed file outside the repository");
+    }
+    None
+}
+
+/// The comment on a line (from `//` on), or `None`. A `//` inside a string is taken for a comment too; the
+/// strings of this workspace hold no issue numbers, and a false alarm names its line.
+fn comment_of(line: &str) -> Option<&str> {
+    line.find("//").map(|at| &line[at..])
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() {
+            if name != "target" && name != "node_modules" {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn comments_cite_no_issue_numbers_or_outside_documents() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in ["crates", "src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    assert!(files.len() > 100, "the scan found only {} Rust files under crates/ and src/", files.len());
+    let mut failures = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (number, line) in text.lines().enumerate() {
+            if let Some(what) = comment_of(line).and_then(outside_reference) {
+                let shown = file.strip_prefix(&root).unwrap_or(file).display();
+                failures.push(format!("{shown}:{}: {what}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "comments that lean on something outside the code; state the rule itself and name the test that holds \
+         it:\n  - {}\n",
+        failures.join("\n  - ")
+    );
+}
+
+/// The comment check on made-up lines: what it flags and what it leaves alone.
+#[test]
+fn the_comment_check_tells_outside_references_from_rules() {
+    for flagged in [
+        "// a burst sends one probe (issue 26)",
+        "//! Limits (Issue #9): form size",
+        "/// as the index reads it (upstream-spec §10.5)",
+        "// see ../shared/notes.md",
+        "// from the seeds/ of the TypeScript project",
+    ] {
+        assert!(comment_of(flagged).and_then(outside_reference).is_some(), "{flagged}");
+    }
+    for fine in [
+        "// the issue is a stale cursor; tests/index_sync.rs holds the rule",
+        "/// refresh fuzz/seeds/pdf_text by hand",
+        "let issue = 26; // no comment words here",
+        "let s = \"issue 26\";",
+    ] {
+        assert!(comment_of(fine).and_then(outside_reference).is_none(), "{fine}");
+    }
 }

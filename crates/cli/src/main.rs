@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         }
         Some(other) => {
             eprintln!("zotero-mcp: unknown command `{other}`\n\n{HELP}");
-            ExitCode::from(2)
+            commands::usage()
         }
     }
 }

@@ -195,12 +195,12 @@ fn a_clean_up_that_fails_is_reported_and_fails_the_run() {
 }
 
 #[test]
-fn usage_errors_exit_64_and_help_exits_0() {
+fn usage_errors_exit_2_and_help_exits_0() {
     let run = e2e(&[]);
-    assert_eq!(run.status.code(), Some(64));
+    assert_eq!(run.status.code(), Some(2));
     assert!(text(&run.stderr).contains("the server is missing"), "{}", text(&run.stderr));
     let run = e2e(&["example.org", "--frobnicate"]);
-    assert_eq!(run.status.code(), Some(64));
+    assert_eq!(run.status.code(), Some(2));
     let run = e2e(&["--help"]);
     assert_eq!(run.status.code(), Some(0));
     assert!(text(&run.stdout).contains("Exit status:"), "{}", text(&run.stdout));

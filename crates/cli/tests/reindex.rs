@@ -249,7 +249,7 @@ fn calls_that_move_nothing_stop_the_run() {
 }
 
 #[test]
-fn an_unbound_ai_search_exits_2() {
+fn an_unbound_ai_search_exits_4() {
     let unbound = Answer::Report(json!({
         "submitted": 0, "removed": 0, "remaining": 0, "backlog": 0, "failed": 0, "complete": true, "warning": null,
         "message": "AI Search is not bound, so semantic search is disabled.", "zoteroRequests": 0,
@@ -257,7 +257,7 @@ fn an_unbound_ai_search_exits_2() {
     let fake = Fake::start(vec![unbound], false);
     let (output, _, stderr) = reindex(&fake, &[]);
     fake.finish();
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("AI Search is not bound to this deployment"), "{stderr}");
     assert!(stderr.contains("AI_SEARCH binding"), "{stderr}");
 }
@@ -343,7 +343,7 @@ fn help_and_bad_arguments() {
     assert!(text.contains("Resumable") && text.contains("Exit status"), "{text}");
 
     let bad = Command::new(BIN).args(["reindex", "example.org", "--limit", "0"]).output().expect("the binary runs");
-    assert_eq!(bad.status.code(), Some(64));
+    assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--limit: `0` is not a number from 1 to 2000"));
 }
 
@@ -385,7 +385,7 @@ fn it_signs_in_to_a_real_server_and_reports_the_missing_binding() {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&data);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains(&format!("Signed in to {url} (zotero:read zotero:write)")), "{stderr}");
     assert!(stderr.contains("AI Search is not bound to this deployment"), "{stderr}");
 }

@@ -1,5 +1,5 @@
 //! What the native binary tells a person whose Zotero key is missing: set the variable (environment or config
-//! file), never the Worker's `wrangler secret put` (issue 26).
+//! file), never the Worker's `wrangler secret put`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -1,5 +1,5 @@
 //! The core crate is shared by the Worker and the native binary, and knows neither the server's tools nor how a
-//! shell is deployed (issue 26). So no message it builds may tell the person to call a tool (`zotero_search`,
+//! shell is deployed. So no message it builds may tell the person to call a tool (`zotero_search`,
 //! `zotero_create_items`, …) or to run `wrangler`: core says what failed and what is missing, in its own terms,
 //! and the server's tools and the shells add what to call or run (`crates/server/src/tools/next_step.rs`,
 //! `crates/server/src/config.rs`'s `SetupHint`).

@@ -1,5 +1,5 @@
 //! Every PDF of a corpus read page by page through `zotero_read_attachment`, as a client reads a long document
-//! (`scripts/read-corpus.sh`, `make read-corpus`; issue 34): one call with default arguments, then
+//! (`scripts/read-corpus.sh`, `make read-corpus`): one call with default arguments, then
 //! `fromPage = nextFromPage` until the answer is no longer truncated.
 //!
 //! Each file is uploaded, on a fresh bench (the Zotero simulator with the demo library and an in-memory WebDAV

@@ -81,7 +81,7 @@ pub struct Config {
     pub allow_loopback_source_urls: bool,
     /// The AI Search instance and models (`AI_SEARCH_INSTANCE`, `EMBEDDING_MODEL`, `RERANKING_MODEL`), or why
     /// they are unusable (an instance id AI Search would refuse).
-    pub index: Result<IndexSettings, String>,
+    pub index: Result<IndexSettings, IndexSetupError>,
     /// Items the scheduled sync takes per run (`SYNC_BATCH_LIMIT`, default 100), as in the TypeScript project;
     /// `zotero_reindex` uses it too unless given `limit`.
     pub sync_batch_limit: usize,
@@ -94,7 +94,7 @@ pub struct Config {
     /// The libraries besides the configured one that the semantic index holds (`INDEX_LIBRARIES`: library paths
     /// such as `groups/123`, separated by commas or spaces), or why the setting is unusable. The configured
     /// library is always indexed; naming it here changes nothing.
-    pub index_libraries: Result<Vec<LibraryId>, String>,
+    pub index_libraries: Result<Vec<LibraryId>, IndexSetupError>,
     /// How `zotero_import_reference` asks CrossRef, DataCite, arXiv, Open Library, PubMed and OpenAlex:
     /// `CONTACT_EMAIL` joins the polite pools (CrossRef and OpenAlex `mailto`, NCBI `email`). The sources' base
     /// URLs are the public ones; only with `ENABLE_TEST_FIXTURES=1` does `SOURCES_TEST_BASE_URL` move all six under
@@ -151,7 +151,7 @@ impl Config {
 }
 
 /// Where the settings live, which is all that differs between the shells in what a person is told to do about
-/// a missing one (issue 26: the core crate names the variable; the shell says how to set it).
+/// a missing one (the core crate names the variable; the shell says how to set it: `crates/cli/tests/setup_hint.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetupHint {
     /// A Cloudflare Worker: secrets are set with wrangler.
@@ -272,7 +272,7 @@ impl Config {
             }),
             file_storage: FileStorage::from_setting(get("FILE_STORAGE")),
             allow_loopback_source_urls: get("ALLOW_LOOPBACK_SOURCE_URLS").as_deref() == Some("1") && fixtures,
-            index: IndexSettings::from_lookup(get).map_err(|e| e.to_string()),
+            index: IndexSettings::from_lookup(get).map_err(|e| IndexSetupError::Settings(Rc::new(e))),
             sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
             sync_subrequest_budget: positive(get("SYNC_SUBREQUEST_BUDGET")).unwrap_or(DEFAULT_SUBREQUEST_BUDGET),
             index_full_text: !matches!(get("INDEX_FULL_TEXT").as_deref(), Some("0" | "false" | "off" | "no")),
@@ -394,25 +394,35 @@ impl ToolView {
 /// The most libraries `INDEX_LIBRARIES` may name: each costs a scheduled run at least a request or two.
 pub const MAX_INDEX_LIBRARIES: usize = 20;
 
+/// Why the semantic index cannot be used with the deployment's settings: kept in the configuration and reported
+/// by every call that needs the index (hence `Clone`), each message naming the setting to change.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum IndexSetupError {
+    /// `AI_SEARCH_INSTANCE` (or another index setting) is unusable; the core's message names it.
+    #[error("{0}")]
+    Settings(Rc<zotero_mcp_core::index::IndexError>),
+    #[error(
+        "INDEX_LIBRARIES names {entry:?}, which is not a library; list libraries as groups/<id> or users/<id>, \
+         separated by commas (zotero_list_libraries shows them)"
+    )]
+    NotALibrary { entry: String },
+    #[error("INDEX_LIBRARIES names {count} libraries; at most {MAX_INDEX_LIBRARIES} can be kept in one index")]
+    TooManyLibraries { count: usize },
+}
+
 /// `INDEX_LIBRARIES`: library paths, duplicates dropped, in the order given.
-fn index_libraries(setting: Option<&str>) -> Result<Vec<LibraryId>, String> {
+fn index_libraries(setting: Option<&str>) -> Result<Vec<LibraryId>, IndexSetupError> {
     let mut libraries: Vec<LibraryId> = Vec::new();
     for entry in setting.unwrap_or_default().split(|c: char| c == ',' || c.is_whitespace()).filter(|e| !e.is_empty()) {
         let Some(id) = LibraryId::parse(entry) else {
-            return Err(format!(
-                "INDEX_LIBRARIES names {entry:?}, which is not a library; list libraries as groups/<id> or \
-                 users/<id>, separated by commas (zotero_list_libraries shows them)"
-            ));
+            return Err(IndexSetupError::NotALibrary { entry: entry.to_owned() });
         };
         if !libraries.contains(&id) {
             libraries.push(id);
         }
     }
     if libraries.len() > MAX_INDEX_LIBRARIES {
-        return Err(format!(
-            "INDEX_LIBRARIES names {} libraries; at most {MAX_INDEX_LIBRARIES} can be kept in one index",
-            libraries.len()
-        ));
+        return Err(IndexSetupError::TooManyLibraries { count: libraries.len() });
     }
     Ok(libraries)
 }

@@ -21,7 +21,7 @@ use zotero_mcp_core::zotero::{
 };
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
-use crate::config::{Config, FileStorageError, FileStoreSetting, SetupHint, ToolGroup, ToolView};
+use crate::config::{Config, FileStorageError, FileStoreSetting, IndexSetupError, SetupHint, ToolGroup, ToolView};
 use crate::confirm::{Asking, Plan, Questions, Unconfirmed};
 use crate::grant::{Grant, Scope};
 use crate::journal::{self, Entry, Journal};
@@ -511,7 +511,7 @@ impl RequestContext {
     /// the deployment binds no AI Search (semantic search is off), an error naming the setting when
     /// `AI_SEARCH_INSTANCE` or `INDEX_LIBRARIES` is unusable. Searching and syncing only: the
     /// index holds derived data, so writing to it needs no scope.
-    pub fn semantic_index(&self) -> Result<Option<&SemanticIndex>, String> {
+    pub fn semantic_index(&self) -> Result<Option<&SemanticIndex>, IndexSetupError> {
         if let Some(index) = self.semantic.get() {
             return Ok(index.as_ref());
         }
@@ -535,7 +535,7 @@ impl RequestContext {
 
     /// The libraries besides the configured one that the semantic index holds (`INDEX_LIBRARIES`), or why the
     /// setting is unusable.
-    pub fn indexed_libraries(&self) -> Result<&[LibraryId], String> {
+    pub fn indexed_libraries(&self) -> Result<&[LibraryId], IndexSetupError> {
         self.config.index_libraries.as_deref().map_err(Clone::clone)
     }
 

@@ -13,11 +13,13 @@
 //! same cycle again.
 
 use zotero_mcp_core::index::{self, IndexError, SyncReport, STATE_PREFIX};
-use zotero_mcp_core::zotero::LibraryId;
+use zotero_mcp_core::zotero::{LibraryId, ZoteroError};
 
 use crate::app::App;
-use crate::context::RequestContext;
+use crate::config::IndexSetupError;
+use crate::context::{FilesUnavailable, RequestContext};
 use crate::grant::Grant;
+use crate::library::LibraryRefused;
 
 /// The grant a scheduled run acts under: it reads the library and writes only the index (derived data).
 const SCHEDULED: &str = "scheduled-sync";
@@ -39,7 +41,7 @@ pub struct ScheduledSync {
 pub struct LibraryRun {
     /// `None` for the configured library.
     pub library: Option<LibraryId>,
-    pub result: Result<SyncReport, String>,
+    pub result: Result<SyncReport, SyncRunError>,
 }
 
 impl ScheduledSync {
@@ -49,7 +51,7 @@ impl ScheduledSync {
     }
 
     /// The configured library's report, when it ran.
-    pub fn configured(&self) -> Option<&Result<SyncReport, String>> {
+    pub fn configured(&self) -> Option<&Result<SyncReport, SyncRunError>> {
         self.runs.iter().find(|run| run.library.is_none()).map(|run| &run.result)
     }
 }
@@ -68,7 +70,7 @@ pub async fn sync_semantic_index(app: &App) -> ScheduledSync {
         }
         Err(why) => {
             log::error!(target: "sync", "ai search sync failed: {why}");
-            let result = Err(why.clone());
+            let result = Err(why.clone().into());
             return ScheduledSync { runs: vec![LibraryRun { library: None, result }], skipped: Vec::new() };
         }
     };
@@ -106,14 +108,14 @@ fn rotation_key(app: &App) -> Option<String> {
 }
 
 /// One library's sync within `budget` Zotero requests; returns its result and the requests it made.
-async fn sync_one(app: &App, library: Option<LibraryId>, budget: usize) -> (Result<SyncReport, String>, usize) {
+async fn sync_one(app: &App, library: Option<LibraryId>, budget: usize) -> (Result<SyncReport, SyncRunError>, usize) {
     let ctx = RequestContext::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
     let mut selecting = 0;
     if let Some(id) = library {
         // The key's access, read to check it still reaches the library: one request.
         selecting = 1;
         if let Err(error) = ctx.select_library(&id.path()).await {
-            return (Err(error.to_string()), selecting);
+            return (Err(error.into()), selecting);
         }
     }
     let mut options = ctx.sync_options(false, None);
@@ -125,11 +127,11 @@ async fn sync_one(app: &App, library: Option<LibraryId>, budget: usize) -> (Resu
         }
         // How many requests a failed run made is not known: the whole budget counts as spent, so the
         // invocation stays within the platform's limit; the other libraries' turns come in the next runs.
-        Err(error) => (Err(error.to_string()), budget),
+        Err(error) => (Err(error), budget),
     }
 }
 
-fn log_outcome(library: Option<LibraryId>, result: &Result<SyncReport, String>, several: bool) {
+fn log_outcome(library: Option<LibraryId>, result: &Result<SyncReport, SyncRunError>, several: bool) {
     let which = match (library, several) {
         (Some(id), _) => format!(" ({id})"),
         (None, true) => " (configured library)".to_owned(),
@@ -149,9 +151,18 @@ fn log_outcome(library: Option<LibraryId>, result: &Result<SyncReport, String>, 
 /// Why a sync run did not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncRunError {
-    /// The deployment cannot run it (an unusable `AI_SEARCH_INSTANCE`, Zotero or WebDAV settings).
+    /// The deployment cannot reach Zotero (its key or library settings); the message names the setting.
     #[error("{0}")]
-    Setup(String),
+    Zotero(ZoteroError),
+    /// The library's file store cannot be set up (WebDAV or Zotero Storage settings).
+    #[error("{0}")]
+    Files(FilesUnavailable),
+    /// The index's own settings (`AI_SEARCH_INSTANCE`, `INDEX_LIBRARIES`) are unusable.
+    #[error(transparent)]
+    Index(#[from] IndexSetupError),
+    /// The library of an `INDEX_LIBRARIES` entry cannot be chosen (the key no longer reaches it).
+    #[error(transparent)]
+    Library(#[from] LibraryRefused),
     /// It failed part-way; what it sent stays sent, and the cursor did not move.
     #[error(transparent)]
     Sync(#[from] IndexError),
@@ -166,7 +177,7 @@ pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) ->
 
 /// One sync run of the context's library with these options.
 async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Result<SyncReport, SyncRunError> {
-    let index = ctx.semantic_index().map_err(SyncRunError::Setup)?;
+    let index = ctx.semantic_index()?;
     if let Some(index) = index {
         // A new (or recreated) instance holds nothing: every indexed library's cursor is forgotten, or the
         // libraries synced after this one would trust cursors that describe the old instance.
@@ -175,12 +186,12 @@ async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Res
             options.full = true;
         }
     }
-    let zotero = ctx.zotero().map_err(|e| SyncRunError::Setup(e.to_string()))?;
+    let zotero = ctx.zotero().map_err(SyncRunError::Zotero)?;
     // The file store only for a run that may read papers. Zotero Storage needs the library's id, which may
     // cost the key lookup the run would otherwise make (and count) itself: counted here instead.
     let files = if index.is_some() && options.full_text {
         let lookup = zotero.needs_key_lookup();
-        let files = ctx.files().await.map_err(|e| SyncRunError::Setup(e.to_string()))?;
+        let files = ctx.files().await.map_err(SyncRunError::Files)?;
         if lookup && !zotero.needs_key_lookup() {
             options.subrequest_budget = options.subrequest_budget.saturating_sub(1);
         }

@@ -1,4 +1,4 @@
-//! What the catalogue costs a model (issue 56). Clients put each tool's name, title, description and input
+//! What the catalogue costs a model. Clients put each tool's name, title, description and input
 //! schema into the model's context on every turn, so those bytes are paid for in every conversation. This test
 //! measures them as `tools/list` sends them to a grant that may write (every tool of a deployment), prints the
 //! table, fails past the budgets, and keeps docs/tools.md's copy of the table current.

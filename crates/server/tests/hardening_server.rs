@@ -1,4 +1,4 @@
-//! Hostile or bursty use of the server's own surfaces (issue 26): `/health` under a burst, and what else a
+//! Hostile or bursty use of the server's own surfaces: `/health` under a burst, and what else a
 //! caller can make the server do at will.
 
 mod common;

@@ -1,4 +1,4 @@
-//! What a hostile `/mcp` body or stdio line costs in memory (issue 26): a message is refused before it is
+//! What a hostile `/mcp` body or stdio line costs in memory: a message is refused before it is
 //! parsed when it holds more JSON values than any call needs, so two million numbers cost nothing like the
 //! ~100 MB they would as `serde_json::Value`s. Memory is counted by this binary's allocator, per thread (the
 //! tests run on their own threads, and a current-thread runtime keeps each request on its test's thread).

@@ -1,4 +1,4 @@
-//! Limits on what an unauthenticated caller can make the OAuth server read, store and show (issue 9): form
+//! Limits on what an unauthenticated caller can make the OAuth server read, store and show: form
 //! size and parameter count at the token endpoint, registration size, redirect URI count and length, and
 //! client names and other free text.
 

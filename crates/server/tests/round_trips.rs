@@ -1,8 +1,8 @@
-//! How many Zotero requests each tool makes, and in how many sequential steps (issue 10): a tool call's time is
+//! How many Zotero requests each tool makes, and in how many sequential steps: a tool call's time is
 //! mostly its round trips, so independent requests must go out together and nothing may be fetched twice.
 //!
 //! The simulator is wrapped in [`Steps`] (tests/common/steps.rs), which counts requests and sequential steps.
-//! The bounds are the TypeScript server's sequential requests for the same call or better (upstream-spec §1),
+//! The bounds are the TypeScript server's sequential requests for the same call or better,
 //! and at most one extra step where we return more (PDF-body matches). The file tools (WebDAV, downloads, the
 //! semantic index, imports, duplicates) are counted in round_trips_files.rs.
 

@@ -3,7 +3,7 @@
 //! in-memory WebDAV folder and the web server for downloads (tests/common/dav.rs). AI Search is the in-memory
 //! one; its calls are not HTTP and are not counted.
 //!
-//! Each bound is the TypeScript server's sequential requests for the same call (upstream-spec §1, §6) or fewer,
+//! Each bound is the TypeScript server's sequential requests for the same call or fewer,
 //! named in the assertion's message. The library tools are counted in round_trips.rs.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Only the tools a request can use are listed (issue 56), through the router as the Worker serves it: a read-only
+//! Only the tools a request can use are listed, through the router as the Worker serves it: a read-only
 //! grant is not shown the tools that only write, and `TOOL_GROUPS` (a Worker variable, read by
 //! `Config::from_lookup` from the Worker's env as from the native settings) offers an operator's choice of
 //! groups. A tool that is not listed answers a call as clearly as a listed one the grant may not use.

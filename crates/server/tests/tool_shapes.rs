@@ -1,5 +1,5 @@
 //! Every shape of every tool's answer, called once: each mode, empty results, dry runs and applied writes,
-//! truncated and shortened answers, a parent's key and an attachment's key (issue 34).
+//! truncated and shortened answers, a parent's key and an attachment's key.
 //!
 //! The schema check itself runs inside the registry for every call of every test (the `check-outputs`
 //! feature, `src/mcp/output_check.rs`): an answer outside its published `outputSchema` panics with the tool,

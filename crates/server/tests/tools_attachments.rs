@@ -59,7 +59,7 @@ async fn a_whole_document_comes_from_zoteros_index_without_touching_webdav() {
 }
 
 /// The core says the archive is over its limit and to read what Zotero indexed; the tool names the search that
-/// does (issue 26: the core names no tool).
+/// does (the core names no tool: `crates/core/tests/no_server_words.rs`).
 #[tokio::test]
 async fn an_archive_over_the_limit_points_to_the_search_over_zoteros_index() {
     let s = setup(true);

@@ -249,7 +249,7 @@ async fn every_tool_publishes_the_library_argument() {
     let published: Value = serde_json::from_str(include_str!("../src/mcp/schemas.json")).unwrap();
     for (tool, entry) in published["tools"].as_object().unwrap() {
         let library = &entry["inputSchema"]["properties"]["library"];
-        // Plain and undescribed in every tool (issue 56: each tool's schema is in the model's context); what it
+        // Plain and undescribed in every tool (each tool's schema is in the model's context on every turn); what it
         // takes is said once, where the values are listed, and in the server's instructions.
         assert_eq!(library, &json!({ "type": "string" }), "{tool}");
     }
@@ -395,7 +395,7 @@ async fn an_unusable_index_libraries_setting_is_named_by_the_sync_and_the_search
     b.app.platform.ai_search = Some(MemoryAiSearch::new());
     let run = zotero_mcp_server::jobs::sync_semantic_index(&b.app).await;
     let error = run.configured().unwrap().as_ref().unwrap_err();
-    assert!(error.contains("INDEX_LIBRARIES names \"the\""), "{error}");
+    assert!(error.to_string().contains("INDEX_LIBRARIES names \"the\""), "{error}");
     let result = b.tool("zotero_semantic_search", Grant::read_only("owner"), json!({ "query": "folding" })).await;
     assert!(error_text(&result).contains("INDEX_LIBRARIES"), "{result}");
 }

@@ -90,6 +90,22 @@ async fn the_scheduled_sync_fills_the_index_and_search_finds_papers_with_a_passa
     assert_eq!(ok(&result)["scored"], items.len());
 }
 
+/// Both searches read `fromYear` and `toYear` as one range type: a reversed range is refused alike, before any
+/// request, and the registry names the tool.
+#[tokio::test]
+async fn both_searches_refuse_a_reversed_year_range_naming_the_tool() {
+    let s = setup(true);
+    let arguments = json!({ "query": "protein structure", "fromYear": 2021, "toYear": 2020 });
+    for tool in ["zotero_semantic_search", "zotero_search"] {
+        let refused = s.tool(tool, Grant::read_only("owner"), arguments.clone()).await;
+        assert_eq!(
+            error_text(&refused),
+            format!("Invalid arguments for {tool}: `fromYear` (2021) is after `toYear` (2020)"),
+            "{refused}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn filters_narrow_and_what_they_drop_is_reported() {
     let s = setup(true);

@@ -155,7 +155,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         Err(problem) => {
             eprintln!("zotero-mcp get-token: {problem}\n\n{HELP}");
-            return ExitCode::from(2);
+            return super::usage();
         }
     };
     match run(args) {

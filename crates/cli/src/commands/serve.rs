@@ -121,7 +121,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         Err(problem) => {
             eprintln!("zotero-mcp serve: {problem}\n\n{HELP}");
-            return ExitCode::from(2);
+            return super::usage();
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

@@ -228,7 +228,9 @@ pub async fn create(
     };
     Err(match undo_create(zotero, files, &object_key, version).await {
         Ok(state) => WriteError::Interrupted { step: failure.step, cause: failure.cause, state },
-        Err(reason) => WriteError::Stranded { step: failure.step, cause: failure.cause, key, reason },
+        Err(reason) => {
+            WriteError::Stranded { step: failure.step, cause: failure.cause, key, reason: reason.to_string() }
+        }
     })
 }
 
@@ -532,13 +534,35 @@ pub async fn rename(
 /// Removes what is left of an attachment's file once its item was deleted for good: on WebDAV its `.zip` and
 /// `.prop`; on Zotero Storage nothing, as deleting the item removed the file (and its size from the storage used).
 /// An error says what was left where; nothing refers to it any more, so it only takes space.
-pub async fn remove_file_of_deleted_item(files: FileWriter<'_>, key: &ObjectKey) -> Result<(), String> {
+pub async fn remove_file_of_deleted_item(files: FileWriter<'_>, key: &ObjectKey) -> Result<(), FileLeft> {
     match files {
         FileWriter::ZoteroStorage(_) => Ok(()),
-        FileWriter::WebDav(dav) => dav.delete(key).await.map_err(|e| {
-            format!("{e}; {key}.zip and {key}.prop are left in the zotero folder on WebDAV, where they only take space")
-        }),
+        FileWriter::WebDav(dav) => {
+            dav.delete(key).await.map_err(|cause| FileLeft { key: key.clone(), cause: cause.to_string() })
+        }
     }
+}
+
+/// The file of a deleted attachment that could not be removed: it only takes space, as nothing refers to it.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{cause}; {key}.zip and {key}.prop are left in the zotero folder on WebDAV, where they only take space")]
+pub struct FileLeft {
+    key: ObjectKey,
+    cause: String,
+}
+
+/// Why a just-created attachment item could not be removed after its file failed (it stays, without a file).
+#[derive(Debug, thiserror::Error)]
+enum NotRemoved {
+    #[error("its deletion was sent but its answer was lost ({lost}), and it is still there")]
+    AnswerLost { lost: String },
+    #[error(
+        "its deletion was sent but its answer was lost ({lost}), and reading it failed too ({read}), so it may \
+         already be gone"
+    )]
+    AnswerLostUnread { lost: String, read: ZoteroError },
+    #[error("{0}")]
+    Refused(ZoteroError),
 }
 
 /// The item's new `filename`, and its title when that was just the old file name.
@@ -623,7 +647,7 @@ async fn undo_create(
     files: FileWriter<'_>,
     key: &ObjectKey,
     version: u64,
-) -> Result<String, String> {
+) -> Result<String, NotRemoved> {
     // The file is this call's own: discarded, not kept for the undo journal.
     let removed = match files {
         FileWriter::ZoteroStorage(_) => Ok(()),
@@ -634,13 +658,10 @@ async fn undo_create(
         // item), where a second DELETE would be a blind retry.
         Err(ZoteroError::Transport(lost)) => match zotero.item(key).await {
             Err(e) if e.status() == Some(404) => Ok(version),
-            Ok(_) => Err(format!("its deletion was sent but its answer was lost ({lost}), and it is still there")),
-            Err(e) => Err(format!(
-                "its deletion was sent but its answer was lost ({lost}), and reading it failed too ({e}), so it may \
-                 already be gone"
-            )),
+            Ok(_) => Err(NotRemoved::AnswerLost { lost: lost.to_string() }),
+            Err(read) => Err(NotRemoved::AnswerLostUnread { lost: lost.to_string(), read }),
         },
-        other => other.map_err(|e| e.to_string()),
+        other => other.map_err(NotRemoved::Refused),
     };
     match (item, removed) {
         (Ok(_), Ok(())) => {

@@ -1,5 +1,6 @@
-//! Duplicates: finding items that describe one work, and merging them as Zotero Desktop does (upstream-spec §9,
-//! with its mistakes fixed: Q5's relation URIs, Q11's year rule, and a DOI-less copy that never met its twin).
+//! Duplicates: finding items that describe one work, and merging them as Zotero Desktop does, where the
+//! TypeScript server did not: the relation URIs Zotero writes, Zotero's year rule, and a DOI-less copy compared
+//! with its twin.
 //!
 //! [`group_duplicates`] needs no I/O; [`merge()`] writes through the [`ZoteroWriter`](crate::zotero::ZoteroWriter)
 //! only a caller with the write capability holds.

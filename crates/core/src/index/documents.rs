@@ -1,4 +1,4 @@
-//! What an item's document in the index says (upstream-spec §10.4), plus the paper's text with page markers.
+//! What an item's document in the index says, plus the paper's text with page markers.
 
 use serde_json::{Map, Value};
 

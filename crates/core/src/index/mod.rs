@@ -1,4 +1,4 @@
-//! Semantic search over Cloudflare AI Search: the runtime-free half (upstream-spec §10).
+//! Semantic search over Cloudflare AI Search: the runtime-free half.
 //!
 //! The Worker binds an AI Search namespace (`AI_SEARCH`); [`crate::platform::AiSearch`] is the seam over it.
 //! This module decides everything else, compatibly with the TypeScript project so a deployment can switch

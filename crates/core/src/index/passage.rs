@@ -8,8 +8,8 @@ use super::PASSAGE_CHARS;
 const SNAP_CHARS: usize = 30;
 
 /// The most distinct query words a passage looks for. A query is a caller's text and the window search costs
-/// occurrences × occurrences in a window: a 2,000-character query of 300 overlapping words took 60 ms per chunk
-/// (issue 26). Real queries have a handful of words.
+/// occurrences × occurrences in a window: a 2,000-character query of 300 overlapping words took 60 ms per chunk.
+/// Real queries have a handful of words.
 pub(crate) const MAX_QUERY_WORDS: usize = 32;
 
 /// The most occurrences of query words the window search weighs, the first in the text: text made of one

@@ -1,4 +1,4 @@
-//! The search request (upstream-spec §10.2, §10.5) and how its chunks fold back into items.
+//! The search request and how its chunks fold back into items.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! [`SemanticIndex`]: one AI Search instance holding one document per item (upstream-spec §10.3–§10.8).
+//! [`SemanticIndex`]: one AI Search instance holding one document per item.
 
 use std::collections::HashSet;
 use std::rc::Rc;

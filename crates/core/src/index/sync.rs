@@ -1,5 +1,4 @@
-//! The incremental sync from Zotero into the index (upstream-spec §10.9), with the upstream's mistakes fixed
-//! and a budget of Zotero requests per run.
+//! The incremental sync from Zotero into the index, within a budget of Zotero requests per run.
 //!
 //! A *cycle* brings the index up to one library version (`target`) from the last one it reached (`since`): it
 //! lists the items changed since then, removes the documents of deleted items, and queues the changed keys
@@ -9,9 +8,8 @@
 //! (`aisearch:sync-state:<instance>` in `CACHE_KV`, `{"since":…,"target":…,"pending":[…]}`), so a deployment
 //! switched either way resumes where the other stopped.
 //!
-//! Fixed against the upstream: deletions are handled on full runs too (upstream-spec §16 Q6: a full run removes
-//! every document whose item no longer exists, found by listing the index), `limit` is honoured on every path
-//! (Q9), and a run stays within [`SyncOptions::subrequest_budget`].
+//! Unlike the TypeScript project's sync: deletions are handled on full runs too (a full run removes every
+//! document whose item no longer exists, found by listing the index), `limit` is honoured on every path, and a run stays within [`SyncOptions::subrequest_budget`].
 //!
 //! # The subrequest budget
 //!

@@ -2,7 +2,7 @@
 //! page labels). Runtime-free: it works on bytes, so the Worker, the native server and the tests share it.
 //!
 //! Built on lopdf 0.47 (its parser, decryption, object streams and decompression limit). Text extraction, page
-//! ranges and quote location build on [`PdfDocument`] next (issue 11); docs/pdf.md records the engine
+//! ranges and quote location build on [`PdfDocument`]; docs/pdf.md records the engine
 //! decision and its measurements.
 
 mod error;

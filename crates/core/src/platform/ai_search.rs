@@ -17,7 +17,7 @@ pub enum AiSearchError {
 }
 
 /// The Cloudflare AI Search namespace binding (`ai_search_namespaces`, `env.AI_SEARCH`), one method per call
-/// this server makes, with the binding's own JSON shapes in and out (upstream-spec §10.2). The Worker implements
+/// this server makes, with the binding's own JSON shapes in and out. The Worker implements
 /// it over wasm-bindgen; tests over an in-memory stand-in that indexes asynchronously like the service.
 ///
 /// Every method but `create` names its instance: `ns.get(instance)` is a synchronous handle with no I/O, so

@@ -90,27 +90,27 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
                 }
             }
         }
-        fields.into_step().map_err(serde::de::Error::custom)
+        fields.into_step()
     }
 }
 
 impl StepFields {
-    /// The step, once its kind is known to be one of the four and it has that kind's fields.
-    fn into_step(self) -> Result<CounterStep, String> {
-        let step = self.step.ok_or("missing field `step`")?;
-        let key = self.key.ok_or("missing field `key`");
+    /// The step, once its kind is known to be one of the four and it has that kind's fields; serde's own errors
+    /// (missing field, unknown variant) otherwise, as a derived deserializer would give.
+    fn into_step<E: serde::de::Error>(self) -> Result<CounterStep, E> {
+        const STEPS: &[&str] = &["below", "add", "subtract", "clear"];
+        let step = self.step.ok_or_else(|| E::missing_field("step"))?;
+        let key = self.key.ok_or_else(|| E::missing_field("key"));
         Ok(match step.as_str() {
-            "below" => CounterStep::Below { key: key?, limit: self.limit.ok_or("missing field `limit`")? },
+            "below" => CounterStep::Below { key: key?, limit: self.limit.ok_or_else(|| E::missing_field("limit"))? },
             "add" => CounterStep::Add {
                 key: key?,
-                window_secs: self.window_secs.ok_or("missing field `window_secs`")?,
-                rolling: self.rolling.ok_or("missing field `rolling`")?,
+                window_secs: self.window_secs.ok_or_else(|| E::missing_field("window_secs"))?,
+                rolling: self.rolling.ok_or_else(|| E::missing_field("rolling"))?,
             },
             "subtract" => CounterStep::Subtract { key: key? },
             "clear" => CounterStep::Clear { key: key? },
-            other => {
-                return Err(format!("unknown variant `{other}`, expected one of `below`, `add`, `subtract`, `clear`"))
-            }
+            other => return Err(E::unknown_variant(other, STEPS)),
         })
     }
 }

@@ -1,4 +1,4 @@
-//! Checking a manuscript's references against the library (`zotero_check_references`, issue 31): what the
+//! Checking a manuscript's references against the library (`zotero_check_references`): what the
 //! manuscript cites and where ([`cites`]), the entries of a formatted reference list ([`reflist`]), and the
 //! forms a manuscript comes in ([`Format`]). No I/O: the tool looks the references up.
 

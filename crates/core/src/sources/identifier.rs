@@ -1,5 +1,4 @@
-//! Which DOI, arXiv id, ISBN, PubMed id or PMC id a piece of text names (upstream-spec §8.1, `detectIdentifier`,
-//! with the additions of the import issue).
+//! Which DOI, arXiv id, ISBN, PubMed id or PMC id a piece of text names.
 //!
 //! Each kind has its own file: `doi`, `arxiv`, `isbn`, `pubmed` (PMIDs and PMCIDs); `link` reads URLs and `list`
 //! splits a list. This file holds the types, the order in which the kinds are tried, and the trimming that every

@@ -1,4 +1,4 @@
-//! Sources: where a new library item comes from, for the import tools (upstream-spec §8).
+//! Sources: where a new library item comes from, for the import tools.
 //!
 //! An import starts from what a person pastes: a DOI, an arXiv id, an ISBN, a PubMed or PMC id, or a link that
 //! carries one of them. This module turns that text into an [`Identifier`] — [`detect`] for one, [`detect_all`]

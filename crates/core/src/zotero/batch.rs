@@ -71,6 +71,28 @@ pub(crate) struct BatchFailure {
     pub message: String,
 }
 
+/// Why a batch's answer cannot be merged. Whatever Zotero answered, the write may have happened: each message
+/// says so, so that nobody repeats it blindly.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(crate) enum UnreadableBatch {
+    #[error("a batch at position {offset} is out of range; {MAY_BE_WRITTEN}")]
+    OutOfRange { offset: usize },
+    #[error("it reports index {index}, beyond {batch}; {MAY_BE_WRITTEN}")]
+    Beyond { index: usize, batch: String },
+    #[error("`{key}` is not a batch index; {MAY_BE_WRITTEN}")]
+    NotAnIndex { key: String },
+    #[error("it reports index {index} more than once; {MAY_BE_WRITTEN}")]
+    Twice { index: usize },
+    #[error("it leaves out index {index}; {MAY_BE_WRITTEN}")]
+    Gap { index: usize },
+    #[error("it reports {count} of {batch}; {MAY_BE_WRITTEN}")]
+    Short { count: usize, batch: String },
+    #[error("its `successful` names index {key}, which it does not report written; {MAY_BE_WRITTEN}")]
+    SuccessfulNotWritten { key: String },
+}
+
+const MAY_BE_WRITTEN: &str = "some objects may have been written, so read them back before writing again";
+
 /// Adds one batch's answer, whose indexes count from 0 within the batch, at `offset`.
 ///
 /// The answer is checked before anything is merged, because callers look positions up in what they sent: an
@@ -80,7 +102,11 @@ pub(crate) struct BatchFailure {
 /// pass the batch's length here, no more than [`BATCH_SIZE`] of them. The writer uses [`merge_batch_of`], which
 /// knows the length; this form is kept for the tests of the checks that do not need it.
 #[cfg(test)]
-pub(crate) fn merge_batch(outcome: &mut WriteOutcome, offset: usize, batch: BatchResponse) -> Result<(), String> {
+pub(crate) fn merge_batch(
+    outcome: &mut WriteOutcome,
+    offset: usize,
+    batch: BatchResponse,
+) -> Result<(), UnreadableBatch> {
     merge_batch_of(outcome, offset, None, batch)
 }
 
@@ -91,24 +117,20 @@ pub(crate) fn merge_batch_of(
     offset: usize,
     sent: Option<usize>,
     batch: BatchResponse,
-) -> Result<(), String> {
+) -> Result<(), UnreadableBatch> {
     let limit = sent.unwrap_or(BATCH_SIZE);
-    let batch_size = match sent {
+    let batch_size = || match sent {
         Some(sent) => format!("the {sent} objects sent"),
         None => format!("the {BATCH_SIZE} objects a batch can hold"),
     };
-    // Whatever Zotero answered, the write may have happened: say so, so that nobody repeats it blindly.
-    let unreadable = |problem: String| {
-        format!("{problem}; some objects may have been written, so read them back before writing again")
-    };
     if offset.checked_add(limit).is_none() {
-        return Err(unreadable(format!("a batch at position {offset} is out of range")));
+        return Err(UnreadableBatch::OutOfRange { offset });
     }
-    let index = |key: &str| -> Result<usize, String> {
+    let index = |key: &str| -> Result<usize, UnreadableBatch> {
         match key.parse::<usize>() {
             Ok(index) if index < limit => Ok(index),
-            Ok(index) => Err(unreadable(format!("it reports index {index}, beyond {batch_size}"))),
-            Err(_) => Err(unreadable(format!("`{key}` is not a batch index"))),
+            Ok(index) => Err(UnreadableBatch::Beyond { index, batch: batch_size() }),
+            Err(_) => Err(UnreadableBatch::NotAnIndex { key: key.to_owned() }),
         }
     };
     // Every object is written, unchanged or failed: exactly one of the three, and none is left out.
@@ -116,19 +138,19 @@ pub(crate) fn merge_batch_of(
     for key in batch.success.keys().chain(batch.unchanged.keys()).chain(batch.failed.keys()) {
         let i = index(key)?;
         if std::mem::replace(&mut reported[i], true) {
-            return Err(unreadable(format!("it reports index {i} more than once")));
+            return Err(UnreadableBatch::Twice { index: i });
         }
     }
     let count = reported.iter().take_while(|r| **r).count();
     if reported[count..].iter().any(|r| *r) {
-        return Err(unreadable(format!("it leaves out index {count}")));
+        return Err(UnreadableBatch::Gap { index: count });
     }
     if sent.is_some_and(|sent| count != sent) {
-        return Err(unreadable(format!("it reports {count} of {batch_size}")));
+        return Err(UnreadableBatch::Short { count, batch: batch_size() });
     }
     // `successful` repeats written objects in full; it may not name anything else.
     if let Some(key) = batch.successful.keys().find(|k| !batch.success.contains_key(*k)) {
-        return Err(unreadable(format!("its `successful` names index {key}, which it does not report written")));
+        return Err(UnreadableBatch::SuccessfulNotWritten { key: key.clone() });
     }
     // Checked above: every index parses, is below `limit`, and `offset + limit` does not overflow.
     let position = |key: &str| index(key).map(|i| i + offset);
@@ -193,7 +215,7 @@ mod tests {
         for answer in bad {
             let mut outcome = WriteOutcome::default();
             let error = merge_batch(&mut outcome, 50, reply(answer.clone())).unwrap_err();
-            assert!(error.contains("read them back"), "{answer}: {error}");
+            assert!(error.to_string().contains("read them back"), "{answer}: {error}");
             assert_eq!(outcome, WriteOutcome::default(), "{answer}: nothing is merged");
         }
         let mut outcome = WriteOutcome::default();
@@ -207,10 +229,10 @@ mod tests {
         merge_batch_of(&mut outcome, 0, Some(3), reply(three.clone())).unwrap();
         assert_eq!(outcome.unchanged[&2], "C");
         let error = merge_batch_of(&mut WriteOutcome::default(), 0, Some(2), reply(three)).unwrap_err();
-        assert!(error.contains("index 2, beyond the 2 objects sent"), "{error}");
+        assert!(error.to_string().contains("index 2, beyond the 2 objects sent"), "{error}");
         let short = reply(json!({ "success": { "0": "A" } }));
         let error = merge_batch_of(&mut WriteOutcome::default(), 0, Some(2), short).unwrap_err();
-        assert!(error.contains("reports 1 of the 2 objects sent"), "{error}");
+        assert!(error.to_string().contains("reports 1 of the 2 objects sent"), "{error}");
     }
 
     #[test]

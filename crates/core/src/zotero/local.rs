@@ -292,20 +292,31 @@ pub(crate) enum Authorized {
     Denied,
 }
 
+/// Why Zotero's answer to `POST /api/local/authorize` gave no key (reported as a [`ZoteroError::Decode`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoKey {
+    #[error("{0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("the answer carries no key")]
+    Missing,
+    #[error("it answered {status}: {body}")]
+    Status { status: u16, body: String },
+}
+
 /// Reads the authorization answer: `{"key": "…", "remember": bool}` on Allow, 403 `{"denied": true}` on Deny.
-pub(crate) fn read_authorization(status: u16, body: &[u8]) -> Result<Authorized, String> {
+pub(crate) fn read_authorization(status: u16, body: &[u8]) -> Result<Authorized, NoKey> {
     match status {
         200 => {
-            let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+            let value: serde_json::Value = serde_json::from_slice(body)?;
             value["key"]
                 .as_str()
                 .filter(|key| !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric()))
                 .map(|key| Authorized::Key(key.to_owned()))
-                .ok_or_else(|| "the answer carries no key".to_owned())
+                .ok_or(NoKey::Missing)
         }
         403 => Ok(Authorized::Denied),
-        other => {
-            Err(format!("it answered {other}: {}", String::from_utf8_lossy(body).chars().take(200).collect::<String>()))
+        status => {
+            Err(NoKey::Status { status, body: String::from_utf8_lossy(body).chars().take(200).collect::<String>() })
         }
     }
 }

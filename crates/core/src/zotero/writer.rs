@@ -120,7 +120,7 @@ impl ZoteroWriter {
                 Ok(reply) => {
                     let batch: BatchResponse = reply.json()?;
                     merge_batch_of(&mut outcome, offset, Some(chunk.len()), batch)
-                        .map_err(|reason| reply.decode_error(reason))?;
+                        .map_err(|reason| reply.decode_error(reason.to_string()))?;
                     outcome.library_version = reply.last_modified_version();
                     self.record_batch(kind, chunk, offset, &outcome, &before);
                 }

@@ -17,55 +17,47 @@ pub const KEY_PATTERN: &str = "^[A-Z0-9]{8}$";
 /// Parses and validates arguments. Absent arguments are an empty object, so tools whose arguments are all
 /// optional can be called bare. `schema` is the tool's published input schema: its bounds are enforced, and when
 /// the arguments do not parse it says which argument is wrong. (Without one, nothing beyond serde is checked.)
-pub fn parse_arguments<T: DeserializeOwned>(
-    tool: &str,
-    arguments: Value,
-    schema: Option<&Value>,
-) -> Result<T, ToolError> {
+pub fn parse_arguments<T: DeserializeOwned>(arguments: Value, schema: Option<&Value>) -> Result<T, ToolError> {
     // Only the deserializing is generic: the rest is written once, not once per tool (about 1 KB of wasm each).
-    let arguments = as_object(tool, arguments)?;
-    let input = T::deserialize(&arguments).map_err(|e| not_parsed(tool, &arguments, schema, &e.to_string()))?;
-    check_bounds(tool, &arguments, schema)?;
+    let arguments = as_object(arguments)?;
+    let input = T::deserialize(&arguments).map_err(|e| not_parsed(&arguments, schema, &e.to_string()))?;
+    check_bounds(&arguments, schema)?;
     Ok(input)
-}
-
-fn invalid(tool: &str, problem: String) -> ToolError {
-    ToolError::InvalidArguments { tool: tool.to_owned(), problem }
 }
 
 /// The arguments as an object: absent ones are an empty object, and an argument given as `null` is absent.
 /// Clients send `null` for an argument left empty (form-filling clients, models copying a schema's shape), and
 /// the published schemas show an optional argument as a plain optional property (`mcp::schema::lean_input`), so
 /// `null` must mean what leaving it out means, whatever the argument's type (one with a default takes it).
-fn as_object(tool: &str, arguments: Value) -> Result<Value, ToolError> {
+fn as_object(arguments: Value) -> Result<Value, ToolError> {
     match arguments {
         Value::Null => Ok(Value::Object(Default::default())),
         Value::Object(mut object) => {
             object.retain(|_, value| !value.is_null());
             Ok(Value::Object(object))
         }
-        _ => Err(invalid(tool, "the arguments must be a JSON object".into())),
+        _ => Err(ToolError::invalid("the arguments must be a JSON object")),
     }
 }
 
 /// serde's complaint, with where the problem is when the schema can tell.
-fn not_parsed(tool: &str, arguments: &Value, schema: Option<&Value>, error: &str) -> ToolError {
+fn not_parsed(arguments: &Value, schema: Option<&Value>, error: &str) -> ToolError {
     // serde names missing and unknown fields itself; for the rest, say where the problem is.
     let inner = error.split(" at line ").next().unwrap_or(error).to_owned();
     match schema.and_then(|schema| misfit(arguments, schema, "")) {
-        Some(path) if !path.is_empty() => invalid(tool, format!("`{path}`: {inner}")),
-        _ => invalid(tool, inner),
+        Some(path) if !path.is_empty() => ToolError::invalid(format!("`{path}`: {inner}")),
+        _ => ToolError::invalid(inner),
     }
 }
 
 /// The schema's bounds (lengths, counts, ranges, patterns), every broken one named.
-fn check_bounds(tool: &str, arguments: &Value, schema: Option<&Value>) -> Result<(), ToolError> {
+fn check_bounds(arguments: &Value, schema: Option<&Value>) -> Result<(), ToolError> {
     if let Some(schema) = schema {
         let mut problems = Vec::new();
         broken_bounds(arguments, schema, "", &mut problems);
         if !problems.is_empty() {
             problems.sort();
-            return Err(invalid(tool, problems.join("; ")));
+            return Err(ToolError::invalid(problems.join("; ")));
         }
     }
     Ok(())
@@ -316,8 +308,8 @@ mod tests {
     }
 
     fn problem(arguments: Value) -> String {
-        match parse_arguments::<Input>("t", arguments, Some(&schema())) {
-            Err(ToolError::InvalidArguments { problem, .. }) => problem,
+        match parse_arguments::<Input>(arguments, Some(&schema())) {
+            Err(ToolError::InvalidArguments(problem)) => problem,
             other => panic!("expected an argument error, got {other:?}"),
         }
     }
@@ -361,8 +353,8 @@ mod tests {
 
     #[test]
     fn without_a_schema_the_message_is_serde_s_alone() {
-        match parse_arguments::<Input>("t", json!({ "limit": "x" }), None) {
-            Err(ToolError::InvalidArguments { problem, .. }) => {
+        match parse_arguments::<Input>(json!({ "limit": "x" }), None) {
+            Err(ToolError::InvalidArguments(problem)) => {
                 assert!(problem.starts_with("invalid type"), "{problem}")
             }
             other => panic!("{other:?}"),

@@ -2,15 +2,18 @@
 
 use serde_json::Value;
 
+use crate::config::IndexSetupError;
 use crate::confirm::Unconfirmed;
 use crate::context::{NotConfirmed, WriterRefused};
+use crate::journal::JournalError;
 
 /// Why a tool call failed. Every message says what went wrong and what to do next; it is shown to the model.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ToolError {
-    /// An argument is missing, of the wrong type, or breaks a rule.
-    #[error("Invalid arguments for {tool}: {problem}")]
-    InvalidArguments { tool: String, problem: String },
+    /// An argument is missing, of the wrong type, or breaks a rule. The value is the problem only: the registry
+    /// names the tool when it reports it ([`ToolError::message`]), so a handler cannot name the wrong one.
+    #[error("Invalid arguments: {0}")]
+    InvalidArguments(String),
     /// A write tool was called on a grant without the write scope.
     #[error(
         "`{tool}` changes the library, but this connection was authorized read-only (it lacks the `zotero:write` \
@@ -30,6 +33,26 @@ pub enum ToolError {
          TOOL_GROUPS. Nothing was changed. To allow changes, the operator adds `write` to TOOL_GROUPS."
     )]
     WritesOff { tool: String },
+    /// The answer is over what clients accept (`limit`, the registry's `MAX_RESULT_CHARS`); `advice` says how to
+    /// ask for less.
+    #[error(
+        "The result of {tool} is too large to send ({size} characters; clients accept about {limit}). Nothing was \
+         sent, so nothing is lost: {advice}."
+    )]
+    TooLarge { tool: String, size: usize, limit: usize, advice: String },
+    /// No writer for this call (a read-only group or Desktop, an unconfirmed write, an unusable store); the
+    /// refusal says why and what to do.
+    #[error(transparent)]
+    Refused(WriterRefused),
+    /// The person did not confirm the change, or the confirmation could not be kept.
+    #[error(transparent)]
+    Unconfirmed(Unconfirmed),
+    /// The semantic index's settings are unusable; the message names the setting.
+    #[error(transparent)]
+    IndexSetup(#[from] IndexSetupError),
+    /// The undo journal could not be read or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// The handler failed; the message is already actionable.
     #[error("{0}")]
     Failed(String),
@@ -39,16 +62,28 @@ pub enum ToolError {
     InputRequired(Box<Value>),
 }
 
+impl ToolError {
+    /// An argument error: `problem` says which argument breaks which rule, and what to give instead.
+    pub fn invalid(problem: impl Into<String>) -> Self {
+        ToolError::InvalidArguments(problem.into())
+    }
+
+    /// The message the model is shown for a call of `tool`: an argument error names the tool, every other error
+    /// is its own message.
+    pub fn message(&self, tool: &str) -> String {
+        match self {
+            ToolError::InvalidArguments(problem) => format!("Invalid arguments for {tool}: {problem}"),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl From<WriterRefused> for ToolError {
     fn from(refused: WriterRefused) -> Self {
         match refused {
             WriterRefused::ScopeMissing { tool } => ToolError::WriteScopeRequired { tool: tool.to_owned() },
             WriterRefused::WritesOff { tool } => ToolError::WritesOff { tool: tool.to_owned() },
-            WriterRefused::Zotero(error) => ToolError::Failed(error.to_string()),
-            WriterRefused::Files(error) => ToolError::Failed(error.to_string()),
-            refused @ (WriterRefused::ReadOnlyLibrary { .. }
-            | WriterRefused::Unconfirmed { .. }
-            | WriterRefused::ReadOnlyDesktop { .. }) => ToolError::Failed(refused.to_string()),
+            refused => ToolError::Refused(refused),
         }
     }
 }
@@ -58,7 +93,40 @@ impl From<NotConfirmed> for ToolError {
         match refused {
             NotConfirmed::Writer(refused) => refused.into(),
             NotConfirmed::Unconfirmed(Unconfirmed::Ask(question)) => ToolError::InputRequired(question),
-            NotConfirmed::Unconfirmed(other) => ToolError::Failed(other.to_string()),
+            NotConfirmed::Unconfirmed(other) => ToolError::Unconfirmed(other),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry names the tool an argument error is about; a handler only says what is wrong.
+    #[test]
+    fn an_argument_error_is_reported_with_the_tools_name() {
+        let error = ToolError::invalid("`fromYear` (2021) is after `toYear` (2020)");
+        assert_eq!(
+            error.message("zotero_search"),
+            "Invalid arguments for zotero_search: `fromYear` (2021) is after `toYear` (2020)"
+        );
+        let other = ToolError::Failed("Zotero did not answer; try again in a minute.".into());
+        assert_eq!(other.message("zotero_search"), "Zotero did not answer; try again in a minute.");
+    }
+
+    /// An answer over the limit says how large it was, that nothing is lost, and how to ask for less.
+    #[test]
+    fn a_result_too_large_says_how_to_ask_for_less() {
+        let error = ToolError::TooLarge {
+            tool: "zotero_search".into(),
+            size: 130_000,
+            limit: 120_000,
+            advice: "ask again for less: a smaller `limit`".into(),
+        };
+        assert_eq!(
+            error.message("zotero_search"),
+            "The result of zotero_search is too large to send (130000 characters; clients accept about 120000). \
+             Nothing was sent, so nothing is lost: ask again for less: a smaller `limit`."
+        );
     }
 }

@@ -22,7 +22,7 @@ pub mod code {
 /// `serde_json::Value`s: a message over the limit is refused before it is parsed. The largest realistic call
 /// (250 new items of 20 fields, 5 creators and 5 tags each) holds about 20,000. At the limit a message costs at
 /// most ~27 MB while it is served (100,000 object members, measured by `tests/hostile_body_memory.rs`), one over
-/// it nothing (issue 26).
+/// it nothing.
 pub const MAX_MESSAGE_VALUES: usize = 100_000;
 
 /// Whether JSON text holds more than `limit` values, counted without parsing or allocating: one, plus one for

@@ -4,7 +4,7 @@
 //! Clients may validate `structuredContent` against `outputSchema` (the official TypeScript and Python clients
 //! do), and a validating host shows the model an error where the server succeeded. Checking every answer of
 //! every test, in the one place all of them pass, keeps a schema from promising what some mode, empty result or
-//! error path does not deliver (issue 34). The feature is on in this crate's and the CLI's tests only: it links
+//! error path does not deliver (`tests/tool_shapes.rs` calls each). The feature is on in this crate's and the CLI's tests only: it links
 //! a JSON Schema validator, which the Worker does not carry.
 
 use std::cell::{Cell, RefCell};

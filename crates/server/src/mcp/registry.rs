@@ -126,7 +126,7 @@ impl ToolSpec {
         self
     }
     /// Whether `view` lists this tool: its group is offered, and a tool whose every call writes is shown only
-    /// to a request that may write (issue 56: a read-only grant is not shown tools it can only fail with).
+    /// to a request that may write (a read-only grant is not shown tools it can only fail with: `tests/tool_groups.rs`).
     pub fn listed_in(&self, view: ToolView) -> bool {
         view.lists(self.group, self.access == Access::Write)
     }
@@ -267,7 +267,7 @@ impl<T: Tool> DynTool for Typed<T> {
         arguments: Value,
         published: &Published,
     ) -> Result<(String, String), ToolError> {
-        let input: T::Input = parse_arguments(T::SPEC.name, arguments, published.input_schema(T::SPEC.name))?;
+        let input: T::Input = parse_arguments(arguments, published.input_schema(T::SPEC.name))?;
         if T::needs_confirmation(&input) {
             ctx.expect_confirmation();
         }
@@ -674,10 +674,7 @@ impl Registry {
                     "" => "ask again for less".to_owned(),
                     advice => format!("ask again for less: {advice}"),
                 };
-                return Err(ToolError::Failed(format!(
-                    "The result of {name} is too large to send ({size} characters; clients accept about \
-                     {MAX_RESULT_CHARS}). Nothing was sent, so nothing is lost: {advice}."
-                )));
+                return Err(ToolError::TooLarge { tool: name.to_owned(), size, limit: MAX_RESULT_CHARS, advice });
             }
             Ok((structured, markdown))
         });
@@ -689,7 +686,7 @@ impl Registry {
             Err(ToolError::InputRequired(question)) => {
                 ToolReply { markdown: String::new(), structured: None, asks: Some(question) }
             }
-            Err(error) => ToolReply { markdown: error.to_string(), structured: None, asks: None },
+            Err(error) => ToolReply { markdown: error.message(spec.name), structured: None, asks: None },
         };
         for line in [ctx.desktop_dialogs_note(), undo_line].into_iter().flatten() {
             reply.markdown.push_str("\n\n");

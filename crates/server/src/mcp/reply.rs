@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 ///
 /// The structured result is serialized once, straight from the tool's output type. Building it as a `Value`
 /// first and serializing that twice (once to measure it, once to send it) was a fifth of the server's own time
-/// on a `zotero_get_item` or a 25-item search (issue 10); [`super::dispatch::answer_message`] splices the text
+/// on a `zotero_get_item` or a 25-item search; [`super::dispatch::answer_message`] splices the text
 /// into the JSON-RPC message instead.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolReply {

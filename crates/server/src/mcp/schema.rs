@@ -77,8 +77,8 @@ fn library_property() -> Value {
     json!({ "type": "string" })
 }
 
-/// An input schema as a model reads it (issue 56: every tool's input schema is in the model's context on every
-/// turn). What serde's reading rules already give is left out, meaning is kept:
+/// An input schema as a model reads it (every tool's input schema is in the model's context on every turn;
+/// `tests/catalogue_budget.rs` measures it). What serde's reading rules already give is left out, meaning is kept:
 ///
 /// - an optional argument is a plain optional property: `Option<T>` publishes `T` (not `["T", "null"]`, no
 ///   `null` in its enum, no `anyOf` with a null branch, no `default: null`). `null` is still taken: the
@@ -198,7 +198,7 @@ pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
 /// The schema of `T` as results are written (serde's serializing rules): a field is required exactly when every
 /// answer has it, so `#[serde(skip_serializing_if = ..)]` makes it optional and an `Option` without it is
 /// required and may be `null`. Validating clients check `structuredContent` against this; the deserializing
-/// rules would call a skipped-when-empty list required (issue 34: `pages` in a `mode: "info"` answer).
+/// rules would call a skipped-when-empty list required (`pages` in a `mode: "info"` answer; `tests/tool_shapes.rs`).
 pub fn output_schema_for<T: JsonSchema>() -> Map<String, Value> {
     generate::<T>(Contract::Serialize)
 }

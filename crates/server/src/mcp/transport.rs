@@ -147,7 +147,7 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
 /// `tools/list`'s whole answer as JSON text: the era's envelope spliced around the `tools` array the request's
 /// view lists (its grant's scope and the deployment's tool groups), which the registry serialized once per view
 /// for the isolate. The array is up to ~80 KB; building it as values and serializing it again for every request
-/// was most of this method's own time (issue 10). The text is exactly what the general path (`dispatch`,
+/// was most of this method's own time. The text is exactly what the general path (`dispatch`,
 /// `finish`, `result_message`) makes, as a test checks.
 pub fn tools_list_message(era: Era, id: &Value, registry: &Registry, view: ToolView) -> String {
     let envelope = finish(era, Value::Object(Map::new()), Some(super::dispatch::CATALOGUE_CACHE)).to_string();

@@ -102,7 +102,7 @@ type ProbeOutcome = Result<(), &'static str>;
 
 /// One probe of the file store: when it started, and its outcome once it is known. Every `/health` request
 /// of the next [`PROBE_SECS`] awaits this one, including those that arrive while it is still in flight,
-/// so a burst of requests sends one `PROPFIND` or key check (issue 26): each takes the one permit in turn, and only the one
+/// so a burst of requests sends one `PROPFIND` or key check (`tests/hardening_server.rs`): each takes the one permit in turn, and only the one
 /// that finds no outcome runs the probe. If the request running it is dropped half-way, its permit goes to the
 /// next waiter, which runs it. (A semaphore the Zotero client already links rather than an async `OnceCell`,
 /// which cost the Worker about 1.5 KB of code for the same rule.)

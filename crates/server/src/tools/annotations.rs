@@ -287,10 +287,10 @@ async fn create(ctx: &RequestContext, input: &AnnotationsInput) -> Result<Create
     };
     // `annotate::place` refuses these too; checked here first so that a bad call costs no download.
     if kind == AnnotationKind::Note && request.page.is_none() {
-        return Err(invalid("a note needs `page`, the 1-based page it goes on"));
+        return Err(ToolError::invalid("a note needs `page`, the 1-based page it goes on"));
     }
     if kind != AnnotationKind::Note && request.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
-        return Err(invalid("a highlight or underline needs `text`: the passage, quoted from the page"));
+        return Err(ToolError::invalid("a highlight or underline needs `text`: the passage, quoted from the page"));
     }
     let attachment = attachment::resolve(zotero, &input.item_key).await?;
     if attachment.field("contentType") != Some("application/pdf") {
@@ -319,8 +319,4 @@ async fn create(ctx: &RequestContext, input: &AnnotationsInput) -> Result<Create
         page_label: placed.page_label,
         text: placed.text,
     })
-}
-
-fn invalid(problem: &str) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_annotations".into(), problem: problem.to_owned() }
 }

@@ -238,7 +238,7 @@ impl Tool for Changes {
             Some(selected) => selected.id.path(),
             None => zotero.library_prefix().await?.trim_start_matches('/').to_owned(),
         };
-        let refuse = |problem: String| ToolError::InvalidArguments { tool: "zotero_changes".into(), problem };
+        let refuse = ToolError::InvalidArguments;
         if let Some(cursor) = &input.since {
             if cursor.library.trim().trim_matches('/') != library {
                 return Err(refuse(format!(

@@ -304,8 +304,7 @@ impl Tool for ManageCollections {
     }
 
     async fn call(ctx: &RequestContext, input: ManageCollectionsInput) -> Result<ManageCollectionsOutput, ToolError> {
-        const TOOL: &str = "zotero_manage_collections";
-        let needs = |what: &str| ToolError::InvalidArguments { tool: TOOL.into(), problem: what.to_owned() };
+        let needs = ToolError::invalid;
         ctx.may_write()?;
         // A deletion is asked about first, from the collection as read (read once: the delete uses it too).
         let mut read_for_deletion = match (input.action, &input.collection_key) {

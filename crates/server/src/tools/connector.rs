@@ -73,7 +73,7 @@ impl Tool for Search {
     async fn call(ctx: &RequestContext, input: SearchInput) -> Result<SearchOutput, ToolError> {
         let query = input.query.trim();
         if query.is_empty() {
-            return Err(invalid("search", "`query` is blank: give the words or the question to search for"));
+            return Err(ToolError::invalid("`query` is blank: give the words or the question to search for"));
         }
         let mut found: Vec<ItemSummary> = by_meaning(ctx, query).await;
         for item in by_words(ctx, query).await? {
@@ -272,10 +272,10 @@ impl Tool for Fetch {
         if let Some(library) = library {
             match ctx.selected_library() {
                 Some(selected) if selected.id != library => {
-                    return Err(invalid(
-                        "fetch",
-                        &format!("the id names library {library} but `library` is {}; give one of them", selected.id),
-                    ));
+                    return Err(ToolError::invalid(format!(
+                        "the id names library {library} but `library` is {}; give one of them",
+                        selected.id
+                    )));
                 }
                 Some(_) => {}
                 None => ctx.select_library(&library.path()).await?,
@@ -430,14 +430,9 @@ fn parse_id(id: &str) -> Result<(Option<LibraryId>, ObjectKey), ToolError> {
 }
 
 fn bad_id(id: &str) -> ToolError {
-    invalid(
-        "fetch",
-        &format!("{id:?} is not an id from search: give an item key (ABCD2345) or groups/<id>/items/<key>"),
-    )
-}
-
-fn invalid(tool: &str, problem: &str) -> ToolError {
-    ToolError::InvalidArguments { tool: tool.into(), problem: problem.into() }
+    ToolError::invalid(format!(
+        "{id:?} is not an id from search: give an item key (ABCD2345) or groups/<id>/items/<key>"
+    ))
 }
 
 #[cfg(test)]

@@ -160,7 +160,7 @@ impl Tool for FindDuplicates {
             let missing: Vec<&str> =
                 keys.iter().map(ObjectKey::as_str).filter(|k| !found.iter().any(|f| f.key == *k)).collect();
             if !missing.is_empty() {
-                return Err(invalid(format!(
+                return Err(ToolError::invalid(format!(
                     "no item with the key {} in this library; nothing was changed",
                     missing.join(", ")
                 )));
@@ -168,7 +168,7 @@ impl Tool for FindDuplicates {
             // In the caller's order: the first key is the one kept.
             let ordered: Vec<ZoteroObject> =
                 keys.iter().filter_map(|key| found.iter().find(|item| item.key == key.as_str()).cloned()).collect();
-            let plan = MergePlan::new(ordered).map_err(|e| invalid(format!("{e}; nothing was changed")))?;
+            let plan = MergePlan::new(ordered).map_err(|e| ToolError::invalid(format!("{e}; nothing was changed")))?;
             let writer = merge_writer(ctx, input.merge, &[&plan]).await?;
             let group = run(zotero, writer, "explicit", plan).await;
             return Ok(FindDuplicatesOutput { scanned: group.keys.len(), groups: vec![group], groups_total: None });
@@ -343,8 +343,4 @@ fn merged(reason: &str, plan: &MergePlan, report: MergeReport) -> DuplicateGroup
     out.trashed = report.trashed;
     out.note = report.stopped.map(|why| format!("the merge stopped: {why}"));
     out
-}
-
-fn invalid(problem: String) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_find_duplicates".into(), problem }
 }

@@ -318,16 +318,12 @@ pub fn field_refusal(name: &str) -> Option<String> {
         .then(|| format!("`fields.{name}` cannot be set here; use the dedicated argument or tool. Nothing was written"))
 }
 
-/// The first refused field of `fields`, as an argument error of `tool`.
-fn refuse_fields<'a>(tool: &str, fields: impl IntoIterator<Item = &'a String>) -> Result<(), ToolError> {
+/// The first refused field of `fields`, as an argument error.
+fn refuse_fields<'a>(fields: impl IntoIterator<Item = &'a String>) -> Result<(), ToolError> {
     match fields.into_iter().find_map(|name| field_refusal(name)) {
-        Some(why) => Err(invalid(tool, why)),
+        Some(why) => Err(ToolError::invalid(why)),
         None => Ok(()),
     }
-}
-
-fn invalid(tool: &str, problem: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments { tool: tool.into(), problem: problem.into() }
 }
 
 /// One object Zotero refused, for the caller.
@@ -448,13 +444,10 @@ impl Tool for CreateItems {
             );
         }
         if !problems.is_empty() {
-            return Err(invalid("zotero_create_items", problems.join("; ")));
+            return Err(ToolError::invalid(problems.join("; ")));
         }
         // Before anything is read: with `key` and `version` a "new" item would be written over an existing one.
-        refuse_fields(
-            "zotero_create_items",
-            input.items.iter().flat_map(|item| item.fields.iter().flatten().map(|(name, _)| name)),
-        )?;
+        refuse_fields(input.items.iter().flat_map(|item| item.fields.iter().flatten().map(|(name, _)| name)))?;
         let zotero = ctx.writer()?;
         // One template per distinct type, all requested together.
         let mut types: Vec<&str> = Vec::new();
@@ -482,7 +475,7 @@ impl Tool for CreateItems {
         for (index, item) in input.items.iter().enumerate() {
             match &templates[&item.item_type] {
                 Ok(template) => {
-                    payloads.push(build_new_item(template, item).map_err(|p| invalid("zotero_create_items", p))?);
+                    payloads.push(build_new_item(template, item)?);
                     positions.push(index);
                 }
                 Err(message) => failed.push(Failure { what: label(index, item), code: 400, message: message.clone() }),
@@ -505,7 +498,7 @@ impl Tool for CreateItems {
     }
 }
 
-fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value, String> {
+fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value, ToolError> {
     let mut payload = template.clone();
     payload.insert("itemType".into(), json!(item.item_type));
     if let Some(title) = &item.title {
@@ -524,8 +517,8 @@ fn build_new_item(template: &Map<String, Value>, item: &NewItem) -> Result<Value
         payload.insert("parentItem".into(), json!(parent.as_str()));
     }
     for (name, value) in item.fields.iter().flatten() {
-        let text =
-            stored_field(name, value).ok_or_else(|| format!("`fields.{name}` must be text, a number or a boolean"))?;
+        let text = stored_field(name, value)
+            .ok_or_else(|| ToolError::invalid(format!("`fields.{name}` must be text, a number or a boolean")))?;
         payload.insert(name.clone(), Value::String(text));
     }
     Ok(Value::Object(payload))
@@ -612,30 +605,26 @@ impl Tool for UpdateItem {
     }
 
     async fn call(ctx: &RequestContext, input: UpdateItemInput) -> Result<UpdateItemOutput, ToolError> {
-        const TOOL: &str = "zotero_update_item";
         let mut problems = Vec::new();
         creator_problems(input.creators.as_deref().unwrap_or_default(), "creators", &mut problems);
         if !problems.is_empty() {
-            return Err(invalid(TOOL, problems.join("; ")));
+            return Err(ToolError::invalid(problems.join("; ")));
         }
         if input.set_tags.is_some() && (input.add_tags.is_some() || input.remove_tags.is_some()) {
-            return Err(invalid(
-                TOOL,
+            return Err(ToolError::invalid(
                 "`setTags` replaces every tag, so it cannot be combined with `addTags`/`removeTags`",
             ));
         }
         if input.set_collections.is_some() && (input.add_collections.is_some() || input.remove_collections.is_some()) {
-            return Err(invalid(
-                TOOL,
-                "`setCollections` replaces membership, so it cannot be combined with `addCollections`/`removeCollections`",
+            return Err(ToolError::invalid("`setCollections` replaces membership, so it cannot be combined with `addCollections`/`removeCollections`",
             ));
         }
         for (name, value) in input.fields.iter().flatten() {
             if field_text(value).is_none() {
-                return Err(invalid(TOOL, format!("`fields.{name}` must be text, a number, a boolean or null")));
+                return Err(ToolError::invalid(format!("`fields.{name}` must be text, a number, a boolean or null")));
             }
         }
-        refuse_fields(TOOL, input.fields.iter().flatten().map(|(name, _)| name))?;
+        refuse_fields(input.fields.iter().flatten().map(|(name, _)| name))?;
         ctx.may_write()?;
         let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
         // One read for every item, then the patches together (each with its own item's version).

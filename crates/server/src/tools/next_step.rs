@@ -1,7 +1,7 @@
 //! The tool that takes the next step a core error asks for. The core crate is shared with callers that have no
 //! tools, so its messages say what failed and what is missing in its own terms ("quote it as the page's text
 //! has it", "create the item from its fields"); a tool shows them followed by which of this server's tools does
-//! that, chosen by the error's variant (issue 26; `crates/core/tests/no_server_words.rs` keeps tool names out of
+//! that, chosen by the error's variant (`crates/core/tests/no_server_words.rs` keeps tool names out of
 //! the core).
 
 use std::fmt::Display;

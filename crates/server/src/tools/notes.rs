@@ -17,8 +17,6 @@ use crate::format::note_html::{
 };
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-const TOOL: &str = "zotero_notes";
-
 /// Children read when listing one item's notes; items rarely have more.
 const MAX_CHILDREN: usize = 1000;
 
@@ -232,10 +230,6 @@ fn written_markdown(output: &NotesOutput) -> String {
     }
 }
 
-fn invalid(problem: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments { tool: TOOL.into(), problem: problem.into() }
-}
-
 fn tags_json(tags: &[TagIn]) -> Value {
     Value::Array(tags.iter().map(TagIn::to_zotero).collect())
 }
@@ -250,7 +244,7 @@ async fn read(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, T
     let searching = input.action == NoteAction::Search;
     let query = input.query.as_deref().map(str::trim).filter(|q| searching && !q.is_empty());
     if searching && query.is_none() {
-        return Err(invalid("`search` needs `query`, the text to look for"));
+        return Err(ToolError::invalid("`search` needs `query`, the text to look for"));
     }
     let zotero = ctx.zotero()?;
     let paging = Paging::new(input.offset, input.limit);
@@ -285,7 +279,7 @@ async fn create(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput,
     let body = input.note.as_deref().unwrap_or_default();
     let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
     if body.trim().is_empty() && title.is_none() {
-        return Err(invalid("`create` needs `note` (the body, in Markdown) and optionally `title`"));
+        return Err(ToolError::invalid("`create` needs `note` (the body, in Markdown) and optionally `title`"));
     }
     let mut payload = json!({
         "itemType": "note",
@@ -330,11 +324,14 @@ async fn read_note(zotero: &ZoteroClient, key: &Key, action: NoteAction) -> Resu
 
 async fn update(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
     let zotero = ctx.writer()?;
-    let key = input.item_key.as_ref().ok_or_else(|| invalid("`update` needs `itemKey` (the note's key) and `note`"))?;
+    let key = input
+        .item_key
+        .as_ref()
+        .ok_or_else(|| ToolError::invalid("`update` needs `itemKey` (the note's key) and `note`"))?;
     let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let body = input.note.as_deref();
     if body.is_none() && title.is_none() && input.tags.is_none() {
-        return Err(invalid("`update` needs `note` (the new text, in Markdown), `title` or `tags`"));
+        return Err(ToolError::invalid("`update` needs `note` (the new text, in Markdown), `title` or `tags`"));
     }
     let current = read_note(zotero, key, NoteAction::Update).await?;
     let mut patch = Map::new();
@@ -362,7 +359,7 @@ async fn update(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput,
 
 async fn delete(ctx: &RequestContext, input: &NotesInput) -> Result<NotesOutput, ToolError> {
     let zotero = ctx.writer()?;
-    let key = input.item_key.as_ref().ok_or_else(|| invalid("`delete` needs `itemKey` (the note's key)"))?;
+    let key = input.item_key.as_ref().ok_or_else(|| ToolError::invalid("`delete` needs `itemKey` (the note's key)"))?;
     let current = read_note(zotero, key, NoteAction::Delete).await?;
     let parent = current.field("parentItem").map(str::to_owned);
     let mut output = NotesOutput::written(NoteAction::Delete, key.as_str(), parent);
@@ -385,7 +382,7 @@ mod tests {
 
     fn parse(arguments: Value) -> Result<NotesInput, ToolError> {
         let published = crate::mcp::published::Published::load();
-        parse_arguments::<NotesInput>(TOOL, arguments, published.input_schema(TOOL))
+        parse_arguments::<NotesInput>(arguments, published.input_schema("zotero_notes"))
     }
 
     #[test]

@@ -120,15 +120,15 @@ impl Tool for PutAttachment {
         refuse_new_only_arguments(&input)?;
         if let Some(content_type) = &input.content_type {
             if !is_media_type(content_type) {
-                return Err(invalid(format!(
+                return Err(ToolError::invalid(format!(
                     "contentType {content_type:?} is not a MIME type such as application/pdf"
                 )));
             }
         }
         // Taken out of the input, so the encoded text is freed as soon as it is decoded.
         let source = match (input.source_url.clone(), input.base64_data.take()) {
-            (Some(_), Some(_)) => return Err(invalid("give either sourceUrl or base64Data, not both".into())),
-            (None, None) => return Err(invalid("give the file as sourceUrl or as base64Data".into())),
+            (Some(_), Some(_)) => return Err(ToolError::invalid("give either sourceUrl or base64Data, not both")),
+            (None, None) => return Err(ToolError::invalid("give the file as sourceUrl or as base64Data")),
             (Some(url), None) => Source::Url(url),
             (None, Some(encoded)) => Source::Encoded(encoded),
         };
@@ -153,10 +153,9 @@ impl Tool for PutAttachment {
             Source::Encoded(encoded) => (decode_base64(&encoded)?, None, None),
         };
         if input.content_type.as_deref() == Some("application/pdf") && !looks_like_pdf(&data) {
-            return Err(invalid(
+            return Err(ToolError::invalid(
                 "contentType is application/pdf but the data is not a PDF (no %PDF- header); check the source, or \
-                 give the right contentType"
-                    .into(),
+                 give the right contentType",
             ));
         }
         let stored = match &input.replace_attachment_key {
@@ -243,7 +242,7 @@ fn refuse_new_only_arguments(input: &PutAttachmentInput) -> Result<(), ToolError
         ];
         let given: Vec<&str> = extras.iter().filter(|(set, _)| *set).map(|(_, name)| *name).collect();
         if !given.is_empty() {
-            return Err(invalid(format!(
+            return Err(ToolError::invalid(format!(
                 "{} only apply to a new attachment; replacing a file keeps the attachment's metadata (change it with \
                  zotero_update_item)",
                 given.join(", ")
@@ -251,10 +250,6 @@ fn refuse_new_only_arguments(input: &PutAttachmentInput) -> Result<(), ToolError
         }
     }
     Ok(())
-}
-
-fn invalid(problem: String) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_put_attachment".into(), problem }
 }
 
 /// The bytes of a base64 argument: an optional `data:` URL prefix, whitespace and line breaks, standard or
@@ -266,7 +261,7 @@ fn decode_base64(encoded: &str) -> Result<Vec<u8>, ToolError> {
     };
     let compact: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     if compact.len() / 4 * 3 > MAX_BASE64_BYTES + 3 {
-        return Err(invalid(format!(
+        return Err(ToolError::invalid(format!(
             "the file is about {} bytes, over the {MAX_BASE64_BYTES}-byte limit for base64Data; put the file at a \
              public https URL and pass sourceUrl instead (up to 40 MiB)",
             compact.len() / 4 * 3
@@ -277,9 +272,9 @@ fn decode_base64(encoded: &str) -> Result<Vec<u8>, ToolError> {
     let data = engines
         .iter()
         .find_map(|engine| engine.decode(trimmed).ok())
-        .ok_or_else(|| invalid("base64Data is not valid base64; send the file's bytes base64-encoded".into()))?;
+        .ok_or_else(|| ToolError::invalid("base64Data is not valid base64; send the file's bytes base64-encoded"))?;
     if data.is_empty() {
-        return Err(invalid("base64Data is empty".into()));
+        return Err(ToolError::invalid("base64Data is empty"));
     }
     Ok(data)
 }
@@ -292,8 +287,8 @@ fn default_name(data: &[u8]) -> Result<String, ToolError> {
     if data.starts_with(b"PK\x03\x04") && data.get(30..58) == Some(b"mimetypeapplication/epub+zip") {
         return Ok("attachment.epub".into());
     }
-    Err(invalid(
-        "give a filename (with its extension): the file is not a PDF or EPUB, so no name can be guessed".into(),
+    Err(ToolError::invalid(
+        "give a filename (with its extension): the file is not a PDF or EPUB, so no name can be guessed",
     ))
 }
 
@@ -310,7 +305,7 @@ fn is_media_type(value: &str) -> bool {
 
 fn write_error(error: WriteError) -> ToolError {
     match error {
-        WriteError::Invalid { .. } | WriteError::Refused(_) => invalid(error.with_next_step()),
+        WriteError::Invalid { .. } | WriteError::Refused(_) => ToolError::invalid(error.with_next_step()),
         other => ToolError::Failed(other.with_next_step()),
     }
 }

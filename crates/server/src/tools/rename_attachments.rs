@@ -135,7 +135,7 @@ impl Tool for RenameAttachments {
 
     async fn call(ctx: &RequestContext, input: RenameAttachmentsInput) -> Result<RenameAttachmentsOutput, ToolError> {
         // Parsed (its patterns compiled) once for the whole call, and refused whole when over a limit.
-        let template = Template::checked(&input.template).map_err(|e| invalid(format!("template: {e}")))?;
+        let template = Template::checked(&input.template).map_err(|e| ToolError::invalid(format!("template: {e}")))?;
         // Writing is checked before anything is read: a read-only grant learns at once that apply needs more.
         if input.apply {
             ctx.may_write()?;
@@ -151,7 +151,9 @@ impl Tool for RenameAttachments {
                 found
             }
             (_, Some(collection)) => zotero.collection_items(collection, true, &Query::new(), limit).await?.items,
-            _ => return Err(invalid("pass itemKeys or collectionKey to choose which items' files to rename".into())),
+            _ => {
+                return Err(ToolError::invalid("pass itemKeys or collectionKey to choose which items' files to rename"))
+            }
         };
         let pairs = attachments_with_parents(zotero, parents.into_iter().take(limit).collect()).await?;
 
@@ -284,8 +286,4 @@ async fn attachments_with_parents(
         }
     }
     Ok(pairs)
-}
-
-fn invalid(problem: String) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_rename_attachments".into(), problem }
 }

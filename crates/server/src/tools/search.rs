@@ -9,7 +9,7 @@ use zotero_mcp_core::zotero::{
     Evaluated, ItemCard, ItemScope, ObjectKey, Page, QMode, Query, SavedSearch, ZoteroClient,
 };
 
-use super::args::Key;
+use super::args::{Key, YearRange};
 use super::paging::{shorten_list, Paging};
 use super::saved_searches;
 use crate::context::RequestContext;
@@ -132,6 +132,11 @@ pub struct SearchInput {
 }
 
 impl SearchInput {
+    /// `fromYear` and `toYear` as one range.
+    fn years(&self) -> YearRange {
+        YearRange::new(self.from_year, self.to_year)
+    }
+
     /// A search for `query`'s words in titles, creators, years and indexed full text, `limit` items.
     pub(super) fn words(query: &str, limit: u32) -> Self {
         Self {
@@ -255,14 +260,7 @@ impl Tool for ZoteroSearch {
     }
 
     async fn call(ctx: &RequestContext, input: SearchInput) -> Result<SearchOutput, ToolError> {
-        if let (Some(from), Some(to)) = (input.from_year, input.to_year) {
-            if from > to {
-                return Err(ToolError::InvalidArguments {
-                    tool: "zotero_search".into(),
-                    problem: format!("`fromYear` ({from}) is after `toYear` ({to})"),
-                });
-            }
-        }
+        input.years().checked()?;
         let zotero = ctx.zotero()?;
         let scope = match input.saved_search.as_deref() {
             Some(wanted) => {
@@ -433,23 +431,11 @@ pub(super) fn item_filters(item_type: Option<&str>, tags: Option<&[String]>, sin
 }
 
 fn has_year_filter(input: &SearchInput) -> bool {
-    input.from_year.is_some() || input.to_year.is_some()
+    input.years().is_bounded()
 }
 
 fn within_years(item: &ItemCard, input: &SearchInput) -> bool {
-    year_within(item, input.from_year, input.to_year)
-}
-
-/// Whether the item's year (the first four-digit year of its date) lies within the bounds; with a bound, an item
-/// without a year is outside. The one year rule of both searches.
-pub(super) fn year_within(item: &ItemCard, from: Option<i32>, to: Option<i32>) -> bool {
-    if from.is_none() && to.is_none() {
-        return true;
-    }
-    let Some(year) = item.data.date.as_deref().and_then(zotero_mcp_core::zotero::year_of).map(i32::from) else {
-        return false;
-    };
-    from.is_none_or(|from| year >= from) && to.is_none_or(|to| year <= to)
+    input.years().contains(item.data.date.as_deref())
 }
 
 async fn list(

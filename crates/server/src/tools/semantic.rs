@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use zotero_mcp_core::index::{self, IndexMatch, QueryOptions, DEFAULT_MIN_SCORE};
 use zotero_mcp_core::zotero::{ItemCard, ItemScope};
 
-use super::args::Key;
+use super::args::{Key, YearRange};
 use super::paging::shorten_list;
-use super::search::{item_filters, year_within};
+use super::search::item_filters;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
@@ -171,28 +171,19 @@ impl Tool for SemanticSearch {
 
     async fn call(ctx: &RequestContext, input: SemanticSearchInput) -> Result<SemanticSearchOutput, ToolError> {
         indexed_library_only(ctx)?;
-        if let (Some(from), Some(to)) = (input.from_year, input.to_year) {
-            if from > to {
-                return Err(ToolError::InvalidArguments {
-                    tool: "zotero_semantic_search".into(),
-                    problem: format!("`fromYear` ({from}) is after `toYear` ({to})"),
-                });
-            }
-        }
-        let index =
-            ctx.semantic_index().map_err(ToolError::Failed)?.ok_or_else(|| ToolError::Failed(UNBOUND.into()))?;
+        let years = YearRange::new(input.from_year, input.to_year).checked()?;
+        let index = ctx.semantic_index()?.ok_or_else(|| ToolError::Failed(UNBOUND.into()))?;
         let limit = input.limit.min(MAX_ITEMS) as usize;
         let narrowed = input.item_type.is_some()
             || input.tags.as_ref().is_some_and(|t| !t.is_empty())
             || input.collection_key.is_some()
             || input.since.is_some()
-            || input.from_year.is_some()
-            || input.to_year.is_some();
+            || years.is_bounded();
         let options = QueryOptions {
             top_k: if narrowed { limit * FILTER_OVERSHOOT } else { limit },
             item_type: input.item_type.clone(),
-            from_year: input.from_year,
-            to_year: input.to_year,
+            from_year: years.from(),
+            to_year: years.to(),
         };
         let matches = index.query(&input.query, &options).await.map_err(|e| ToolError::Failed(e.to_string()))?;
         let mut notes = Vec::new();
@@ -213,7 +204,9 @@ impl Tool for SemanticSearch {
         let items = fetch_in_order(ctx, &input, &matches).await?;
         let kept: Vec<SemanticHit> = items
             .into_iter()
-            .filter(|(item, _)| in_collection(item, &input) && within_years(item, &input))
+            .filter(|(item, _)| {
+                in_collection(item, &input) && years.zero_unbounded().contains(item.data.date.as_deref())
+            })
             .map(|(item, found)| SemanticHit {
                 item: summarize(&item),
                 score: found.score,
@@ -266,11 +259,6 @@ async fn fetch_in_order<'m>(
 fn in_collection(item: &ItemCard, input: &SemanticSearchInput) -> bool {
     let Some(collection) = &input.collection_key else { return true };
     item.data.collections.iter().any(|k| k == collection.as_str())
-}
-
-/// A year of 0 is no bound here, as the index's own filter reads it (upstream-spec §10.5).
-fn within_years(item: &ItemCard, input: &SemanticSearchInput) -> bool {
-    year_within(item, input.from_year.filter(|y| *y > 0), input.to_year.filter(|y| *y > 0))
 }
 
 /// The result with its scoring report: weak and unscored results are flagged, never hidden.
@@ -379,10 +367,11 @@ impl Tool for Reindex {
         indexed_library_only(ctx)?;
         let report = match run_sync(ctx, input.full, input.limit.map(|l| l as usize)).await {
             Ok(report) => report,
-            Err(SyncRunError::Setup(why)) => return Err(ToolError::Failed(why)),
             Err(SyncRunError::Sync(e)) => {
                 return Err(ToolError::Failed(format!("{e}. What was sent before the failure stays sent; call again.")))
             }
+            // The deployment's settings: the message names the one to change.
+            Err(setup) => return Err(ToolError::Failed(setup.to_string())),
         };
         Ok(ReindexOutput {
             submitted: report.submitted,
@@ -402,7 +391,7 @@ impl Tool for Reindex {
 /// library is refused rather than answered from an index that does not hold it.
 fn indexed_library_only(ctx: &RequestContext) -> Result<(), ToolError> {
     let Some(selected) = ctx.selected_library() else { return Ok(()) };
-    if ctx.indexed_libraries().map_err(ToolError::Failed)?.contains(&selected.id) {
+    if ctx.indexed_libraries()?.contains(&selected.id) {
         return Ok(());
     }
     Err(ToolError::Failed(format!(

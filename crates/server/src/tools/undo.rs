@@ -149,9 +149,8 @@ impl Tool for Undo {
         })?;
         let days = journal.days;
         let now_ms = ctx.clock().now_ms();
-        let failed = |error: crate::journal::JournalError| ToolError::Failed(error.to_string());
         let Some(id) = input.id else {
-            let (entries, more) = journal.recent(now_ms, input.offset, input.limit).await.map_err(failed)?;
+            let (entries, more) = journal.recent(now_ms, input.offset, input.limit).await?;
             return Ok(UndoOutput {
                 entries: Some(entries.iter().map(listed).collect()),
                 next_offset: more.then_some(input.offset + input.limit),
@@ -162,7 +161,7 @@ impl Tool for Undo {
             });
         };
         // Only this route's and library's entry: another's is refused saying where it was made.
-        let mut entry = journal.load(&id).await.map_err(failed)?;
+        let mut entry = journal.load(&id).await?;
         if let Some(by) = &entry.undone_by {
             return Err(ToolError::Failed(format!(
                 "Change {id} was already undone by {by}. To redo it, undo {by}. Nothing was changed."

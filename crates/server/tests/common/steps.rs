@@ -1,4 +1,4 @@
-//! An HTTP seam that counts the requests a call makes and how many of them ran one after another (issue 10).
+//! An HTTP seam that counts the requests a call makes and how many of them ran one after another.
 //!
 //! Every request waits one scheduler turn before it is passed on, so requests sent together are in flight
 //! together. A request that starts while none is in flight begins a new sequential step.

@@ -1,6 +1,6 @@
 //! The `tools/list` check: the server lists the tools of this build, in the same order (the order is part of the
 //! catalogue clients cache, and the first tool is the one the conformance suite calls). A server lists only
-//! what the request can use (issue 56): a read-only token is not shown the tools that only write, and a
+//! what the request can use: a read-only token is not shown the tools that only write, and a
 //! deployment's `TOOL_GROUPS` may leave whole groups out; tools missing for those reasons are accepted.
 
 use zotero_mcp_server::config::{Config, ToolGroup, ToolGroups, ToolView};

@@ -59,7 +59,7 @@ Steps (one line each, with its time; ✓ passed, ✗ failed with what to do, –
 Exit status:
   0   every step passed (and with --write, everything created was deleted)
   1   a step or a clean-up action failed; the output says which, why and what to do
-  64  bad arguments";
+  2   bad arguments";
 
 /// Runs the command with the arguments after `e2e`.
 pub fn main(args: Vec<String>) -> ExitCode {
@@ -71,7 +71,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         Err(problem) => {
             eprintln!("zotero-mcp e2e: {problem}\n\n{HELP}");
-            return ExitCode::from(64);
+            return super::usage();
         }
     };
     let report = run(&args);

@@ -58,9 +58,9 @@ Exit status:
   0   everything is sent and indexed
   1   a failure (the tool, HTTP, sign-in, no progress, the backlog not draining in time); the message says
       what to do
-  2   AI Search is not bound to the deployment (the AI_SEARCH binding is missing)
+  2   bad arguments
   3   everything is sent, but AI Search failed to index some documents (the count is printed)
-  64  bad arguments";
+  4   AI Search is not bound to the deployment (the AI_SEARCH binding is missing)";
 
 struct Args {
     server: String,
@@ -361,7 +361,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         Err(problem) => {
             eprintln!("zotero-mcp reindex: {problem}\n\n{HELP}");
-            return ExitCode::from(64);
+            return super::usage();
         }
     };
     match run(&args) {
@@ -373,7 +373,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
                  \"AI_SEARCH\" in wrangler.toml, as in this repository's), deploy again, then run this again",
                 said.trim()
             );
-            ExitCode::from(2)
+            // Not 2: that is every command's usage error (`super::USAGE`).
+            ExitCode::from(4)
         }
         Err(Failure::IndexingFailed(count)) => {
             eprintln!(

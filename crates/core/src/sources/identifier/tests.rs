@@ -46,7 +46,7 @@ fn only_identifiers(input: &str) -> Vec<Identifier> {
     detect_all(input).into_iter().map(|(piece, outcome)| outcome.unwrap_or_else(|e| panic!("{piece}: {e}"))).collect()
 }
 
-// --- upstream-spec §8.1, verified examples -------------------------------------------------------------------
+// --- verified examples of each kind --------------------------------------------------------------------------
 
 #[test]
 fn spec_an_arxiv_doi_is_a_doi_compared_lowercased() {

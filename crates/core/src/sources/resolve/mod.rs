@@ -1,5 +1,5 @@
 //! Metadata resolution for imports: an [`Identifier`] in, Zotero item data out, from the registry that holds the
-//! record (upstream-spec §8.2, with its mistakes fixed and PubMed added).
+//! record (the table below).
 //!
 //! | Identifier | Source | Request |
 //! |---|---|---|

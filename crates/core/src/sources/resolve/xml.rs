@@ -22,8 +22,28 @@ pub(super) enum Node {
     Text(String),
 }
 
+/// Why a document could not be read as XML.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(super) enum XmlError {
+    /// What quick-xml reported (a syntax, encoding, attribute or escape error).
+    #[error("{0}")]
+    Malformed(String),
+    #[error("a closing tag without an opening one")]
+    UnmatchedClose,
+    #[error("the unknown entity &{0};")]
+    UnknownEntity(String),
+    #[error("the document ends inside an element")]
+    Unclosed,
+    #[error("the document has no root element")]
+    NoRoot,
+}
+
+fn malformed(error: impl std::fmt::Display) -> XmlError {
+    XmlError::Malformed(error.to_string())
+}
+
 /// Parses a whole document and returns its root element, or why it could not.
-pub(super) fn parse(text: &str) -> Result<Element, String> {
+pub(super) fn parse(text: &str) -> Result<Element, XmlError> {
     let mut reader = Reader::from_str(text);
     // Every element open so far; the bottom one collects the root.
     let mut stack: Vec<Element> = vec![Element::default()];
@@ -33,37 +53,37 @@ pub(super) fn parse(text: &str) -> Result<Element, String> {
             Ok(Event::Empty(start)) => push_child(&mut stack, Node::Element(element(&start)?)),
             Ok(Event::End(_)) => {
                 if stack.len() < 2 {
-                    return Err("a closing tag without an opening one".into());
+                    return Err(XmlError::UnmatchedClose);
                 }
                 if let Some(done) = stack.pop() {
                     push_child(&mut stack, Node::Element(done));
                 }
             }
             Ok(Event::Text(text)) => {
-                let text = text.decode().map_err(|error| error.to_string())?;
+                let text = text.decode().map_err(malformed)?;
                 push_text(&mut stack, &text);
             }
             Ok(Event::CData(data)) => {
-                let text = data.decode().map_err(|error| error.to_string())?;
+                let text = data.decode().map_err(malformed)?;
                 push_text(&mut stack, &text);
             }
             Ok(Event::GeneralRef(reference)) => {
-                let resolved = match reference.resolve_char_ref().map_err(|error| error.to_string())? {
+                let resolved = match reference.resolve_char_ref().map_err(malformed)? {
                     Some(character) => character.to_string(),
                     None => {
-                        let name = reference.decode().map_err(|error| error.to_string())?;
-                        predefined(&name).ok_or_else(|| format!("the unknown entity &{name};"))?.to_owned()
+                        let name = reference.decode().map_err(malformed)?;
+                        predefined(&name).ok_or_else(|| XmlError::UnknownEntity(name.into_owned()))?.to_owned()
                     }
                 };
                 push_text(&mut stack, &resolved);
             }
             Ok(Event::Eof) => break,
             Ok(_) => {}
-            Err(error) => return Err(error.to_string()),
+            Err(error) => return Err(malformed(error)),
         }
     }
     if stack.len() != 1 {
-        return Err("the document ends inside an element".into());
+        return Err(XmlError::Unclosed);
     }
     let document = stack.pop().unwrap_or_default();
     document
@@ -73,7 +93,7 @@ pub(super) fn parse(text: &str) -> Result<Element, String> {
             Node::Element(root) => Some(root),
             Node::Text(_) => None,
         })
-        .ok_or_else(|| "the document has no root element".into())
+        .ok_or(XmlError::NoRoot)
 }
 
 fn predefined(name: &str) -> Option<&'static str> {
@@ -87,13 +107,13 @@ fn predefined(name: &str) -> Option<&'static str> {
     })
 }
 
-fn element(start: &BytesStart<'_>) -> Result<Element, String> {
+fn element(start: &BytesStart<'_>) -> Result<Element, XmlError> {
     let name = String::from_utf8_lossy(start.local_name().as_ref()).into_owned();
     let mut attributes = Vec::new();
     for attribute in start.attributes() {
-        let attribute = attribute.map_err(|error| error.to_string())?;
+        let attribute = attribute.map_err(malformed)?;
         let key = String::from_utf8_lossy(attribute.key.local_name().as_ref()).into_owned();
-        let value = attribute.unescape_value().map_err(|error| error.to_string())?.into_owned();
+        let value = attribute.unescape_value().map_err(malformed)?.into_owned();
         attributes.push((key, value));
     }
     Ok(Element { name, attributes, children: Vec::new() })

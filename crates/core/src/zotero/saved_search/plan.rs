@@ -146,7 +146,7 @@ impl SearchPlan {
             }
             let rule = match refused_special(name) {
                 Some(reason) => Err(reason.to_owned()),
-                None => rule_of(condition),
+                None => rule_of(condition).map_err(|reason| reason.to_string()),
             };
             match rule {
                 Ok(rule) => rules.push(rule),

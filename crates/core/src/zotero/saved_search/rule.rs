@@ -127,22 +127,39 @@ pub(super) fn field_names(name: &str) -> Option<(&'static str, &'static [&'stati
 /// Fields Zotero also compares as numbers; only their text operators are evaluated here.
 const NUMBER_FIELDS: [&str; 6] = ["pages", "numPages", "numberOfVolumes", "section", "seriesNumber", "issue"];
 
+/// Why a saved search's condition is not evaluated here; the search is then refused, naming it.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(super) enum NotEvaluated {
+    #[error("the {0:?} mode (regular expressions, binary files) is not evaluated here")]
+    Mode(String),
+    #[error("only `anyField contains` is evaluated here")]
+    AnyFieldOperator,
+    #[error("an empty full-text phrase")]
+    EmptyFullText,
+    #[error("this condition is not evaluated here")]
+    Condition,
+    #[error("this operator is not evaluated for this condition")]
+    Operator,
+    #[error("{0:?} is not a period read here: use a number and days, weeks, months or years")]
+    Period(String),
+    #[error(
+        "the date {0:?} is not one read here: use 2021, 2021-07, 2021-07-15, July 2021, 15 July 2021, today or \
+         yesterday"
+    )]
+    Date(String),
+    #[error("an item's date has no time of day; give the date alone")]
+    TimeOfDay,
+}
+
 /// A date condition's test, its operator (one bit) already checked.
-fn date_test(operator: u8, value: &str, field: DateField) -> Result<DateTest, String> {
+fn date_test(operator: u8, value: &str, field: DateField) -> Result<DateTest, NotEvaluated> {
     if operator == IS_IN_THE_LAST {
-        let span = dates::parse_span(value).ok_or_else(|| {
-            format!("{value:?} is not a period read here: use a number and days, weeks, months or years")
-        })?;
+        let span = dates::parse_span(value).ok_or_else(|| NotEvaluated::Period(value.to_owned()))?;
         return Ok(DateTest::InTheLast(span));
     }
-    let date = dates::parse_value(value).ok_or_else(|| {
-        format!(
-            "the date {value:?} is not one read here: use 2021, 2021-07, 2021-07-15, July 2021, 15 July 2021, \
-             today or yesterday"
-        )
-    })?;
+    let date = dates::parse_value(value).ok_or_else(|| NotEvaluated::Date(value.to_owned()))?;
     if matches!(date, DateValue::DateTime(_)) && field == DateField::Date {
-        return Err("an item's date has no time of day; give the date alone".to_owned());
+        return Err(NotEvaluated::TimeOfDay);
     }
     Ok(match operator {
         IS_BEFORE => DateTest::Before(date),
@@ -157,11 +174,11 @@ fn collection_key(value: &str) -> String {
 }
 
 /// A primary condition (not a flag such as `noChildren`) as a rule, or why it cannot be evaluated.
-pub(super) fn rule_of(condition: &SearchCondition) -> Result<Rule, String> {
+pub(super) fn rule_of(condition: &SearchCondition) -> Result<Rule, NotEvaluated> {
     let (name, mode) = condition.name_and_mode();
     let value = condition.value.as_str();
     if let Some(mode) = mode.filter(|m| !(name == "fulltextContent" && *m == "phrase")) {
-        return Err(format!("the {mode:?} mode (regular expressions, binary files) is not evaluated here"));
+        return Err(NotEvaluated::Mode(mode.to_owned()));
     }
     let operator = OPERATORS.iter().position(|o| *o == condition.operator).map_or(0, |i| 1 << i);
     let test = KINDS.iter().find(|(n, _)| *n == name).map(|(_, test)| *test);
@@ -173,20 +190,20 @@ pub(super) fn rule_of(condition: &SearchCondition) -> Result<Rule, String> {
         // would match every other item: refused rather than reproduced.
         Some(test @ (Test::AnnotationText | Test::AnnotationComment)) => (test, CONTAINS),
         Some(Test::AnyField) if operator != CONTAINS => {
-            return Err("only `anyField contains` is evaluated here".to_owned());
+            return Err(NotEvaluated::AnyFieldOperator);
         }
         Some(Test::AnyField) => (Test::AnyField, CONTAINS),
-        Some(Test::FullText) if value.trim().is_empty() => return Err("an empty full-text phrase".to_owned()),
+        Some(Test::FullText) if value.trim().is_empty() => return Err(NotEvaluated::EmptyFullText),
         Some(Test::FullText) => (Test::FullText, CONTAINS | DOES_NOT_CONTAIN),
         Some(test @ Test::Date(_)) => (test, IS | IS_NOT | IS_BEFORE | IS_AFTER | IS_IN_THE_LAST),
         None => {
-            let (own, mapped) = field_names(name).ok_or_else(|| "this condition is not evaluated here".to_owned())?;
+            let (own, mapped) = field_names(name).ok_or(NotEvaluated::Condition)?;
             let text = if NUMBER_FIELDS.contains(&name) { TEXT } else { TEXT | BEGINS_WITH };
             (Test::Field(own, mapped), text)
         }
     };
     if operator & allowed == 0 {
-        return Err("this operator is not evaluated for this condition".to_owned());
+        return Err(NotEvaluated::Operator);
     }
     let op = match operator {
         IS | IS_NOT => TextOp::Is,

@@ -26,6 +26,7 @@ use self::library::{Library, MatchedBy};
 use self::manuscript::Cited;
 use super::import_reference::entries::Entry as ImportEntry;
 use super::import_reference::{steps as import_steps, REQUEST_BUDGET};
+use super::next_step::NextStep;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -358,9 +359,9 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         Some(cursor) => parse_cursor(cursor, &fingerprint)?,
         None => 0,
     };
-    let cited = cited.map_err(|too_large| invalid(&too_large.to_string()))?;
+    let cited = cited.map_err(|too_large| ToolError::invalid(too_large.to_string()))?;
     if cited.is_empty() {
-        return Err(invalid(match format {
+        return Err(ToolError::invalid(match format {
             Format::Latex | Format::Markdown => {
                 "the text cites nothing: no \\cite commands or [@key] citations were found. Give the source with its \
                  citations, or the reference list itself (format referenceList)"
@@ -372,7 +373,9 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         }));
     }
     if start > cited.len() {
-        return Err(invalid("the cursor points past the end of this manuscript's references: start without one"));
+        return Err(ToolError::invalid(
+            "the cursor points past the end of this manuscript's references: start without one",
+        ));
     }
 
     let zotero = ctx.zotero()?;
@@ -549,7 +552,7 @@ async fn check_one<'a>(
                 match registry::search(ctx, written).await {
                     Ok(Some((reference, confidence))) => record = Some((reference, Some(confidence))),
                     Ok(None) => report.tried.push("CrossRef found no candidate".into()),
-                    Err(why) => report.tried.push(format!("the search failed: {why}")),
+                    Err(why) => report.tried.push(format!("the search failed: {}", why.with_next_step())),
                 }
             }
             _ => {}
@@ -758,15 +761,12 @@ fn fingerprint(text: &str, bibtex: Option<&str>, format: Format) -> String {
 }
 
 fn parse_cursor(cursor: &str, fingerprint: &str) -> Result<usize, ToolError> {
-    let (at, theirs) = cursor.split_once('.').ok_or_else(|| invalid("the cursor is not one this tool gave"))?;
+    let (at, theirs) =
+        cursor.split_once('.').ok_or_else(|| ToolError::invalid("the cursor is not one this tool gave"))?;
     if theirs != fingerprint {
-        return Err(invalid(
+        return Err(ToolError::invalid(
             "the cursor belongs to another text: pass the same text (and bibtex and format) as the call that gave it",
         ));
     }
-    at.parse().map_err(|_| invalid("the cursor is not one this tool gave"))
-}
-
-fn invalid(problem: &str) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_check_references".into(), problem: problem.into() }
+    at.parse().map_err(|_| ToolError::invalid("the cursor is not one this tool gave"))
 }

@@ -10,7 +10,6 @@ use zotero_mcp_core::sources::{Identifier, Reference, RegistryNotes, ResolveErro
 
 use super::{Flag, FlagKind};
 use crate::context::RequestContext;
-use crate::tools::next_step::NextStep;
 
 /// Candidates asked of a bibliographic search: enough that the right work is among them when it exists.
 const CANDIDATES: usize = 3;
@@ -23,7 +22,7 @@ const MISSING_KEPT_SECONDS: u64 = 24 * 3600;
 /// The record `id` names, or why none came (in the check's words: the importer's advice to create the item
 /// from its fields does not apply here). Kept in `CACHE_KV`, so checking a manuscript again after an edit asks
 /// the registries only about what is new; a failure other than "no such record" is never kept.
-pub async fn look_up(ctx: &RequestContext, id: &Identifier) -> Result<Reference, String> {
+pub async fn look_up(ctx: &RequestContext, id: &Identifier) -> Result<Reference, NoRecord> {
     let key = format!("refcheck:record:{}", id.key());
     if let Ok(Some(text)) = ctx.cache().get(&key).await {
         if let Some(kept) = decode(&text) {
@@ -39,10 +38,21 @@ pub async fn look_up(ctx: &RequestContext, id: &Identifier) -> Result<Reference,
             let why = format!("{sources} know no {what}");
             let kept = json!({ "missing": why }).to_string();
             let _ = ctx.cache().put(&key, &kept, KvWrite::ExpiresIn(MISSING_KEPT_SECONDS)).await;
-            Err(why)
+            Err(NoRecord::Missing(why))
         }
-        Err(other) => Err(other.to_string()),
+        Err(other) => Err(NoRecord::Failed(other)),
     }
+}
+
+/// Why a registry gave no record for an identifier, in the check's words.
+#[derive(Debug, thiserror::Error)]
+pub enum NoRecord {
+    /// The registries know no such record ("CrossRef and DataCite know no DOI 10.…"); kept for a day.
+    #[error("{0}")]
+    Missing(String),
+    /// Asking failed (never kept: the next check asks again).
+    #[error(transparent)]
+    Failed(ResolveError),
 }
 
 fn encode(reference: &Reference) -> String {
@@ -64,10 +74,10 @@ fn encode(reference: &Reference) -> String {
 }
 
 /// A kept record (`None` for anything unreadable, which is then asked again).
-fn decode(text: &str) -> Option<Result<Reference, String>> {
+fn decode(text: &str) -> Option<Result<Reference, NoRecord>> {
     let kept: Value = serde_json::from_str(text).ok()?;
     if let Some(why) = kept.get("missing").and_then(Value::as_str) {
-        return Some(Err(why.to_owned()));
+        return Some(Err(NoRecord::Missing(why.to_owned())));
     }
     let source = match kept.get("source")?.as_str()? {
         "CrossRef" => Source::CrossRef,
@@ -111,8 +121,8 @@ fn decode(text: &str) -> Option<Result<Reference, String>> {
 pub async fn search(
     ctx: &RequestContext,
     written: &ListedReference,
-) -> Result<Option<(Reference, Confidence)>, String> {
-    let candidates = ctx.bibliographic_candidates(&written.text, CANDIDATES).await.map_err(|e| e.with_next_step())?;
+) -> Result<Option<(Reference, Confidence)>, ResolveError> {
+    let candidates = ctx.bibliographic_candidates(&written.text, CANDIDATES).await?;
     let mut best: Option<(Reference, Confidence)> = None;
     for (reference, _score) in candidates {
         let judged = confidence(written, &reference.data);
@@ -217,11 +227,11 @@ mod tests {
                 preprints: vec![],
             },
         };
-        assert_eq!(decode(&encode(&reference)), Some(Ok(reference)));
-        assert_eq!(
+        assert!(matches!(decode(&encode(&reference)), Some(Ok(kept)) if kept == reference));
+        assert!(matches!(
             decode(r#"{"missing":"CrossRef knows no DOI 10.1/y"}"#),
-            Some(Err("CrossRef knows no DOI 10.1/y".into()))
-        );
-        assert_eq!(decode("not json"), None);
+            Some(Err(NoRecord::Missing(why))) if why == "CrossRef knows no DOI 10.1/y"
+        ));
+        assert!(decode("not json").is_none());
     }
 }

@@ -1,12 +1,13 @@
 //! The pasted text as entries (a BibTeX block, an RIS block, or identifiers), and what becomes of each.
 
 use serde_json::{Map, Value};
-use zotero_mcp_core::sources::{self, detect_all, Identifier, Reference};
+use zotero_mcp_core::sources::{self, detect_all, Identifier, Reference, ResolveError};
 use zotero_mcp_core::zotero::ZoteroObject;
 
-use super::{invalid, ImportResult, ImportStatus, MAX_ENTRIES_PER_CALL, MAX_IDENTIFIERS_PER_CALL, MAX_INPUT_CHARS};
+use super::{ImportResult, ImportStatus, MAX_ENTRIES_PER_CALL, MAX_IDENTIFIERS_PER_CALL, MAX_INPUT_CHARS};
 use crate::format::text::truncate;
 use crate::mcp::ToolError;
+use crate::tools::next_step::NextStep;
 
 /// Where an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +89,7 @@ impl Entry {
     }
 
     /// Takes a resolved record in, or why there is none.
-    pub fn resolved(&mut self, looked_up: Result<Reference, String>) {
+    pub fn resolved(&mut self, looked_up: Result<Reference, ResolveError>) {
         match looked_up {
             Ok(reference) => {
                 self.record = Some(Record {
@@ -97,7 +98,7 @@ impl Entry {
                     data: reference.data,
                 })
             }
-            Err(why) => self.outcome = Outcome::Failed(why),
+            Err(error) => self.outcome = Outcome::Failed(error.with_next_step()),
         }
     }
 
@@ -141,7 +142,9 @@ impl Entry {
 pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.chars().count() as u64 > MAX_INPUT_CHARS {
-        return Err(invalid(format!("the text is longer than {MAX_INPUT_CHARS} characters; import it in parts")));
+        return Err(ToolError::invalid(format!(
+            "the text is longer than {MAX_INPUT_CHARS} characters; import it in parts"
+        )));
     }
     let entries = if looks_like_bibtex(trimmed) {
         sources::parse_bibtex(trimmed)
@@ -151,7 +154,7 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
                     Some(key) => format!("BibTeX entry {} ({key})", entry.index),
                     None => format!("BibTeX entry {}", entry.index),
                 };
-                parsed(Entry::new(label, Origin::BibTex), "BibTeX", entry.outcome.map_err(|e| e.to_string()))
+                parsed(Entry::new(label, Origin::BibTex), "BibTeX", entry.outcome)
             })
             .collect()
     } else if looks_like_ris(trimmed) {
@@ -163,17 +166,17 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
                     Some(title) => format!("RIS entry {} ({})", entry.index, truncate(title, 60)),
                     None => format!("RIS entry {}", entry.index),
                 };
-                parsed(Entry::new(label, Origin::Ris), "RIS", entry.outcome.map_err(|e| e.to_string()))
+                parsed(Entry::new(label, Origin::Ris), "RIS", entry.outcome)
             })
             .collect()
     } else {
         identifiers(trimmed)?
     };
     if entries.is_empty() {
-        return Err(invalid("the block holds no entries; check that it is complete".into()));
+        return Err(ToolError::invalid("the block holds no entries; check that it is complete"));
     }
     if entries.len() > MAX_ENTRIES_PER_CALL {
-        return Err(invalid(format!(
+        return Err(ToolError::invalid(format!(
             "the block holds {} entries; import at most {MAX_ENTRIES_PER_CALL} per call (split it)",
             entries.len()
         )));
@@ -181,10 +184,10 @@ pub fn parse_input(text: &str) -> Result<Vec<Entry>, ToolError> {
     Ok(entries)
 }
 
-fn parsed(entry: Entry, source: &str, outcome: Result<Map<String, Value>, String>) -> Entry {
+fn parsed(entry: Entry, source: &str, outcome: Result<Map<String, Value>, impl std::fmt::Display>) -> Entry {
     match outcome {
         Ok(data) => Entry { record: Some(Record { data, source: source.to_owned(), pdf_url: None }), ..entry },
-        Err(why) => entry.failed(why),
+        Err(why) => entry.failed(why.to_string()),
     }
 }
 
@@ -193,16 +196,15 @@ fn identifiers(text: &str) -> Result<Vec<Entry>, ToolError> {
     if found.iter().all(|(_, outcome)| outcome.is_err()) {
         // Nothing usable at all: prose, or a single bad identifier. Say why once instead of word by word.
         if let (1, Some((_, Err(error)))) = (found.len(), found.first()) {
-            return Err(invalid(error.to_string()));
+            return Err(ToolError::invalid(error.to_string()));
         }
-        return Err(invalid(
+        return Err(ToolError::invalid(
             "no identifier was found; give a DOI, arXiv id, ISBN, PMID or PMCID (one per line), or a BibTeX or RIS \
-             block. Create the item with zotero_create_items if it has no identifier."
-                .into(),
+             block. Create the item with zotero_create_items if it has no identifier.",
         ));
     }
     if found.len() > MAX_IDENTIFIERS_PER_CALL {
-        return Err(invalid(format!(
+        return Err(ToolError::invalid(format!(
             "{} identifiers were given; import at most {MAX_IDENTIFIERS_PER_CALL} per call",
             found.len()
         )));

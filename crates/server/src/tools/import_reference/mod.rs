@@ -163,10 +163,9 @@ impl Tool for ImportReference {
         let zotero = ctx.zotero()?;
         let mut entries = parse_input(&input.identifier)?;
         if input.pdf_url.is_some() && entries.len() > 1 {
-            return Err(invalid(
+            return Err(ToolError::invalid(
                 "pdfUrl names the PDF of one work, but several entries were given; import them without pdfUrl and \
-                 attach PDFs with zotero_put_attachment"
-                    .into(),
+                 attach PDFs with zotero_put_attachment",
             ));
         }
         steps::look_up(ctx, &mut entries).await;
@@ -191,8 +190,4 @@ impl Tool for ImportReference {
             results,
         })
     }
-}
-
-fn invalid(problem: String) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_import_reference".into(), problem }
 }

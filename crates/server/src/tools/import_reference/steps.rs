@@ -6,14 +6,17 @@ use std::collections::BTreeMap;
 use futures_util::future::join_all;
 use serde_json::{Map, Value};
 use zotero_mcp_core::attachment::filename::{build_renamed_filename, DEFAULT_TEMPLATE};
-use zotero_mcp_core::attachment::write::{self, NewAttachment, Upload};
+use zotero_mcp_core::attachment::write::{self, NewAttachment, Upload, WriteError};
 use zotero_mcp_core::duplicates::{is_candidate, normalise_title, same_work, Fingerprints};
+use zotero_mcp_core::net::DownloadError;
 use zotero_mcp_core::sources::{fit_to_template, Identifier};
-use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, QMode, Query, ZoteroClient, ZoteroObject, ZoteroWriter};
+use zotero_mcp_core::zotero::{
+    KeyError, ObjectKey, ObjectKind, QMode, Query, ZoteroClient, ZoteroObject, ZoteroWriter,
+};
 
 use super::entries::{Entry, Origin, Outcome};
 use super::{MAX_PDFS_PER_CALL, REQUESTS_PER_PDF, REQUEST_BUDGET};
-use crate::context::RequestContext;
+use crate::context::{RequestContext, WriterRefused};
 use crate::mcp::ToolError;
 use crate::tools::next_step::NextStep;
 
@@ -22,7 +25,7 @@ use crate::tools::next_step::NextStep;
 pub async fn look_up(ctx: &RequestContext, entries: &mut [Entry]) {
     let lookups = entries.iter().map(|entry| async {
         match (&entry.identifier, entry.is_pending()) {
-            (Some(id), true) => Some(ctx.resolve_reference(id).await.map_err(|e| e.with_next_step())),
+            (Some(id), true) => Some(ctx.resolve_reference(id).await),
             _ => None,
         }
     });
@@ -218,19 +221,34 @@ fn requests_before_pdfs(entries: &[Entry]) -> usize {
     identifiers * 2 + entries.len() + types.len() + created.len().div_ceil(50)
 }
 
+/// Why a found PDF was not attached; the import itself stands, and the result says how to attach it by hand.
+#[derive(Debug, thiserror::Error)]
+enum PdfNotAttached {
+    #[error(transparent)]
+    Refused(#[from] WriterRefused),
+    #[error(transparent)]
+    Download(#[from] DownloadError),
+    #[error("the response was {0} rather than a PDF")]
+    NotPdf(String),
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error("{}", .0.with_next_step())]
+    Stored(#[from] WriteError),
+}
+
 /// Downloads `url` (through the SSRF guard) and stores it as the new item's PDF; the key of the attachment.
-async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Result<String, String> {
-    let zotero = ctx.writer().map_err(|e| e.to_string())?;
-    let files = ctx.file_writer().await.map_err(|e| e.to_string())?;
-    let download = ctx.download(url).await.map_err(|e| e.to_string())?;
+async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Result<String, PdfNotAttached> {
+    let zotero = ctx.writer()?;
+    let files = ctx.file_writer().await?;
+    let download = ctx.download(url).await?;
     if !download.bytes.starts_with(b"%PDF") {
         let kind = download.content_type.unwrap_or_else(|| "not a PDF".into());
-        return Err(format!("the response was {kind} rather than a PDF"));
+        return Err(PdfNotAttached::NotPdf(kind));
     }
     let summary = item.meta.get("creatorSummary").and_then(Value::as_str);
     let filename = build_renamed_filename(&item.data, "attachment.pdf", DEFAULT_TEMPLATE, summary)
         .unwrap_or_else(|| "attachment.pdf".into());
-    let parent = ObjectKey::parse(&item.key).map_err(|e| e.to_string())?;
+    let parent = ObjectKey::parse(&item.key)?;
     let upload = Upload { filename, content_type: Some("application/pdf".into()), data: download.bytes };
     let meta = NewAttachment {
         parent: Some(parent),
@@ -238,6 +256,6 @@ async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Res
         url: Some(download.final_url),
         ..NewAttachment::default()
     };
-    let stored = write::create(zotero, files, ctx.clock(), upload, meta).await.map_err(|e| e.with_next_step())?;
+    let stored = write::create(zotero, files, ctx.clock(), upload, meta).await?;
     Ok(stored.key)
 }

@@ -255,7 +255,7 @@ struct Gathered {
 
 async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result<RetrieveOutput, ToolError> {
     if retrieve::fold::terms(&input.query, ctx.decompose()).is_empty() {
-        return Err(invalid(
+        return Err(ToolError::invalid(
             "`query` has no word to rank by (only short or common words): give the words a passage should hold",
         ));
     }
@@ -277,7 +277,7 @@ async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result
         let item = item?;
         if let Some(kind @ ("attachment" | "note" | "annotation")) = item.item_type() {
             let parent = item.field("parentItem").map_or(String::new(), |p| format!(" of item {p}"));
-            return Err(invalid(&format!(
+            return Err(ToolError::invalid(format!(
                 "{key} is {} {kind}{parent}: give the regular item's key (evidence is gathered per item; an \
                  attachment goes in `attachmentKeys` with attachmentPolicy specified)",
                 if kind == "attachment" || kind == "annotation" { "an" } else { "a" }
@@ -291,7 +291,7 @@ async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result
             g.children.iter().any(|c| c.key == key.as_str() && c.item_type() == Some("attachment") && !c.is_trashed())
         });
         if !owned {
-            return Err(invalid(&format!(
+            return Err(ToolError::invalid(format!(
                 "attachment {key} is not an attachment of {}: name attachments of these items only (evidence \
                  for another item needs its own call)",
                 keys.iter().map(ObjectKey::as_str).collect::<Vec<_>>().join(", ")
@@ -383,11 +383,11 @@ fn specified_keys(input: &RetrieveInput) -> Result<Vec<ObjectKey>, ToolError> {
             Ok(unique)
         }
         (AttachmentPolicy::Specified, None) => {
-            Err(invalid("attachmentPolicy specified needs `attachmentKeys`: the attachments to read"))
+            Err(ToolError::invalid("attachmentPolicy specified needs `attachmentKeys`: the attachments to read"))
         }
-        (_, Some(_)) => {
-            Err(invalid("`attachmentKeys` is read only with attachmentPolicy specified: set it, or leave the keys out"))
-        }
+        (_, Some(_)) => Err(ToolError::invalid(
+            "`attachmentKeys` is read only with attachmentPolicy specified: set it, or leave the keys out",
+        )),
         (_, None) => Ok(Vec::new()),
     }
 }
@@ -416,8 +416,4 @@ fn passage_out(passage: &Passage, hit: &retrieve::Ranked) -> PassageOut {
         score: (hit.score * 1000.0).round() / 1000.0,
         matched_fields,
     }
-}
-
-fn invalid(problem: &str) -> ToolError {
-    ToolError::InvalidArguments { tool: "zotero_retrieve".into(), problem: problem.into() }
 }
