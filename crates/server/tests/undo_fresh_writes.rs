@@ -1,4 +1,4 @@
-//! Every write tool's fresh write, undone with no fault anywhere (issue 55, item 3): the call is made, then
+//! Every write tool's fresh write, undone with no fault anywhere: the call is made, then
 //! `zotero_undo` with the id its answer gives, and the library read from the simulator (items, collections,
 //! stored files; the WebDAV folder) is what it was before, but for versions. A write made of several steps must
 //! leave in its journal entry each object's version after its *last* step, or the undo finds the object
@@ -191,7 +191,7 @@ async fn a_merge_is_undone() {
     undone_as_before(&b, "zotero_find_duplicates", json!({ "mergeKeys": [rich, poor], "merge": true })).await;
 }
 
-/// The bug of issue 55: the registration raises the new attachment's version past the one its creation
+/// The registration raises the new attachment's version past the one its creation
 /// answered, and the undo's DELETE, version-checked against the latter, was refused (412, "changed since").
 #[tokio::test]
 async fn a_new_upload_on_zotero_storage_is_undone() {
