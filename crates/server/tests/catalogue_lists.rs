@@ -4,6 +4,9 @@
 //! cannot leave a page saying otherwise. The declarations are the registry `tools::registry` builds (what `tools/list` serves
 //! and `src/mcp/schemas.json` publishes); each check names the file to change and what to write there.
 //!
+//! The declarations are also checked against the code they describe where the two could drift: a destructive
+//! tool says whether it asks first, and says so exactly when it implements `Tool::needs_confirmation`.
+//!
 //! What cannot be checked is generated: docs/tools.md's table of every tool's group and hints is written by this
 //! test with `UPDATE_SCHEMAS=1 cargo test -p zotero-mcp-server --test catalogue_lists` (the variable that
 //! regenerates `schemas.json`), like the cost table `catalogue_budget.rs` writes.
@@ -13,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use regex_lite::Regex;
 use zotero_mcp_server::config::{Config, ToolGroup};
-use zotero_mcp_server::mcp::{Access, ToolSpec};
+use zotero_mcp_server::mcp::{Access, Confirmation, ToolSpec};
 use zotero_mcp_server::tools;
 
 const HINTS_START: &str = "<!-- catalogue-hints:start (written by crates/server/tests/catalogue_lists.rs) -->";
@@ -304,7 +307,94 @@ fn a_read_only_declaration_is_neither_destructive_nor_unrepeatable() {
     let problems: Vec<String> = catalogue()
         .into_iter()
         .filter(|s| s.access == Access::Read && (s.destructive || !s.idempotent))
-        .map(|s| format!("{}: declared read-only, so drop `.destructive()` and keep it idempotent", s.name))
+        .map(|s| format!("{}: declared read-only, so drop `.confirms()` or `.destructive_without_confirmation(..)` and keep it idempotent", s.name))
         .collect();
+    assert_none(problems);
+}
+
+/// A destructive tool either asks the person first or says, in its declaration, why not; a tool cannot be
+/// declared as asking without being destructive (clients are told `destructiveHint` from the same line).
+#[test]
+fn every_destructive_tool_confirms_or_says_why_not() {
+    let mut problems = Vec::new();
+    for spec in catalogue() {
+        match spec.confirmation {
+            Confirmation::Unsaid if spec.destructive => problems.push(format!(
+                "{}: destructive, but says neither `.confirms()` (and implements `Tool::needs_confirmation`) nor \
+                 `.destructive_without_confirmation(\"why a question would not help\")`",
+                spec.name
+            )),
+            Confirmation::NotAsked(why) if why.trim().is_empty() => problems.push(format!(
+                "{}: `.destructive_without_confirmation` needs a reason: write why a question would not help",
+                spec.name
+            )),
+            Confirmation::Asks | Confirmation::NotAsked(_) if !spec.destructive => problems.push(format!(
+                "{}: declares whether it asks, but is not destructive: set it with `.confirms()` or \
+                 `.destructive_without_confirmation(..)`, which also make it destructive",
+                spec.name
+            )),
+            _ => {}
+        }
+    }
+    assert_none(problems);
+}
+
+/// The names of the tools in `crates/server/src/tools/` whose `impl Tool` implements `needs_confirmation`,
+/// read from the source: whether a trait's default was replaced cannot be asked of the type.
+fn tools_implementing_needs_confirmation() -> Vec<String> {
+    let dir = repo_path("crates/server/src/tools");
+    let name = Regex::new(r#"ToolSpec::(?:read|write|mixed)\(\s*"([a-z_]+)""#).expect("the pattern is valid");
+    let mut found = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{} cannot be listed: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .collect();
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} cannot be read: {e}", path.display()));
+        // Each `impl Tool for` block runs to the next item that starts a line with `impl ` (or the file's end).
+        for block in text.split("\nimpl Tool for ").skip(1) {
+            let block = block.split("\nimpl ").next().unwrap_or(block);
+            if !block.contains("fn needs_confirmation") {
+                continue;
+            }
+            match name.captures(block) {
+                Some(c) => found.push(c[1].to_owned()),
+                None => panic!(
+                    "{}: an `impl Tool` implements needs_confirmation, but its name was not found",
+                    path.display()
+                ),
+            }
+        }
+    }
+    found
+}
+
+/// A tool that asks at run time (`Tool::needs_confirmation`) is declared as asking, and a tool declared as
+/// asking has calls it asks about: otherwise the declaration and the tool's behaviour disagree, and the check
+/// above would pass on a destructive tool that never asks.
+#[test]
+fn a_tool_asks_exactly_when_its_declaration_says_it_confirms() {
+    let specs = catalogue();
+    let asking = tools_implementing_needs_confirmation();
+    let mut problems = Vec::new();
+    for name in &asking {
+        match specs.iter().find(|s| s.name == name) {
+            Some(spec) if spec.confirmation == Confirmation::Asks => {}
+            Some(_) => problems
+                .push(format!("{name}: implements `Tool::needs_confirmation`, so declare it with `.confirms()`")),
+            None => problems.push(format!("{name}: implements `Tool::needs_confirmation` but is not in the catalogue")),
+        }
+    }
+    for spec in specs.iter().filter(|s| s.confirmation == Confirmation::Asks) {
+        if !asking.iter().any(|name| name == spec.name) {
+            problems.push(format!(
+                "{}: declared with `.confirms()` but never asks: implement `Tool::needs_confirmation`, or declare \
+                 `.destructive_without_confirmation(\"why\")`",
+                spec.name
+            ));
+        }
+    }
     assert_none(problems);
 }

@@ -16,4 +16,4 @@ pub mod stdio;
 pub mod transport;
 pub mod uri_template;
 
-pub use registry::{Access, CacheHint, Declare, Registry, Tool, ToolError, ToolSpec};
+pub use registry::{Access, CacheHint, Confirmation, Declare, Registry, Tool, ToolError, ToolSpec};

@@ -35,6 +35,20 @@ pub enum Access {
     Mixed,
 }
 
+/// Whether a tool asks the person before its destructive calls. A destructive tool must say one way or the
+/// other ([`ToolSpec::confirms`] or [`ToolSpec::destructive_without_confirmation`]), so whoever makes a tool
+/// destructive decides about asking in the same line; `tests/catalogue_lists.rs` fails for one that says
+/// neither, and for a tool whose `Tool::needs_confirmation` and declaration disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Nothing said: right only for a tool that is not destructive.
+    Unsaid,
+    /// Some calls are asked about first: the tool implements [`Tool::needs_confirmation`].
+    Asks,
+    /// Destructive, yet never asked about, for the reason given (shown to no client; it is for reviewers).
+    NotAsked(&'static str),
+}
+
 /// The fixed facts about a tool, shown to clients in `tools/list`.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolSpec {
@@ -46,8 +60,10 @@ pub struct ToolSpec {
     pub access: Access,
     /// Calling it twice with the same arguments has no further effect.
     pub idempotent: bool,
-    /// May remove or overwrite data (only meaningful for write tools).
+    /// May remove or overwrite data (only meaningful for write tools). Set only with [`Self::confirmation`].
     pub destructive: bool,
+    /// Whether the destructive calls are asked about first, or why not.
+    pub confirmation: Confirmation,
     /// Reaches beyond the user's own library and file store (e.g. DOI or arXiv look-ups).
     pub open_world: bool,
     /// How to ask this tool for less, naming its own arguments in backticks ("a smaller `limit`, and `offset` to
@@ -69,6 +85,7 @@ impl ToolSpec {
             access: Access::Read,
             idempotent: true,
             destructive: false,
+            confirmation: Confirmation::Unsaid,
             open_world: false,
             ask_for_less: "",
             group: ToolGroup::Read,
@@ -83,6 +100,7 @@ impl ToolSpec {
             access: Access::Write,
             idempotent: false,
             destructive: false,
+            confirmation: Confirmation::Unsaid,
             open_world: false,
             ask_for_less: "",
             group: ToolGroup::Write,
@@ -98,6 +116,7 @@ impl ToolSpec {
             access: Access::Mixed,
             idempotent: false,
             destructive: false,
+            confirmation: Confirmation::Unsaid,
             open_world: false,
             ask_for_less: "",
             group: ToolGroup::Read,
@@ -107,8 +126,17 @@ impl ToolSpec {
         self.idempotent = true;
         self
     }
-    pub const fn destructive(mut self) -> Self {
+    /// Destructive, and the calls [`Tool::needs_confirmation`] picks are asked about before they write.
+    pub const fn confirms(mut self) -> Self {
         self.destructive = true;
+        self.confirmation = Confirmation::Asks;
+        self
+    }
+    /// Destructive, and never asked about: `why` says why a question would not help (there is no plain
+    /// `destructive()`, so that a destructive tool cannot leave the question open).
+    pub const fn destructive_without_confirmation(mut self, why: &'static str) -> Self {
+        self.destructive = true;
+        self.confirmation = Confirmation::NotAsked(why);
         self
     }
     pub const fn open_world(mut self) -> Self {
@@ -165,7 +193,8 @@ pub trait Tool: 'static {
     }
 
     /// Whether this call is a destructive write the person is asked to confirm first (deleting, merging, renaming
-    /// many files, replacing a file, changing many items' tags). When it says so, the request context refuses the
+    /// many files, replacing a file, changing many items' tags). A tool that implements it is declared with
+    /// [`ToolSpec::confirms`] (`tests/catalogue_lists.rs` checks both ways). When it says so, the request context refuses the
     /// tool a writer until [`RequestContext::confirm`] has passed: the tool describes what will change in a
     /// [`crate::confirm::Plan`] and confirms it before taking the writer, so it cannot write past the question.
     fn needs_confirmation(_input: &Self::Input) -> bool {

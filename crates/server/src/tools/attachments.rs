@@ -399,7 +399,7 @@ impl Tool for DeleteAttachment {
          deletes it and its file for good. Refuses other items: use zotero_delete_items for those.",
     )
     .group(ToolGroup::Files)
-    .destructive()
+    .confirms()
     .idempotent();
 
     fn render(output: &DeleteAttachmentOutput) -> String {

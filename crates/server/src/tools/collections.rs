@@ -292,7 +292,7 @@ impl Tool for ManageCollections {
         "Creates, renames, moves or deletes a collection (subcollections go too, items stay), or adds items to or \
          removes them from one, each only if unchanged since read. To list them, zotero_list_collections.",
     )
-    .destructive();
+    .confirms();
 
     fn render(output: &ManageCollectionsOutput) -> String {
         manage_markdown(output)

@@ -49,7 +49,7 @@ impl Tool for DeleteItems {
         "Moves up to 50 items to the trash, or with `permanent` deletes them, each only if unchanged since read. \
          Confirm with the user first. For an attachment and its file, zotero_delete_attachment.",
     )
-    .destructive()
+    .confirms()
     .idempotent();
 
     fn render(output: &DeleteItemsOutput) -> String {

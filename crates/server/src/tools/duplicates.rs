@@ -96,7 +96,7 @@ impl Tool for FindDuplicates {
          the others trashed.",
     )
     .group(ToolGroup::Admin)
-    .destructive()
+    .confirms()
     .ask_for_less("a `collectionKey` or `itemType`, or a smaller `scanLimit`");
 
     fn shorten(output: &mut FindDuplicatesOutput, fraction: f64) -> bool {

@@ -583,7 +583,7 @@ impl Tool for UpdateItem {
         "Changes fields, creators, tags and collections of up to 50 items, each only if unchanged since read; \
          reports what changed, was skipped or failed. For a note's text, use zotero_notes.",
     )
-    .destructive()
+    .confirms()
     .idempotent();
 
     fn render(output: &UpdateItemOutput) -> String {

@@ -176,7 +176,10 @@ impl Tool for Notes {
         "Notes as text: `list` and `search`; with the write scope, `create` from Markdown, `update` (or `append`) \
          and `delete` (to the trash). `raw` only for HTML the user gave. For PDF highlights, zotero_annotations.",
     )
-    .destructive()
+    .destructive_without_confirmation(
+        "one note a call: delete moves it to the trash and update replaces one note's text, both restorable \
+         (the trash, zotero_undo), so a question each time would cost the person more than it protects",
+    )
     .ask_for_less("a smaller `limit` and `offset` to page, or without `raw`");
 
     fn shorten(output: &mut NotesOutput, fraction: f64) -> bool {

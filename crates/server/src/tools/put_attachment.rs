@@ -84,7 +84,7 @@ impl Tool for PutAttachment {
          DOI, zotero_import_reference.",
     )
     .group(ToolGroup::Files)
-    .destructive()
+    .confirms()
     .open_world();
 
     fn render(output: &PutAttachmentOutput) -> String {

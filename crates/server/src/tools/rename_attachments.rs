@@ -91,7 +91,7 @@ impl Tool for RenameAttachments {
          template: a dry run listing old and new names unless `apply` (write scope); 5 files per call.",
     )
     .group(ToolGroup::Files)
-    .destructive()
+    .confirms()
     .idempotent()
     .ask_for_less("fewer `itemKeys`, or a smaller `limit`");
 

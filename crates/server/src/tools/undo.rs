@@ -128,7 +128,7 @@ impl Tool for Undo {
          object against the version the change left: anything edited since is named and left alone. An undo can \
          be undone.",
     )
-    .destructive();
+    .confirms();
 
     fn render(output: &UndoOutput) -> String {
         render(output)
