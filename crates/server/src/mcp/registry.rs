@@ -298,6 +298,9 @@ impl<T: Tool> DynTool for Typed<T> {
     ) -> Result<(String, String), ToolError> {
         let input: T::Input = parse_arguments(arguments, published.input_schema(T::SPEC.name))?;
         if T::needs_confirmation(&input) {
+            // A call that will be asked about is refused here, before the tool reads anything, when it could not
+            // write anyway (scope, writes off, a read-only library or Desktop): no tool repeats this check.
+            ctx.may_write()?;
             ctx.expect_confirmation();
         }
         let mut output = Fitted::<T>(T::call(ctx, input).await?);
