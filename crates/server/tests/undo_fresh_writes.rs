@@ -224,7 +224,27 @@ async fn attachment_writes_on_zotero_storage_are_undone() {
     )
     .await;
     undone_as_before(&b, "zotero_delete_attachment", json!({ "attachmentKey": ATTACHMENT })).await;
-    // Not deleted for good here: Zotero Storage deletes the file with its item, so only the item comes back.
+    // Deleted for good: an_attachment_deleted_for_good_on_zotero_storage_comes_back_said_to_be_without_its_file.
+}
+
+/// Zotero Storage deletes a file with its attachment and keeps no copy: the undo brings the attachment back and
+/// says its file did not come with it, and the file can be stored again on it.
+#[tokio::test]
+async fn an_attachment_deleted_for_good_on_zotero_storage_comes_back_said_to_be_without_its_file() {
+    let b = bench(false);
+    b.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());
+    let deleted = b.write("zotero_delete_attachment", json!({ "attachmentKey": ATTACHMENT, "permanent": true })).await;
+    let listed = text(&b.write("zotero_undo", json!({})).await).to_owned();
+    assert!(listed.contains(&format!("The file of {ATTACHMENT} went with its attachment")), "{listed}");
+    let undone = b.write("zotero_undo", json!({ "id": undo_id(&deleted) })).await;
+    let said = text(&undone).to_owned();
+    assert!(said.contains("without its file") && said.contains("replaceAttachmentKey"), "{said}");
+    assert!(b.sim.item(LIB, ATTACHMENT).is_some(), "the attachment is back: {said}");
+    let again = b
+        .write("zotero_put_attachment", json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(&pdf()) }))
+        .await;
+    assert_eq!(ok(&again)["replaced"], true, "the file can be stored again: {again}");
+    assert_eq!(b.sim.stored_file(LIB, ATTACHMENT), Some(pdf()));
 }
 
 /// The import creates the item, then an attachment whose file is uploaded: both go.

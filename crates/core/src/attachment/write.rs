@@ -536,7 +536,10 @@ pub async fn rename(
 /// An error says what was left where; nothing refers to it any more, so it only takes space.
 pub async fn remove_file_of_deleted_item(files: FileWriter<'_>, key: &ObjectKey) -> Result<(), FileLeft> {
     match files {
-        FileWriter::ZoteroStorage(_) => Ok(()),
+        FileWriter::ZoteroStorage(storage) => {
+            storage.record_removed_with_item(key);
+            Ok(())
+        }
         FileWriter::WebDav(dav) => {
             dav.delete(key).await.map_err(|cause| FileLeft { key: key.clone(), cause: cause.to_string() })
         }

@@ -102,6 +102,22 @@ impl ZoteroStorageWriter {
         uploaded
     }
 
+    /// Records that `key`'s file went with its attachment, deleted for good: Zotero Storage (and Desktop) delete
+    /// the file with the item and keep no copy, so the journal can only say the file will not come back.
+    pub fn record_removed_with_item(&self, key: &ObjectKey) {
+        let store = match self.is_desktop() {
+            true => crate::file_changes::StoreKind::Desktop,
+            false => crate::file_changes::StoreKind::ZoteroStorage,
+        };
+        self.log.push(crate::file_changes::FileChange {
+            key: key.as_str().to_owned(),
+            store,
+            action: crate::file_changes::FileAction::Removed,
+            kept: false,
+            left: None,
+        });
+    }
+
     async fn store(&self, key: &ObjectKey, file: FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let storage: &ZoteroStorage = self;
         let FileUpload { filename, data, mtime_ms, zipped, precondition } = file;

@@ -117,13 +117,24 @@ impl Entry {
             (StoreKind::ZoteroStorage, "Zotero Storage holds one file per attachment"),
             (StoreKind::Desktop, "Zotero Desktop replaced it in its data directory"),
         ] {
-            let lost: Vec<&str> =
-                self.files.iter().filter(|f| !f.kept && f.store == store).map(|f| f.key.as_str()).collect();
-            if !lost.is_empty() {
+            let lost = |action: FileAction| -> Vec<&str> {
+                let lost = self.files.iter().filter(|f| !f.kept && f.store == store && f.action == action);
+                lost.map(|f| f.key.as_str()).collect()
+            };
+            let replaced = lost(FileAction::Replaced);
+            if !replaced.is_empty() {
                 limits.push(format!(
                     "The earlier file of {} is not kept: {why}, so undoing restores the attachment's fields but not \
                      the earlier file.",
-                    lost.join(", ")
+                    replaced.join(", ")
+                ));
+            }
+            let removed = lost(FileAction::Removed);
+            if !removed.is_empty() {
+                limits.push(format!(
+                    "The file of {} went with its attachment and is not kept, so undoing brings the attachment back \
+                     without its file: store the file again with zotero_put_attachment (replaceAttachmentKey).",
+                    removed.join(", ")
                 ));
             }
         }
