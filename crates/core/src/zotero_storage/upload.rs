@@ -87,17 +87,7 @@ impl ZoteroStorageWriter {
         // did and harmless if it did not.
         let maybe_replaced = matches!(uploaded, Err(ZoteroStorageError::Unanswered { .. }));
         if replaces && (uploaded.is_ok() || maybe_replaced) {
-            let store = match self.is_desktop() {
-                true => crate::file_changes::StoreKind::Desktop,
-                false => crate::file_changes::StoreKind::ZoteroStorage,
-            };
-            self.log.push(crate::file_changes::FileChange {
-                key: key.as_str().to_owned(),
-                store,
-                action: crate::file_changes::FileAction::Replaced,
-                kept: false,
-                left: None,
-            });
+            self.record_not_kept(key, crate::file_changes::FileAction::Replaced);
         }
         uploaded
     }
@@ -105,6 +95,11 @@ impl ZoteroStorageWriter {
     /// Records that `key`'s file went with its attachment, deleted for good: Zotero Storage (and Desktop) delete
     /// the file with the item and keep no copy, so the journal can only say the file will not come back.
     pub fn record_removed_with_item(&self, key: &ObjectKey) {
+        self.record_not_kept(key, crate::file_changes::FileAction::Removed);
+    }
+
+    /// One change to `key`'s file for the journal; this store never keeps the earlier file.
+    fn record_not_kept(&self, key: &ObjectKey, action: crate::file_changes::FileAction) {
         let store = match self.is_desktop() {
             true => crate::file_changes::StoreKind::Desktop,
             false => crate::file_changes::StoreKind::ZoteroStorage,
@@ -112,7 +107,7 @@ impl ZoteroStorageWriter {
         self.log.push(crate::file_changes::FileChange {
             key: key.as_str().to_owned(),
             store,
-            action: crate::file_changes::FileAction::Removed,
+            action,
             kept: false,
             left: None,
         });
