@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use zotero_mcp_server::app::{App, McpAccess};
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_mcp_server::mcp::stdio::answer_line;
 
 /// The largest line read (a JSON-RPC request), so a runaway writer cannot grow memory without bound.
@@ -54,7 +54,7 @@ pub async fn serve(
         tokio::task::spawn_local(async move {
             // Built per message, as the HTTP endpoint builds it per request: nothing is shared between calls.
             let registry = zotero_mcp_server::tools::registry(&app.config);
-            let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
+            let ctx = Session::new(grant, app.config.clone(), app.platform.clone());
             if let Some(answer) = answer_line(&line, &registry, &ctx).await {
                 let _ = answers.send(answer);
             }

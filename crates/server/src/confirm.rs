@@ -83,14 +83,14 @@ impl Asking {
 
 /// A destructive write, described for the person asked to allow it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct Proposal {
     /// What will change, exactly and briefly: counts, titles, which copy a merge keeps.
     pub summary: String,
     /// Whether this call is one to ask about (three files renamed are not; three hundred are).
     pub ask: bool,
 }
 
-impl Plan {
+impl Proposal {
     pub fn new(summary: impl Into<String>) -> Self {
         Self { summary: summary.into(), ask: true }
     }
@@ -185,7 +185,7 @@ impl Questions<'_> {
 
     /// Decides whether `plan` may be written now: `Ok` on a yes given for this very call and summary, else the
     /// question to send (asked afresh when the summary changed or no answer came), the refusal or the "no".
-    pub async fn decide(&self, tool: &str, asking: &Asking, plan: &Plan) -> Result<(), Unconfirmed> {
+    pub async fn decide(&self, tool: &str, asking: &Asking, plan: &Proposal) -> Result<(), Unconfirmed> {
         let Some(state) = asking.state.as_deref() else {
             return Err(self.ask(asking, &plan.summary, None).await?);
         };
@@ -383,7 +383,7 @@ mod tests {
         let kv = zotero_mcp_core::testing::MemoryKv::new(clock.clone());
         let counters = zotero_mcp_core::platform::MemoryCounters::new(clock);
         let asking = Asking { can_ask: true, responses: None, state: None, call: "call".into() };
-        let plan = Plan::new("Delete 2 items");
+        let plan = Proposal::new("Delete 2 items");
         let on = |route| Questions {
             kv: kv.as_ref(),
             counters: counters.as_ref(),

@@ -16,8 +16,9 @@ use zotero_mcp_core::index::{self, IndexError, SyncReport, STATE_PREFIX};
 use zotero_mcp_core::zotero::{LibraryId, ZoteroError};
 
 use crate::app::App;
+use crate::call::{Session, Unresolved};
 use crate::config::IndexSetupError;
-use crate::context::{FilesUnavailable, RequestContext};
+use crate::context::{self, FilesUnavailable, RequestContext};
 use crate::grant::Grant;
 use crate::library::LibraryRefused;
 
@@ -109,16 +110,15 @@ fn rotation_key(app: &App) -> Option<String> {
 
 /// One library's sync within `budget` Zotero requests; returns its result and the requests it made.
 async fn sync_one(app: &App, library: Option<LibraryId>, budget: usize) -> (Result<SyncReport, SyncRunError>, usize) {
-    let ctx = RequestContext::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
-    let mut selecting = 0;
-    if let Some(id) = library {
-        // The key's access, read to check it still reaches the library: one request.
-        selecting = 1;
-        if let Err(error) = ctx.select_library(&id.path()).await {
-            return (Err(error.into()), selecting);
-        }
-    }
-    let mut options = ctx.sync_options(false, None);
+    let session = Session::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
+    // A chosen library costs one request: the key's access, read to check it still reaches the library.
+    let selecting = usize::from(library.is_some());
+    let ctx = match context::reading(&session, SCHEDULED, library.map(|id| id.path())).await {
+        Ok(ctx) => ctx,
+        Err(Unresolved::Library(error)) => return (Err(error.into()), selecting),
+        Err(Unresolved::Desktop(error)) => return (Err(SyncRunError::Zotero(error)), selecting),
+    };
+    let mut options = ctx.services().sync_options(false, None);
     options.subrequest_budget = budget.saturating_sub(selecting);
     match sync_with(&ctx, options).await {
         Ok(report) => {
@@ -172,7 +172,7 @@ pub enum SyncRunError {
 /// as asked (the batch size defaults to `SYNC_BATCH_LIMIT` everywhere: the TypeScript server ignored it on
 /// demand, Q9). A paper without text in Zotero's index is read from the library's file store when it has one.
 pub async fn run_sync(ctx: &RequestContext, full: bool, limit: Option<usize>) -> Result<SyncReport, SyncRunError> {
-    sync_with(ctx, ctx.sync_options(full, limit)).await
+    sync_with(ctx, ctx.services().sync_options(full, limit)).await
 }
 
 /// One sync run of the context's library with these options.
@@ -182,7 +182,7 @@ async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Res
         // A new (or recreated) instance holds nothing: every indexed library's cursor is forgotten, or the
         // libraries synced after this one would trust cursors that describe the old instance.
         if index.ensure().await?.created {
-            ctx.forget_index_cursors(index.instance()).await;
+            forget_index_cursors(ctx, index.instance()).await;
             options.full = true;
         }
     }
@@ -200,4 +200,23 @@ async fn sync_with(ctx: &RequestContext, mut options: index::SyncOptions) -> Res
         None
     };
     Ok(index::sync_with_files(zotero, index, ctx.cache(), &options, files).await?)
+}
+
+/// Forgets the sync cursors of every indexed library (the configured one's and those under `lib:<path>:`), so
+/// each starts a full cycle: for an instance that was just created. A failed delete only costs that library a
+/// full cycle it would have needed anyway.
+async fn forget_index_cursors(ctx: &RequestContext, instance: &str) {
+    let cursor = index::sync::state_key(instance);
+    let texts = index::sync::texts_key(instance);
+    let services = ctx.services();
+    let kv = &services.platform().cache_kv;
+    for key in [&cursor, &texts] {
+        let _ = kv.delete(key).await;
+    }
+    let configured = services.configured_library();
+    for library in services.indexed_libraries().unwrap_or_default().iter().filter(|id| Some(**id) != configured) {
+        for key in [&cursor, &texts] {
+            let _ = kv.delete(&format!("lib:{library}:{key}")).await;
+        }
+    }
 }

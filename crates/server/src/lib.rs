@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod call;
 pub mod config;
 pub mod confirm;
 pub mod context;

@@ -2,7 +2,7 @@
 //! runtimes (the Worker, the native HTTP server) serve the same answers.
 
 use crate::app::App;
-use crate::context::RequestContext;
+use crate::call::Session;
 use crate::pages;
 use crate::platform::{HttpRequest, HttpResponse};
 use crate::respond;
@@ -42,8 +42,8 @@ async fn mcp(request: &HttpRequest, app: &App) -> HttpResponse {
         Ok(()) => match crate::auth::grant_for_mcp_request(request, app).await {
             Ok(grant) => {
                 let registry = crate::tools::registry(&app.config);
-                let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
-                crate::mcp::transport::serve_post(request, &registry, &ctx).await
+                let session = Session::new(grant, app.config.clone(), app.platform.clone());
+                crate::mcp::transport::serve_post(request, &registry, &session).await
             }
             Err(refusal) => *refusal,
         },

@@ -11,7 +11,8 @@ use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::ManualClock;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::confirm::Plan;
+use zotero_mcp_server::call::{Access, Plan, Session};
+use zotero_mcp_server::confirm::Proposal;
 use zotero_mcp_server::context::{RequestContext, WriterRefused};
 use zotero_sim::{LibraryRef, Simulator};
 
@@ -47,7 +48,7 @@ async fn call_as(b: &Bench, grant: Grant, client: Client, tool: &str, arguments:
         params[key] = value.clone();
     }
     let line = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }).to_string();
-    let ctx = RequestContext::new(grant, b.app.config.clone(), b.app.platform.clone());
+    let ctx = Session::new(grant, b.app.config.clone(), b.app.platform.clone());
     let registry = zotero_mcp_server::tools::registry(&b.app.config);
     let answer = zotero_mcp_server::mcp::stdio::answer_line(&line, &registry, &ctx).await.expect("an answer");
     let message: Value = serde_json::from_str(&answer).expect("JSON");
@@ -320,13 +321,22 @@ async fn tag_changes_on_more_than_a_handful_of_items_are_asked_about_a_handful_a
 #[tokio::test]
 async fn a_tool_that_expects_confirmation_gets_no_writer_until_it_has_confirmed() {
     let b = bench(false);
-    let ctx = RequestContext::new(Grant::read_write("owner"), b.app.config.clone(), b.app.platform.clone());
-    ctx.expect_confirmation();
+    let session = Session::new(Grant::read_write("owner"), b.app.config.clone(), b.app.platform.clone());
+    let plan = Plan {
+        tool: "zotero_delete_items",
+        access: Access::Write,
+        confirms: true,
+        library: None,
+        asking: Default::default(),
+    };
+    let ctx = RequestContext::resolve(&session, plan).await.expect("the configured library");
     assert!(matches!(ctx.writer(), Err(WriterRefused::Unconfirmed { .. })));
     assert!(matches!(ctx.file_writer().await, Err(WriterRefused::Unconfirmed { .. })));
-    // This client asks nobody (no elicitation declared): confirming lets the write go ahead.
-    ctx.confirm(Plan::new("Delete 1 item")).await.expect("no one to ask");
-    assert!(ctx.writer().is_ok());
+    // This client asks nobody (no elicitation declared): confirming lets the write go ahead, through the
+    // confirmation's own writer; the context's stays refused.
+    let confirmed = ctx.confirm(Proposal::new("Delete 1 item")).await.expect("no one to ask");
+    assert!(confirmed.writer().is_ok());
+    assert!(matches!(ctx.writer(), Err(WriterRefused::Unconfirmed { .. })));
 }
 
 #[tokio::test]

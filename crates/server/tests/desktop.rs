@@ -19,7 +19,7 @@ use zotero_mcp_core::zotero::local::{self, DesktopInfo, LocalKey};
 use zotero_mcp_core::zotero::{ObjectKey, ZoteroError, ZoteroObject};
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::local::{DialogAnswer, Flavour, LocalApi, EDITED_SINCE_SYNC, NEVER_SYNCED};
 use zotero_sim::{LibraryRef, Simulator};
 
@@ -63,7 +63,7 @@ impl Machine {
     }
 
     async fn call(&self, app: &App, grant: Grant, name: &str, arguments: Value) -> Value {
-        let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
+        let ctx = Session::new(grant, app.config.clone(), app.platform.clone());
         zotero_mcp_server::tools::registry(&app.config).call_tool(&ctx, name, arguments).await.expect("tool exists")
     }
 

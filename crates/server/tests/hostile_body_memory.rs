@@ -11,7 +11,7 @@ use std::cell::Cell;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_mcp_server::mcp::jsonrpc::MAX_MESSAGE_VALUES;
 
 struct Counting;
@@ -98,7 +98,7 @@ async fn a_body_of_two_million_numbers_is_refused_for_less_than_its_own_size() {
 #[tokio::test]
 async fn a_stdio_line_whose_params_are_a_giant_array_is_refused_the_same_way() {
     let app = app();
-    let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
     let registry = zotero_mcp_server::tools::registry(&app.config);
     let line = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":[{}]}}",

@@ -8,14 +8,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::call::Session;
 use zotero_mcp_server::config::ToolView;
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::mcp::schema::{contains_ref, schema_for};
 use zotero_mcp_server::mcp::{Registry, Tool, ToolError, ToolSpec};
 
-fn context(grant: Grant) -> RequestContext {
+fn context(grant: Grant) -> Session {
     let app = app();
-    RequestContext::new(grant, app.config.clone(), app.platform.clone())
+    Session::new(grant, app.config.clone(), app.platform.clone())
 }
 
 async fn call(name: &str, arguments: Value) -> Value {
@@ -335,10 +336,10 @@ async fn a_spliced_tool_answer_is_what_the_general_path_makes() {
     registry.tool::<Flood>();
     let ctx = context(Grant::read_only("owner"));
     let echo = zotero_mcp_server::tools::registry(&app().config)
-        .run_tool(&ctx, "fixture_echo", json!({ "text": "a \"quoted\" line\n", "repeat": 2 }))
+        .run_tool(&ctx, "fixture_echo", json!({ "text": "a \"quoted\" line\n", "repeat": 2 }), Default::default())
         .await
         .expect("fixture_echo exists");
-    let failed = registry.run_tool(&ctx, "flood", json!({})).await.expect("flood exists");
+    let failed = registry.run_tool(&ctx, "flood", json!({}), Default::default()).await.expect("flood exists");
     assert!(echo.structured.as_deref().is_some_and(|s| s.starts_with('{')) && failed.structured.is_none());
     let id = json!(12);
     for reply in [echo, failed] {

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use zotero_mcp_server::auth::Grant;
+use zotero_mcp_server::call::Session;
 use zotero_mcp_server::context::RequestContext;
 use zotero_mcp_server::mcp::output_check::mismatch;
 use zotero_mcp_server::mcp::published::Published;
@@ -74,6 +75,6 @@ async fn the_registry_stops_a_test_whose_tool_answers_outside_its_schema() {
     let app = app();
     let mut registry = Registry::new();
     registry.tool::<WrongEcho>();
-    let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
     registry.call_tool(&ctx, "fixture_echo", json!({ "text": "hi" })).await;
 }

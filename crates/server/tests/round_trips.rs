@@ -17,7 +17,7 @@ use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::StoppedClock;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::{InProcess, Simulator};
 
 struct Counted {
@@ -45,7 +45,7 @@ impl Counted {
         app.platform.http = self.http.clone();
         // A StoppedClock: the memory clock's sleeps end at once, so a request waiting its turn would time out.
         app.platform.clock = Rc::new(StoppedClock(app.platform.clock.now_ms()));
-        let ctx = RequestContext::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
+        let ctx = Session::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
         self.http.reset();
         let result = zotero_mcp_server::tools::registry(&app.config)
             .call_tool(&ctx, name, arguments)
@@ -59,7 +59,7 @@ impl Counted {
         let mut app = app_with_sim(self.sim.clone());
         app.platform.http = self.http.clone();
         app.platform.clock = Rc::new(StoppedClock(app.platform.clock.now_ms()));
-        let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+        let ctx = Session::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
         self.http.reset();
         let (contents, _) =
             zotero_mcp_server::tools::registry(&app.config).read_resource(&ctx, uri).await.expect("resource read");

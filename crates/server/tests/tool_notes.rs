@@ -8,7 +8,7 @@ use std::rc::Rc;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::{LibraryRef, Simulator};
 
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
@@ -32,7 +32,7 @@ async fn rpc(sim: &Rc<Simulator>, arguments: Value) -> Value {
 /// Calls the tool with a read-write grant.
 async fn write(sim: &Rc<Simulator>, arguments: Value) -> Value {
     let app = app_with_sim(sim.clone());
-    let ctx = RequestContext::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
     zotero_mcp_server::tools::registry(&app.config)
         .call_tool(&ctx, TOOL, arguments)
         .await

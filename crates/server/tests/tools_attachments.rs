@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use zotero_mcp_core::testing::pdf_of_pages;
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::LibraryRef;
 
 /// A paper's PDF attachment with an entry in Zotero's full-text index (parent T6W7H8UE).
@@ -195,7 +195,7 @@ async fn health_says_whether_webdav_answers_without_echoing_its_address() {
 async fn the_attachment_resources_read_the_index_and_pages() {
     let s = setup(true);
     s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
-    let ctx = RequestContext::new(Grant::read_only("owner"), s.app.config.clone(), s.app.platform.clone());
+    let ctx = Session::new(Grant::read_only("owner"), s.app.config.clone(), s.app.platform.clone());
     let registry = zotero_mcp_server::tools::registry(&s.app.config);
     let (whole, _) = registry.read_resource(&ctx, "zotero://attachment/T6W7H8UE").await.unwrap();
     assert!(!whole[0].text.is_empty(), "the index's text");

@@ -13,7 +13,7 @@ use library_support::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::Simulator;
 
 const LIBRARY: &str = "users/1234567";
@@ -106,7 +106,7 @@ async fn a_library_that_moves_during_the_call_gives_no_cursor() {
     let base = ok(&rpc(&sim, "zotero_changes", json!({})).await).clone();
     let mut app = app_with_sim(sim.clone());
     app.platform.http = Rc::new(MovingLibrary { sim: sim.clone(), moved: Default::default() });
-    let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
     let result = zotero_mcp_server::tools::registry(&app.config)
         .call_tool(&ctx, "zotero_changes", json!({ "since": base["cursor"] }))
         .await
@@ -221,7 +221,7 @@ async fn a_listing_zotero_counted_more_of_than_it_sent_gives_no_cursor_and_no_co
     sim.insert_item(LIB, json!({ "itemType": "book", "title": "Changed since" }));
     let mut app = app_with_sim(sim.clone());
     app.platform.http = Rc::new(CountsMore(sim.clone()));
-    let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
     let result = zotero_mcp_server::tools::registry(&app.config)
         .call_tool(&ctx, "zotero_changes", json!({ "since": base["cursor"] }))
         .await

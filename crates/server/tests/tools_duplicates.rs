@@ -9,13 +9,13 @@ use std::rc::Rc;
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::{LibraryRef, Simulator};
 
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
 
 async fn call_on(app: &zotero_mcp_server::app::App, grant: Grant, arguments: Value) -> Value {
-    let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
+    let ctx = Session::new(grant, app.config.clone(), app.platform.clone());
     zotero_mcp_server::tools::registry(&app.config)
         .call_tool(&ctx, "zotero_find_duplicates", arguments)
         .await

@@ -53,12 +53,8 @@ fn groups_bench_with(webdav: bool, settings: &[(&str, &str)]) -> (Bench, String,
 }
 
 /// A read-only request's context, as the router makes one per request.
-fn read_context(b: &Bench) -> zotero_mcp_server::context::RequestContext {
-    zotero_mcp_server::context::RequestContext::new(
-        Grant::read_only("owner"),
-        b.app.config.clone(),
-        b.app.platform.clone(),
-    )
+fn read_context(b: &Bench) -> zotero_mcp_server::call::Session {
+    zotero_mcp_server::call::Session::new(Grant::read_only("owner"), b.app.config.clone(), b.app.platform.clone())
 }
 
 fn titles(result: &Value) -> Vec<String> {

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use zotero_mcp_core::testing::MemoryAiSearch;
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 
 struct Setup {
     app: App,
@@ -28,7 +28,7 @@ fn setup(bound: bool) -> Setup {
 
 impl Setup {
     async fn tool(&self, name: &str, grant: Grant, arguments: Value) -> Value {
-        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
+        let ctx = Session::new(grant, self.app.config.clone(), self.app.platform.clone());
         zotero_mcp_server::tools::registry(&self.app.config)
             .call_tool(&ctx, name, arguments)
             .await

@@ -9,7 +9,7 @@ use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_core::testing::pdf_of_pages;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::LibraryRef;
 
 /// A PDF attachment of the demo library without an entry in Zotero's full-text index (parent KPDKK5UT).
@@ -26,7 +26,7 @@ fn app_and_sim(vars: &[(&str, &str)]) -> (zotero_mcp_server::app::App, std::rc::
 }
 
 async fn read(app: &zotero_mcp_server::app::App, arguments: Value) -> Value {
-    let ctx = RequestContext::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_only("owner"), app.config.clone(), app.platform.clone());
     zotero_mcp_server::tools::registry(&app.config)
         .call_tool(&ctx, "zotero_read_attachment", arguments)
         .await

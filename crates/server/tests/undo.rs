@@ -12,7 +12,7 @@ use common::dav::{bench, bench_with, Bench};
 use common::*;
 use serde_json::{json, Map, Value};
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::{LibraryRef, Simulator};
 
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
@@ -20,7 +20,7 @@ const PARENT: &str = "KPDKK5UT";
 const ATTACHMENT: &str = "UN79YVS8";
 
 async fn call(app: &zotero_mcp_server::app::App, tool: &str, arguments: Value) -> Value {
-    let ctx = RequestContext::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
+    let ctx = Session::new(Grant::read_write("owner"), app.config.clone(), app.platform.clone());
     zotero_mcp_server::tools::registry(&app.config).call_tool(&ctx, tool, arguments).await.expect("tool exists")
 }
 
@@ -415,7 +415,7 @@ async fn an_entry_of_an_older_version_without_a_route_is_neither_listed_nor_undo
 
 /// Calls `tool` as `user`, on a connection of its own.
 async fn call_by(b: &Bench, user: &str, tool: &str, arguments: Value) -> Value {
-    let ctx = RequestContext::new(Grant::read_write(user), b.app.config.clone(), b.app.platform.clone());
+    let ctx = Session::new(Grant::read_write(user), b.app.config.clone(), b.app.platform.clone());
     zotero_mcp_server::tools::registry(&b.app.config).call_tool(&ctx, tool, arguments).await.expect("tool exists")
 }
 

@@ -5,8 +5,8 @@ use serde_json::{json, Map, Value};
 use super::jsonrpc::{prepend_member, result_message, result_message_text, RpcError};
 use super::protocol::{self, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::{CacheHint, LookupError, Registry, ToolReply};
+use crate::call::Session;
 use crate::confirm::Asking;
-use crate::context::RequestContext;
 
 /// Which protocol era a request belongs to; it decides the result's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,24 +51,24 @@ pub async fn dispatch(
     method: &str,
     params: Option<Value>,
     registry: &Registry,
-    ctx: &RequestContext,
+    session: &Session,
 ) -> Result<(Answer, Option<CacheHint>), RpcError> {
     let (result, cache) = match method {
         "tools/call" => {
             let mut params = params.unwrap_or(Value::Null);
             let name = required_str(&params, "name", "the tool to call")?.to_owned();
             let modern = params.get("_meta").and_then(|m| m.get(protocol::meta::PROTOCOL_VERSION)).is_some();
-            ctx.set_asking(Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern));
+            let asking = Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern);
             let arguments = params.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
             let name = name.as_str();
-            return match registry.run_tool(ctx, name, arguments).await {
+            return match registry.run_tool(session, name, arguments, asking).await {
                 Some(reply) => Ok((Answer::Tool(reply), None)),
                 None => Err(RpcError::invalid_params(format!(
                     "Tool `{name}` not found. Call tools/list to see the tools this server offers."
                 ))),
             };
         }
-        _ => dispatch_value(method, params.as_ref(), registry, ctx).await?,
+        _ => dispatch_value(method, params.as_ref(), registry, session).await?,
     };
     Ok((Answer::Value(result), cache))
 }
@@ -102,7 +102,7 @@ async fn dispatch_value(
     method: &str,
     params: Option<&Value>,
     registry: &Registry,
-    ctx: &RequestContext,
+    session: &Session,
 ) -> Result<(Value, Option<CacheHint>), RpcError> {
     let empty = Value::Object(Map::new());
     let params = params.unwrap_or(&empty);
@@ -131,18 +131,18 @@ async fn dispatch_value(
             }),
             Some(CATALOGUE_CACHE),
         )),
-        "tools/list" => catalogue("tools", registry.list_tools(ctx.tool_view())),
+        "tools/list" => catalogue("tools", registry.list_tools(session.tool_view())),
         "resources/list" => catalogue("resources", registry.list_resources()),
         "resources/templates/list" => catalogue("resourceTemplates", registry.list_resource_templates()),
         "prompts/list" => catalogue("prompts", registry.list_prompts()),
         "resources/read" => {
             let uri = required_str(params, "uri", "the resource URI")?;
-            let (contents, cache) = registry.read_resource(ctx, uri).await.map_err(lookup_error)?;
+            let (contents, cache) = registry.read_resource(session, uri).await.map_err(lookup_error)?;
             Ok((json!({ "contents": contents }), Some(cache)))
         }
         "prompts/get" => {
             let name = required_str(params, "name", "the prompt name")?;
-            let result = registry.get_prompt(ctx, name, params.get("arguments")).await.map_err(lookup_error)?;
+            let result = registry.get_prompt(session, name, params.get("arguments")).await.map_err(lookup_error)?;
             Ok((result, None))
         }
         other => Err(RpcError::method_not_found(other)),

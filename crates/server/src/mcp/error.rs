@@ -1,7 +1,5 @@
 //! Why a tool call failed: the one error type every tool returns, shown to the model as an `isError` result.
 
-use serde_json::Value;
-
 use crate::config::IndexSetupError;
 use crate::confirm::Unconfirmed;
 use crate::context::{NotConfirmed, WriterRefused};
@@ -44,7 +42,8 @@ pub enum ToolError {
     /// refusal says why and what to do.
     #[error(transparent)]
     Refused(WriterRefused),
-    /// The person did not confirm the change, or the confirmation could not be kept.
+    /// The write did not go ahead: the person is to be asked first (the pipeline answers with the question), said
+    /// no, or the answer does not hold.
     #[error(transparent)]
     Unconfirmed(Unconfirmed),
     /// The semantic index's settings are unusable; the message names the setting.
@@ -56,10 +55,6 @@ pub enum ToolError {
     /// The handler failed; the message is already actionable.
     #[error("{0}")]
     Failed(String),
-    /// Not an error: the person must confirm the change first. The value is the `input_required` result the
-    /// client is sent instead of a tool result (`crate::confirm`).
-    #[error("The person must confirm this change first; nothing was changed.")]
-    InputRequired(Box<Value>),
 }
 
 impl ToolError {
@@ -92,8 +87,7 @@ impl From<NotConfirmed> for ToolError {
     fn from(refused: NotConfirmed) -> Self {
         match refused {
             NotConfirmed::Writer(refused) => refused.into(),
-            NotConfirmed::Unconfirmed(Unconfirmed::Ask(question)) => ToolError::InputRequired(question),
-            NotConfirmed::Unconfirmed(other) => ToolError::Unconfirmed(other),
+            NotConfirmed::Unconfirmed(unconfirmed) => ToolError::Unconfirmed(unconfirmed),
         }
     }
 }

@@ -15,11 +15,11 @@ use super::jsonrpc::{
 use super::protocol::meta;
 use super::registry::Registry;
 use super::transport::{check_envelope, check_version};
-use crate::context::RequestContext;
+use crate::call::Session;
 
 /// Answers one line read from the client. `None` when nothing is to be written back (a blank line, a
 /// notification, or a response to a request this server never sends).
-pub async fn answer_line(line: &str, registry: &Registry, ctx: &RequestContext) -> Option<String> {
+pub async fn answer_line(line: &str, registry: &Registry, session: &Session) -> Option<String> {
     let line = line.trim();
     if line.is_empty() {
         return None;
@@ -58,7 +58,7 @@ pub async fn answer_line(line: &str, registry: &Registry, ctx: &RequestContext) 
     if !is_served(era, &method) {
         return Some(error_message(&id, &RpcError::method_not_found(&method)).to_string());
     }
-    Some(match dispatch(&method, incoming.params, registry, ctx).await {
+    Some(match dispatch(&method, incoming.params, registry, session).await {
         Ok((answer, cache)) => answer_message(era, &id, answer, cache),
         Err(error) => error_message(&id, &error).to_string(),
     })

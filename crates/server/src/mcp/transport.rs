@@ -26,8 +26,8 @@ use super::jsonrpc::{
 use super::origin;
 use super::protocol::{meta, LEGACY_VERSIONS, MODERN_VERSIONS};
 use super::registry::Registry;
+use crate::call::Session;
 use crate::config::{Config, ToolView};
-use crate::context::RequestContext;
 use crate::platform::{HttpRequest, HttpResponse};
 use crate::respond;
 
@@ -75,7 +75,7 @@ fn preflight() -> HttpResponse {
 }
 
 /// The ladder for a POST, from media type to the handler's result.
-pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &RequestContext) -> HttpResponse {
+pub async fn serve_post(request: &HttpRequest, registry: &Registry, session: &Session) -> HttpResponse {
     if !is_json_media_type(request) {
         return rpc_error_response(
             415,
@@ -130,9 +130,9 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, ctx: &Reques
     let no_cursor =
         || super::dispatch::reject_cursor(&method, incoming.params.as_ref().unwrap_or(&Value::Null)).is_ok();
     let message = if method == "tools/list" && no_cursor() {
-        tools_list_message(era, &id, registry, ctx.tool_view())
+        tools_list_message(era, &id, registry, session.tool_view())
     } else {
-        match dispatch(&method, incoming.params, registry, ctx).await {
+        match dispatch(&method, incoming.params, registry, session).await {
             Ok((answer, cache)) => answer_message(era, &id, answer, cache),
             Err(error) => error_message(&id, &error).to_string(),
         }

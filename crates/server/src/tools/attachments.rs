@@ -12,7 +12,7 @@ use zotero_mcp_core::zotero::FullText;
 
 use super::args::Key;
 use crate::config::ToolGroup;
-use crate::confirm::Plan;
+use crate::confirm::Proposal;
 use crate::context::RequestContext;
 use crate::mcp::registry::MAX_TEXT_CHARS;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -412,8 +412,6 @@ impl Tool for DeleteAttachment {
     }
 
     async fn call(ctx: &RequestContext, input: DeleteAttachmentInput) -> Result<DeleteAttachmentOutput, ToolError> {
-        // A library the key may only read is refused before anything is read.
-        ctx.may_write()?;
         let key = &input.attachment_key;
         let item = ctx.zotero()?.item(key).await?;
         // Only what this tool is for: a stored file (Q2: the TypeScript server deleted any item given).
@@ -423,17 +421,20 @@ impl Tool for DeleteAttachment {
                  zotero_delete_items for other items"
             ))
         })?;
-        if input.permanent {
-            let file = item.field("filename").unwrap_or("its file");
-            let parent = item.field("parentItem").map(|p| format!(" of item {p}")).unwrap_or_default();
-            ctx.confirm(Plan::new(format!(
-                "Delete the attachment \u{201c}{}\u{201d} ({key}){parent} for good, with {file} from the file \
-                 store. Zotero cannot restore it from its trash.",
-                title_of(&item.data)
-            )))
-            .await?;
-        }
-        let zotero = ctx.writer()?;
+        let confirmed = match input.permanent {
+            true => {
+                let file = item.field("filename").unwrap_or("its file");
+                let parent = item.field("parentItem").map(|p| format!(" of item {p}")).unwrap_or_default();
+                let proposal = Proposal::new(format!(
+                    "Delete the attachment \u{201c}{}\u{201d} ({key}){parent} for good, with {file} from the file \
+                     store. Zotero cannot restore it from its trash.",
+                    title_of(&item.data)
+                ));
+                Some(ctx.confirm(proposal).await?)
+            }
+            false => None,
+        };
+        let zotero = ctx.writer_after(confirmed)?;
         let mut output = DeleteAttachmentOutput {
             attachment_key: item.key.clone(),
             permanent: input.permanent,
@@ -454,7 +455,7 @@ impl Tool for DeleteAttachment {
             return Ok(output);
         }
         // The store is known before anything is deleted; a store that cannot be used does not stop the delete.
-        let files = ctx.file_writer().await;
+        let files = ctx.file_writer_after(confirmed).await;
         // The item first, then its files: an item whose file is gone would show as missing in Zotero Desktop,
         // while files left without an item harm nothing.
         zotero.delete_item(key, item.version).await?;

@@ -10,7 +10,7 @@ use super::args::Key;
 use super::items::Failure;
 use super::paging::{shorten_counted, shorten_list, shorten_page, Paging};
 use super::saved_searches::{self, searches_markdown, SavedSearchOut};
-use crate::confirm::Plan;
+use crate::confirm::Proposal;
 use crate::context::RequestContext;
 use crate::format::collections::{collection_items_markdown, matches_markdown, tree, tree_markdown, CollectionSummary};
 use crate::format::items::{summarize, ItemSummary};
@@ -305,17 +305,16 @@ impl Tool for ManageCollections {
 
     async fn call(ctx: &RequestContext, input: ManageCollectionsInput) -> Result<ManageCollectionsOutput, ToolError> {
         let needs = ToolError::invalid;
-        ctx.may_write()?;
         // A deletion is asked about first, from the collection as read (read once: the delete uses it too).
-        let mut read_for_deletion = match (input.action, &input.collection_key) {
+        let (mut read_for_deletion, confirmed) = match (input.action, &input.collection_key) {
             (CollectionAction::Delete, Some(key)) => {
                 let current = ctx.zotero()?.collection(key).await?;
-                ctx.confirm(collection_deletion_plan(&current)).await?;
-                Some(current)
+                let confirmed = ctx.confirm(collection_deletion_plan(&current)).await?;
+                (Some(current), Some(confirmed))
             }
-            _ => None,
+            _ => (None, None),
         };
-        let zotero = ctx.writer()?;
+        let zotero = ctx.writer_after(confirmed)?;
         let done = |collection_key: String| ManageCollectionsOutput {
             action: input.action,
             collection_key,
@@ -591,13 +590,13 @@ impl Tool for ListTags {
 }
 
 /// What deleting a collection will do, for the person asked to allow it.
-fn collection_deletion_plan(collection: &zotero_mcp_core::zotero::ZoteroObject) -> Plan {
+fn collection_deletion_plan(collection: &zotero_mcp_core::zotero::ZoteroObject) -> Proposal {
     let count = |name: &str| collection.meta.get(name).and_then(Value::as_u64).unwrap_or(0);
     let subcollections = match count("numCollections") {
         0 => String::new(),
         n => format!(", with its {n} subcollection(s)"),
     };
-    Plan::new(format!(
+    Proposal::new(format!(
         "Delete the collection \u{201c}{}\u{201d} ({}) for good{subcollections}. Its {} item(s) stay in the library.",
         collection.field("name").unwrap_or("(unnamed)"),
         collection.key,

@@ -267,20 +267,13 @@ impl Tool for Fetch {
         serde_json::to_string(output).unwrap_or_default()
     }
 
+    /// The id's library is the call's: the pipeline works there, and refuses a `library` argument naming another.
+    fn library(input: &FetchInput) -> Option<LibraryId> {
+        parse_id(&input.id).ok().and_then(|(library, _)| library)
+    }
+
     async fn call(ctx: &RequestContext, input: FetchInput) -> Result<FetchOutput, ToolError> {
-        let (library, key) = parse_id(&input.id)?;
-        if let Some(library) = library {
-            match ctx.selected_library() {
-                Some(selected) if selected.id != library => {
-                    return Err(ToolError::invalid(format!(
-                        "the id names library {library} but `library` is {}; give one of them",
-                        selected.id
-                    )));
-                }
-                Some(_) => {}
-                None => ctx.select_library(&library.path()).await?,
-            }
-        }
+        let (_, key) = parse_id(&input.id)?;
         let zotero = ctx.zotero()?;
         let (item, children) =
             futures_util::future::join(zotero.item_with_card(&key), zotero.children(&key, MAX_CHILDREN)).await;

@@ -10,7 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 
 use super::args::Key;
 use super::items::{failure, failure_lines, failures_from, read_items, Failure};
-use crate::confirm::{named, Plan};
+use crate::confirm::{named, Proposal};
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -72,8 +72,7 @@ impl Tool for DeleteItems {
         // One read for every item: each write below names its own item's version.
         let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
         output.failed.extend(missing);
-        ctx.confirm(deletion_plan(&found, input.permanent)).await?;
-        let zotero = ctx.writer()?;
+        let zotero = ctx.confirm(deletion_plan(&found, input.permanent)).await?.writer()?;
         if input.permanent {
             // One request per item with that item's own version, all together: one stale item cannot block, or
             // wrongly delete, the others (the multi-key DELETE only checks the library version).
@@ -101,7 +100,7 @@ impl Tool for DeleteItems {
 }
 
 /// What a deletion will do, for the person asked to allow it.
-fn deletion_plan(found: &[(ObjectKey, ZoteroObject)], permanent: bool) -> Plan {
+fn deletion_plan(found: &[(ObjectKey, ZoteroObject)], permanent: bool) -> Proposal {
     let children: u64 = found.iter().filter_map(|(_, item)| item.meta.get("numChildren").and_then(Value::as_u64)).sum();
     let head = if permanent {
         let with = match children {
@@ -117,5 +116,5 @@ fn deletion_plan(found: &[(ObjectKey, ZoteroObject)], permanent: bool) -> Plan {
         format!("Move {} item(s) to the trash (restorable in Zotero):", found.len())
     };
     let items = named(found.iter().map(|(key, item)| (key.as_str(), title_of(&item.data))));
-    Plan::new(format!("{head}\n{items}")).ask_if(!found.is_empty())
+    Proposal::new(format!("{head}\n{items}")).ask_if(!found.is_empty())
 }

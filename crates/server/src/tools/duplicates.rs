@@ -12,7 +12,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 use super::args::Key;
 use super::paging::shorten_counted;
 use crate::config::ToolGroup;
-use crate::confirm::{Plan, NAMED};
+use crate::confirm::{Proposal, NAMED};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -264,12 +264,11 @@ async fn merge_writer<'a>(
     if !merge {
         return Ok(None);
     }
-    ctx.confirm(merging_plan(plans)).await?;
-    Ok(Some(ctx.writer()?))
+    Ok(Some(ctx.confirm(merging_plan(plans)).await?.writer()?))
 }
 
 /// What the merges will do, group by group: the copy kept, the copies trashed, and what moves to the kept one.
-fn merging_plan(plans: &[&MergePlan]) -> Plan {
+fn merging_plan(plans: &[&MergePlan]) -> Proposal {
     let title = |item: &ZoteroObject| title_of(&item.data);
     let mut lines = vec![format!(
         "Merge {} group(s) of duplicates. In each, the first item is kept; the others move to the trash after their \
@@ -298,7 +297,7 @@ fn merging_plan(plans: &[&MergePlan]) -> Plan {
     if plans.len() > NAMED {
         lines.push(format!("- \u{2026} and {} more group(s)", plans.len() - NAMED));
     }
-    Plan::new(lines.join("\n")).ask_if(!plans.is_empty())
+    Proposal::new(lines.join("\n")).ask_if(!plans.is_empty())
 }
 
 /// Merges `plan` when a writer is given, else describes it.

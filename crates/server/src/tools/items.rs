@@ -14,7 +14,7 @@ use zotero_mcp_core::zotero::{
 
 use super::args::Key;
 use super::paging::{shorten_list, Paging};
-use crate::confirm::{named, Plan, HANDFUL};
+use crate::confirm::{named, Proposal, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::items::{detail, item_detail_markdown, summarize_child, ChildSummary, ItemDetail};
 use crate::format::note_html::note_html;
@@ -625,7 +625,6 @@ impl Tool for UpdateItem {
             }
         }
         refuse_fields(input.fields.iter().flatten().map(|(name, _)| name))?;
-        ctx.may_write()?;
         let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
         // One read for every item, then the patches together (each with its own item's version).
         let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
@@ -639,8 +638,7 @@ impl Tool for UpdateItem {
                 patches.push((key, item.version, Value::Object(patch)));
             }
         }
-        ctx.confirm(retagging_plan(&found, &patches, &input)).await?;
-        let zotero = ctx.writer()?;
+        let zotero = ctx.confirm(retagging_plan(&found, &patches, &input)).await?.writer()?;
         let results =
             join_all(patches.iter().map(|(key, version, patch)| zotero.patch_item(key, *version, patch))).await;
         for ((key, _, _), result) in patches.iter().zip(results) {
@@ -730,7 +728,7 @@ fn retagging_plan(
     found: &[(ObjectKey, ZoteroObject)],
     patches: &[(&ObjectKey, u64, Value)],
     input: &UpdateItemInput,
-) -> Plan {
+) -> Proposal {
     let retagged: Vec<&ObjectKey> =
         patches.iter().filter(|(_, _, patch)| patch.get("tags").is_some()).map(|(key, _, _)| *key).collect();
     let quoted = |tags: &[String]| tags.iter().map(|t| format!("\u{201c}{t}\u{201d}")).collect::<Vec<_>>().join(", ");
@@ -757,6 +755,6 @@ fn retagging_plan(
     let items = named(
         found.iter().filter(|(key, _)| retagged.contains(&key)).map(|(key, item)| (key.as_str(), title_of(&item.data))),
     );
-    Plan::new(format!("Change the tags of {} item(s): {}.{also}\n{items}", retagged.len(), what.join("; ")))
+    Proposal::new(format!("Change the tags of {} item(s): {}.{also}\n{items}", retagged.len(), what.join("; ")))
         .ask_if(retagged.len() > HANDFUL)
 }

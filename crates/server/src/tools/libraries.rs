@@ -86,8 +86,6 @@ impl Tool for ListLibraries {
 
     async fn call(ctx: &RequestContext, _: ListLibrariesInput) -> Result<ListLibrariesOutput, ToolError> {
         let zotero = ctx.zotero()?;
-        // Compiled out of the Worker, which never runs on a desktop.
-        #[cfg(any(test, feature = "desktop"))]
         if ctx.on_desktop() {
             return Ok(on_desktop(ctx, zotero).await?);
         }
@@ -96,14 +94,15 @@ impl Tool for ListLibraries {
             Some(user) => zotero.groups(user).await?,
             None => Vec::new(),
         };
-        let default = ctx.configured_library().or(access.user_id.map(|id| LibraryId { kind: LibraryKind::User, id }));
+        let default =
+            ctx.services().configured_library().or(access.user_id.map(|id| LibraryId { kind: LibraryKind::User, id }));
         let store_of = |library: LibraryId| match library.kind {
             // WebDAV serves the personal library only; groups keep their files on Zotero Storage.
             LibraryKind::User => ctx.configured_store(),
             LibraryKind::Group => Some(StoreKind::ZoteroStorage),
         };
         let bound = matches!(ctx.semantic_index(), Ok(Some(_)));
-        let also_indexed = ctx.indexed_libraries().unwrap_or_default();
+        let also_indexed = ctx.services().indexed_libraries().unwrap_or_default();
         let entry = |library: LibraryId, name: String, items: Option<u64>| {
             let rights = access.rights(library);
             LibraryOut {
@@ -140,7 +139,6 @@ impl Tool for ListLibraries {
 
 /// The libraries of Zotero Desktop: its own (`users/0`) and the groups it has synced (the local API has no
 /// `/keys/current`; what may be written is what the running Zotero takes).
-#[cfg(any(test, feature = "desktop"))]
 async fn on_desktop(
     ctx: &RequestContext,
     zotero: &zotero_mcp_core::zotero::ZoteroClient,

@@ -14,7 +14,7 @@ use super::args::Key;
 use super::items::TagIn;
 use super::next_step::{record_again, NextStep};
 use crate::config::ToolGroup;
-use crate::confirm::Plan;
+use crate::confirm::Proposal;
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -116,7 +116,6 @@ impl Tool for PutAttachment {
     }
 
     async fn call(ctx: &RequestContext, mut input: PutAttachmentInput) -> Result<PutAttachmentOutput, ToolError> {
-        ctx.may_write()?;
         refuse_new_only_arguments(&input)?;
         if let Some(content_type) = &input.content_type {
             if !is_media_type(content_type) {
@@ -134,20 +133,23 @@ impl Tool for PutAttachment {
         };
         // The attachment being replaced is read, and the replacement allowed, before the file is fetched: a
         // question answered no costs no download.
-        let current = match &input.replace_attachment_key {
+        let (current, confirmed) = match &input.replace_attachment_key {
             Some(key) => {
                 let item = ctx.zotero()?.item(key).await?;
-                ctx.confirm(replacement_plan(&item, &source, input.filename.as_deref())).await?;
-                Some(item)
+                let confirmed = ctx.confirm(replacement_plan(&item, &source, input.filename.as_deref())).await?;
+                (Some(item), Some(confirmed))
             }
-            None => None,
+            None => (None, None),
         };
-        let zotero = ctx.writer()?;
-        let files = ctx.file_writer().await?;
+        let zotero = ctx.writer_after(confirmed)?;
+        let files = ctx.file_writer_after(confirmed).await?;
         let (data, fetched_name, fetched_type) = match source {
             Source::Url(url) => {
-                let download =
-                    ctx.download(&url).await.map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
+                let download = ctx
+                    .services()
+                    .download(&url)
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("{e}. Nothing was written.")))?;
                 (download.bytes, download.filename, download.content_type)
             }
             Source::Encoded(encoded) => (decode_base64(&encoded)?, None, None),
@@ -166,7 +168,7 @@ impl Tool for PutAttachment {
                 };
                 // Only a name the caller gives replaces the stored one, not one the URL suggests (Q4).
                 let (filename, content_type) = (input.filename.as_deref(), input.content_type.as_deref());
-                write::replace(zotero, files, ctx.clock(), &item, filename, content_type, data).await
+                write::replace(zotero, files, ctx.services().clock(), &item, filename, content_type, data).await
             }
             None => {
                 let filename = match input.filename.clone().or(fetched_name) {
@@ -187,7 +189,8 @@ impl Tool for PutAttachment {
                     tags: input.tags.iter().flatten().map(TagIn::to_zotero).collect(),
                     collections: input.collections.iter().flatten().map(|k| k.as_str().to_owned()).collect(),
                 };
-                write::create(zotero, files, ctx.clock(), Upload { filename, content_type, data }, meta).await
+                write::create(zotero, files, ctx.services().clock(), Upload { filename, content_type, data }, meta)
+                    .await
             }
         };
         let stored: StoredAttachment = stored.map_err(write_error)?;
@@ -216,14 +219,14 @@ enum Source {
 }
 
 /// What replacing `item`'s file will do, for the person asked to allow it.
-fn replacement_plan(item: &ZoteroObject, source: &Source, filename: Option<&str>) -> Plan {
+fn replacement_plan(item: &ZoteroObject, source: &Source, filename: Option<&str>) -> Proposal {
     let now = item.field("filename").map(|f| format!(", now \u{201c}{f}\u{201d},")).unwrap_or_default();
     let source = match source {
         Source::Url(url) => format!("the file at {url}"),
         Source::Encoded(encoded) => format!("the file given (about {} bytes)", encoded.len() / 4 * 3),
     };
     let named = filename.map(|f| format!(", named \u{201c}{f}\u{201d}")).unwrap_or_default();
-    Plan::new(format!(
+    Proposal::new(format!(
         "Replace the file of the attachment \u{201c}{}\u{201d} ({}){now} with {source}{named}. On WebDAV the earlier \
          file is kept for zotero_undo; on Zotero Storage it is gone for good.",
         title_of(&item.data),

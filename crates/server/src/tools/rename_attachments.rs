@@ -11,7 +11,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 use super::args::Key;
 use super::paging::shorten_counted;
 use crate::config::ToolGroup;
-use crate::confirm::{listed, Plan, HANDFUL};
+use crate::confirm::{listed, Proposal, HANDFUL};
 use crate::context::RequestContext;
 use crate::format::text::truncate;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -136,10 +136,6 @@ impl Tool for RenameAttachments {
     async fn call(ctx: &RequestContext, input: RenameAttachmentsInput) -> Result<RenameAttachmentsOutput, ToolError> {
         // Parsed (its patterns compiled) once for the whole call, and refused whole when over a limit.
         let template = Template::checked(&input.template).map_err(|e| ToolError::invalid(format!("template: {e}")))?;
-        // Writing is checked before anything is read: a read-only grant learns at once that apply needs more.
-        if input.apply {
-            ctx.may_write()?;
-        }
         let zotero = ctx.zotero()?;
         let limit = input.limit as usize;
         let mut not_found = Vec::new();
@@ -198,10 +194,10 @@ impl Tool for RenameAttachments {
             planned.push(entry);
         }
         if input.apply {
-            ctx.confirm(renaming_plan(&planned, &renames, deferred)).await?;
-            let (zotero, files) = (ctx.writer()?, ctx.file_writer().await?);
+            let confirmed = ctx.confirm(renaming_plan(&planned, &renames, deferred)).await?;
+            let (zotero, files) = (confirmed.writer()?, confirmed.file_writer().await?);
             for (at, attachment, to) in &renames {
-                let status = match write::rename(zotero, files, ctx.clock(), attachment, to).await {
+                let status = match write::rename(zotero, files, ctx.services().clock(), attachment, to).await {
                     Ok(_) => "renamed".into(),
                     Err(e) => format!("failed: {}", truncate(&e.to_string(), 300)),
                 };
@@ -223,7 +219,7 @@ impl Tool for RenameAttachments {
 /// What applying will rename now, and how many more files the same selection leaves for later calls (a call
 /// renames at most [`MAX_RENAMES_PER_CALL`]): asked about when the job is more than a handful of files, so a
 /// mass rename is asked about call by call, each question naming exactly the files it renames.
-fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, String)], deferred: usize) -> Plan {
+fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, String)], deferred: usize) -> Proposal {
     let lines = renames.iter().filter_map(|(at, _, _)| planned.get(*at)).map(|entry| {
         let from = if entry.from.is_empty() { "(no name)" } else { &entry.from };
         format!("\u{201c}{from}\u{201d} \u{2192} \u{201c}{}\u{201d} ({})", entry.to, entry.attachment_key)
@@ -232,7 +228,7 @@ fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, Str
         0 => String::new(),
         n => format!(" {n} more file(s) of this selection wait for later calls, which ask again."),
     };
-    Plan::new(format!(
+    Proposal::new(format!(
         "Rename {} attachment file(s), in Zotero and in the file store.{later}\n{}",
         renames.len(),
         listed(lines)

@@ -152,7 +152,7 @@ pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, To
 /// Evaluates the search over the context's library, or says why it cannot be.
 pub async fn run(ctx: &RequestContext, zotero: &ZoteroClient, search: &SavedSearch) -> Result<Evaluated, ToolError> {
     let plan = SearchPlan::new(search).map_err(|refused| ToolError::Failed(refused.to_string()))?;
-    let now_ms = ctx.clock().now_ms();
+    let now_ms = ctx.services().clock().now_ms();
     plan.evaluate(zotero, &LIMITS, now_ms).await.map_err(|error| match error {
         SavedSearchError::Zotero(error) => ToolError::from(error),
         other => ToolError::Failed(other.to_string()),

@@ -340,6 +340,7 @@ impl Tool for Reindex {
          re-sends everything. Up to `limit` items per call: call again until `complete`.",
     )
     .group(ToolGroup::Admin)
+    .changes_only_derived_data()
     .idempotent();
 
     fn render(output: &ReindexOutput) -> String {
@@ -391,7 +392,7 @@ impl Tool for Reindex {
 /// library is refused rather than answered from an index that does not hold it.
 fn indexed_library_only(ctx: &RequestContext) -> Result<(), ToolError> {
     let Some(selected) = ctx.selected_library() else { return Ok(()) };
-    if ctx.indexed_libraries()?.contains(&selected.id) {
+    if ctx.services().indexed_libraries()?.contains(&selected.id) {
         return Ok(());
     }
     Err(ToolError::Failed(format!(

@@ -9,7 +9,7 @@ use zotero_mcp_core::calendar::civil_from_days;
 use zotero_mcp_core::files::{FileAction, StoreKind};
 use zotero_mcp_core::zotero::journal::Change;
 
-use crate::confirm::{named, Plan};
+use crate::confirm::{named, Proposal};
 use crate::context::RequestContext;
 use crate::journal::undo::{self, Outcome, Undone};
 use crate::journal::Entry;
@@ -148,7 +148,7 @@ impl Tool for Undo {
             )
         })?;
         let days = journal.days;
-        let now_ms = ctx.clock().now_ms();
+        let now_ms = ctx.services().clock().now_ms();
         let Some(id) = input.id else {
             let (entries, more) = journal.recent(now_ms, input.offset, input.limit).await?;
             return Ok(UndoOutput {
@@ -169,9 +169,9 @@ impl Tool for Undo {
         }
         // Deleting what the change created is as final as any permanent delete: the person is asked first.
         // An undo that only writes earlier fields back or creates again goes ahead unasked.
-        ctx.confirm(undo_plan(&entry)).await?;
+        let confirmed = ctx.confirm(undo_plan(&entry)).await?;
         ctx.undoing(&id);
-        let writer = ctx.writer()?;
+        let writer = confirmed.writer()?;
         // Files kept to put back, or a new attachment's file to remove with it.
         let keeps_webdav_files =
             entry.files.iter().any(|f| f.store == StoreKind::WebDav && (f.kept || f.action == FileAction::Created));
@@ -212,7 +212,7 @@ impl Tool for Undo {
 }
 
 /// The question before an undo: what it would delete for good, by name. Asked only when that is anything.
-fn undo_plan(entry: &Entry) -> Plan {
+fn undo_plan(entry: &Entry) -> Proposal {
     let removals = undo::removals(entry);
     let others = entry.changes.len().saturating_sub(removals.len());
     let rest = match others {
@@ -228,7 +228,7 @@ fn undo_plan(entry: &Entry) -> Plan {
         removals.len(),
         named(removals.iter().map(|(_, key, title)| (key.as_str(), title.clone()))),
     );
-    Plan::new(summary).ask_if(!removals.is_empty())
+    Proposal::new(summary).ask_if(!removals.is_empty())
 }
 
 fn listed(entry: &Entry) -> JournalEntry {

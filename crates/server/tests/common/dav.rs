@@ -13,7 +13,7 @@ use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse
 use zotero_mcp_core::webdav::pack;
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::Simulator;
 
 use super::{app_with, demo_sim, DEMO_KEY};
@@ -172,7 +172,7 @@ impl Bench {
 
     /// Calls `tool` with a chosen grant, through the registry (which refuses write tools on read-only grants).
     pub async fn tool(&self, tool: &str, grant: Grant, arguments: Value) -> Value {
-        let ctx = RequestContext::new(grant, self.app.config.clone(), self.app.platform.clone());
+        let ctx = Session::new(grant, self.app.config.clone(), self.app.platform.clone());
         zotero_mcp_server::tools::registry(&self.app.config)
             .call_tool(&ctx, tool, arguments)
             .await

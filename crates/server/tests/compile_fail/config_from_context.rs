@@ -1,5 +1,5 @@
 //! A handler cannot read the deployment's configuration, with its Zotero API key and passwords:
-//! `RequestContext::config` is private, and handlers get only what they use through narrow accessors.
+//! `Services::config` is private to the crate, and handlers get only what they use through narrow accessors.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,7 @@ impl Tool for LeakKey {
     }
 
     async fn call(ctx: &RequestContext, _input: Input) -> Result<Output, ToolError> {
-        Ok(Output { leaked: ctx.config.zotero_api_key.clone() })
+        Ok(Output { leaked: ctx.services().config().zotero_api_key.clone() })
     }
 }
 

@@ -1,5 +1,5 @@
-//! A handler cannot build its own `ZoteroWriter` from the runtime services: `RequestContext::platform` is
-//! private, so the only writer is the one `RequestContext::writer()` gives.
+//! A handler cannot build its own `ZoteroWriter` from the runtime services: `Services::platform` is private to
+//! the crate, so the only writers are the ones `RequestContext::writer()` and a confirmation give.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,7 +33,7 @@ impl Tool for OwnWriter {
     }
 
     async fn call(ctx: &RequestContext, _input: Input) -> Result<Output, ToolError> {
-        writer_from(&ctx.platform)?.write_objects(ObjectKind::Items, &[]).await?;
+        writer_from(ctx.services().platform())?.write_objects(ObjectKind::Items, &[]).await?;
         Ok(Output {})
     }
 }

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 use zotero_mcp_server::auth::Grant;
-use zotero_mcp_server::context::RequestContext;
+use zotero_mcp_server::call::Session;
 use zotero_sim::{LibraryRef, Simulator};
 
 use crate::common::*;
@@ -24,7 +24,7 @@ pub async fn rpc(sim: &Rc<Simulator>, name: &str, arguments: Value) -> Value {
 /// Calls a tool with a chosen grant.
 pub async fn call_as(sim: &Rc<Simulator>, grant: Grant, name: &str, arguments: Value) -> Value {
     let app = app_with_sim(sim.clone());
-    let ctx = RequestContext::new(grant, app.config.clone(), app.platform.clone());
+    let ctx = Session::new(grant, app.config.clone(), app.platform.clone());
     zotero_mcp_server::tools::registry(&app.config).call_tool(&ctx, name, arguments).await.expect("tool exists")
 }
 

@@ -352,7 +352,7 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
     // cursor is checked first, and the limits after it, as before.
     let (text, bibtex, asked) = (std::mem::take(&mut input.text), input.bibtex.take(), input.format);
     let (format, fingerprint, cited) =
-        ctx.off_thread(move || read_manuscript(&text, bibtex.as_deref(), asked)).await.ok_or_else(|| {
+        ctx.services().off_thread(move || read_manuscript(&text, bibtex.as_deref(), asked)).await.ok_or_else(|| {
             ToolError::Failed("The manuscript could not be read: the reading stopped with an internal error.".into())
         })?;
     let start = match &input.cursor {
@@ -406,10 +406,10 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
                 + usize::from(wants_support && !found.is_empty() && !one.citations.is_empty()) * SUPPORT_REQUESTS;
             // With `import`, the writes at the end (a template per item type, the batch) are kept back too.
             let kept_back = usize::from(input.import) * IMPORT_REQUESTS;
-            if next > start && ctx.requests_sent() + needs + kept_back > REQUEST_BUDGET {
+            if next > start && ctx.services().requests_sent() + needs + kept_back > REQUEST_BUDGET {
                 stopped = Some(format!(
                     "This call's requests are spent ({} of {REQUEST_BUDGET}); call again with the cursor for the rest.",
-                    ctx.requests_sent()
+                    ctx.services().requests_sent()
                 ));
                 break;
             }
@@ -441,7 +441,7 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         references: reports,
         next_cursor,
         stopped,
-        requests: ctx.requests_sent() as u64,
+        requests: ctx.services().requests_sent() as u64,
         library_items,
     })
 }
@@ -581,7 +581,7 @@ async fn check_one<'a>(
                 .collect();
         }
         if wants_support && !one.citations.is_empty() {
-            if ctx.requests_sent() + SUPPORT_REQUESTS <= REQUEST_BUDGET {
+            if ctx.services().requests_sent() + SUPPORT_REQUESTS <= REQUEST_BUDGET {
                 let (checks, unchecked) = support::check(ctx, &kept.key, &one.citations).await;
                 report.support = checks;
                 report.sentences_unchecked = unchecked as u64;
@@ -723,7 +723,7 @@ async fn import_missing(ctx: &RequestContext, works: Vec<Option<Reference>>, rep
         return;
     }
     import_steps::create(zotero, writer, &mut entries, &[], &[]).await;
-    import_steps::attach_pdfs(ctx, &mut entries, None, ctx.requests_sent()).await;
+    import_steps::attach_pdfs(ctx, &mut entries, None, ctx.services().requests_sent()).await;
     for (entry, at) in entries.into_iter().zip(positions) {
         let result = entry.into_result();
         let note = match (&result.item_key, &result.error) {

@@ -29,7 +29,7 @@ pub async fn look_up(ctx: &RequestContext, id: &Identifier) -> Result<Reference,
             return kept;
         }
     }
-    match ctx.resolve_reference(id).await {
+    match ctx.services().resolve_reference(id).await {
         Ok(reference) => {
             let _ = ctx.cache().put(&key, &encode(&reference), KvWrite::ExpiresIn(RECORD_KEPT_SECONDS)).await;
             Ok(reference)
@@ -122,7 +122,7 @@ pub async fn search(
     ctx: &RequestContext,
     written: &ListedReference,
 ) -> Result<Option<(Reference, Confidence)>, ResolveError> {
-    let candidates = ctx.bibliographic_candidates(&written.text, CANDIDATES).await?;
+    let candidates = ctx.services().bibliographic_candidates(&written.text, CANDIDATES).await?;
     let mut best: Option<(Reference, Confidence)> = None;
     for (reference, _score) in candidates {
         let judged = confidence(written, &reference.data);

@@ -32,7 +32,7 @@ pub async fn check(ctx: &RequestContext, item_key: &str, citations: &[Citation])
         Ok(key) => item_passages(ctx, &key).await.map(|(passages, _)| passages).unwrap_or_default(),
         Err(_) => Vec::new(),
     };
-    let decompose = ctx.decompose();
+    let decompose = ctx.services().decompose();
     let checks = sentences
         .into_iter()
         .map(|citation| {

@@ -25,7 +25,7 @@ use crate::tools::next_step::NextStep;
 pub async fn look_up(ctx: &RequestContext, entries: &mut [Entry]) {
     let lookups = entries.iter().map(|entry| async {
         match (&entry.identifier, entry.is_pending()) {
-            (Some(id), true) => Some(ctx.resolve_reference(id).await),
+            (Some(id), true) => Some(ctx.services().resolve_reference(id).await),
             _ => None,
         }
     });
@@ -175,7 +175,7 @@ pub async fn attach_pdfs(ctx: &RequestContext, entries: &mut [Entry], pdf_url: O
                 continue;
             }
             spent += 1;
-            candidate = ctx.open_access_pdf(doi).await;
+            candidate = ctx.services().open_access_pdf(doi).await;
         }
         let Some(url) = candidate else {
             if entry.origin == Origin::Identifier {
@@ -240,7 +240,7 @@ enum PdfNotAttached {
 async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Result<String, PdfNotAttached> {
     let zotero = ctx.writer()?;
     let files = ctx.file_writer().await?;
-    let download = ctx.download(url).await?;
+    let download = ctx.services().download(url).await?;
     if !download.bytes.starts_with(b"%PDF") {
         let kind = download.content_type.unwrap_or_else(|| "not a PDF".into());
         return Err(PdfNotAttached::NotPdf(kind));
@@ -256,6 +256,6 @@ async fn attach_pdf(ctx: &RequestContext, item: &ZoteroObject, url: &str) -> Res
         url: Some(download.final_url),
         ..NewAttachment::default()
     };
-    let stored = write::create(zotero, files, ctx.clock(), upload, meta).await?;
+    let stored = write::create(zotero, files, ctx.services().clock(), upload, meta).await?;
     Ok(stored.key)
 }

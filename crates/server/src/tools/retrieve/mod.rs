@@ -254,7 +254,7 @@ struct Gathered {
 }
 
 async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result<RetrieveOutput, ToolError> {
-    if retrieve::fold::terms(&input.query, ctx.decompose()).is_empty() {
+    if retrieve::fold::terms(&input.query, ctx.services().decompose()).is_empty() {
         return Err(ToolError::invalid(
             "`query` has no word to rank by (only short or common words): give the words a passage should hold",
         ));
@@ -321,7 +321,7 @@ async fn retrieve_evidence(ctx: &RequestContext, input: RetrieveInput) -> Result
         items.push(evidence);
     }
 
-    let ranked = retrieve::rank(&input.query, &passages, ctx.decompose());
+    let ranked = retrieve::rank(&input.query, &passages, ctx.services().decompose());
     let selection = retrieve::select(&ranked, &passages, input.passages as usize, input.max_chars as usize);
     let mut out_passages = Vec::with_capacity(selection.chosen.len());
     for hit in &selection.chosen {
