@@ -318,14 +318,16 @@ fn the_cycle_check_reaches_every_depth() {
 // ---------------------------------------------------------------------------------------------------------------
 // 3. The server's layers
 
-/// The server crate's top-level modules in layers, highest first, as AGENTS.md states them: a module may
-/// reference its own layer and those below, never one above. `lib.rs`, the crate root, only declares them and
-/// sits above all. A new module fails the test until it is added to a layer here.
+/// The server crate's top-level modules in layers, highest first, as docs/architecture.md states them (its
+/// section [`LAYERS_SECTION`], which [`the_architecture_page_states_the_server_layers`] holds to this list): a
+/// module may reference its own layer and those below, never one above. `lib.rs`, the crate root, only declares
+/// them and sits above all. A new module fails the test until it is added to a layer here and on that page.
 const SERVER_LAYERS: &Layers = &[
     ("the router", &["router"]),
     // `jobs` (the scheduled index sync) is called by the shells beside the router, and builds a RequestContext.
     ("the request handlers", &["auth", "mcp", "tools", "pages", "jobs"]),
-    ("what handlers share", &["context", "format", "library", "journal", "confirm"]),
+    // `call` resolves each tools/call once (plan, target, record) for the registry to run the tool with.
+    ("what handlers share", &["call", "context", "format", "library", "journal", "confirm"]),
     ("the foundations", &["app", "grant", "config", "respond"]),
 ];
 
@@ -349,6 +351,66 @@ fn server_modules_keep_their_layers() {
             );
         }
     }
+}
+
+/// The heading of the section of docs/architecture.md that lists the server's layers.
+const LAYERS_SECTION: &str = "## The server's layers";
+
+/// The layers a page's [`LAYERS_SECTION`] lists: its numbered lines, `1. the router: `router``, each a layer's
+/// name, a colon, and its modules in backticks. `Err` says what is missing.
+fn stated_layers(page: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    let Some(start) = page.find(LAYERS_SECTION) else {
+        return Err(format!("it has no section headed {LAYERS_SECTION:?}"));
+    };
+    let section = &page[start + LAYERS_SECTION.len()..];
+    let section = section.find("\n## ").map_or(section, |end| &section[..end]);
+    let mut layers = Vec::new();
+    for line in section.lines() {
+        let Some((number, rest)) = line.split_once(". ") else { continue };
+        if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Some((name, modules)) = rest.split_once(':') else {
+            return Err(format!("its line {line:?} has no `name: modules`"));
+        };
+        let modules = modules.split('`').skip(1).step_by(2).map(str::to_owned).collect();
+        layers.push((name.trim().to_owned(), modules));
+    }
+    if layers.is_empty() {
+        return Err(format!("its section {LAYERS_SECTION:?} lists no numbered layers"));
+    }
+    Ok(layers)
+}
+
+/// The order a newcomer reads is the order the test holds: docs/architecture.md lists the same layers, in the
+/// same order, with the same modules as [`SERVER_LAYERS`].
+#[test]
+fn the_architecture_page_states_the_server_layers() {
+    let path = workspace_root().join("docs/architecture.md");
+    let page = std::fs::read_to_string(&path).unwrap_or_default();
+    let stated = stated_layers(&page).unwrap_or_else(|problem| panic!("docs/architecture.md: {problem}"));
+    let held: Vec<(String, Vec<String>)> = SERVER_LAYERS
+        .iter()
+        .map(|(name, modules)| ((*name).to_owned(), modules.iter().map(|m| (*m).to_owned()).collect()))
+        .collect();
+    assert_eq!(
+        stated, held,
+        "docs/architecture.md's section {LAYERS_SECTION:?} (left) and SERVER_LAYERS in tests/layout.rs (right) \
+         differ: a layer moved on one side only; make both say the same, in the same order"
+    );
+}
+
+/// The reader of that section on a made-up page: numbered lines only, up to the next heading.
+#[test]
+fn the_layers_section_is_read_from_its_numbered_lines() {
+    let page = "# Title\n\n## The server's layers\n\nProse: 2. not a layer\n\n1. top: `a`\n2. below: `b`, `c`\n\n\
+                ## Next\n\n3. other: `d`\n";
+    let layers = stated_layers(page).expect("the section is there");
+    let expected =
+        vec![("top".to_owned(), vec!["a".to_owned()]), ("below".to_owned(), vec!["b".to_owned(), "c".to_owned()])];
+    assert_eq!(layers, expected);
+    assert!(stated_layers("# Title\n").is_err());
+    assert!(stated_layers("## The server's layers\n\nnone\n").is_err());
 }
 
 /// The layer check on a made-up graph: a reference up a layer, a refused pair and an unlisted module are each
