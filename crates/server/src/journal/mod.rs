@@ -2,9 +2,9 @@
 //! default), so that `zotero_undo` can list it and turn it back.
 //!
 //! Entries are made by construction, not by tools remembering to: the writers record every change they make
-//! (`zotero_mcp_core::zotero::journal`, `zotero_mcp_core::files::FileLog`), and the registry keeps a call's
-//! record once the tool returns ([`crate::context::RequestContext::keep_journal`]), whether it succeeded or
-//! failed part-way. One KV value per entry under `journal:<user>:<route>:<newest-first key>`, so a prefix listing
+//! (`zotero_mcp_core::zotero::journal`, `zotero_mcp_core::files::FileLog`), and the tool pipeline keeps a
+//! call's record once the tool returns ([`crate::call::Record::keep`]), whether it succeeded or failed
+//! part-way. One KV value per entry under `journal:<user>:<route>:<newest-first key>`, so a prefix listing
 //! is newest first; bounded in size ([`MAX_ENTRY_BYTES`]) and count ([`MAX_ENTRIES`] per route).
 //!
 //! **Keyed by route and library.** `<route>` is the library the call wrote and the way it reached it:
