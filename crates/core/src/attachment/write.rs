@@ -419,10 +419,7 @@ async fn replace_on_zotero_storage(
     let patch = json!({ "contentType": new_type });
     let mut stored = stored;
     if let Err(e) = patch_once_more_on_conflict(zotero, key, version, &patch).await {
-        let store = match storage.is_desktop() {
-            true => StoreKind::Desktop,
-            false => StoreKind::ZoteroStorage,
-        };
+        let store = storage.store_kind();
         let old_type = item.field("contentType").filter(|t| !t.is_empty()).unwrap_or("none");
         stored.warning = Some(format!(
             "The file was replaced, but recording its content type on the item failed ({e}). The new file is on \
@@ -467,7 +464,7 @@ pub async fn rename(
     let current = item.field("filename").unwrap_or_default();
     let dav = match files {
         FileWriter::WebDav(dav) => dav,
-        FileWriter::ZoteroStorage(storage) if storage.is_desktop() => {
+        FileWriter::ZoteroStorage(storage) if !storage.caps().file_renames => {
             // Zotero Desktop's local API would record the new name without renaming the file on disk, leaving
             // the attachment pointing at a file that is not there.
             return Err(WriteError::Invalid {
@@ -615,10 +612,9 @@ const STEP_DESKTOP: &str = "Storing the file through Zotero Desktop's local API"
 /// The file-storing step as the person knows the store: Zotero Desktop keeps the file in its data directory,
 /// though the requests are the Web API's.
 fn storage_step(storage: &ZoteroStorageWriter) -> &'static str {
-    if storage.is_desktop() {
-        STEP_DESKTOP
-    } else {
-        STEP_STORAGE
+    match storage.store_kind() {
+        StoreKind::Desktop => STEP_DESKTOP,
+        _ => STEP_STORAGE,
     }
 }
 

@@ -76,8 +76,7 @@ impl FileWriter<'_> {
     pub fn kind(self) -> StoreKind {
         match self {
             Self::WebDav(_) => StoreKind::WebDav,
-            Self::ZoteroStorage(storage) if storage.is_desktop() => StoreKind::Desktop,
-            Self::ZoteroStorage(_) => StoreKind::ZoteroStorage,
+            Self::ZoteroStorage(storage) => storage.store_kind(),
         }
     }
 }

@@ -299,7 +299,13 @@ pub(crate) fn possible(caps: Capabilities) -> Capabilities {
 }
 
 /// What Zotero Desktop's local API can do, unlike zotero.org.
-pub(crate) const CAPABILITIES: Capabilities = Capabilities { deletions: false, annotation_children: false };
+pub(crate) const CAPABILITIES: Capabilities = Capabilities {
+    deletions: false,
+    annotation_children: false,
+    file_archives: false,
+    file_renames: false,
+    if_match_synced_hash: true,
+};
 
 /// The transport's backend for Zotero Desktop's local API. Built only where this build talks to the desktop:
 /// elsewhere (the Worker) nothing constructs it, so its async send, reachable only through the trait object, is

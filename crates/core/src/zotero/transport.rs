@@ -111,11 +111,27 @@ pub struct Capabilities {
     /// A bare children listing includes annotations. Without this they come only when asked for by type (Zotero
     /// Desktop's local API), so a full listing asks for them alongside.
     pub annotation_children: bool,
+    /// A file stored zipped (a snapshot) goes up as an archive. Without this the server keeps the file itself
+    /// and stores the bytes it is sent (Zotero Desktop).
+    pub file_archives: bool,
+    /// A stored file is renamed by changing its item's `filename` (the file follows, as Zotero Desktop syncs
+    /// it). Without this the name would change without the file (Zotero Desktop's local API: the file on disk
+    /// keeps its name).
+    pub file_renames: bool,
+    /// An upload's `If-Match` is checked against the hash of the file as last synced, not the md5 the server
+    /// reports (Zotero Desktop's local API), so its 412 says more than "changed meanwhile".
+    pub if_match_synced_hash: bool,
 }
 
 impl Capabilities {
     /// zotero.org's Web API.
-    pub const WEB_API: Self = Self { deletions: true, annotation_children: true };
+    pub const WEB_API: Self = Self {
+        deletions: true,
+        annotation_children: true,
+        file_archives: true,
+        file_renames: true,
+        if_match_synced_hash: false,
+    };
 }
 
 /// What differs between the servers that speak the Web API: zotero.org ([`WebApi`]) and Zotero Desktop's local
