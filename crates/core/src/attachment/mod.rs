@@ -58,13 +58,15 @@ pub enum AttachmentError {
 }
 
 /// A store's error as the attachment error it is: a WebDAV or archive failure reads the same whichever path
-/// met it, so callers match one variant for each.
+/// met it, so callers match one variant for each (WebDAV's is taken back out of the seam's box).
 impl From<FileStoreError> for AttachmentError {
     fn from(error: FileStoreError) -> Self {
         match error {
-            FileStoreError::WebDav(error) => Self::WebDav(error),
             FileStoreError::Archive(error) => Self::Archive(error),
-            FileStoreError::Store(error) => Self::Store(error),
+            FileStoreError::Store(error) => match error.downcast::<WebDavError>() {
+                Ok(error) => Self::WebDav(*error),
+                Err(error) => Self::Store(error),
+            },
         }
     }
 }

@@ -13,7 +13,7 @@ mod zotero_storage;
 use async_trait::async_trait;
 
 pub use crate::file_changes::{kept_name, FileAction, FileChange, FileLog, StoreKind};
-use crate::webdav::{ArchiveError, WebDavError, WebDavWriter};
+use crate::webdav::{ArchiveError, WebDavWriter};
 use crate::zotero::{ObjectKey, ZoteroObject};
 use crate::zotero_storage::ZoteroStorageWriter;
 
@@ -28,15 +28,22 @@ pub struct FileContent {
 /// Why a store could not hand out a file.
 #[derive(Debug, thiserror::Error)]
 pub enum FileStoreError {
-    #[error(transparent)]
-    WebDav(#[from] WebDavError),
+    /// A zipped file that could not be unpacked within the archive limits, whichever store held it.
     #[error(transparent)]
     Archive(#[from] ArchiveError),
-    /// A store's own failure (Zotero Storage's [`crate::zotero_storage::ZoteroStorageError`]), boxed: a build
-    /// that never reads from that store then carries none of its messages (the Worker has a size budget).
+    /// A store's own failure (WebDAV's [`crate::webdav::WebDavError`], Zotero Storage's
+    /// [`crate::zotero_storage::ZoteroStorageError`], Desktop's disk), boxed: this seam names no store, and a
+    /// build that never reads from a store carries none of its messages (the Worker has a size budget).
     /// `downcast_ref` gives the store's error back.
     #[error(transparent)]
     Store(Box<dyn std::error::Error>),
+}
+
+impl FileStoreError {
+    /// A store's own failure, boxed.
+    pub fn store(error: impl std::error::Error + 'static) -> Self {
+        Self::Store(Box::new(error))
+    }
 }
 
 /// One library's file store.
