@@ -69,9 +69,10 @@ pub trait FileStore {
     }
 }
 
-/// A library's file store for changing files: made only for requests allowed to write. An enum rather than a
-/// trait: the two stores keep different orders of steps (WebDAV's archive, `.prop` and item record; Zotero
-/// Storage's authorization, upload and registration), which [`crate::attachment::write`] spells out per store.
+/// A library's file store for changing files: made only for requests allowed to write. The stores keep
+/// different orders of steps (WebDAV's archive, `.prop` and item record; Zotero Storage's authorization, upload
+/// and registration), each in its own module of [`crate::attachment::write`], which names the stores in one
+/// place; this handle only says which one a request writes to.
 #[derive(Clone, Copy)]
 pub enum FileWriter<'a> {
     WebDav(&'a WebDavWriter),
