@@ -276,11 +276,16 @@ where
     answer
 }
 
+/// Whether this build talks to Zotero Desktop at all: not without the `desktop` feature (the Worker's build).
+/// The one switch of the core: the desktop backends are constructed only where it is on, so everything reachable
+/// only through them is left out of the Worker; the two functions below are how the rest of the core asks it.
+const DESKTOP: bool = cfg!(any(test, feature = "desktop"));
+
 /// `access`, where this build talks to Zotero Desktop at all: always `None` without the `desktop` feature (the
 /// Worker's build), so the optimizer drops the synchronous desktop branches there.
 #[inline]
 pub(crate) fn enabled(access: &Option<LocalApiAccess>) -> Option<&LocalApiAccess> {
-    if cfg!(any(test, feature = "desktop")) {
+    if DESKTOP {
         access.as_ref()
     } else {
         None
@@ -291,7 +296,7 @@ pub(crate) fn enabled(access: &Option<LocalApiAccess>) -> Option<&LocalApiAccess
 /// optimizer drops the branches only a desktop takes (an async one stays linked even when it can never run).
 #[inline]
 pub(crate) fn possible(caps: Capabilities) -> Capabilities {
-    if cfg!(any(test, feature = "desktop")) {
+    if DESKTOP {
         caps
     } else {
         Capabilities::WEB_API
