@@ -236,4 +236,15 @@ mod tests {
         assert_eq!(guess_content_type("book.epub"), "application/epub+zip");
         assert_eq!(guess_content_type("noext"), "application/octet-stream");
     }
+
+    #[test]
+    fn a_webdav_failure_comes_out_of_the_stores_box_as_itself() {
+        let boxed = FileStoreError::store(WebDavError::Unauthorized { status: 401 });
+        assert!(matches!(
+            AttachmentError::from(boxed),
+            AttachmentError::WebDav(WebDavError::Unauthorized { status: 401 })
+        ));
+        let other = FileStoreError::store(std::fmt::Error);
+        assert!(matches!(AttachmentError::from(other), AttachmentError::Store(_)));
+    }
 }
