@@ -72,19 +72,9 @@ pub trait FileStore {
 /// A library's file store for changing files: made only for requests allowed to write. The stores keep
 /// different orders of steps (WebDAV's archive, `.prop` and item record; Zotero Storage's authorization, upload
 /// and registration), each in its own module of [`crate::attachment::write`], which names the stores in one
-/// place; this handle only says which one a request writes to.
+/// place (and where this handle's methods are); the handle only says which one a request writes to.
 #[derive(Clone, Copy)]
 pub enum FileWriter<'a> {
     WebDav(&'a WebDavWriter),
     ZoteroStorage(&'a ZoteroStorageWriter),
-}
-
-impl FileWriter<'_> {
-    /// Which store this writes to.
-    pub fn kind(self) -> StoreKind {
-        match self {
-            Self::WebDav(_) => StoreKind::WebDav,
-            Self::ZoteroStorage(storage) => storage.store_kind(),
-        }
-    }
 }

@@ -40,6 +40,9 @@ pub const MAX_UPLOAD_BYTES: usize = 40 * 1024 * 1024;
 /// implements this in its own module and gets one line in [`store_of`].
 #[async_trait(?Send)]
 trait StoreWrite {
+    /// Which store this writes to.
+    fn kind(&self) -> StoreKind;
+
     /// What goes up for a new file, made before the first write so that everything that can fail without
     /// writing fails first.
     fn payload(&self, filename: &str, data: Vec<u8>, mtime_ms: u64) -> Result<Vec<u8>, ArchiveError>;
@@ -90,6 +93,13 @@ fn store_of(files: FileWriter<'_>) -> &dyn StoreWrite {
     match files {
         FileWriter::WebDav(dav) => dav,
         FileWriter::ZoteroStorage(storage) => storage,
+    }
+}
+
+impl FileWriter<'_> {
+    /// Which store this writes to, as the store says.
+    pub fn kind(self) -> StoreKind {
+        store_of(self).kind()
     }
 }
 

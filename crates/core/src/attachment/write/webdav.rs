@@ -16,6 +16,10 @@ use crate::zotero::{ObjectKey, ZoteroObject, ZoteroWriter};
 
 #[async_trait(?Send)]
 impl StoreWrite for WebDavWriter {
+    fn kind(&self) -> StoreKind {
+        StoreKind::WebDav
+    }
+
     /// The archive is made before the first write, and the file, now in it, is not held twice while uploading
     /// (a Worker has 128 MB).
     fn payload(&self, filename: &str, data: Vec<u8>, mtime_ms: u64) -> Result<Vec<u8>, ArchiveError> {

@@ -34,6 +34,10 @@ fn zipped_on_zotero_storage(content_type: &str) -> bool {
 
 #[async_trait(?Send)]
 impl StoreWrite for ZoteroStorageWriter {
+    fn kind(&self) -> StoreKind {
+        self.store_kind()
+    }
+
     fn payload(&self, _: &str, data: Vec<u8>, _: u64) -> Result<Vec<u8>, ArchiveError> {
         Ok(data)
     }
