@@ -10,7 +10,7 @@ use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
 use zotero_mcp_core::index::SemanticIndex;
 use zotero_mcp_core::platform::KvStore;
 use zotero_mcp_core::webdav::WebDavWriter;
-use zotero_mcp_core::zotero::{ZoteroClient, ZoteroError, ZoteroWriter};
+use zotero_mcp_core::zotero::{Capabilities, ZoteroClient, ZoteroError, ZoteroWriter};
 
 use crate::call::{journal_of, Plan, Record, Services, Session, Target, Unresolved};
 pub use crate::call::{FilesUnavailable, NotConfirmed, WriterRefused};
@@ -140,6 +140,11 @@ impl RequestContext {
     /// The library chosen for this call, when it is not the configured one.
     pub fn selected_library(&self) -> Option<SelectedLibrary> {
         self.target.selected_library()
+    }
+
+    /// What the call's route can do ([`Target::caps`]).
+    pub fn caps(&self) -> Capabilities {
+        self.target.caps()
     }
 
     /// Whether this call reads Zotero Desktop's local API (not the Web API).

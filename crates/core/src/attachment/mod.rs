@@ -58,13 +58,15 @@ pub enum AttachmentError {
 }
 
 /// A store's error as the attachment error it is: a WebDAV or archive failure reads the same whichever path
-/// met it, so callers match one variant for each.
+/// met it, so callers match one variant for each (WebDAV's is taken back out of the seam's box).
 impl From<FileStoreError> for AttachmentError {
     fn from(error: FileStoreError) -> Self {
         match error {
-            FileStoreError::WebDav(error) => Self::WebDav(error),
             FileStoreError::Archive(error) => Self::Archive(error),
-            FileStoreError::Store(error) => Self::Store(error),
+            FileStoreError::Store(error) => match error.downcast::<WebDavError>() {
+                Ok(error) => Self::WebDav(*error),
+                Err(error) => Self::Store(error),
+            },
         }
     }
 }
@@ -233,5 +235,16 @@ mod tests {
         assert_eq!(guess_content_type("Paper.PDF"), "application/pdf");
         assert_eq!(guess_content_type("book.epub"), "application/epub+zip");
         assert_eq!(guess_content_type("noext"), "application/octet-stream");
+    }
+
+    #[test]
+    fn a_webdav_failure_comes_out_of_the_stores_box_as_itself() {
+        let boxed = FileStoreError::store(WebDavError::Unauthorized { status: 401 });
+        assert!(matches!(
+            AttachmentError::from(boxed),
+            AttachmentError::WebDav(WebDavError::Unauthorized { status: 401 })
+        ));
+        let other = FileStoreError::store(std::fmt::Error);
+        assert!(matches!(AttachmentError::from(other), AttachmentError::Store(_)));
     }
 }

@@ -13,7 +13,7 @@ mod zotero_storage;
 use async_trait::async_trait;
 
 pub use crate::file_changes::{kept_name, FileAction, FileChange, FileLog, StoreKind};
-use crate::webdav::{ArchiveError, WebDavError, WebDavWriter};
+use crate::webdav::{ArchiveError, WebDavWriter};
 use crate::zotero::{ObjectKey, ZoteroObject};
 use crate::zotero_storage::ZoteroStorageWriter;
 
@@ -28,15 +28,22 @@ pub struct FileContent {
 /// Why a store could not hand out a file.
 #[derive(Debug, thiserror::Error)]
 pub enum FileStoreError {
-    #[error(transparent)]
-    WebDav(#[from] WebDavError),
+    /// A zipped file that could not be unpacked within the archive limits, whichever store held it.
     #[error(transparent)]
     Archive(#[from] ArchiveError),
-    /// A store's own failure (Zotero Storage's [`crate::zotero_storage::ZoteroStorageError`]), boxed: a build
-    /// that never reads from that store then carries none of its messages (the Worker has a size budget).
+    /// A store's own failure (WebDAV's [`crate::webdav::WebDavError`], Zotero Storage's
+    /// [`crate::zotero_storage::ZoteroStorageError`], Desktop's disk), boxed: this seam names no store, and a
+    /// build that never reads from a store carries none of its messages (the Worker has a size budget).
     /// `downcast_ref` gives the store's error back.
     #[error(transparent)]
     Store(Box<dyn std::error::Error>),
+}
+
+impl FileStoreError {
+    /// A store's own failure, boxed.
+    pub fn store(error: impl std::error::Error + 'static) -> Self {
+        Self::Store(Box::new(error))
+    }
 }
 
 /// One library's file store.
@@ -62,22 +69,12 @@ pub trait FileStore {
     }
 }
 
-/// A library's file store for changing files: made only for requests allowed to write. An enum rather than a
-/// trait: the two stores keep different orders of steps (WebDAV's archive, `.prop` and item record; Zotero
-/// Storage's authorization, upload and registration), which [`crate::attachment::write`] spells out per store.
+/// A library's file store for changing files: made only for requests allowed to write. The stores keep
+/// different orders of steps (WebDAV's archive, `.prop` and item record; Zotero Storage's authorization, upload
+/// and registration), each in its own module of [`crate::attachment::write`], which names the stores in one
+/// place (and where this handle's methods are); the handle only says which one a request writes to.
 #[derive(Clone, Copy)]
 pub enum FileWriter<'a> {
     WebDav(&'a WebDavWriter),
     ZoteroStorage(&'a ZoteroStorageWriter),
-}
-
-impl FileWriter<'_> {
-    /// Which store this writes to.
-    pub fn kind(self) -> StoreKind {
-        match self {
-            Self::WebDav(_) => StoreKind::WebDav,
-            Self::ZoteroStorage(storage) if storage.is_desktop() => StoreKind::Desktop,
-            Self::ZoteroStorage(_) => StoreKind::ZoteroStorage,
-        }
-    }
 }

@@ -17,7 +17,7 @@ impl FileStore for WebDavClient {
     }
 
     async fn fetch(&self, attachment: &ZoteroObject, key: &ObjectKey) -> Result<Option<FileContent>, FileStoreError> {
-        let Some(zip) = self.get_zip(key).await? else { return Ok(None) };
+        let Some(zip) = self.get_zip(key).await.map_err(FileStoreError::store)? else { return Ok(None) };
         let stored = unpack(&zip, attachment.field("filename"), &ZipLimits::default())?;
         // The archive is dropped here, before the caller parses the file: one copy of the bytes at a time.
         drop(zip);
@@ -25,6 +25,6 @@ impl FileStore for WebDavClient {
     }
 
     async fn has_file(&self, key: &ObjectKey) -> Result<bool, FileStoreError> {
-        Ok(self.has_zip(key).await?)
+        self.has_zip(key).await.map_err(FileStoreError::store)
     }
 }

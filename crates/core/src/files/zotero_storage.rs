@@ -25,11 +25,11 @@ impl FileStore for ZoteroStorage {
                 data: file.data,
             })),
             Err(ZoteroStorageError::NoFile { .. }) => Ok(None),
-            Err(error) => Err(FileStoreError::Store(Box::new(error))),
+            Err(error) => Err(FileStoreError::store(error)),
         }
     }
 
     async fn has_file(&self, key: &ObjectKey) -> Result<bool, FileStoreError> {
-        self.file_exists(key).await.map_err(|error| FileStoreError::Store(Box::new(error)))
+        self.file_exists(key).await.map_err(FileStoreError::store)
     }
 }

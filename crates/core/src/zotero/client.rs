@@ -15,9 +15,9 @@ use super::card::ItemCard;
 use super::error::ZoteroError;
 use super::key::ObjectKey;
 use super::library::{KeyAccess, LibraryId, LibraryKind};
-use super::local::LocalApiAccess;
+use super::local::{self, LocalApiAccess};
 use super::query::Query;
-use super::transport::{Call, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
+use super::transport::{Call, Capabilities, Reply, RetryPolicy, Transport, MAX_IN_FLIGHT};
 use super::types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject};
 use crate::platform::{Clock, HttpClient};
 
@@ -180,7 +180,8 @@ impl ZoteroClient {
         clock: Rc<dyn Clock>,
     ) -> Self {
         Self {
-            transport: Transport::new(http, clock, base, "", RetryPolicy::default()).for_desktop(access),
+            transport: Transport::new(http, clock, base, "", RetryPolicy::default())
+                .with_backend(local::backend(access)),
             kind: library.kind,
             configured_id: Some(library.id),
             prefix: async_lock::OnceCell::new(),
@@ -188,9 +189,9 @@ impl ZoteroClient {
         }
     }
 
-    /// Whether this client reads Zotero Desktop's local API (whose versions are its own, [`super::local`]).
-    pub fn is_desktop(&self) -> bool {
-        self.transport.is_local()
+    /// What the server this client reads can do (Zotero Desktop's local API less than zotero.org).
+    pub fn caps(&self) -> Capabilities {
+        local::possible(self.transport.caps())
     }
 
     /// Makes this client remember every object it reads in full (for a writer: see [`Self::recall`]).
@@ -380,8 +381,8 @@ impl ZoteroClient {
         }
     }
 
-    /// An item's children. Zotero Desktop's local API leaves annotations out of a bare children listing and
-    /// gives them only when asked for by type, so there the annotations are a second read, made alongside.
+    /// An item's children. A server whose bare children listing leaves annotations out (Zotero Desktop's local
+    /// API) gives them only when asked for by type, so there the annotations are a second read, made alongside.
     async fn list_children<T: DeserializeOwned>(
         &self,
         key: &ObjectKey,
@@ -389,17 +390,14 @@ impl ZoteroClient {
         max: usize,
     ) -> Result<Page<T>, ZoteroError> {
         let path = self.items_path(ItemScope::Children(key)).await?;
-        // Compiled out of the Worker, which never reads the desktop (an async branch stays linked even when it
-        // cannot run).
-        #[cfg(any(test, feature = "desktop"))]
-        if self.is_desktop() && !query.has("itemType") {
+        if !self.caps().annotation_children && !query.has("itemType") {
             return self.list_children_with_annotations(path, query, max).await;
         }
         self.list(path, query, max).await
     }
 
-    /// [`Self::list_children`] on Zotero Desktop: the bare listing and the annotations, asked for together.
-    #[cfg(any(test, feature = "desktop"))]
+    /// [`Self::list_children`] where annotations are not listed bare: the listing and the annotations, asked for
+    /// together.
     async fn list_children_with_annotations<T: DeserializeOwned>(
         &self,
         path: String,

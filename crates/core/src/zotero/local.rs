@@ -17,9 +17,11 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use async_trait::async_trait;
 use http::Method;
 
 use super::error::ZoteroError;
+use super::transport::{is_write, Backend, Call, Capabilities, Reply, Transport, WebApi};
 use crate::platform::{within, Clock, HttpClient, HttpError};
 
 /// The name Zotero's authorization dialog shows for this server.
@@ -240,7 +242,6 @@ pub async fn authorize(
 /// more when Zotero answers 401 (`refused` says so of an answer: the key was missing or spent), after which the
 /// same write is sent again. Zotero refused it before changing anything, so the resend cannot apply it twice;
 /// nothing else is retried. The one place that decides this for the transport and the file uploads alike.
-#[cfg(any(test, feature = "desktop"))]
 pub(crate) async fn with_local_key<T, E, F, Fut>(
     http: &dyn HttpClient,
     clock: &dyn Clock,
@@ -275,14 +276,105 @@ where
     answer
 }
 
+/// Whether this build talks to Zotero Desktop at all: not without the `desktop` feature (the Worker's build).
+/// The one switch of the core: the desktop backends are constructed only where it is on, so everything reachable
+/// only through them is left out of the Worker; the two functions below are how the rest of the core asks it.
+const DESKTOP: bool = cfg!(any(test, feature = "desktop"));
+
 /// `access`, where this build talks to Zotero Desktop at all: always `None` without the `desktop` feature (the
 /// Worker's build), so the optimizer drops the synchronous desktop branches there.
 #[inline]
 pub(crate) fn enabled(access: &Option<LocalApiAccess>) -> Option<&LocalApiAccess> {
-    if cfg!(any(test, feature = "desktop")) {
+    if DESKTOP {
         access.as_ref()
     } else {
         None
+    }
+}
+
+/// `caps`, where this build talks to Zotero Desktop at all: zotero.org's without the `desktop` feature, so the
+/// optimizer drops the branches only a desktop takes (an async one stays linked even when it can never run).
+#[inline]
+pub(crate) fn possible(caps: Capabilities) -> Capabilities {
+    if DESKTOP {
+        caps
+    } else {
+        Capabilities::WEB_API
+    }
+}
+
+/// What Zotero Desktop's local API can do, unlike zotero.org.
+pub(crate) const CAPABILITIES: Capabilities = Capabilities {
+    deletions: false,
+    annotation_children: false,
+    file_archives: false,
+    file_renames: false,
+    if_match_synced_hash: true,
+};
+
+/// The transport's backend for Zotero Desktop's local API. Built only where this build talks to the desktop:
+/// elsewhere (the Worker) nothing constructs it, so its async send, reachable only through the trait object, is
+/// not linked either; a client made for the desktop there behaves as a keyless Web API client, as it always
+/// has.
+pub(crate) fn backend(access: LocalApiAccess) -> Box<dyn Backend> {
+    match enabled(&Some(access)) {
+        Some(access) => Box::new(LocalApi { access: access.clone() }),
+        None => Box::new(WebApi::new("")),
+    }
+}
+
+/// Zotero Desktop's local API behind the transport: the instance id on every request, the local key on writes
+/// (asked for by Zotero's dialog, and once more after a 401), and the desktop's own refusals named.
+struct LocalApi {
+    access: LocalApiAccess,
+}
+
+#[async_trait(?Send)]
+impl Backend for LocalApi {
+    fn caps(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    fn credentials(&self, method: &Method, mut builder: http::request::Builder) -> http::request::Builder {
+        // Reads need no key; a write carries the local one. The instance id goes on every request, so a request
+        // that reaches another Zotero profile than the one first probed is refused (412).
+        if let Some(key) = self.access.key.get().filter(|_| is_write(method)) {
+            builder = builder.header("zotero-api-key", key);
+        }
+        match &self.access.server_id {
+            Some(id) => builder.header("zotero-server-id", id),
+            None => builder,
+        }
+    }
+
+    fn unanswered(&self, base: &str, error: HttpError) -> ZoteroError {
+        match error {
+            // Nothing answers on the desktop's port: Zotero is not running (or listens elsewhere).
+            HttpError::Transport { .. } => unreachable(base, &error),
+            error => ZoteroError::Transport(error),
+        }
+    }
+
+    fn refusal(&self, base: &str, status: u16, body: &[u8]) -> Option<ZoteroError> {
+        match status {
+            412 if body.starts_with(b"Zotero-Server-ID") => Some(ZoteroError::DesktopChanged { url: base.to_owned() }),
+            403 if body.starts_with(b"Local API is not enabled") => {
+                Some(ZoteroError::LocalApiOff { url: base.to_owned() })
+            }
+            _ => None,
+        }
+    }
+
+    /// A write first needs a local key (Zotero's dialog gives one), and a 401 (the key missing or spent) is
+    /// answered by one fresh authorization and one resend: Zotero refused the write before changing anything, so
+    /// the resend cannot apply it twice.
+    async fn execute(&self, transport: &Transport, call: &Call) -> Result<Reply, ZoteroError> {
+        if !is_write(&call.method) {
+            return transport.execute_once(call).await;
+        }
+        let refused = |answer: &Result<Reply, ZoteroError>| matches!(answer, Err(ZoteroError::Api { status: 401, .. }));
+        let (http, clock) = transport.platform();
+        with_local_key(http, clock, transport.base_url(), &self.access, refused, || transport.execute_once(call)).await
     }
 }
 

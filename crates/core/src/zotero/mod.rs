@@ -33,7 +33,7 @@ pub use saved_search::{
     UnsupportedSearch,
 };
 pub(crate) use transport::{retry_after_ms, retry_wait};
-pub use transport::{RetryPolicy, MAX_IN_FLIGHT};
+pub use transport::{Capabilities, RetryPolicy, MAX_IN_FLIGHT};
 pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject, MANAGED_FIELDS};
 pub use writer::ZoteroWriter;
 pub use year::year_of;

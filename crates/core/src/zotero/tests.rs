@@ -461,6 +461,15 @@ fn created(key: &str) -> Value {
     json!({ "successful": { "0": item(key) }, "success": { "0": key }, "unchanged": {}, "failed": {} })
 }
 
+#[test]
+fn a_client_says_what_its_server_can_do() {
+    let web = ZoteroClient::new(settings(), StubHttp::new(|_| unreachable!()), ManualClock::at(NOW)).unwrap();
+    assert_eq!(web.caps(), Capabilities::WEB_API);
+    let (desktop, _) = desktop_with(StubHttp::new(|_| unreachable!()), None);
+    assert_eq!(desktop.caps(), local::CAPABILITIES);
+    assert!(!desktop.caps().deletions && !desktop.caps().annotation_children && !desktop.caps().file_renames);
+}
+
 #[tokio::test]
 async fn a_desktop_read_sends_no_key_and_names_the_instance() {
     let http = StubHttp::new(|_| Ok(respond(200, &[], item("ABCD2345"))));

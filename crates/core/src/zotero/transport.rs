@@ -4,11 +4,11 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use async_trait::async_trait;
 use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::error::{hint_for, ZoteroError};
-use super::local::{self, LocalApiAccess};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest};
 
 /// How retries behave. The defaults are Zotero's advice, bounded so a Worker request never hangs for minutes.
@@ -93,7 +93,7 @@ impl Reply {
     }
 }
 
-fn is_write(method: &Method) -> bool {
+pub(crate) fn is_write(method: &Method) -> bool {
     matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE)
 }
 
@@ -101,19 +101,100 @@ fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
 
+/// What a Zotero server can do, for code that would otherwise ask which server it talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `/deleted` is always served, so a 404 from it is an error. Without this a 404 there means the server
+    /// keeps no list of deletions (some Zotero Desktop builds' local API has none): removals cannot be seen,
+    /// which is not the same as "none".
+    pub deletions: bool,
+    /// A bare children listing includes annotations. Without this they come only when asked for by type (Zotero
+    /// Desktop's local API), so a full listing asks for them alongside.
+    pub annotation_children: bool,
+    /// A file stored zipped (a snapshot) goes up as an archive. Without this the server keeps the file itself
+    /// and stores the bytes it is sent (Zotero Desktop).
+    pub file_archives: bool,
+    /// A stored file is renamed by changing its item's `filename` (the file follows, as Zotero Desktop syncs
+    /// it). Without this the name would change without the file (Zotero Desktop's local API: the file on disk
+    /// keeps its name).
+    pub file_renames: bool,
+    /// An upload's `If-Match` is checked against the hash of the file as last synced, not the md5 the server
+    /// reports (Zotero Desktop's local API), so its 412 says more than "changed meanwhile".
+    pub if_match_synced_hash: bool,
+}
+
+impl Capabilities {
+    /// zotero.org's Web API.
+    pub const WEB_API: Self = Self {
+        deletions: true,
+        annotation_children: true,
+        file_archives: true,
+        file_renames: true,
+        if_match_synced_hash: false,
+    };
+}
+
+/// What differs between the servers that speak the Web API: zotero.org ([`WebApi`]) and Zotero Desktop's local
+/// API (its backend lives in [`super::local`]). The shared path (the in-flight limit, backoff, 429/503 retries,
+/// the reading of a status) is the transport's; a backend adds its credentials, names its own refusals, and may
+/// wrap a send.
+#[async_trait(?Send)]
+pub(crate) trait Backend {
+    /// What this server can do.
+    fn caps(&self) -> Capabilities;
+
+    /// `builder` with this server's credentials for a request of `method`.
+    fn credentials(&self, method: &Method, builder: http::request::Builder) -> http::request::Builder;
+
+    /// The error for a request to `base` that nothing answered (or that timed out).
+    fn unanswered(&self, _base: &str, error: HttpError) -> ZoteroError {
+        ZoteroError::Transport(error)
+    }
+
+    /// A failure status this server means something of its own by, read before the shared reading.
+    fn refusal(&self, _base: &str, _status: u16, _body: &[u8]) -> Option<ZoteroError> {
+        None
+    }
+
+    /// Sends `call` through `transport`'s shared path, with whatever this server asks around it.
+    async fn execute(&self, transport: &Transport, call: &Call) -> Result<Reply, ZoteroError> {
+        transport.execute_once(call).await
+    }
+}
+
+/// zotero.org's Web API: the key on every request, nothing around a send.
+pub(crate) struct WebApi {
+    api_key: String,
+}
+
+impl WebApi {
+    pub fn new(api_key: &str) -> Self {
+        Self { api_key: api_key.to_owned() }
+    }
+}
+
+#[async_trait(?Send)]
+impl Backend for WebApi {
+    fn caps(&self) -> Capabilities {
+        Capabilities::WEB_API
+    }
+
+    fn credentials(&self, _: &Method, builder: http::request::Builder) -> http::request::Builder {
+        builder.header("zotero-api-key", &self.api_key)
+    }
+}
+
 /// Sends requests for one client (one MCP request's worth of work).
 pub(crate) struct Transport {
     http: Rc<dyn HttpClient>,
     clock: Rc<dyn Clock>,
     base_url: String,
-    api_key: String,
     policy: RetryPolicy,
     in_flight: async_lock::Semaphore,
     /// No request starts before this time (ms since epoch); set by `Backoff` headers, only ever moved later.
     backoff_until_ms: Cell<u64>,
-    /// Set for Zotero Desktop's local API ([`super::local`]): no zotero.org key, the instance id on every
-    /// request, the local key on writes.
-    local: Option<LocalApiAccess>,
+    /// The server on the other end: zotero.org unless [`Self::with_backend`] says otherwise.
+    backend: Box<dyn Backend>,
 }
 
 impl Transport {
@@ -128,50 +209,41 @@ impl Transport {
             http,
             clock,
             base_url: base_url.trim_end_matches('/').to_owned(),
-            api_key: api_key.to_owned(),
             policy,
             in_flight: async_lock::Semaphore::new(MAX_IN_FLIGHT),
             backoff_until_ms: Cell::new(0),
-            local: None,
+            backend: Box::new(WebApi::new(api_key)),
         }
     }
 
-    /// This transport talks to Zotero Desktop's local API.
-    pub fn for_desktop(mut self, access: LocalApiAccess) -> Self {
-        self.local = Some(access);
+    /// This transport talks to another server than zotero.org.
+    pub fn with_backend(mut self, backend: Box<dyn Backend>) -> Self {
+        self.backend = backend;
         self
     }
 
-    /// Whether this transport talks to Zotero Desktop's local API.
-    pub fn is_local(&self) -> bool {
-        self.local().is_some()
+    /// What the server on the other end can do.
+    pub fn caps(&self) -> Capabilities {
+        self.backend.caps()
     }
 
-    /// The local API's access, when this transport talks to Zotero Desktop ([`local::enabled`]).
-    #[inline]
-    fn local(&self) -> Option<&LocalApiAccess> {
-        local::enabled(&self.local)
+    /// The base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
     }
 
-    /// Sends `call`. On the local API a write first needs a local key (Zotero's dialog gives one), and a 401
-    /// (the key missing or spent) is answered by one fresh authorization and one resend: Zotero refused the write
-    /// before changing anything, so the resend cannot apply it twice.
+    /// The HTTP client and clock, for a backend that sends requests of its own around a call.
+    pub fn platform(&self) -> (&dyn HttpClient, &dyn Clock) {
+        (self.http.as_ref(), self.clock.as_ref())
+    }
+
+    /// Sends `call` as the backend asks (Zotero Desktop's local API, for one, wants a local key on a write).
     pub async fn execute(&self, call: &Call) -> Result<Reply, ZoteroError> {
-        // Compiled out of the Worker: an async branch stays linked even when it can never run (the state
-        // machine's resume switch keeps every state).
-        #[cfg(any(test, feature = "desktop"))]
-        if let Some(local) = self.local().filter(|_| is_write(&call.method)) {
-            let refused =
-                |answer: &Result<Reply, ZoteroError>| matches!(answer, Err(ZoteroError::Api { status: 401, .. }));
-            let (http, clock) = (self.http.as_ref(), self.clock.as_ref());
-            return local::with_local_key(http, clock, &self.base_url, local, refused, || self.execute_once(call))
-                .await;
-        }
-        self.execute_once(call).await
+        self.backend.execute(self, call).await
     }
 
     /// Sends `call`, retrying 429/503 within the policy. Any other failure status is an error at once.
-    async fn execute_once(&self, call: &Call) -> Result<Reply, ZoteroError> {
+    pub async fn execute_once(&self, call: &Call) -> Result<Reply, ZoteroError> {
         let _permit = self.in_flight.acquire().await;
         let mut attempt = 0;
         loop {
@@ -183,13 +255,7 @@ impl Transport {
                 .await
                 .ok_or(HttpError::Timeout { url, after_ms: timeout })
                 .and_then(|sent| sent)
-                .map_err(|error| match self.local() {
-                    // Nothing answers on the desktop's port: Zotero is not running (or listens elsewhere).
-                    Some(_) if matches!(error, HttpError::Transport { .. }) => {
-                        local::unreachable(&self.base_url, &error)
-                    }
-                    _ => ZoteroError::Transport(error),
-                })?;
+                .map_err(|error| self.backend.unanswered(&self.base_url, error))?;
             let (parts, body) = response.into_parts();
             self.note_backoff(&parts.headers);
             let status = parts.status;
@@ -201,10 +267,10 @@ impl Transport {
                     path: call.path.clone(),
                 });
             }
+            if let Some(refused) = self.backend.refusal(&self.base_url, status.as_u16(), &body) {
+                return Err(refused);
+            }
             match status.as_u16() {
-                412 if self.is_local() && body.starts_with(b"Zotero-Server-ID") => {
-                    return Err(ZoteroError::DesktopChanged { url: self.base_url.clone() });
-                }
                 412 => return Err(ZoteroError::Conflict { method: call.method.to_string(), path: call.path.clone() }),
                 code @ (429 | 503) => {
                     let retry_after = retry_after_ms(&parts.headers, self.clock.now_ms());
@@ -217,9 +283,6 @@ impl Transport {
                         })?;
                     self.clock.sleep(wait).await;
                     attempt += 1;
-                }
-                403 if self.is_local() && body.starts_with(b"Local API is not enabled") => {
-                    return Err(ZoteroError::LocalApiOff { url: self.base_url.clone() });
                 }
                 code => {
                     let text = String::from_utf8_lossy(&body);
@@ -248,20 +311,7 @@ impl Transport {
         }
         let mut builder =
             http::Request::builder().method(call.method.clone()).uri(&url).header("zotero-api-version", "3");
-        builder = match self.local() {
-            None => builder.header("zotero-api-key", &self.api_key),
-            Some(local) => {
-                // Reads need no key; a write carries the local one. The instance id goes on every request, so a
-                // request that reaches another Zotero profile than the one first probed is refused (412).
-                if let Some(key) = local.key.get().filter(|_| is_write(&call.method)) {
-                    builder = builder.header("zotero-api-key", key);
-                }
-                match &local.server_id {
-                    Some(id) => builder.header("zotero-server-id", id),
-                    None => builder,
-                }
-            }
-        };
+        builder = self.backend.credentials(&call.method, builder);
         builder = builder.header(
             "user-agent",
             concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)"),

@@ -3,15 +3,16 @@
 
 use std::rc::Rc;
 
+use async_trait::async_trait;
 use http::{HeaderMap, Method};
 use url::Url;
 
 use super::error::ZoteroStorageError;
+use crate::file_changes::StoreKind;
 use crate::net::{is_loopback_host, join_url, parse_url};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
 use crate::webdav::{WebDavPolicy, ZipLimits};
-use crate::zotero::local::LocalApiAccess;
-use crate::zotero::{ZoteroSettings, DEFAULT_BASE_URL};
+use crate::zotero::{Capabilities, ZoteroSettings, DEFAULT_BASE_URL};
 
 const USER_AGENT: &str = concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"), " (+https://github.com/zotero-mcp)");
 
@@ -46,6 +47,52 @@ impl Default for StoragePolicy {
     }
 }
 
+/// What differs between the servers that store files by Zotero's three steps: zotero.org ([`WebApi`]) and
+/// Zotero Desktop's local API (its backend in `desktop.rs`). A backend adds its credentials, names its store,
+/// says what it can do, and may wrap a form POST to the API.
+#[async_trait(?Send)]
+pub(super) trait Backend {
+    /// Where the files end up, as the journal and messages name it.
+    fn store(&self) -> StoreKind;
+
+    /// What this server can do.
+    fn caps(&self) -> Capabilities;
+
+    /// `builder` with this server's credentials, for a request that `writes` or not.
+    fn credentials(&self, writes: bool, builder: http::request::Builder) -> http::request::Builder;
+
+    /// One form POST to the API for an upload step, with whatever this server asks around it.
+    async fn post_form(
+        &self,
+        storage: &ZoteroStorage,
+        path: &str,
+        form: &str,
+        precondition: &(&'static str, String),
+    ) -> Result<HttpResponse, ZoteroStorageError> {
+        storage.post_form_plain(path, form, precondition).await
+    }
+}
+
+/// zotero.org's Web API: the key on every API request, nothing around a send.
+struct WebApi {
+    api_key: String,
+}
+
+#[async_trait(?Send)]
+impl Backend for WebApi {
+    fn store(&self) -> StoreKind {
+        StoreKind::ZoteroStorage
+    }
+
+    fn caps(&self) -> Capabilities {
+        Capabilities::WEB_API
+    }
+
+    fn credentials(&self, _: bool, builder: http::request::Builder) -> http::request::Builder {
+        builder.header("zotero-api-key", &self.api_key)
+    }
+}
+
 /// Reads files from Zotero Storage. Storing them takes a [`ZoteroStorageWriter`], which the server hands out
 /// only to requests allowed to write (as with the Zotero and WebDAV clients).
 pub struct ZoteroStorage {
@@ -56,13 +103,12 @@ pub struct ZoteroStorage {
     /// Whether storage URLs may be plain http: only when the API itself is plain http on a loopback host (the
     /// simulator), whose storage origin is then on loopback too.
     local: bool,
-    api_key: String,
     /// `/users/<n>` or `/groups/<n>`.
     library: String,
     pub(super) policy: StoragePolicy,
-    /// Set for Zotero Desktop's local API, which stores files by the same three steps
-    /// ([`crate::zotero::local`]): no zotero.org key, the instance id on every request, a local key on writes.
-    pub(super) desktop: Option<LocalApiAccess>,
+    /// The server on the other end: zotero.org unless made for Zotero Desktop (`desktop.rs`), which stores
+    /// files by the same three steps.
+    pub(super) backend: Box<dyn Backend>,
 }
 
 impl std::fmt::Debug for ZoteroStorage {
@@ -110,28 +156,30 @@ impl ZoteroStorage {
             clock,
             base: raw.trim_end_matches('/').to_owned(),
             local,
-            api_key: api_key.to_owned(),
             library: library_prefix.to_owned(),
             policy,
-            desktop: None,
+            backend: Box::new(WebApi { api_key: api_key.to_owned() }),
         })
     }
 
-    /// Whether this stores files through Zotero Desktop's local API.
-    pub fn is_desktop(&self) -> bool {
-        self.desktop_access().is_some()
+    /// Where the files end up: Zotero Storage, or Zotero Desktop's data directory through its local API.
+    pub fn store_kind(&self) -> StoreKind {
+        self.backend.store()
     }
 
-    /// The local API's access ([`crate::zotero::local::enabled`]).
-    #[inline]
-    fn desktop_access(&self) -> Option<&LocalApiAccess> {
-        crate::zotero::local::enabled(&self.desktop)
+    /// What the server on the other end can do ([`crate::zotero::ZoteroClient::caps`]).
+    pub fn caps(&self) -> Capabilities {
+        crate::zotero::local::possible(self.backend.caps())
     }
 
-    /// The local API's base URL and access, for Zotero Desktop.
-    #[cfg(any(test, feature = "desktop"))]
-    pub(super) fn desktop(&self) -> Option<(&str, &LocalApiAccess)> {
-        self.desktop_access().map(|access| (self.base.as_str(), access))
+    /// The API's base URL, without a trailing slash.
+    pub(super) fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The HTTP client and clock, for a backend that sends requests of its own around a step.
+    pub(super) fn platform(&self) -> (&dyn HttpClient, &dyn Clock) {
+        (self.http.as_ref(), self.clock.as_ref())
     }
 
     /// The path of an item's file below the base URL: `/users/1/items/ABCD2345/file`.
@@ -154,18 +202,7 @@ impl ZoteroStorage {
             .uri(&url)
             .header("zotero-api-version", "3")
             .header("user-agent", USER_AGENT);
-        builder = match self.desktop_access() {
-            None => builder.header("zotero-api-key", &self.api_key),
-            Some(access) => {
-                if let Some(key) = access.key.get().filter(|_| writes) {
-                    builder = builder.header("zotero-api-key", key);
-                }
-                match &access.server_id {
-                    Some(id) => builder.header("zotero-server-id", id),
-                    None => builder,
-                }
-            }
-        };
+        builder = self.backend.credentials(writes, builder);
         for (name, value) in headers {
             builder = builder.header(*name, value);
         }
@@ -240,35 +277,6 @@ impl std::ops::Deref for ZoteroStorageWriter {
 }
 
 impl ZoteroStorageWriter {
-    /// Stores the files of `library_prefix` (`/users/0`, `/groups/<n>`) through Zotero Desktop's local API at `base`
-    /// (`http://localhost:23119/api`): Zotero itself puts a stored file where Desktop keeps it.
-    pub fn for_desktop(
-        base: &str,
-        library_prefix: &str,
-        access: LocalApiAccess,
-        http: Rc<dyn HttpClient>,
-        clock: Rc<dyn Clock>,
-        policy: StoragePolicy,
-    ) -> Result<Self, ZoteroStorageError> {
-        let settings = ZoteroSettings {
-            // Never sent: requests to the desktop carry the local key instead.
-            api_key: "local".into(),
-            library_kind: crate::zotero::LibraryKind::User,
-            library_id: None,
-            base_url: Some(base.to_owned()),
-        };
-        let on_loopback = parse_url(base).is_ok_and(|url| url.host().is_some_and(|h| is_loopback_host(&h)));
-        if !on_loopback && !base.trim().starts_with("https://") {
-            return Err(ZoteroStorageError::Config(format!(
-                "ZOTERO_LOCAL_URL must be Zotero Desktop on this machine (http://localhost:23119/api) or an https \
-                 URL, not `{base}`: files are sent there"
-            )));
-        }
-        let mut writer = Self::new(&settings, library_prefix, http, clock, policy)?;
-        writer.storage.desktop = Some(access);
-        Ok(writer)
-    }
-
     /// As [`ZoteroStorage::new`].
     pub fn new(
         settings: &ZoteroSettings,

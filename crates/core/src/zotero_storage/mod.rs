@@ -39,6 +39,7 @@
 //! the API (Desktop's `removestoragefiles` purges a whole library), so this module has none either.
 
 mod client;
+mod desktop;
 mod download;
 mod error;
 mod upload;

@@ -100,13 +100,9 @@ impl ZoteroStorageWriter {
 
     /// One change to `key`'s file for the journal; this store never keeps the earlier file.
     fn record_not_kept(&self, key: &ObjectKey, action: crate::file_changes::FileAction) {
-        let store = match self.is_desktop() {
-            true => crate::file_changes::StoreKind::Desktop,
-            false => crate::file_changes::StoreKind::ZoteroStorage,
-        };
         self.log.push(crate::file_changes::FileChange {
             key: key.as_str().to_owned(),
-            store,
+            store: self.store_kind(),
             action,
             kept: false,
             left: None,
@@ -130,7 +126,7 @@ impl ZoteroStorageWriter {
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("md5", &md5).append_pair("filename", &filename);
         // Zotero Desktop keeps the file itself, never an archive: its local API stores the bytes it is sent.
-        let body = if zipped && !self.is_desktop() {
+        let body = if zipped && storage.caps().file_archives {
             let zip = pack(&filename, &data, mtime_ms)
                 .map_err(|e| ZoteroStorageError::Pack { key: key.to_string(), detail: e.to_string() })?;
             drop(data);
@@ -173,7 +169,9 @@ impl ZoteroStorageWriter {
             .post_form(&path, form.clone(), &precondition)
             .await
             .map_err(|e| unanswered(UnansweredStep::Authorization, e))?;
-        if self.is_desktop() && precondition.0 == "if-match" && answer.status() == http::StatusCode::PRECONDITION_FAILED
+        if storage.caps().if_match_synced_hash
+            && precondition.0 == "if-match"
+            && answer.status() == http::StatusCode::PRECONDITION_FAILED
         {
             // Zotero Desktop reports the md5 of the file on disk but checks `If-Match` against the hash of the
             // file as last synced (`let currentSyncedMD5 = item.attachmentSyncedHash || null;`, authorizeUpload
@@ -265,34 +263,32 @@ impl ZoteroStorageWriter {
         }
     }
 
-    /// One form POST. On Zotero Desktop each POST is a write needing a local key
-    /// ([`crate::zotero::local::with_local_key`]: a key for one write is spent by the first POST of the three
-    /// steps, so the next one asks again).
+    /// One form POST, as the server asks (Zotero Desktop wants a local key on each).
     async fn post_form_once(
         &self,
         path: &str,
         form: String,
         precondition: &(&'static str, String),
     ) -> Result<HttpResponse, ZoteroStorageError> {
-        let send = || async {
-            let headers = [
-                ("content-type", "application/x-www-form-urlencoded".to_owned()),
-                (precondition.0, precondition.1.clone()),
-            ];
-            let request = self.api_request(Method::POST, path, &headers, form.clone().into_bytes())?;
-            self.send(request, ANSWER_LIMIT, self.policy.request_timeout_ms).await
-        };
-        // Compiled out of the Worker, which never has a desktop (an async branch stays linked even when it
-        // cannot run).
-        #[cfg(any(test, feature = "desktop"))]
-        if let Some((base, access)) = self.desktop() {
-            let refused = |answer: &Result<HttpResponse, ZoteroStorageError>| {
-                answer.as_ref().is_ok_and(|a| a.status() == http::StatusCode::UNAUTHORIZED)
-            };
-            let (http, clock) = (self.http.as_ref(), self.clock.as_ref());
-            return crate::zotero::local::with_local_key(http, clock, base, access, refused, send).await;
-        }
-        send().await
+        let storage: &ZoteroStorage = self;
+        self.backend.post_form(storage, path, &form, precondition).await
+    }
+}
+
+impl ZoteroStorage {
+    /// One form POST to the API with the precondition header, sent once.
+    pub(super) async fn post_form_plain(
+        &self,
+        path: &str,
+        form: &str,
+        precondition: &(&'static str, String),
+    ) -> Result<HttpResponse, ZoteroStorageError> {
+        let headers = [
+            ("content-type", "application/x-www-form-urlencoded".to_owned()),
+            (precondition.0, precondition.1.clone()),
+        ];
+        let request = self.api_request(Method::POST, path, &headers, form.as_bytes().to_vec())?;
+        self.send(request, ANSWER_LIMIT, self.policy.request_timeout_ms).await
     }
 }
 

@@ -12,7 +12,9 @@ use zotero_mcp_core::index::{IndexScope, SemanticIndex};
 use zotero_mcp_core::platform::KvStore;
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
 use zotero_mcp_core::zotero::local::{DesktopInfo, LocalApiAccess, LocalCall};
-use zotero_mcp_core::zotero::{LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter};
+use zotero_mcp_core::zotero::{
+    Capabilities, LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter,
+};
 use zotero_mcp_core::zotero_storage::{StoragePolicy, ZoteroStorageWriter};
 
 use super::{FilesUnavailable, WriterRefused};
@@ -176,6 +178,12 @@ impl Target {
     /// Whether this call reads Zotero Desktop's local API (not the Web API).
     pub fn on_desktop(&self) -> bool {
         matches!(self.route, Route::Desktop { .. })
+    }
+
+    /// What the call's route can do (a list of deletions, annotations among children…), for the tools whose
+    /// work differs by it: they read this instead of asking which server it is.
+    pub fn caps(&self) -> Capabilities {
+        self.zotero.as_ref().map_or(Capabilities::WEB_API, |zotero| zotero.caps())
     }
 
     /// The call's Zotero client (reading and writing: the context hands out the writing half).

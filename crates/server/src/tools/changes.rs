@@ -286,7 +286,7 @@ impl Tool for Changes {
                     found.deleted = Some(deleted);
                 }
                 // Some Zotero Desktop builds serve no /deleted: removals cannot be seen, which is not "none".
-                Err(error) if zotero.is_desktop() && error.status() == Some(404) => {
+                Err(error) if !ctx.caps().deletions && error.status() == Some(404) => {
                     unserved = Some(
                         "This Zotero Desktop serves no list of deletions (its local API has no /deleted), so \
                          `deleted` is absent: removals in this range cannot be seen from here, which does not mean \

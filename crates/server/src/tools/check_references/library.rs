@@ -134,7 +134,7 @@ pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize
         let deleted = match zotero.deleted(since).await {
             Ok(deleted) => deleted,
             // Zotero Desktop builds without /deleted: what was removed cannot be known, so start over.
-            Err(error) if zotero.is_desktop() && error.status() == Some(404) => {
+            Err(error) if !zotero.caps().deletions && error.status() == Some(404) => {
                 let fresh = Snapshot::default();
                 save(cache, &fresh).await;
                 return Ok(fresh);

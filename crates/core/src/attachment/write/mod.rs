@@ -19,19 +19,97 @@
 //! file. A step whose answer was lost is never called undone: a replacement says the outcome is unknown and how
 //! to tell; a new attachment's item is read back, and is complete if it records the file.
 
-use futures_util::future::join;
+mod webdav;
+mod zotero_storage;
+
+use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::filename::valid_file_name;
 use super::{guess_content_type, key_of, require_stored_file, AttachmentError};
 use crate::files::{FileWriter, StoreKind};
 use crate::platform::Clock;
-use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
+use crate::webdav::{md5_hex, ArchiveError, FileProps};
 use crate::zotero::{ObjectKey, ObjectKind, ZoteroError, ZoteroObject, ZoteroWriter};
-use crate::zotero_storage::{FileUpload, Precondition, ZoteroStorageError, ZoteroStorageWriter};
 
 /// The largest file written, as in the TypeScript server: 40 MiB (the Worker also holds the archive).
 pub const MAX_UPLOAD_BYTES: usize = 40 * 1024 * 1024;
+
+/// One store's arms of the writes below, kept in that store's module (`webdav.rs`, `zotero_storage.rs`): the
+/// order of steps is each store's own, the checks before and the item written first are shared. A new store
+/// implements this in its own module and gets one line in [`store_of`].
+#[async_trait(?Send)]
+trait StoreWrite {
+    /// Which store this writes to.
+    fn kind(&self) -> StoreKind;
+
+    /// What goes up for a new file, made before the first write so that everything that can fail without
+    /// writing fails first.
+    fn payload(&self, filename: &str, data: Vec<u8>, mtime_ms: u64) -> Result<Vec<u8>, ArchiveError>;
+
+    /// Stores the file of a just-created attachment item `key` (at `version`), and records it on the item.
+    async fn store_new(
+        &self,
+        zotero: &ZoteroWriter,
+        key: &ObjectKey,
+        version: u64,
+        payload: Vec<u8>,
+        stored: StoredAttachment,
+    ) -> Result<StoredAttachment, NewFileFailed>;
+
+    /// Removes whatever of a just-created item's file reached the store (it is this call's own: discarded, not
+    /// kept for the undo journal), or says what was left.
+    async fn discard_new(&self, key: &ObjectKey) -> Result<(), String>;
+
+    /// Replaces the file of `item` (whose key is `key`) with `data`, `changes` to its item besides the file's
+    /// own record; `stored` is what it will be.
+    async fn replace(
+        &self,
+        zotero: &ZoteroWriter,
+        item: &ZoteroObject,
+        key: &ObjectKey,
+        data: Vec<u8>,
+        changes: Map<String, Value>,
+        stored: StoredAttachment,
+    ) -> Result<StoredAttachment, WriteError>;
+
+    /// Renames the stored file of `item` from `current` to `filename` (already checked).
+    async fn rename(
+        &self,
+        zotero: &ZoteroWriter,
+        clock: &dyn Clock,
+        item: &ZoteroObject,
+        key: &ObjectKey,
+        filename: String,
+        current: &str,
+    ) -> Result<StoredAttachment, WriteError>;
+
+    /// Removes what is left of `key`'s file once its item was deleted for good.
+    async fn remove_file_of_deleted_item(&self, key: &ObjectKey) -> Result<(), FileLeft>;
+}
+
+/// The store a [`FileWriter`] writes to, as the writes see it: the one place that names every store.
+fn store_of(files: FileWriter<'_>) -> &dyn StoreWrite {
+    match files {
+        FileWriter::WebDav(dav) => dav,
+        FileWriter::ZoteroStorage(storage) => storage,
+    }
+}
+
+impl FileWriter<'_> {
+    /// Which store this writes to, as the store says.
+    pub fn kind(self) -> StoreKind {
+        store_of(self).kind()
+    }
+}
+
+/// Why a new attachment's file was not stored.
+enum NewFileFailed {
+    /// A step failed: the item made for it is removed, and the error says what the library holds.
+    Undo(StepFailure),
+    /// The outcome is settled already (the item read back, or kept after a Deny).
+    Final(WriteError),
+}
 
 /// A file to store: its name, type and bytes.
 #[derive(Debug, Clone)]
@@ -142,12 +220,9 @@ pub async fn create(
     let mtime_ms = clock.now_ms();
     let props = FileProps { mtime_ms, md5: md5_hex(&data) };
     let bytes = data.len();
-    // Everything that can fail without writing happens before the first write: WebDAV's archive is made here
-    // (and the file, now in it, is not held twice while uploading: a Worker has 128 MB).
-    let payload = match files {
-        FileWriter::WebDav(_) => pack(&filename, &data, mtime_ms)?,
-        FileWriter::ZoteroStorage(_) => data,
-    };
+    let store = store_of(files);
+    // Everything that can fail without writing happens before the first write (WebDAV's archive is made here).
+    let payload = store.payload(&filename, data, mtime_ms)?;
 
     // Built here rather than from `GET /items/new` (one round trip less): the fields of Zotero's own template
     // for an `imported_file` attachment. A new attachment has no file yet, so no md5/mtime: Zotero refuses them
@@ -185,48 +260,12 @@ pub async fn create(
     })?;
 
     let stored = StoredAttachment::new(&key, filename, content_type, bytes, &props);
-    let failure = match files {
-        FileWriter::WebDav(dav) => match upload_files(dav, &object_key, payload, &props, true).await {
-            Ok(()) => {
-                let changes = json!({ "md5": props.md5, "mtime": mtime_ms });
-                return Ok(record(zotero, StoreKind::WebDav, &object_key, version, &changes, stored).await);
-            }
-            Err(failure) => failure,
-        },
-        FileWriter::ZoteroStorage(storage) => {
-            let file = FileUpload {
-                filename: stored.filename.clone(),
-                data: payload,
-                mtime_ms,
-                zipped: zipped_on_zotero_storage(&stored.content_type),
-                precondition: Precondition::NewFile,
-            };
-            match storage.upload(&object_key, file).await {
-                Ok(uploaded) => {
-                    registered(zotero, &object_key, uploaded.version, &stored.md5).await;
-                    return Ok(stored);
-                }
-                Err(e @ ZoteroStorageError::Unanswered { .. }) => {
-                    let step = storage_step(storage);
-                    return settle_unanswered_create(zotero, files, &object_key, step, e.to_string(), stored).await;
-                }
-                Err(ZoteroStorageError::Desktop(denied @ ZoteroError::LocalWriteDenied { .. })) => {
-                    // Zotero Desktop's "Allow" covered the item's write only, and the person denied the file's:
-                    // removing the item would be a change too, which they have just refused, so it stays, said.
-                    return Err(WriteError::Stranded {
-                        step: storage_step(storage),
-                        cause: denied.to_string(),
-                        key,
-                        reason: "after a Deny zotero-mcp asks Zotero nothing more in the same call, not even to \
-                                 remove it"
-                            .into(),
-                    });
-                }
-                Err(e) => StepFailure { step: storage_step(storage), cause: e.to_string() },
-            }
-        }
+    let failure = match store.store_new(zotero, &object_key, version, payload, stored).await {
+        Ok(stored) => return Ok(stored),
+        Err(NewFileFailed::Final(error)) => return Err(error),
+        Err(NewFileFailed::Undo(failure)) => failure,
     };
-    Err(match undo_create(zotero, files, &object_key, version).await {
+    Err(match undo_create(zotero, store, &object_key, version).await {
         Ok(state) => WriteError::Interrupted { step: failure.step, cause: failure.cause, state },
         Err(reason) => {
             WriteError::Stranded { step: failure.step, cause: failure.cause, key, reason: reason.to_string() }
@@ -241,7 +280,7 @@ pub async fn create(
 /// key and how to tell whether it is complete.
 async fn settle_unanswered_create(
     zotero: &ZoteroWriter,
-    files: FileWriter<'_>,
+    store: &dyn StoreWrite,
     key: &ObjectKey,
     step: &'static str,
     cause: String,
@@ -273,7 +312,7 @@ async fn settle_unanswered_create(
         }
         None => {}
     }
-    match undo_create(zotero, files, key, item.version).await {
+    match undo_create(zotero, store, key, item.version).await {
         Ok(state) => {
             Err(WriteError::Interrupted { step, cause: format!("{cause}; the item, read again, had no file"), state })
         }
@@ -300,12 +339,6 @@ async fn registered(zotero: &ZoteroWriter, key: &ObjectKey, version: Option<u64>
     if let Some(version) = version {
         zotero.item_advanced(key, version);
     }
-}
-
-/// Whether Zotero Desktop stores this attachment's file zipped on Zotero Storage: imported `text/*` files
-/// (snapshots), as its `_isZipUpload` decides; everything written here is an imported file.
-fn zipped_on_zotero_storage(content_type: &str) -> bool {
-    content_type.starts_with("text/")
 }
 
 /// Replaces the file of a stored-file attachment. The file name is kept unless a new one is given (and then
@@ -343,97 +376,8 @@ pub async fn replace(
     if item.field("contentType") != Some(content_type.as_str()) {
         changes.insert("contentType".into(), json!(content_type));
     }
-    let dav = match files {
-        FileWriter::WebDav(dav) => dav,
-        FileWriter::ZoteroStorage(storage) => {
-            let stored = StoredAttachment::new(&item.key, filename, content_type, bytes, &props);
-            return replace_on_zotero_storage(zotero, storage, item, &key, data, changes, stored).await;
-        }
-    };
-    let zip = pack(&filename, &data, mtime_ms)?;
-    drop(data);
-
-    if let Err(e) = upload_files(dav, &key, zip, &props, false).await {
-        let state = if e.step == STEP_ZIP {
-            "Nothing was changed: the previous file is still the one stored.".to_owned()
-        } else {
-            "The new file's archive is on WebDAV but its .prop still describes the previous file, so Zotero \
-             Desktop keeps the copy it has. Call again with the same arguments to finish the replacement."
-                .to_owned()
-        };
-        return Err(WriteError::Interrupted { step: e.step, cause: e.cause, state });
-    }
-
-    changes.insert("md5".into(), json!(props.md5));
-    changes.insert("mtime".into(), json!(mtime_ms));
     let stored = StoredAttachment::new(&item.key, filename, content_type, bytes, &props);
-    Ok(record(zotero, StoreKind::WebDav, &key, item.version, &Value::Object(changes), stored).await)
-}
-
-/// A replacement on Zotero Storage: the upload under `If-Match` the item's md5 (or `If-None-Match: *` when it
-/// has no file yet), whose registration records the new md5/mtime and file name; then, when the type changes, it
-/// is written on the item too (Desktop syncs it as an item change; this client does not send `contentType` with
-/// the authorization, so the file API leaves the type as it was). That `PATCH` failing leaves a complete file
-/// under its new name with the old type: said in the result's warning, with the call that finishes it.
-async fn replace_on_zotero_storage(
-    zotero: &ZoteroWriter,
-    storage: &ZoteroStorageWriter,
-    item: &ZoteroObject,
-    key: &ObjectKey,
-    data: Vec<u8>,
-    changes: Map<String, Value>,
-    stored: StoredAttachment,
-) -> Result<StoredAttachment, WriteError> {
-    let precondition = match item.field("md5").filter(|md5| !md5.is_empty()) {
-        Some(md5) => Precondition::Replaces(md5.to_owned()),
-        None => Precondition::NewFile,
-    };
-    let file = FileUpload {
-        filename: stored.filename.clone(),
-        data,
-        mtime_ms: stored.mtime_ms,
-        zipped: zipped_on_zotero_storage(&stored.content_type),
-        precondition,
-    };
-    let earlier_md5 = item.field("md5").unwrap_or_default().to_owned();
-    let uploaded = storage.upload(key, file).await.map_err(|e| match &e {
-        ZoteroStorageError::Unanswered { md5, .. } => WriteError::OutcomeUnknown {
-            step: storage_step(storage),
-            state: outcome_unknown(md5, &earlier_md5),
-            cause: e.to_string(),
-            key: key.as_str().to_owned(),
-        },
-        _ => WriteError::Interrupted {
-            step: storage_step(storage),
-            cause: e.to_string(),
-            state: "Nothing was changed: the previous file is still the one stored.".into(),
-        },
-    })?;
-    // The registration recorded the file's name with its md5 and mtime (the dataserver's
-    // `Zotero_Storage::updateFileItemInfo` sets `attachmentFilename`; Zotero Desktop's `registerUpload` too), so
-    // only a new content type is left to write on the item.
-    let Some(new_type) = changes.get("contentType").and_then(Value::as_str).map(str::to_owned) else {
-        return Ok(stored);
-    };
-    let version = uploaded.version.unwrap_or(item.version);
-    let patch = json!({ "contentType": new_type });
-    let mut stored = stored;
-    if let Err(e) = patch_once_more_on_conflict(zotero, key, version, &patch).await {
-        let store = match storage.is_desktop() {
-            true => StoreKind::Desktop,
-            false => StoreKind::ZoteroStorage,
-        };
-        let old_type = item.field("contentType").filter(|t| !t.is_empty()).unwrap_or("none");
-        stored.warning = Some(format!(
-            "The file was replaced, but recording its content type on the item failed ({e}). The new file is on \
-             {store} and the item records it (md5 {md5}, file name {name}), so Zotero Desktop downloads it; only \
-             the item's content type is still {old_type}, not {new_type}. Storing the same file on attachment {key} \
-             again with content type {new_type} records it.",
-            md5 = stored.md5,
-            name = stored.filename,
-        ));
-    }
-    Ok(stored)
+    store_of(files).replace(zotero, item, &key, data, changes, stored).await
 }
 
 /// What the library holds after a registration whose answer was lost: it cannot be known from here, so it is
@@ -465,85 +409,14 @@ pub async fn rename(
     let key = key_of(item)?;
     let filename = checked_name(new_name)?;
     let current = item.field("filename").unwrap_or_default();
-    let dav = match files {
-        FileWriter::WebDav(dav) => dav,
-        FileWriter::ZoteroStorage(storage) if storage.is_desktop() => {
-            // Zotero Desktop's local API would record the new name without renaming the file on disk, leaving
-            // the attachment pointing at a file that is not there.
-            return Err(WriteError::Invalid {
-                reason: "Zotero Desktop renames a stored file itself: in Zotero, right-click the attachment and \
-                         choose \"Rename File from Parent Metadata\" (or rename it in the attachment pane). \
-                         Through its local API the name would change without the file on disk, so nothing was \
-                         changed"
-                    .into(),
-            });
-        }
-        FileWriter::ZoteroStorage(_) => return rename_item(zotero, item, &key, filename, current).await,
-    };
-    // The archive and its .prop are independent reads: both go out at once.
-    let (zip, props) = join(dav.get_zip(&key), dav.get_prop(&key)).await;
-    let zip = zip
-        .map_err(|e| WriteError::Invalid { reason: format!("the file could not be downloaded ({e})") })?
-        .ok_or_else(|| AttachmentError::NoFileInStore { key: item.key.clone(), store: StoreKind::WebDav })?;
-    let file = unpack(&zip, item.field("filename"), &ZipLimits::default())?;
-    drop(zip);
-    let md5 = md5_hex(&file.data);
-    let props =
-        props.map_err(|e| WriteError::Invalid { reason: format!("the file's .prop could not be read ({e})") })?;
-    // The file keeps its time; only a file that never had one (no .prop, no mtime on the item) gets now.
-    let mtime_ms = props
-        .as_ref()
-        .map(|p| p.mtime_ms)
-        .or_else(|| item.data.get("mtime").and_then(Value::as_u64))
-        .unwrap_or_else(|| clock.now_ms());
-    let content_type = item.field("contentType").unwrap_or("application/octet-stream").to_owned();
-    let stored_props = FileProps { mtime_ms, md5: md5.clone() };
-    let stored = StoredAttachment::new(&item.key, filename.clone(), content_type, file.data.len(), &stored_props);
-    if filename == current && file.filename == filename {
-        return Ok(stored);
-    }
-    let zip = pack(&filename, &file.data, mtime_ms)?;
-    dav.put_zip(&key, zip).await.map_err(|e| WriteError::Interrupted {
-        step: STEP_ZIP,
-        cause: e.to_string(),
-        state: "Nothing was changed: the file keeps its name.".into(),
-    })?;
-    if props.as_ref().is_none_or(|p| p.md5 != md5) {
-        // The .prop was missing or described other bytes: write the one that matches what is stored now.
-        dav.put_prop(&key, &stored_props).await.map_err(|e| WriteError::Interrupted {
-            step: STEP_PROP,
-            cause: e.to_string(),
-            state: "The archive now holds the file under its new name, but the item still has the old one. Call \
-                    again with the same arguments to finish."
-                .into(),
-        })?;
-    }
-    match patch_once_more_on_conflict(zotero, &key, item.version, &renamed(item, &filename, current)).await {
-        Ok(()) => Ok(stored),
-        Err(e) => Err(WriteError::Interrupted {
-            step: STEP_RECORD,
-            cause: e.to_string(),
-            state: format!(
-                "The archive on WebDAV holds the file as {filename}, but the item still names it {current}; Zotero \
-                 Desktop keeps its own copy as it is. Call again with the same arguments to finish."
-            ),
-        }),
-    }
+    store_of(files).rename(zotero, clock, item, &key, filename, current).await
 }
 
 /// Removes what is left of an attachment's file once its item was deleted for good: on WebDAV its `.zip` and
 /// `.prop`; on Zotero Storage nothing, as deleting the item removed the file (and its size from the storage used).
 /// An error says what was left where; nothing refers to it any more, so it only takes space.
 pub async fn remove_file_of_deleted_item(files: FileWriter<'_>, key: &ObjectKey) -> Result<(), FileLeft> {
-    match files {
-        FileWriter::ZoteroStorage(storage) => {
-            storage.record_removed_with_item(key);
-            Ok(())
-        }
-        FileWriter::WebDav(dav) => {
-            dav.delete(key).await.map_err(|cause| FileLeft { key: key.clone(), cause: cause.to_string() })
-        }
-    }
+    store_of(files).remove_file_of_deleted_item(key).await
 }
 
 /// The file of a deleted attachment that could not be removed: it only takes space, as nothing refers to it.
@@ -609,18 +482,6 @@ async fn rename_item(
 const STEP_ZIP: &str = "Uploading the file's archive (.zip) to WebDAV";
 const STEP_PROP: &str = "Uploading the file's .prop to WebDAV";
 const STEP_RECORD: &str = "Recording the file on the Zotero item";
-const STEP_STORAGE: &str = "Storing the file on Zotero Storage";
-const STEP_DESKTOP: &str = "Storing the file through Zotero Desktop's local API";
-
-/// The file-storing step as the person knows the store: Zotero Desktop keeps the file in its data directory,
-/// though the requests are the Web API's.
-fn storage_step(storage: &ZoteroStorageWriter) -> &'static str {
-    if storage.is_desktop() {
-        STEP_DESKTOP
-    } else {
-        STEP_STORAGE
-    }
-}
 
 /// The step that failed and why.
 struct StepFailure {
@@ -628,34 +489,17 @@ struct StepFailure {
     cause: String,
 }
 
-/// The archive, then the `.prop` (which is what makes Zotero Desktop see a new file). `new`: the attachment was
-/// created by this call, so there is no earlier file for the undo journal to keep.
-async fn upload_files(
-    dav: &WebDavWriter,
-    key: &ObjectKey,
-    zip: Vec<u8>,
-    props: &FileProps,
-    new: bool,
-) -> Result<(), StepFailure> {
-    let put = if new { dav.put_new_zip(key, zip).await } else { dav.put_zip(key, zip).await };
-    put.map_err(|e| StepFailure { step: STEP_ZIP, cause: e.to_string() })?;
-    dav.put_prop(key, props).await.map_err(|e| StepFailure { step: STEP_PROP, cause: e.to_string() })
-}
-
 /// Removes a just-created item and whatever of its file reached the store ([`remove_file_of_deleted_item`]: on
 /// Zotero Storage a file that was not registered is never referred to, and deleting the item removes one that
 /// was): what the library holds after, or why the item could not be removed (it stays, without a file).
 async fn undo_create(
     zotero: &ZoteroWriter,
-    files: FileWriter<'_>,
+    store: &dyn StoreWrite,
     key: &ObjectKey,
     version: u64,
 ) -> Result<String, NotRemoved> {
     // The file is this call's own: discarded, not kept for the undo journal.
-    let removed = match files {
-        FileWriter::ZoteroStorage(_) => Ok(()),
-        FileWriter::WebDav(dav) => dav.discard(key).await.map_err(|e| e.to_string()),
-    };
+    let removed = store.discard_new(key).await;
     let item = match zotero.delete_item(key, version).await {
         // Sent, and no answer: the item may be gone already. A read tells (Zotero answers 404 for a deleted
         // item), where a second DELETE would be a blind retry.
