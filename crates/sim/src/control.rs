@@ -2,8 +2,9 @@
 //! tests that drive the simulator through a server (`scripts/e2e.sh` fails one step of `zotero-mcp e2e --write`
 //! this way). Off unless asked for; see docs/simulator.md.
 //!
-//! `POST /_sim/fail` with `{"method", "pathContains", "bodyContains", "status", "times", "retryAfter"}` arms
-//! [`Simulator::fail_matching`]; `DELETE /_sim/fail` drops every armed fault. Only requests a browser could not
+//! `POST /_sim/fail` with `{"method", "pathContains", "bodyContains", "status", "times", "retryAfter",
+//! "afterApplying"}` arms [`Simulator::fail_matching`] (`afterApplying: true`: the request is applied, then
+//! answered with `status`, [`Fault::LoseAnswer`]); `DELETE /_sim/fail` drops every armed fault. Only requests a browser could not
 //! send without a CORS preflight are taken (JSON bodies, no `Origin`), and the simulator grants no preflight, so
 //! a web page cannot reach it even on loopback.
 
@@ -26,6 +27,8 @@ struct FailRequest {
     #[serde(default = "one")]
     times: usize,
     retry_after: Option<u64>,
+    #[serde(default)]
+    after_applying: bool,
 }
 
 fn one() -> usize {
@@ -59,14 +62,14 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
         _ => answer(
             404,
             json!({ "error": "unknown control request: POST /_sim/fail {method, pathContains, bodyContains, status, \
-                              times, retryAfter} or DELETE /_sim/fail" }),
+                              times, retryAfter, afterApplying} or DELETE /_sim/fail" }),
         ),
     }
 }
 
 fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
     let request: FailRequest = serde_json::from_slice(body).map_err(|e| {
-        format!("not a fault ({e}): expected {{\"method\", \"pathContains\", \"bodyContains\", \"status\", \"times\"}}")
+        format!("not a fault ({e}): expected {{\"method\", \"pathContains\", \"bodyContains\", \"status\", \"times\", \"afterApplying\"}}")
     })?;
     if !(400..=599).contains(&request.status) {
         return Err(format!("status {} is not an error status (400-599)", request.status));
@@ -81,7 +84,11 @@ fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
         ),
         None => None,
     };
+    if request.after_applying && request.retry_after.is_some() {
+        return Err("retryAfter goes with a refusal, not with afterApplying (the request is applied)".into());
+    }
     let fault = match request.status {
+        status if request.after_applying => Fault::LoseAnswer { status },
         429 => Fault::TooManyRequests { retry_after: request.retry_after },
         503 => Fault::ServiceUnavailable { retry_after: request.retry_after },
         status => Fault::Status { status },
@@ -98,6 +105,7 @@ fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
         "bodyContains": request.body_contains,
         "status": request.status,
         "times": request.times,
+        "afterApplying": request.after_applying,
     }))
 }
 

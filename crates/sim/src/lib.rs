@@ -70,6 +70,10 @@ pub enum Fault {
     /// dropped connection does), for the API and the storage origin alike (there an upload's object is kept, as
     /// S3 keeps one whose answer never arrived).
     DropAnswer,
+    /// The request is applied as usual, then answered with `status` (a 500, or a 503 without `Retry-After`)
+    /// instead of its own answer: the server changed its state and said it failed, as a proxy or a crashing
+    /// worker behind Zotero's load balancer can. Unlike [`Fault::DropAnswer`] this works over a socket too.
+    LoseAnswer { status: u16 },
 }
 
 /// Marks an answer [`Fault::DropAnswer`] takes away after the request was applied.

@@ -85,6 +85,21 @@ fn matched_faults_come_before_the_queue_and_can_be_cleared() {
     assert_ne!(send(&sim, "DELETE", "/users/1/items/ABCD2345", &[], None).status, 403);
 }
 
+#[test]
+fn a_lost_answer_applies_the_write_then_answers_the_error_status() {
+    for status in [500, 503] {
+        let sim = sim();
+        let books = FaultMatch { method: Some(http::Method::POST), ..FaultMatch::default() };
+        sim.fail_matching(1, books, Fault::LoseAnswer { status });
+        let lost = post(&sim, "items", json!([{"itemType": "book", "title": "Landed"}]));
+        assert_eq!(lost.status, status);
+        assert!(lost.header("retry-after").is_none());
+        assert!(lost.text().contains("after the request was applied"), "{}", lost.text());
+        assert_eq!(sim.library_version(LIB), 1, "the write was applied");
+        assert!(sim.items(LIB).iter().any(|item| item["data"]["title"] == "Landed"));
+    }
+}
+
 fn control_request(method: &str, body: &str, headers: &[(&str, &str)]) -> http::Response<Vec<u8>> {
     let mut builder = http::Request::builder().method(method).uri("/_sim/fail");
     for (name, value) in headers {
@@ -133,6 +148,18 @@ fn the_control_endpoint_arms_faults_from_json_and_refuses_what_a_web_page_could_
     assert_eq!(control_request("POST", r#"{"status":429,"retryAfter":7}"#, &json_type).status(), 200);
     let limited = get(&sim, "/users/1/items");
     assert_eq!((limited.status, limited.header("retry-after").as_deref()), (429, Some("7")));
+
+    // afterApplying: the request is applied, then answered with the status.
+    let lost = r#"{"method":"post","pathContains":"/items","status":503,"afterApplying":true}"#;
+    let armed = control_request("POST", lost, &json_type);
+    assert_eq!(armed.status(), 200);
+    let body: serde_json::Value = serde_json::from_slice(armed.body()).unwrap();
+    assert_eq!(body["armed"]["afterApplying"], true);
+    let version = sim.library_version(LIB);
+    assert_eq!(post(&sim, "items", json!([{"itemType": "book"}])).status, 503);
+    assert_eq!(sim.library_version(LIB), version + 1, "applied before the 503");
+    let both = r#"{"status":503,"retryAfter":3,"afterApplying":true}"#;
+    assert_eq!(control_request("POST", both, &json_type).status(), 400);
 }
 
 #[test]

@@ -113,6 +113,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
 
     let mut backoff = None;
     let mut drop_answer = false;
+    let mut lose_answer = None;
     let matched = state.matched_faults.iter().position(|(m, _, _)| m.matches(&parts.method, &path, &body));
     let fault = match matched {
         Some(index) => {
@@ -143,6 +144,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
         }
         Some(Fault::Backoff { seconds }) => backoff = Some(seconds),
         Some(Fault::DropAnswer) => drop_answer = true,
+        Some(Fault::LoseAnswer { status }) => lose_answer = Some(status),
         Some(Fault::Status { status }) => {
             let reply = Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})"));
             return finish(reply, &parts.method, None);
@@ -164,6 +166,10 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     }
 
     let reply = route(state, &req).unwrap_or_else(Reply::from);
+    if let Some(status) = lose_answer {
+        let lost = format!("zotero-sim: injected fault (HTTP {status}, after the request was applied)");
+        return finish(Reply::text(status, &lost), &req.method, backoff);
+    }
     let mut response = finish(reply, &req.method, backoff);
     if drop_answer {
         response.extensions_mut().insert(crate::AnswerDropped);

@@ -36,7 +36,14 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
             ),
             None => {
                 drop_answer = matches!(injected, Some(Injected::DropAnswer));
-                route(state, &parts.method, &path, &query, &parts.headers, &body)
+                let served = route(state, &parts.method, &path, &query, &parts.headers, &body);
+                match injected {
+                    Some(Injected::LoseAnswer(status)) => Reply::text(
+                        status,
+                        &format!("zotero-sim: injected fault (HTTP {status}, after the request was served)"),
+                    ),
+                    _ => served,
+                }
             }
         },
     };
@@ -54,6 +61,8 @@ enum Injected {
     /// Served (S3 keeps an uploaded object), then the answer is lost on the way back, as when the connection
     /// drops after the last byte went up.
     DropAnswer,
+    /// Served, then answered with this status instead.
+    LoseAnswer(u16),
 }
 
 /// Where the request carries an API key, if it does.
@@ -86,6 +95,7 @@ fn injected_fault(state: &mut State, method: &http::Method, path: &str, body: &[
         // S3 has no Backoff header: the request is served as usual.
         Fault::Backoff { .. } => return None,
         Fault::DropAnswer => return Some(Injected::DropAnswer),
+        Fault::LoseAnswer { status } => return Some(Injected::LoseAnswer(status)),
     };
     Some(Injected::Answer(Reply::text(status, &format!("zotero-sim: injected fault (HTTP {status})"))))
 }
