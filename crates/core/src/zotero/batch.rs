@@ -19,6 +19,15 @@ pub struct WriteFailure {
     pub message: String,
 }
 
+/// An object whose write's answer was lost and that could not be read back: it may or may not be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteUnknown {
+    /// The key it was sent with (a new object gets its key before it is sent).
+    pub key: String,
+    /// Why it is not known, and how to find out.
+    pub message: String,
+}
+
 /// What happened to every object of a batch write, by the caller's positions.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WriteOutcome {
@@ -30,6 +39,8 @@ pub struct WriteOutcome {
     pub unchanged: BTreeMap<usize, String>,
     /// Refused by Zotero, object by object.
     pub failed: BTreeMap<usize, WriteFailure>,
+    /// Sent, but whether written is unknown: the answer was lost and reading the objects back failed too.
+    pub unknown: BTreeMap<usize, WriteUnknown>,
     /// Positions never sent, because an earlier request of the same write failed as a whole.
     pub not_sent: Vec<usize>,
     /// The library version after the last batch that was written.
@@ -44,7 +55,7 @@ impl WriteOutcome {
 
     /// True when every object was written or was already identical.
     pub fn is_complete(&self) -> bool {
-        self.failed.is_empty() && self.not_sent.is_empty()
+        self.failed.is_empty() && self.unknown.is_empty() && self.not_sent.is_empty()
     }
 }
 

@@ -27,6 +27,18 @@ pub enum ZoteroError {
     #[error("Zotero is rate limiting or temporarily unavailable ({method} {path} answered {status}). Try again in {retry_after_secs} seconds")]
     Unavailable { method: String, path: String, status: u16, retry_after_secs: u64 },
 
+    /// A write sent again after a 429/503 was refused (412, 404…): the first attempt may have been applied and
+    /// its answer lost, so the refusal may be the write's own doing. The writer reads the objects back to tell.
+    #[error(
+        "{method} {path}: {reason}. The write may have been applied: read the objects back before sending it again"
+    )]
+    AnswerLost { method: String, path: String, status: u16, reason: String },
+
+    /// A write's answer was lost, and reading the objects back could not tell whether it was applied (`read`
+    /// says why: the read failed too, or the object changed otherwise meanwhile).
+    #[error("whether {method} {path} changed {keys} is unknown: its answer was lost ({lost}), and {read}. Read {keys} again to see whether the change is there before writing; do not resend the write blindly")]
+    OutcomeUnknown { method: String, path: String, keys: String, lost: String, read: String },
+
     /// Any other error status.
     #[error("Zotero API {method} {path} failed with {status}: {body}{hint}")]
     Api { method: String, path: String, status: u16, body: String, hint: &'static str },
@@ -85,11 +97,48 @@ impl ZoteroError {
         matches!(self, ZoteroError::Conflict { .. })
     }
 
+    /// Whether a write that failed so may have been applied all the same: its answer was lost (no answer, a
+    /// server error, an answer that could not be read, 429/503 until the retries ran out, a refusal of the
+    /// request sent again), so only a read tells. A refusal Zotero gave at once (400, 403, 404, 412, 413…) means
+    /// nothing was written.
+    pub fn may_have_landed(&self) -> bool {
+        match self {
+            ZoteroError::Transport(_)
+            | ZoteroError::AnswerLost { .. }
+            | ZoteroError::Unavailable { .. }
+            | ZoteroError::Decode { .. } => true,
+            ZoteroError::Api { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+
+    /// This error, once a read showed that the write it failed was not applied: a refusal of a request sent
+    /// again is then only a refusal.
+    pub(crate) fn not_applied(self) -> Self {
+        match self {
+            ZoteroError::AnswerLost { method, path, status, reason } => ZoteroError::Api {
+                method,
+                path,
+                status,
+                body: format!("{reason}; read back, it was not applied"),
+                hint: "",
+            },
+            other => other,
+        }
+    }
+
+    /// Whether a write's outcome is unknown: its answer was lost and a read could not tell.
+    pub fn is_outcome_unknown(&self) -> bool {
+        matches!(self, ZoteroError::OutcomeUnknown { .. })
+    }
+
     /// The HTTP status Zotero answered, when there was one.
     pub fn status(&self) -> Option<u16> {
         match self {
             ZoteroError::Conflict { .. } => Some(412),
-            ZoteroError::Unavailable { status, .. } | ZoteroError::Api { status, .. } => Some(*status),
+            ZoteroError::Unavailable { status, .. }
+            | ZoteroError::Api { status, .. }
+            | ZoteroError::AnswerLost { status, .. } => Some(*status),
             _ => None,
         }
     }

@@ -45,6 +45,28 @@ impl AsRef<str> for ObjectKey {
     }
 }
 
+/// The characters of a Zotero key (no 0, 1, O: they are easily confused).
+const KEY_ALPHABET: &[u8] = b"23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
+
+/// A fresh random key for an object this client creates, as Zotero Desktop assigns one before syncing: sent
+/// with the new object, it lets a write whose answer was lost be checked by reading that key back.
+pub(crate) fn new_key() -> Result<String, getrandom::Error> {
+    let mut key = String::with_capacity(8);
+    // Bytes at or above the largest multiple of the alphabet's size are drawn again, so each character is
+    // equally likely.
+    let limit = (256 / KEY_ALPHABET.len() * KEY_ALPHABET.len()) as u8;
+    while key.len() < 8 {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes)?;
+        for byte in bytes.into_iter().filter(|b| *b < limit) {
+            if key.len() < 8 {
+                key.push(char::from(KEY_ALPHABET[usize::from(byte) % KEY_ALPHABET.len()]));
+            }
+        }
+    }
+    Ok(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +74,15 @@ mod tests {
     #[test]
     fn accepts_zotero_keys() {
         assert_eq!(ObjectKey::parse("ABCD2345").unwrap().as_str(), "ABCD2345");
+    }
+
+    #[test]
+    fn new_keys_are_zotero_keys_and_fresh() {
+        let a = new_key().unwrap();
+        assert_eq!(a.len(), 8);
+        assert!(a.bytes().all(|b| KEY_ALPHABET.contains(&b)), "{a}");
+        assert!(ObjectKey::parse(&a).is_ok());
+        assert_ne!(a, new_key().unwrap());
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod local;
 mod query;
 pub mod saved_search;
 pub mod schema;
+mod settle;
 mod transport;
 mod types;
 mod writer;
@@ -21,7 +22,7 @@ mod year;
 #[cfg(test)]
 mod tests;
 
-pub use batch::{WriteFailure, WriteOutcome, BATCH_SIZE};
+pub use batch::{WriteFailure, WriteOutcome, WriteUnknown, BATCH_SIZE};
 pub use card::{CardData, CardMeta, ItemCard};
 pub use client::{GroupInfo, ItemScope, ZoteroClient, ZoteroSettings, DEFAULT_BASE_URL, EXPORT_FORMATS, PAGE_LIMIT};
 pub use error::ZoteroError;

@@ -166,9 +166,13 @@ async fn a_batch_answer_naming_an_index_outside_the_batch_is_a_decode_error() {
         json!({ "unchanged": { "18446744073709551615": "AAAAAAAA" } }),
     ];
     for answer in answers {
+        // The objects are read back (the answer cannot say what was written): here none was.
         let http = StubHttp::new({
             let answer = answer.clone();
-            move |_| Ok(respond(200, &[("last-modified-version", "5")], answer.clone()))
+            move |request| match *request.method() {
+                http::Method::GET => Ok(respond(200, &[("last-modified-version", "5")], json!([]))),
+                _ => Ok(respond(200, &[("last-modified-version", "5")], answer.clone())),
+            }
         });
         let (client, _) = client_with(http.clone());
         let objects: Vec<Value> = (0..3).map(|n| json!({ "itemType": "book", "n": n })).collect();
@@ -176,7 +180,8 @@ async fn a_batch_answer_naming_an_index_outside_the_batch_is_a_decode_error() {
             Err(ZoteroError::Decode { reason, .. }) => assert!(reason.contains("read them back"), "{reason}"),
             other => panic!("{answer}: expected a decode error, got {other:?}"),
         }
-        assert_eq!(http.requests().len(), 1, "sent once, not retried");
+        let methods: Vec<_> = http.requests().iter().map(|r| r.method().clone()).collect();
+        assert_eq!(methods, [http::Method::POST, http::Method::GET], "sent once, not retried; then read back");
     }
 }
 

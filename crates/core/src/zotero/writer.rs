@@ -7,12 +7,13 @@ use std::rc::Rc;
 use http::Method;
 use serde_json::{Map, Value};
 
-use super::batch::{merge_batch_of, write_token, BatchResponse, WriteOutcome, BATCH_SIZE};
+use super::batch::{merge_batch_of, write_token, BatchResponse, WriteFailure, WriteOutcome, WriteUnknown, BATCH_SIZE};
 use super::client::{ZoteroClient, ZoteroSettings};
 use super::error::ZoteroError;
 use super::journal::{prior_values, title_of, Change, ChangeLog, Kind};
-use super::key::ObjectKey;
+use super::key::{new_key, ObjectKey};
 use super::query::Query;
+use super::settle::{landed, Landed};
 use super::transport::{Call, RetryPolicy};
 use super::types::{FullText, ObjectKind, ZoteroObject};
 use crate::platform::{Clock, HttpClient};
@@ -92,12 +93,19 @@ impl ZoteroWriter {
     }
 
     /// Creates or updates objects, 50 per request, each request with a fresh write token. Objects that carry a
-    /// `key` and `version` update that object only if it is still at that version (else they fail with 412).
+    /// `key` and `version` update that object only if it is still at that version (else they fail with 412). A
+    /// new object (no `key`) is given a fresh key before it is sent, with version 0 (create only).
     ///
-    /// When the very first request fails as a whole, nothing was written and the error is returned. When a later
-    /// one fails, the outcome says which objects were written, which failed, and which were never sent.
+    /// When a request's answer is lost (no answer, a server error, an answer that cannot be read), the batch's
+    /// objects are read back, and each is reported as written (and recorded, as an answered write is), not
+    /// written, or unknown (when the read fails too); nothing is sent again.
+    ///
+    /// When the very first request fails and nothing of it was written, the error is returned (an
+    /// [`ZoteroError::OutcomeUnknown`] when that could not be found out). When a later one fails, the outcome
+    /// says which objects were written, which failed, which are unknown, and which were never sent.
     pub async fn write_objects(&self, kind: ObjectKind, objects: &[Value]) -> Result<WriteOutcome, ZoteroError> {
         let path = self.client.library_path(&format!("/{}", kind.path_segment())).await?;
+        let objects = with_keys(objects)?;
         let mut outcome = WriteOutcome::default();
         for (batch_index, chunk) in objects.chunks(BATCH_SIZE).enumerate() {
             let offset = batch_index * BATCH_SIZE;
@@ -109,29 +117,146 @@ impl ZoteroWriter {
                 Ok(before) => before,
                 Err(error) if batch_index == 0 => return Err(error),
                 Err(error) => {
-                    fail_rest(&mut outcome, objects, offset, &error);
+                    fail_rest(&mut outcome, &objects, offset, &error);
                     break;
                 }
             };
             let call = Call::new(Method::POST, path.clone())
                 .header("zotero-write-token", token)
                 .json_body(&Value::Array(chunk.to_vec()));
-            match self.client.transport.execute(&call).await {
-                Ok(reply) => {
-                    let batch: BatchResponse = reply.json()?;
-                    merge_batch_of(&mut outcome, offset, Some(chunk.len()), batch)
-                        .map_err(|reason| reply.decode_error(reason.to_string()))?;
-                    outcome.library_version = reply.last_modified_version();
+            let answered = match self.client.transport.execute(&call).await {
+                Ok(reply) => reply
+                    .json::<BatchResponse>()
+                    .and_then(|batch| {
+                        merge_batch_of(&mut outcome, offset, Some(chunk.len()), batch)
+                            .map_err(|reason| reply.decode_error(reason.to_string()))
+                    })
+                    .map(|()| reply.last_modified_version()),
+                Err(error) => Err(error),
+            };
+            match answered {
+                Ok(version) => {
+                    outcome.library_version = version;
                     self.record_batch(kind, chunk, offset, &outcome, &before);
+                }
+                Err(error) if error.may_have_landed() => {
+                    let settled = self.settle_batch(kind, chunk, offset, &before, &error, &mut outcome).await;
+                    match settled {
+                        Settled::All => continue,
+                        Settled::None if batch_index == 0 => return Err(error.not_applied()),
+                        Settled::Unknown(unknown) if batch_index == 0 => return Err(unknown),
+                        Settled::Some | Settled::None | Settled::Unknown(_) => {
+                            outcome.not_sent = (offset + chunk.len()..objects.len()).collect();
+                            break;
+                        }
+                    }
                 }
                 Err(error) if batch_index == 0 => return Err(error),
                 Err(error) => {
-                    fail_rest(&mut outcome, objects, offset, &error);
+                    fail_rest(&mut outcome, &objects, offset, &error);
                     break;
                 }
             }
         }
         Ok(outcome)
+    }
+
+    /// Finds out what a batch whose answer was lost (`lost`) did, by reading its objects back: each written one is
+    /// recorded and reported as an answered write would be, the others as failed with `lost`, or, when the read
+    /// fails too, as unknown.
+    async fn settle_batch(
+        &self,
+        kind: ObjectKind,
+        chunk: &[Value],
+        offset: usize,
+        before: &HashMap<String, ZoteroObject>,
+        lost: &ZoteroError,
+        outcome: &mut WriteOutcome,
+    ) -> Settled {
+        let keys: Vec<&str> = chunk.iter().filter_map(|object| object.get("key").and_then(Value::as_str)).collect();
+        let now = match self.read_back(kind, &keys).await {
+            Ok(now) => now,
+            Err(read) => {
+                let unknown = ZoteroError::OutcomeUnknown {
+                    method: "POST".into(),
+                    path: format!("/{}", kind.path_segment()),
+                    keys: keys.join(", "),
+                    lost: lost.to_string(),
+                    read: format!("reading them back failed too ({read})"),
+                };
+                for (index, object) in chunk.iter().enumerate() {
+                    let key = object.get("key").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    outcome.unknown.insert(offset + index, WriteUnknown { key, message: unknown.to_string() });
+                }
+                return Settled::Unknown(unknown);
+            }
+        };
+        outcome.library_version = outcome.library_version.max(now.1);
+        let (mut written, mut not_written) = (0, 0);
+        for (index, sent) in chunk.iter().enumerate() {
+            let position = offset + index;
+            let key = sent.get("key").and_then(Value::as_str).unwrap_or_default();
+            let found = now.0.get(key);
+            match landed(sent, before.get(key), found) {
+                Landed::Written => {
+                    written += 1;
+                    outcome.success.insert(position, key.to_owned());
+                    if let Some(found) = found {
+                        if let Ok(stored) = serde_json::to_value(found) {
+                            outcome.successful.insert(position, stored);
+                        }
+                        self.record_written(kind, key, sent, before.get(key), found.version, found);
+                    }
+                }
+                Landed::Unchanged => {
+                    written += 1;
+                    outcome.unchanged.insert(position, key.to_owned());
+                }
+                Landed::NotWritten => {
+                    not_written += 1;
+                    let failure = WriteFailure {
+                        key: Some(key.to_owned()),
+                        code: lost.status().unwrap_or(0),
+                        message: format!("not written (read back after: {lost})"),
+                    };
+                    outcome.failed.insert(position, failure);
+                }
+                Landed::Unsure(why) => {
+                    let message = format!(
+                        "unknown whether written: the answer was lost ({lost}) and, read back, {why}. Read {key} \
+                         again before writing it"
+                    );
+                    outcome.unknown.insert(position, WriteUnknown { key: key.to_owned(), message });
+                }
+            }
+        }
+        if written == chunk.len() {
+            Settled::All
+        } else if written == 0 && not_written == chunk.len() {
+            Settled::None
+        } else {
+            Settled::Some
+        }
+    }
+
+    /// The objects `keys` as Zotero holds them now (trashed ones included), read afresh, and the library version.
+    async fn read_back(
+        &self,
+        kind: ObjectKind,
+        keys: &[&str],
+    ) -> Result<(HashMap<String, ZoteroObject>, u64), ZoteroError> {
+        let joined = keys.join(",");
+        let page = match kind {
+            ObjectKind::Items => {
+                let query = Query::new().param("itemKey", joined).include_trashed(true);
+                self.client.items(&query, keys.len()).await?
+            }
+            ObjectKind::Collections => {
+                self.client.collections(&Query::new().param("collectionKey", joined), keys.len()).await?
+            }
+        };
+        let found = page.items.into_iter().map(|object| (object.key.clone(), object)).collect();
+        Ok((found, page.library_version))
     }
 
     /// Records what one written batch changed: an object sent by the key of an object read before is an update
@@ -152,27 +277,31 @@ impl ZoteroWriter {
                 .and_then(|object| object.get("version"))
                 .and_then(Value::as_u64)
                 .unwrap_or(outcome.library_version);
-            let kind = Kind::of(kind);
-            let change = match (before.get(key), sent.as_object()) {
-                (Some(prior), Some(fields)) => Change::Updated {
-                    kind,
-                    key: key.clone(),
-                    version,
-                    title: title_of(&prior.data),
-                    before: prior_values(&prior.data, fields),
-                },
-                _ => {
-                    let data = stored.and_then(|o| o.get("data")).and_then(Value::as_object).or(sent.as_object());
-                    Change::Created { kind, key: key.clone(), version, title: data.map(title_of).unwrap_or_default() }
-                }
-            };
-            self.log.push(change);
-            // Zotero's answer is the object as now stored: a later write of this call knows it exactly.
             match stored.and_then(|object| serde_json::from_value::<ZoteroObject>(object.clone()).ok()) {
-                Some(object) => self.client.remember(kind.object_kind(), [&object]),
-                None => self.client.forget(kind.object_kind(), key),
+                // Zotero's answer is the object as now stored: a later write of this call knows it exactly.
+                Some(object) => self.record_written(kind, key, sent, before.get(key), version, &object),
+                None => {
+                    let data = stored.and_then(|o| o.get("data")).and_then(Value::as_object).or(sent.as_object());
+                    self.log.push(record(kind, key, sent, before.get(key), version, data));
+                    self.client.forget(kind, key);
+                }
             }
         }
+    }
+
+    /// Records one object written as `sent` (created, or updated when `before` was there), now stored as
+    /// `stored` at `version`, and remembers it as read.
+    fn record_written(
+        &self,
+        kind: ObjectKind,
+        key: &str,
+        sent: &Value,
+        before: Option<&ZoteroObject>,
+        version: u64,
+        stored: &ZoteroObject,
+    ) {
+        self.log.push(record(kind, key, sent, before, version, Some(&stored.data)));
+        self.client.remember(kind, [stored]);
     }
 
     /// The objects of `kind` about to be written by key, as they are before the write: as read earlier in this
@@ -248,8 +377,23 @@ impl ZoteroWriter {
         let call = Call::new(Method::PATCH, self.client.library_path(&rest).await?)
             .header("if-unmodified-since-version", version.to_string())
             .json_body(changes);
-        let written = self.client.transport.execute(&call).await?.last_modified_version();
-        self.client.forget(kind, key.as_str());
+        let written = match self.client.transport.execute(&call).await {
+            Ok(reply) => {
+                self.client.forget(kind, key.as_str());
+                reply.last_modified_version()
+            }
+            Err(lost) if lost.may_have_landed() => {
+                // Read back (the read is remembered: it is the object as it now is).
+                let now =
+                    self.read_back(kind, &[key.as_str()]).await.map_err(|read| unknown(&call, key, &lost, &read))?;
+                match landed(changes, Some(&prior), now.0.get(key.as_str())) {
+                    Landed::Written => now.0.get(key.as_str()).map_or(now.1, |object| object.version),
+                    Landed::NotWritten | Landed::Unchanged => return Err(lost.not_applied()),
+                    Landed::Unsure(why) => return Err(unsure(&call, key, &lost, why)),
+                }
+            }
+            Err(error) => return Err(error),
+        };
         let empty = Map::new();
         self.log.push(Change::Updated {
             kind: Kind::of(kind),
@@ -297,7 +441,18 @@ impl ZoteroWriter {
         let rest = format!("/{}/{key}", kind.path_segment());
         let call = Call::new(Method::DELETE, self.client.library_path(&rest).await?)
             .header("if-unmodified-since-version", version.to_string());
-        let written = self.client.transport.execute(&call).await?.last_modified_version();
+        let written = match self.client.transport.execute(&call).await {
+            Ok(reply) => reply.last_modified_version(),
+            Err(lost) if lost.may_have_landed() => {
+                let now =
+                    self.read_back(kind, &[key.as_str()]).await.map_err(|read| unknown(&call, key, &lost, &read))?;
+                if now.0.contains_key(key.as_str()) {
+                    return Err(lost.not_applied());
+                }
+                now.1
+            }
+            Err(error) => return Err(error),
+        };
         self.client.forget(kind, key.as_str());
         for child in children {
             self.log.push(Change::Deleted {
@@ -317,6 +472,83 @@ impl ZoteroWriter {
     }
 }
 
+/// The error for a write to `key` whose answer was lost (`lost`) and whose read-back failed too (`read`).
+fn unknown(call: &Call, key: &ObjectKey, lost: &ZoteroError, read: &ZoteroError) -> ZoteroError {
+    ZoteroError::OutcomeUnknown {
+        method: call.method.to_string(),
+        path: call.path.clone(),
+        keys: key.as_str().to_owned(),
+        lost: lost.to_string(),
+        read: format!("reading it back failed too ({read})"),
+    }
+}
+
+/// The error for a write to `key` whose answer was lost and whose read-back cannot tell (`why`).
+fn unsure(call: &Call, key: &ObjectKey, lost: &ZoteroError, why: &str) -> ZoteroError {
+    ZoteroError::OutcomeUnknown {
+        method: call.method.to_string(),
+        path: call.path.clone(),
+        keys: key.as_str().to_owned(),
+        lost: lost.to_string(),
+        read: format!("read back, {why}"),
+    }
+}
+
+/// How much of a batch whose answer was lost was found written.
+enum Settled {
+    /// All of it (or it was already so).
+    All,
+    /// Some of it; the rest not, or not known.
+    Some,
+    /// None of it.
+    None,
+    /// Not known: the read-back failed (this error says so).
+    Unknown(ZoteroError),
+}
+
+/// The change recorded for `key`, written as `sent` at `version`: an update of the fields sent when `before` was
+/// there, else a creation titled from `data` (the object as stored, or as sent).
+fn record(
+    kind: ObjectKind,
+    key: &str,
+    sent: &Value,
+    before: Option<&ZoteroObject>,
+    version: u64,
+    data: Option<&Map<String, Value>>,
+) -> Change {
+    let kind = Kind::of(kind);
+    match (before, sent.as_object()) {
+        (Some(prior), Some(fields)) => Change::Updated {
+            kind,
+            key: key.to_owned(),
+            version,
+            title: title_of(&prior.data),
+            before: prior_values(&prior.data, fields),
+        },
+        _ => Change::Created { kind, key: key.to_owned(), version, title: data.map(title_of).unwrap_or_default() },
+    }
+}
+
+/// `objects` with a fresh key (and version 0: create only) on each new object, so that a write whose answer
+/// is lost can be read back by key.
+fn with_keys(objects: &[Value]) -> Result<Vec<Value>, ZoteroError> {
+    objects
+        .iter()
+        .map(|object| match object {
+            Value::Object(fields) if !fields.contains_key("key") => {
+                let key = new_key().map_err(|e| {
+                    ZoteroError::Config(format!("no secure random source for a new key ({e}); nothing was written"))
+                })?;
+                let mut fields = fields.clone();
+                fields.insert("key".into(), Value::String(key));
+                fields.insert("version".into(), Value::from(0));
+                Ok(Value::Object(fields))
+            }
+            other => Ok(other.clone()),
+        })
+        .collect()
+}
+
 /// Marks the objects from `offset` on as not written after a request of the write failed as a whole: this
 /// batch's as failed with the error, the rest as never sent.
 fn fail_rest(outcome: &mut WriteOutcome, objects: &[Value], offset: usize, error: &ZoteroError) {
@@ -325,7 +557,7 @@ fn fail_rest(outcome: &mut WriteOutcome, objects: &[Value], offset: usize, error
     let end = (offset + BATCH_SIZE).min(objects.len());
     for (index, object) in objects.iter().enumerate().take(end).skip(offset) {
         let key = object.get("key").and_then(Value::as_str).map(str::to_owned);
-        outcome.failed.insert(index, super::batch::WriteFailure { key, code: status, message: message.clone() });
+        outcome.failed.insert(index, WriteFailure { key, code: status, message: message.clone() });
     }
     outcome.not_sent = (end..objects.len()).collect();
 }
