@@ -103,6 +103,11 @@ impl Shapes {
     }
 }
 
+/// A fault's matcher: `method` to a path containing `path`, after `skip` such requests went through.
+fn on(method: &str, path: &str, skip: usize) -> zotero_sim::FaultMatch {
+    zotero_sim::FaultMatch { method: method.parse().ok(), path_contains: Some(path.into()), body_contains: None, skip }
+}
+
 /// Keys of results and continuation offsets and pages, anywhere in `value`.
 fn collect_needed(value: &Value, out: &mut Vec<String>) {
     const KEYS: &[&str] = &["key", "attachmentKey", "noteKey", "annotationKey", "itemKey", "collectionKey"];
@@ -410,6 +415,35 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     ai.process();
     shapes.read(b, "zotero_semantic_search", json!({ "query": "protein structure", "limit": 3 })).await;
     shapes.read(b, "zotero_semantic_search", json!({ "query": "protein", "minScore": 0.99 })).await;
+
+    // ---- writes whose answer was lost and could not be read back either: `unknown` ----
+    let lost = |method: &str| b.sim.fail_matching(1, on(method, "/items", 0), zotero_sim::Fault::DropAnswer);
+    // The read that checks the write fails: the read before it (the tool's own, `before` of them) goes through.
+    let unread = |before: usize| {
+        let items = format!("users/{DEMO_USER}/items");
+        b.sim.fail_matching(1, on("GET", &items, before), zotero_sim::Fault::Status { status: 500 });
+    };
+    lost("POST");
+    unread(0);
+    let unknown = shapes.write(b, "zotero_create_items", json!({ "items": [{ "itemType": "book", "title": "Lost" }] }));
+    assert_eq!(unknown.await["unknown"].as_array().map(Vec::len), Some(1));
+    lost("PATCH");
+    unread(1);
+    let unknown = shapes.write(b, "zotero_update_item", json!({ "keys": [new_key], "fields": { "date": "2027" } }));
+    assert_eq!(unknown.await["unknown"].as_array().map(Vec::len), Some(1));
+    lost("POST");
+    unread(1);
+    let unknown = shapes.write(
+        b,
+        "zotero_manage_collections",
+        json!({ "action": "removeItems", "collectionKey": shapes_collection, "itemKeys": [new_key] }),
+    );
+    assert_eq!(unknown.await["unknown"].as_array().map(Vec::len), Some(1));
+    lost("POST");
+    unread(1);
+    let unknown = shapes.write(b, "zotero_delete_items", json!({ "keys": [new_key] }));
+    assert_eq!(unknown.await["unknown"].as_array().map(Vec::len), Some(1));
+    b.sim.clear_faults();
 
     // ---- the delete after everything that used the item ----
     shapes.write(b, "zotero_delete_items", json!({ "keys": [new_key] })).await;

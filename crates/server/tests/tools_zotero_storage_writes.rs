@@ -41,6 +41,7 @@ fn fault_on(method: &str, path: &str, body: Option<&str>) -> FaultMatch {
         method: Some(method.parse().unwrap()),
         path_contains: Some(path.into()),
         body_contains: body.map(str::to_owned),
+        skip: 0,
     }
 }
 
@@ -548,7 +549,8 @@ async fn a_new_type_not_recorded_after_the_file_is_replaced_is_said_with_how_to_
 async fn a_new_attachment_that_cannot_be_removed_after_a_failure_is_named() {
     let s = bench(false);
     let before = item_keys(&s);
-    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::Status { status: 500 });
+    // A refusal (a 5xx may come after the registration was acted on: that one is checked, not taken as a "no").
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::Status { status: 403 });
     s.sim.fail_matching(1, fault_on("DELETE", "/items/", None), Fault::Status { status: 500 });
     let result = s.write("zotero_put_attachment", json!({ "parentItemKey": PARENT, "base64Data": b64(&pdf()) })).await;
     let error = error_text(&result);
@@ -576,4 +578,24 @@ async fn a_removal_whose_answer_is_lost_is_checked_by_reading_not_by_deleting_ag
     assert_eq!(item_count(&s), before);
     let deletes = s.sim.requests().iter().filter(|r| r.method == "DELETE").count();
     assert_eq!(deletes, 1, "the DELETE is not sent again");
+}
+
+/// A replacement whose registration Zotero applied and then answered with a server error: the file was
+/// replaced, so the call must not say that nothing changed; it says the outcome is not known and how to check.
+#[tokio::test]
+async fn a_replacement_registered_then_answered_with_a_server_error_is_not_called_unchanged() {
+    let s = bench(false);
+    s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());
+    s.sim.fail_matching(1, fault_on("POST", "/file", Some("upload=")), Fault::LoseAnswer { status: 500 });
+    let notes = b"Plain notes about the paper";
+    let result = s
+        .write(
+            "zotero_put_attachment",
+            json!({ "replaceAttachmentKey": ATTACHMENT, "base64Data": b64(notes), "filename": "notes.txt" }),
+        )
+        .await;
+    let said = text(&result);
+    assert_eq!(item(&s, ATTACHMENT).unwrap()["md5"], json!(md5_hex(notes)), "the new file is stored");
+    assert!(!said.contains("Nothing was changed"), "{said}");
+    assert!(said.contains(&md5_hex(notes)), "the answer names the md5 to check for: {said}");
 }

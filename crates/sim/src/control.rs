@@ -97,6 +97,7 @@ fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
         method,
         path_contains: request.path_contains.clone(),
         body_contains: request.body_contains.clone(),
+        skip: 0,
     };
     sim.fail_matching(request.times, matcher, fault);
     Ok(json!({

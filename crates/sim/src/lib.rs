@@ -89,9 +89,25 @@ pub struct FaultMatch {
     pub path_contains: Option<String>,
     /// A substring of the body, e.g. `"annotationType"`: singles out one write among those to the same path.
     pub body_contains: Option<String>,
+    /// How many matching requests go through as usual before the fault applies: singles out a later one of
+    /// requests alike (the read that checks a write, after the read that preceded it).
+    pub skip: usize,
 }
 
 impl FaultMatch {
+    /// Whether the request is the one this fault answers: it matches, and the matching requests to let through
+    /// first have gone (each one that matches meanwhile is counted off).
+    pub(crate) fn selects(&mut self, method: &http::Method, path: &str, body: &[u8]) -> bool {
+        if !self.matches(method, path, body) {
+            return false;
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        true
+    }
+
     pub(crate) fn matches(&self, method: &http::Method, path: &str, body: &[u8]) -> bool {
         self.method.as_ref().is_none_or(|m| m == method)
             && self.path_contains.as_deref().is_none_or(|p| path.contains(p))

@@ -58,6 +58,7 @@ fn a_matched_fault_answers_only_the_requests_it_selects_as_often_as_asked() {
         method: Some(http::Method::POST),
         path_contains: Some("/items".into()),
         body_contains: Some("annotationType".into()),
+        skip: 0,
     };
     sim.fail_matching(1, annotation, Fault::Status { status: 500 });
     // Reads and other writes to the same path go through.

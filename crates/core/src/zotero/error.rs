@@ -36,8 +36,9 @@ pub enum ZoteroError {
 
     /// A write's answer was lost, and reading the objects back could not tell whether it was applied (`read`
     /// says why: the read failed too, or the object changed otherwise meanwhile).
-    #[error("whether {method} {path} changed {keys} is unknown: its answer was lost ({lost}), and {read}. Read {keys} again to see whether the change is there before writing; do not resend the write blindly")]
-    OutcomeUnknown { method: String, path: String, keys: String, lost: String, read: String },
+    /// `request` is the method and path, e.g. `POST /items`.
+    #[error("whether {request} changed {} is unknown: its answer was lost ({lost}), and {read}. Read {} again to see whether the change is there before writing; do not resend the write blindly", .keys.join(", "), .keys.join(", "))]
+    OutcomeUnknown { request: String, keys: Vec<String>, lost: String, read: String },
 
     /// Any other error status.
     #[error("Zotero API {method} {path} failed with {status}: {body}{hint}")]

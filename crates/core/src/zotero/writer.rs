@@ -178,9 +178,8 @@ impl ZoteroWriter {
             Ok(now) => now,
             Err(read) => {
                 let unknown = ZoteroError::OutcomeUnknown {
-                    method: "POST".into(),
-                    path: format!("/{}", kind.path_segment()),
-                    keys: keys.join(", "),
+                    request: format!("POST /{}", kind.path_segment()),
+                    keys: keys.iter().map(|key| (*key).to_owned()).collect(),
                     lost: lost.to_string(),
                     read: format!("reading them back failed too ({read})"),
                 };
@@ -475,9 +474,8 @@ impl ZoteroWriter {
 /// The error for a write to `key` whose answer was lost (`lost`) and whose read-back failed too (`read`).
 fn unknown(call: &Call, key: &ObjectKey, lost: &ZoteroError, read: &ZoteroError) -> ZoteroError {
     ZoteroError::OutcomeUnknown {
-        method: call.method.to_string(),
-        path: call.path.clone(),
-        keys: key.as_str().to_owned(),
+        request: format!("{} {}", call.method, call.path),
+        keys: vec![key.as_str().to_owned()],
         lost: lost.to_string(),
         read: format!("reading it back failed too ({read})"),
     }
@@ -486,9 +484,8 @@ fn unknown(call: &Call, key: &ObjectKey, lost: &ZoteroError, read: &ZoteroError)
 /// The error for a write to `key` whose answer was lost and whose read-back cannot tell (`why`).
 fn unsure(call: &Call, key: &ObjectKey, lost: &ZoteroError, why: &str) -> ZoteroError {
     ZoteroError::OutcomeUnknown {
-        method: call.method.to_string(),
-        path: call.path.clone(),
-        keys: key.as_str().to_owned(),
+        request: format!("{} {}", call.method, call.path),
+        keys: vec![key.as_str().to_owned()],
         lost: lost.to_string(),
         read: format!("read back, {why}"),
     }

@@ -158,6 +158,14 @@ impl ZoteroStorageWriter {
                         (412), which the first attempt may have caused"
                     .into(),
             },
+            // A server error other than 503 (whose Retry-After says it was turned away) may come after the step
+            // was acted on: the answer is lost, not a refusal.
+            code @ (500..=502 | 504..=599) => ZoteroStorageError::Unanswered {
+                step,
+                key: key.to_string(),
+                md5: md5.clone(),
+                cause: format!("Zotero answered {code}, which a server may give after acting on the request"),
+            },
             _ => api_error("POST", &path, key.as_str(), purpose, answer),
         };
 

@@ -266,6 +266,10 @@ pub struct ManageCollectionsOutput {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub failed: Vec<Failure>,
+    /// Items whose write's answer was lost and could not be checked: read each before changing it again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub unknown: Vec<super::items::Unknown>,
     /// The collection's name: for create and rename the name asked for, for move and delete its name when the
     /// action was made. Absent for addItems and removeItems.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,6 +325,7 @@ impl Tool for ManageCollections {
             affected: Vec::new(),
             unchanged: Vec::new(),
             failed: Vec::new(),
+            unknown: Vec::new(),
             name: None,
             previous_name: None,
             parent_collection: None,
@@ -434,11 +439,14 @@ impl Tool for ManageCollections {
                     order.push(item.key.clone());
                 }
                 if !payloads.is_empty() {
-                    let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
+                    let written = zotero.write_objects(ObjectKind::Items, &payloads).await;
+                    let outcome = written.or_else(|error| super::items::unknown_outcome(error, payloads.len()))?;
                     output.affected.extend(
                         order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()),
                     );
-                    output.failed.extend(super::items::failures_from(&outcome, |i| order[i].clone()));
+                    let label = |i: usize| order.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+                    output.failed.extend(super::items::failures_from(&outcome, label));
+                    output.unknown.extend(super::items::unknown_from(&outcome, label));
                 }
                 output.changed = !output.affected.is_empty();
                 Ok(output)
@@ -482,6 +490,7 @@ fn manage_markdown(output: &ManageCollectionsOutput) -> String {
             output.failed.iter().map(|f| format!("- {}: {} {}", f.what, f.code, f.message)).collect();
         text.push_str(&format!("\n\nNot changed:\n{}", lines.join("\n")));
     }
+    text.push_str(&super::items::unknown_paragraph(&output.unknown));
     text
 }
 

@@ -9,7 +9,10 @@ use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 
 use super::args::Key;
-use super::items::{failure, failure_lines, failures_from, read_items, Failure};
+use super::items::{
+    failure_lines, failures_from, read_items, settled, unknown_from, unknown_outcome, unknown_paragraph, Failure,
+    Settled, Unknown,
+};
 use crate::confirm::{named, Proposal};
 use crate::context::RequestContext;
 use crate::mcp::{Tool, ToolError, ToolSpec};
@@ -36,6 +39,9 @@ pub struct DeleteItemsOutput {
     pub permanent: bool,
     /// Items not deleted, with the reason.
     pub failed: Vec<Failure>,
+    /// Items whose deletion's answer was lost and could not be checked: read each before deleting it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<Unknown>,
 }
 
 pub struct DeleteItems;
@@ -59,6 +65,7 @@ impl Tool for DeleteItems {
         if !output.failed.is_empty() {
             text.push_str(&format!("\n\nNot deleted:\n{}", failure_lines(&output.failed)));
         }
+        text.push_str(&unknown_paragraph(&output.unknown));
         text
     }
 
@@ -68,7 +75,12 @@ impl Tool for DeleteItems {
 
     async fn call(ctx: &RequestContext, input: DeleteItemsInput) -> Result<DeleteItemsOutput, ToolError> {
         // A library the key may only read was refused by the registry before this runs (every call is asked about).
-        let mut output = DeleteItemsOutput { deleted: Vec::new(), permanent: input.permanent, failed: Vec::new() };
+        let mut output = DeleteItemsOutput {
+            deleted: Vec::new(),
+            permanent: input.permanent,
+            failed: Vec::new(),
+            unknown: Vec::new(),
+        };
         // One read for every item: each write below names its own item's version.
         let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
         output.failed.extend(missing);
@@ -78,9 +90,10 @@ impl Tool for DeleteItems {
             // wrongly delete, the others (the multi-key DELETE only checks the library version).
             let results = join_all(found.iter().map(|(key, item)| zotero.delete_item(key, item.version))).await;
             for ((key, _), result) in found.iter().zip(results) {
-                match result {
-                    Ok(_) => output.deleted.push(key.as_str().to_owned()),
-                    Err(error) => output.failed.push(failure(key, &error)),
+                match settled(key, &result) {
+                    Settled::Done => output.deleted.push(key.as_str().to_owned()),
+                    Settled::Failed(failure) => output.failed.push(failure),
+                    Settled::Unknown(unknown) => output.unknown.push(unknown),
                 }
             }
             return Ok(output);
@@ -89,11 +102,14 @@ impl Tool for DeleteItems {
             found.iter().map(|(_, item)| json!({ "key": item.key, "version": item.version, "deleted": 1 })).collect();
         let order: Vec<String> = found.iter().map(|(key, _)| key.as_str().to_owned()).collect();
         if !payloads.is_empty() {
-            let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
+            let written = zotero.write_objects(ObjectKind::Items, &payloads).await;
+            let outcome = written.or_else(|error| unknown_outcome(error, payloads.len()))?;
             output
                 .deleted
                 .extend(order.iter().enumerate().filter(|(i, _)| outcome.is_written(*i)).map(|(_, k)| k.clone()));
-            output.failed.extend(failures_from(&outcome, |i| order.get(i).cloned().unwrap_or_else(|| format!("#{i}"))));
+            let label = |i: usize| order.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+            output.failed.extend(failures_from(&outcome, label));
+            output.unknown.extend(unknown_from(&outcome, label));
         }
         Ok(output)
     }

@@ -202,6 +202,76 @@ pub(super) fn failure(key: &ObjectKey, error: &ZoteroError) -> Failure {
     Failure { what: key.as_str().to_owned(), code: error.status().unwrap_or(0), message: error.to_string() }
 }
 
+/// Where one object's write went: done, not done (a [`Failure`]), or not known ([`Unknown`]). A write whose
+/// answer was lost was read back by the writer, so only one it could not read back is unknown.
+pub(super) enum Settled {
+    Done,
+    Failed(Failure),
+    Unknown(Unknown),
+}
+
+/// The outcome of a write about one object, `key`.
+pub(super) fn settled<T>(key: &ObjectKey, result: &Result<T, ZoteroError>) -> Settled {
+    match result {
+        Ok(_) => Settled::Done,
+        Err(error) if error.is_outcome_unknown() => Settled::Unknown(unknown(key.as_str(), key.as_str(), error)),
+        Err(error) => Settled::Failed(failure(key, error)),
+    }
+}
+
+/// An object whose write's answer was lost and could not be read back: it may or may not be written.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Unknown {
+    /// Position in the request (0-based), or the key concerned.
+    pub what: String,
+    /// Its key: read it (zotero_get_item) to see whether the change is there before trying again.
+    pub key: String,
+    pub message: String,
+}
+
+fn unknown(what: &str, key: &str, why: &dyn std::fmt::Display) -> Unknown {
+    Unknown {
+        what: what.to_owned(),
+        key: key.to_owned(),
+        message: format!("{why} (check with zotero_get_item {key} before trying again)"),
+    }
+}
+
+/// The objects of `outcome` whose write is unknown, labelled as [`failures_from`] labels failures.
+pub fn unknown_from(outcome: &WriteOutcome, label: impl Fn(usize) -> String) -> Vec<Unknown> {
+    outcome.unknown.iter().map(|(index, u)| unknown(&label(*index), &u.key, &u.message)).collect()
+}
+
+/// A batch write whose first request's answer was lost and could not be read back, as an outcome: its objects
+/// unknown (in the order sent), the rest never sent. Any other error is returned as it is.
+pub fn unknown_outcome(error: ZoteroError, sent: usize) -> Result<WriteOutcome, ZoteroError> {
+    let ZoteroError::OutcomeUnknown { keys, .. } = &error else { return Err(error) };
+    let mut outcome = WriteOutcome::default();
+    for (position, key) in keys.iter().enumerate() {
+        let message = error.to_string();
+        outcome.unknown.insert(position, zotero_mcp_core::zotero::WriteUnknown { key: key.clone(), message });
+    }
+    outcome.not_sent = (keys.len()..sent).collect();
+    Ok(outcome)
+}
+
+pub(super) fn unknown_lines(unknown: &[Unknown]) -> String {
+    unknown.iter().map(|u| format!("- {}: {}", u.what, u.message)).collect::<Vec<_>>().join("\n")
+}
+
+/// The Markdown paragraph for objects whose write is unknown, when there are any.
+pub(super) fn unknown_paragraph(unknown: &[Unknown]) -> String {
+    if unknown.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\nUnknown whether written (the answer was lost and reading back failed; check each before trying \
+         again):\n{}",
+        unknown_lines(unknown)
+    )
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // shared inputs
 
@@ -410,6 +480,9 @@ pub struct CreateItemsOutput {
     pub unchanged: Vec<String>,
     /// Items that were not created, each with the reason.
     pub failed: Vec<Failure>,
+    /// Items whose write's answer was lost and could not be checked: read each before creating it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<Unknown>,
 }
 
 pub struct CreateItems;
@@ -431,6 +504,7 @@ impl Tool for CreateItems {
         if !output.failed.is_empty() {
             text.push_str(&format!("\n\nNot created:\n{}", failure_lines(&output.failed)));
         }
+        text.push_str(&unknown_paragraph(&output.unknown));
         text
     }
 
@@ -483,18 +557,22 @@ impl Tool for CreateItems {
         }
         let mut created = Vec::new();
         let mut unchanged = Vec::new();
+        let mut unknown = Vec::new();
         if !payloads.is_empty() {
-            let outcome = zotero.write_objects(ObjectKind::Items, &payloads).await?;
+            let written = zotero.write_objects(ObjectKind::Items, &payloads).await;
+            let outcome = written.or_else(|error| unknown_outcome(error, payloads.len()))?;
             created.extend(outcome.success.values().cloned());
             unchanged.extend(outcome.unchanged.values().cloned());
             // `i` comes from Zotero's answer: one that names no object sent is labelled by its number rather than
             // looked up (which would panic). `positions` holds indexes of `input.items`, so those are safe.
-            failed.extend(failures_from(&outcome, |i| match positions.get(i) {
+            let labelled = |i: usize| match positions.get(i) {
                 Some(&position) => label(position, &input.items[position]),
                 None => format!("#{i}"),
-            }));
+            };
+            failed.extend(failures_from(&outcome, labelled));
+            unknown.extend(unknown_from(&outcome, labelled));
         }
-        Ok(CreateItemsOutput { created, unchanged, failed })
+        Ok(CreateItemsOutput { created, unchanged, failed, unknown })
     }
 }
 
@@ -570,6 +648,9 @@ pub struct UpdateItemOutput {
     pub skipped: Vec<String>,
     /// Items not changed, with the reason (a changed-elsewhere conflict says to read the item again).
     pub failed: Vec<Failure>,
+    /// Items whose write's answer was lost and could not be checked: read each before changing it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<Unknown>,
 }
 
 pub struct UpdateItem;
@@ -595,6 +676,7 @@ impl Tool for UpdateItem {
         if !output.failed.is_empty() {
             text.push_str(&format!("\n\nNot updated:\n{}", failure_lines(&output.failed)));
         }
+        text.push_str(&unknown_paragraph(&output.unknown));
         text
     }
 
@@ -625,7 +707,8 @@ impl Tool for UpdateItem {
             }
         }
         refuse_fields(input.fields.iter().flatten().map(|(name, _)| name))?;
-        let mut output = UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
+        let mut output =
+            UpdateItemOutput { updated: Vec::new(), skipped: Vec::new(), failed: Vec::new(), unknown: Vec::new() };
         // One read for every item, then the patches together (each with its own item's version).
         let (found, missing) = read_items(ctx.zotero()?, &input.keys).await?;
         output.failed.extend(missing);
@@ -642,9 +725,10 @@ impl Tool for UpdateItem {
         let results =
             join_all(patches.iter().map(|(key, version, patch)| zotero.patch_item(key, *version, patch))).await;
         for ((key, _, _), result) in patches.iter().zip(results) {
-            match result {
-                Ok(_) => output.updated.push(key.as_str().to_owned()),
-                Err(error) => output.failed.push(failure(key, &error)),
+            match settled(key, &result) {
+                Settled::Done => output.updated.push(key.as_str().to_owned()),
+                Settled::Failed(failure) => output.failed.push(failure),
+                Settled::Unknown(unknown) => output.unknown.push(unknown),
             }
         }
         Ok(output)

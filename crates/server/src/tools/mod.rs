@@ -117,11 +117,18 @@ macro_rules! failed_with_message {
 }
 
 failed_with_message!(
-    zotero_mcp_core::zotero::ZoteroError,
     zotero_mcp_core::webdav::WebDavError,
     crate::context::FilesUnavailable,
     crate::library::LibraryRefused
 );
+
+/// A write whose outcome is unknown is reported with the tool that reads the objects back.
+impl From<zotero_mcp_core::zotero::ZoteroError> for crate::mcp::ToolError {
+    fn from(error: zotero_mcp_core::zotero::ZoteroError) -> Self {
+        use next_step::NextStep;
+        crate::mcp::ToolError::Failed(error.with_next_step())
+    }
+}
 
 /// A file that cannot be read here is reported with the tool that reads its words another way.
 impl From<zotero_mcp_core::attachment::AttachmentError> for crate::mcp::ToolError {

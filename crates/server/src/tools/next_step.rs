@@ -37,6 +37,18 @@ fn shown(error: &dyn NextStep) -> String {
     message
 }
 
+impl NextStep for zotero_mcp_core::zotero::ZoteroError {
+    /// An unknown outcome asks for the objects to be read: the tool that reads one.
+    fn next_step(&self) -> Option<String> {
+        match self {
+            zotero_mcp_core::zotero::ZoteroError::OutcomeUnknown { keys, .. } => {
+                Some(format!(" (zotero_get_item reads each: {})", keys.join(", ")))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// After "read the page's text": the tool that shows it.
 const READ_THE_PAGE: &str = " (read the page with zotero_read_attachment)";
 

@@ -114,7 +114,7 @@ pub fn handle(state: &mut State, request: http::Request<Vec<u8>>) -> http::Respo
     let mut backoff = None;
     let mut drop_answer = false;
     let mut lose_answer = None;
-    let matched = state.matched_faults.iter().position(|(m, _, _)| m.matches(&parts.method, &path, &body));
+    let matched = state.matched_faults.iter_mut().position(|(m, _, _)| m.selects(&parts.method, &path, &body));
     let fault = match matched {
         Some(index) => {
             let entry = &mut state.matched_faults[index];

@@ -81,7 +81,7 @@ fn carried_key(headers: &http::HeaderMap, query: &str) -> Option<&'static str> {
 
 /// A fault armed with `fail_matching` for this request, and what it does.
 fn injected_fault(state: &mut State, method: &http::Method, path: &str, body: &[u8]) -> Option<Injected> {
-    let index = state.matched_faults.iter().position(|(m, _, _)| m.matches(method, path, body))?;
+    let index = state.matched_faults.iter_mut().position(|(m, _, _)| m.selects(method, path, body))?;
     let entry = &mut state.matched_faults[index];
     entry.1 -= 1;
     let fault = entry.2.clone();

@@ -131,9 +131,12 @@ pub async fn create(
     let outcome = match writer.write_objects(ObjectKind::Items, &payloads).await {
         Ok(outcome) => outcome,
         Err(error) => {
+            let said = match error.is_outcome_unknown() {
+                true => format!("unknown whether created: {error} (zotero_get_item reads a key)"),
+                false => format!("Zotero refused the write ({error}); nothing was created"),
+            };
             for &index in &positions {
-                entries[index].outcome =
-                    Outcome::Failed(format!("Zotero refused the write ({error}); nothing was created"));
+                entries[index].outcome = Outcome::Failed(said.clone());
             }
             return;
         }
@@ -150,7 +153,13 @@ pub async fn create(
                 Outcome::Created { item: Box::new(item), attachment_key: None }
             }
             (None, Some(failure)) => Outcome::Failed(format!("Zotero refused the item: {}", failure.message)),
-            (None, None) => Outcome::Failed("not sent: an earlier batch of this import failed".into()),
+            (None, None) => match outcome.unknown.get(&position) {
+                Some(unknown) => Outcome::Failed(format!(
+                    "unknown whether created as {}: {} (zotero_get_item reads it)",
+                    unknown.key, unknown.message
+                )),
+                None => Outcome::Failed("not sent: an earlier batch of this import failed".into()),
+            },
         };
     }
 }
