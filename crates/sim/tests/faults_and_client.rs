@@ -87,6 +87,18 @@ fn matched_faults_come_before_the_queue_and_can_be_cleared() {
 }
 
 #[test]
+fn a_matched_fault_can_let_the_first_matching_requests_through() {
+    let sim = sim();
+    let reads = FaultMatch { method: Some(http::Method::GET), skip: 2, ..FaultMatch::default() };
+    sim.fail_matching(1, reads, Fault::Status { status: 500 });
+    assert_eq!(get(&sim, "/users/1/items").status, 200);
+    assert_eq!(post(&sim, "items", json!([{"itemType": "book"}])).status, 200, "not a match: not counted");
+    assert_eq!(get(&sim, "/users/1/items").status, 200);
+    assert_eq!(get(&sim, "/users/1/items").status, 500, "the third read");
+    assert_eq!(get(&sim, "/users/1/items").status, 200);
+}
+
+#[test]
 fn a_lost_answer_applies_the_write_then_answers_the_error_status() {
     for status in [500, 503] {
         let sim = sim();
