@@ -226,10 +226,15 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
                             .failed
                             .get(&position)
                             .map(|failure| failure.message.clone())
+                            .or_else(|| outcome.unknown.get(&position).map(|unknown| unknown.message.clone()))
                             .unwrap_or_else(|| "not sent after an earlier batch failed".into());
                         report.unmoved_children.push((child.key.clone(), why));
                     }
                 }
+            }
+            // Its answer lost and not read back: the children may have moved, which is not "nothing changed".
+            Err(error) if error.is_outcome_unknown() => {
+                return stop(report, format!("whether the notes and attachments moved is unknown: {}", why(&error)));
             }
             Err(error) => {
                 return stop(
@@ -299,8 +304,12 @@ pub async fn merge(client: &ZoteroClient, writer: &ZoteroWriter, plan: &MergePla
                 if outcome.is_written(position) {
                     report.trashed.push(key);
                 } else {
-                    let why =
-                        outcome.failed.get(&position).map(|f| f.message.clone()).unwrap_or_else(|| "not sent".into());
+                    let why = outcome
+                        .failed
+                        .get(&position)
+                        .map(|f| f.message.clone())
+                        .or_else(|| outcome.unknown.get(&position).map(|u| u.message.clone()))
+                        .unwrap_or_else(|| "not sent".into());
                     report.not_trashed.push((key, why));
                 }
             }

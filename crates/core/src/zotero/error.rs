@@ -99,15 +99,13 @@ impl ZoteroError {
     }
 
     /// Whether a write that failed so may have been applied all the same: its answer was lost (no answer, a
-    /// server error, an answer that could not be read, 429/503 until the retries ran out, a refusal of the
-    /// request sent again), so only a read tells. A refusal Zotero gave at once (400, 403, 404, 412, 413…) means
-    /// nothing was written.
+    /// server error, an answer that could not be read, 503 until the retries ran out, a refusal of the request
+    /// sent again), so only a read tells. A refusal Zotero gave at once (400, 403, 404, 412, 413…) means nothing
+    /// was written, and so does a 429 (rate limited: turned away before anything was done).
     pub fn may_have_landed(&self) -> bool {
         match self {
-            ZoteroError::Transport(_)
-            | ZoteroError::AnswerLost { .. }
-            | ZoteroError::Unavailable { .. }
-            | ZoteroError::Decode { .. } => true,
+            ZoteroError::Transport(_) | ZoteroError::AnswerLost { .. } | ZoteroError::Decode { .. } => true,
+            ZoteroError::Unavailable { status, .. } => *status != 429,
             ZoteroError::Api { status, .. } => *status >= 500,
             _ => false,
         }
