@@ -136,3 +136,33 @@ async fn items_trashed_or_deleted_with_the_answer_lost_are_reported_deleted_and_
         }
     }
 }
+
+#[tokio::test]
+async fn a_note_and_a_collection_written_with_the_answer_lost_are_reported_done_and_undone() {
+    for fault in losing_faults() {
+        let b = bench(false);
+        b.sim.fail_matching(1, on("POST", 0), fault.clone());
+        let result =
+            b.write("zotero_notes", json!({ "action": "create", "itemKey": PARENT, "note": "Kept after all" })).await;
+        let key = ok(&result)["noteKey"].as_str().unwrap_or_else(|| panic!("{fault:?}: {result}")).to_owned();
+        assert_eq!(b.sim.item(LIB, &key).unwrap()["data"]["parentItem"], PARENT);
+        let undone = b.write("zotero_undo", json!({ "id": undo_id(&result) })).await;
+        assert_eq!(ok(&undone)["objects"][0]["outcome"], "removed", "{fault:?}: {undone}");
+        assert!(b.sim.item(LIB, &key).is_none());
+
+        let collection = b.sim.collections(LIB)[0]["key"].as_str().unwrap().to_owned();
+        let old = b.sim.collection(LIB, &collection).unwrap()["data"]["name"].clone();
+        let collections = FaultMatch { path_contains: Some("/collections/".into()), ..on("PATCH", 0) };
+        b.sim.fail_matching(1, collections, fault.clone());
+        let renamed = b
+            .write(
+                "zotero_manage_collections",
+                json!({ "action": "rename", "collectionKey": collection, "name": "Renamed anyway" }),
+            )
+            .await;
+        assert_eq!(ok(&renamed)["changed"], true, "{fault:?}: {renamed}");
+        let undone = b.write("zotero_undo", json!({ "id": undo_id(&renamed) })).await;
+        assert_eq!(ok(&undone)["objects"][0]["outcome"], "restored", "{fault:?}: {undone}");
+        assert_eq!(b.sim.collection(LIB, &collection).unwrap()["data"]["name"], old);
+    }
+}
