@@ -115,6 +115,8 @@ impl ZoteroError {
     /// again is then only a refusal.
     pub(crate) fn not_applied(self) -> Self {
         match self {
+            // Refused as stale, and read back unchanged: someone else's change, as a first-time 412 says.
+            ZoteroError::AnswerLost { method, path, status: 412, .. } => ZoteroError::Conflict { method, path },
             ZoteroError::AnswerLost { method, path, status, reason } => ZoteroError::Api {
                 method,
                 path,

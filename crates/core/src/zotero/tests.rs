@@ -186,6 +186,27 @@ async fn a_batch_answer_naming_an_index_outside_the_batch_is_a_decode_error() {
 }
 
 #[tokio::test]
+async fn a_412_to_a_write_sent_again_after_a_503_is_checked_by_reading_after_a_429_it_is_a_conflict() {
+    let item = json!({ "key": "ABCD2345", "version": 5, "data": { "title": "before" } });
+    for (first, reads_back) in [(503, true), (429, false)] {
+        let http = StubHttp::strict();
+        http.enqueue(Ok(respond(200, &[], item.clone())));
+        http.enqueue(Ok(respond(first, &[("retry-after", "1")], json!("busy"))));
+        http.enqueue(Ok(respond(412, &[], json!("Item has been modified since specified version"))));
+        if reads_back {
+            // Still at the version sent: the earlier attempt did not land, so the 412 is a conflict after all.
+            http.enqueue(Ok(respond(200, &[("last-modified-version", "5")], json!([item.clone()]))));
+        }
+        let (client, _) = client_with(http.clone());
+        let error = client.patch_item(&key("ABCD2345"), 5, &json!({ "title": "x" })).await.unwrap_err();
+        assert!(error.is_conflict(), "after a {first}: {error}");
+        let methods: Vec<_> = http.requests().iter().map(|r| r.method().to_string()).collect();
+        let expected: &[&str] = if reads_back { &["GET", "PATCH", "PATCH", "GET"] } else { &["GET", "PATCH", "PATCH"] };
+        assert_eq!(methods, expected, "after a {first}");
+    }
+}
+
+#[tokio::test]
 async fn a_412_is_a_conflict_and_is_sent_once() {
     // The writer reads the item first (its fields before the change, for the undo journal), then patches.
     let http = StubHttp::new(|request| {

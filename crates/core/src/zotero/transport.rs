@@ -246,8 +246,8 @@ impl Transport {
     pub async fn execute_once(&self, call: &Call) -> Result<Reply, ZoteroError> {
         let _permit = self.in_flight.acquire().await;
         let mut attempt = 0;
-        // The status that made the last attempt be sent again: a write refused after it may have been applied.
-        let mut retried_after = None;
+        // Whether an attempt was answered 503 and sent again: a write refused after that may have been applied.
+        let mut after_503 = false;
         loop {
             self.wait_for_backoff().await;
             let request = self.build(call)?;
@@ -272,18 +272,16 @@ impl Transport {
             if let Some(refused) = self.backend.refusal(&self.base_url, status.as_u16(), &body) {
                 return Err(refused);
             }
-            // A write's earlier attempt may have been applied with its answer lost as a 429/503 (or through a
-            // proxy that answered for it): Zotero then refuses the repeat (412 "Write token already used", a
+            // A write's earlier attempt may have been applied with its answer lost as a 503 (a 429 turns a request
+            // away before anything is done): Zotero then refuses the repeat (412 "Write token already used", a
             // stale version, a deleted object), and that refusal says nothing about whether the write landed.
-            if let Some(first) =
-                retried_after.filter(|_| is_write(&call.method) && !matches!(status.as_u16(), 429 | 503))
-            {
+            if after_503 && is_write(&call.method) && !matches!(status.as_u16(), 429 | 503) {
                 return Err(ZoteroError::AnswerLost {
                     method: call.method.to_string(),
                     path: call.path.clone(),
                     status: status.as_u16(),
                     reason: format!(
-                        "Zotero answered {} to the request sent again after a {first}, which the first attempt \
+                        "Zotero answered {} to the request sent again after a 503, which the earlier attempt \
                          may have caused",
                         status.as_u16()
                     ),
@@ -302,7 +300,7 @@ impl Transport {
                         })?;
                     self.clock.sleep(wait).await;
                     attempt += 1;
-                    retried_after = Some(code);
+                    after_503 |= code == 503;
                 }
                 code => {
                     let text = String::from_utf8_lossy(&body);
