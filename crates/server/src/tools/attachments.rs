@@ -444,6 +444,12 @@ impl Tool for DeleteAttachment {
         if !input.permanent {
             let payload = [serde_json::json!({ "key": item.key, "version": item.version, "deleted": 1 })];
             let outcome = zotero.write_objects(zotero_mcp_core::zotero::ObjectKind::Items, &payload).await?;
+            if let Some(unknown) = outcome.unknown.get(&0) {
+                return Err(ToolError::Failed(format!(
+                    "whether {key} was moved to the trash is unknown: {} (zotero_get_item {key} shows it)",
+                    unknown.message
+                )));
+            }
             if !outcome.is_written(0) {
                 let why = outcome.failed.get(&0).map_or_else(|| "it was not written".to_owned(), |f| f.message.clone());
                 return Err(ToolError::Failed(format!("{key} was not moved to the trash: {why}")));

@@ -245,10 +245,18 @@ pub async fn create(
     if let Some(url) = &meta.url {
         item.insert("url".into(), json!(url));
     }
-    let outcome = zotero
-        .write_objects(ObjectKind::Items, &[Value::Object(item)])
-        .await
-        .map_err(|e| WriteError::Invalid { reason: format!("Zotero did not create the attachment item ({e})") })?;
+    let outcome = zotero.write_objects(ObjectKind::Items, &[Value::Object(item)]).await.map_err(|e| match &e {
+        // Its answer lost and not read back: the item may exist, so "nothing was written" would be a guess.
+        ZoteroError::OutcomeUnknown { keys, .. } => WriteError::OutcomeUnknown {
+            step: STEP_CREATE,
+            cause: e.to_string(),
+            state: "No file was sent. If the item exists it has no file: delete it for good, or store the \
+                        file on it"
+                .into(),
+            key: keys.first().cloned().unwrap_or_default(),
+        },
+        _ => WriteError::Invalid { reason: format!("Zotero did not create the attachment item ({e})") },
+    })?;
     let Some(key) = outcome.success.get(&0).cloned() else {
         let why = outcome.failed.get(&0).map_or_else(|| "no reason given".to_owned(), |f| f.message.clone());
         return Err(WriteError::Invalid { reason: format!("Zotero refused the attachment item: {why}") });
@@ -482,6 +490,7 @@ async fn rename_item(
 const STEP_ZIP: &str = "Uploading the file's archive (.zip) to WebDAV";
 const STEP_PROP: &str = "Uploading the file's .prop to WebDAV";
 const STEP_RECORD: &str = "Recording the file on the Zotero item";
+const STEP_CREATE: &str = "Creating the attachment item";
 
 /// The step that failed and why.
 struct StepFailure {
