@@ -16,6 +16,7 @@ use common::dav::*;
 use common::files::*;
 use common::*;
 use serde_json::{json, Map, Value};
+use zotero_sim::{Fault, FaultMatch};
 
 /// What the person sees of the library: each item's and collection's data (without what Zotero sets itself on
 /// every write), the bytes each attachment has on Zotero Storage, and the WebDAV folder.
@@ -170,6 +171,38 @@ async fn note_and_annotation_writes_are_undone() {
         json!({ "action": "create", "itemKey": ATTACHMENT, "text": "Side chains pack without any rotamer library" }),
     )
     .await;
+}
+
+/// Writes whose answer was lost after Zotero applied them (the connection dropped, or Zotero answered 500 or
+/// 503): found written by reading back, journaled as answered ones are, and undone to the library as before.
+#[tokio::test]
+async fn writes_whose_answer_was_lost_are_undone() {
+    for fault in [Fault::DropAnswer, Fault::LoseAnswer { status: 500 }, Fault::LoseAnswer { status: 503 }] {
+        let b = bench(false);
+        b.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());
+        let lose = |method: &str, body: Option<&str>| {
+            let matcher = FaultMatch {
+                method: method.parse().ok(),
+                path_contains: Some("/items".into()),
+                body_contains: body.map(str::to_owned),
+                skip: 0,
+            };
+            b.sim.fail_matching(1, matcher, fault.clone());
+        };
+        lose("POST", Some("annotationType"));
+        undone_as_before(
+            &b,
+            "zotero_annotations",
+            json!({ "action": "create", "itemKey": ATTACHMENT, "text": "Side chains pack without any rotamer library" }),
+        )
+        .await;
+        lose("POST", None);
+        undone_as_before(&b, "zotero_notes", json!({ "action": "create", "itemKey": PARENT, "note": "A remark" }))
+            .await;
+        lose("PATCH", None);
+        undone_as_before(&b, "zotero_update_item", json!({ "keys": [PARENT], "addTags": ["lost-answer"] })).await;
+        b.sim.clear_faults();
+    }
 }
 
 #[tokio::test]
