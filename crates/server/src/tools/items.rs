@@ -203,7 +203,7 @@ pub(super) fn failure(key: &ObjectKey, error: &ZoteroError) -> Failure {
 }
 
 /// Where one object's write went: done, not done (a [`Failure`]), or not known ([`Unknown`]). A write whose
-/// answer was lost was read back by the writer, so only one it could not read back is unknown.
+/// answer was lost was read back by the writer, so only one that reading could not settle is unknown.
 pub(super) enum Settled {
     Done,
     Failed(Failure),
@@ -219,7 +219,7 @@ pub(super) fn settled<T>(key: &ObjectKey, result: &Result<T, ZoteroError>) -> Se
     }
 }
 
-/// An object whose write's answer was lost and could not be read back: it may or may not be written.
+/// An object whose write's answer was lost, and reading it back could not tell: it may or may not be written.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Unknown {
@@ -266,8 +266,8 @@ pub(super) fn unknown_paragraph(unknown: &[Unknown]) -> String {
         return String::new();
     }
     format!(
-        "\n\nUnknown whether written (the answer was lost and reading back failed; check each before trying \
-         again):\n{}",
+        "\n\nUnknown whether written (the answer was lost and reading back could not tell; check each before \
+         trying again):\n{}",
         unknown_lines(unknown)
     )
 }
