@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 
 use super::filename::valid_file_name;
 use super::{guess_content_type, key_of, require_stored_file, AttachmentError};
-use crate::files::{FileWriter, StoreKind};
+use crate::files::{FileStoreError, FileWriter, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::{md5_hex, ArchiveError, FileProps};
 use crate::zotero::{ObjectKey, ObjectKind, ZoteroError, ZoteroObject, ZoteroWriter};
@@ -59,7 +59,7 @@ trait StoreWrite {
 
     /// Removes whatever of a just-created item's file reached the store (it is this call's own: discarded, not
     /// kept for the undo journal), or says what was left.
-    async fn discard_new(&self, key: &ObjectKey) -> Result<(), String>;
+    async fn discard_new(&self, key: &ObjectKey) -> Result<(), FileStoreError>;
 
     /// Replaces the file of `item` (whose key is `key`) with `data`, `changes` to its item besides the file's
     /// own record; `stored` is what it will be.

@@ -9,7 +9,7 @@ use super::{
     patch_once_more_on_conflict, record, renamed, AttachmentError, FileLeft, NewFileFailed, StepFailure, StoreWrite,
     StoredAttachment, WriteError, STEP_PROP, STEP_RECORD, STEP_ZIP,
 };
-use crate::files::StoreKind;
+use crate::files::{FileStoreError, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
 use crate::zotero::{ObjectKey, ZoteroObject, ZoteroWriter};
@@ -40,8 +40,8 @@ impl StoreWrite for WebDavWriter {
         Ok(record(zotero, StoreKind::WebDav, key, version, &changes, stored).await)
     }
 
-    async fn discard_new(&self, key: &ObjectKey) -> Result<(), String> {
-        self.discard(key).await.map_err(|e| e.to_string())
+    async fn discard_new(&self, key: &ObjectKey) -> Result<(), FileStoreError> {
+        self.discard(key).await.map_err(FileStoreError::store)
     }
 
     async fn replace(

@@ -8,7 +8,7 @@ use super::{
     outcome_unknown, patch_once_more_on_conflict, registered, rename_item, settle_unanswered_create, FileLeft,
     NewFileFailed, StepFailure, StoreWrite, StoredAttachment, WriteError,
 };
-use crate::files::StoreKind;
+use crate::files::{FileStoreError, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::ArchiveError;
 use crate::zotero::{ObjectKey, ZoteroError, ZoteroObject, ZoteroWriter};
@@ -85,7 +85,7 @@ impl StoreWrite for ZoteroStorageWriter {
     }
 
     /// A file that was not registered is never referred to, and deleting the item removes one that was.
-    async fn discard_new(&self, _: &ObjectKey) -> Result<(), String> {
+    async fn discard_new(&self, _: &ObjectKey) -> Result<(), FileStoreError> {
         Ok(())
     }
 
