@@ -1,7 +1,6 @@
 //! WebDAV's arms of the attachment writes: the item, then `<KEY>.zip`, then `<KEY>.prop`, then the item's
 //! `md5`/`mtime` (the order [`super`] explains).
 
-use async_trait::async_trait;
 use futures_util::future::join;
 use serde_json::{json, Map, Value};
 
@@ -14,7 +13,6 @@ use crate::platform::Clock;
 use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
 use crate::zotero::{ObjectKey, ZoteroObject, ZoteroWriter};
 
-#[async_trait(?Send)]
 impl StoreWrite for WebDavWriter {
     fn kind(&self) -> StoreKind {
         StoreKind::WebDav
