@@ -805,14 +805,12 @@ mod tests {
         assert_eq!(loaded.steps, steps);
 
         // Named as cut off only once it has run longer than any call does, and never by itself.
-        let cut_off = |at: u64, running: &'static str| {
-            let journal = &journal;
-            async move { journal.prune(at, running).await.unwrap_or_default().cut_off }
-        };
-        assert!(cut_off(now + 1_000, "").await.is_empty());
-        assert_eq!(cut_off(now + RUNNING_MS + 1, "").await, [id.clone()]);
-        let running: &'static str = Box::leak(id.clone().into_boxed_str());
-        assert!(cut_off(now + RUNNING_MS + 1, running).await.is_empty());
+        async fn cut_off(journal: &Journal<'_>, at: u64, running: &str) -> Vec<String> {
+            journal.prune(at, running).await.unwrap_or_default().cut_off
+        }
+        assert!(cut_off(&journal, now + 1_000, "").await.is_empty());
+        assert_eq!(cut_off(&journal, now + RUNNING_MS + 1, "").await, std::slice::from_ref(&id));
+        assert!(cut_off(&journal, now + RUNNING_MS + 1, &id).await.is_empty());
 
         // The call returns: its whole entry under its own key, the steps gone.
         let mut done = Entry { changes: loaded.changes.clone(), steps: loaded.steps.clone(), ..started };
@@ -822,7 +820,7 @@ mod tests {
         let (listed, _) = journal.recent(now, 0, 10).await.unwrap_or_else(|e| panic!("{e}"));
         assert!(listed[0].complete);
         assert_eq!(keys(&listed[0]), ["K0000001", "K0000002", "K0000003"]);
-        assert!(cut_off(now + RUNNING_MS + 1, "").await.is_empty());
+        assert!(cut_off(&journal, now + RUNNING_MS + 1, "").await.is_empty());
     }
 
     #[test]
