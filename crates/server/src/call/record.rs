@@ -170,6 +170,11 @@ impl Record {
 /// own key (still marked incomplete, listed and undone like any other), so it is named once.
 async fn name_cut_off(journal: &Journal<'_>, id: &str) -> Option<String> {
     let mut entry = journal.load(id).await.ok()?;
+    // A listing a moment behind (Workers KV's is, for up to a minute) may show the steps of a call that has
+    // since returned: its own key says so.
+    if entry.complete {
+        return None;
+    }
     let line = if entry.changes.is_empty() {
         format!(
             "An earlier call of {} (id \"{id}\") was cut off before any of its writes was recorded: it may still \

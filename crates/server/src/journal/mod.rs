@@ -557,8 +557,11 @@ impl Journal<'_> {
     async fn elsewhere(&self, id: &str) -> Result<JournalError, JournalError> {
         let name = entry_name(id)?;
         let user = user_prefix(self.user);
+        let first_step = step_suffix(0);
         for key in self.keys(&user).await? {
             let Some(rest) = key.name.strip_prefix(&user) else { continue };
+            // A call on another route still in steps (running, or cut off).
+            let rest = rest.strip_suffix(first_step.as_str()).unwrap_or(rest);
             if rest == name {
                 return Ok(JournalError::Unrouted(id.to_owned()));
             }
@@ -573,8 +576,7 @@ impl Journal<'_> {
     }
 
     /// Up to `limit` entries, newest first, not yet expired at `now_ms`, from the `offset`-th on; and whether
-    /// more follow.
-    /// An entry still in steps (its call running or cut off) is read from them, `complete: false`.
+    /// more follow. An entry still in steps (its call running or cut off) is read from them, `complete: false`.
     pub async fn recent(&self, now_ms: u64, offset: usize, limit: usize) -> Result<(Vec<Entry>, bool), JournalError> {
         let prefix = prefix(self.user, &self.route);
         let groups = groups(self.keys(&prefix).await?, &prefix);
