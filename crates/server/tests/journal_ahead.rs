@@ -11,7 +11,8 @@ use std::task::{Context, Waker};
 
 use common::*;
 use serde_json::{json, Value};
-use zotero_mcp_core::testing::ManualClock;
+use zotero_mcp_core::platform::{KvError, KvListPage, KvStore, KvWrite};
+use zotero_mcp_core::testing::{ManualClock, StoppedClock};
 use zotero_mcp_core::zotero::ObjectKind;
 use zotero_mcp_server::app::App;
 use zotero_mcp_server::auth::Grant;
@@ -113,4 +114,74 @@ async fn a_call_cut_off_is_listed_with_what_landed_named_by_a_later_write_and_un
     let entries = ok(&listed)["entries"].as_array().cloned().unwrap_or_default();
     let cut = entries.iter().find(|e| e["id"] == id.as_str()).expect("still listed");
     assert!(cut["undoneBy"].is_string(), "{listed}");
+}
+
+/// `CACHE_KV` that remembers the keys written, over the app's own.
+struct Recorded {
+    inner: std::rc::Rc<dyn KvStore>,
+    puts: std::cell::RefCell<Vec<String>>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl KvStore for Recorded {
+    async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &str, lifetime: KvWrite) -> Result<(), KvError> {
+        self.puts.borrow_mut().push(key.to_owned());
+        self.inner.put(key, value, lifetime).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: u32) -> Result<KvListPage, KvError> {
+        self.inner.list(prefix, cursor, limit).await
+    }
+}
+
+async fn journal_keys(app: &App) -> Vec<String> {
+    let page = app.platform.cache_kv.list("journal:owner:", None, 1000).await.expect("a listing");
+    page.keys.into_iter().map(|key| key.name).collect()
+}
+
+#[tokio::test]
+async fn a_call_that_waits_is_kept_in_steps_and_leaves_one_whole_entry_when_it_returns() {
+    let sim = demo_sim();
+    let mut app = app_with_sim(sim.clone());
+    // Every request waits a turn, as over a network: the entry is saved ahead while the call waits.
+    app.platform.http = common::steps::Steps::over(std::rc::Rc::new(zotero_sim::InProcess(sim.clone())));
+    // A request that takes a turn would lose to its own deadline on a clock whose waits end at once.
+    app.platform.clock = std::rc::Rc::new(StoppedClock(app.platform.clock.now_ms()));
+    let recorded =
+        std::rc::Rc::new(Recorded { inner: app.platform.cache_kv.clone(), puts: std::cell::RefCell::default() });
+    app.platform.cache_kv = recorded.clone();
+    let items: Vec<Value> = (0..3).map(|n| json!({ "itemType": "book", "title": format!("Waited {n}") })).collect();
+    let made = call(&app, "zotero_create_items", json!({ "items": items })).await;
+    assert!(text(&made).contains("Undo: zotero_undo"), "{}", text(&made));
+    let steps: Vec<String> = recorded.puts.borrow().iter().filter(|key| key.contains(":step:")).cloned().collect();
+    assert!(steps.iter().any(|key| key.ends_with(":step:0000")), "no entry saved ahead: {:?}", recorded.puts.borrow());
+    // Returned: one entry under its own key, complete, and no step left to read as a call cut off.
+    let keys = journal_keys(&app).await;
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert!(!keys[0].contains(":step:"), "{keys:?}");
+    let listed = call(&app, "zotero_undo", json!({})).await;
+    let entry = &ok(&listed)["entries"][0];
+    assert!(entry.get("incomplete").is_none(), "{listed}");
+    assert_eq!(entry["summary"], "created 3 items", "{listed}");
+}
+
+#[tokio::test]
+async fn a_journal_that_refuses_the_steps_still_records_the_call_when_it_returns() {
+    let sim = demo_sim();
+    let mut app = app_with_sim(sim.clone());
+    app.platform.http = common::steps::Steps::over(std::rc::Rc::new(zotero_sim::InProcess(sim.clone())));
+    // A request that takes a turn would lose to its own deadline on a clock whose waits end at once.
+    app.platform.clock = std::rc::Rc::new(StoppedClock(app.platform.clock.now_ms()));
+    let kv = common::kv::InterposedKv::over(app.platform.cache_kv.clone());
+    kv.refused.borrow_mut().push(":step:".into());
+    app.platform.cache_kv = kv;
+    let made = call(&app, "zotero_create_items", json!({ "items": [{ "itemType": "book", "title": "Kept" }] })).await;
+    assert!(text(&made).contains("Undo: zotero_undo"), "{}", text(&made));
+    assert!(!text(&made).contains("could not be recorded"), "{}", text(&made));
+    assert_eq!(journal_keys(&app).await.len(), 1);
 }
