@@ -590,3 +590,82 @@ fn the_comment_check_tells_outside_references_from_rules() {
         assert!(comment_of(fine).and_then(outside_reference).is_none(), "{fine}");
     }
 }
+
+// 5. Errors are types
+
+/// Where a `Result` whose error is a bare `String` is declared in `line`, if anywhere: such an error cannot be
+/// matched on, and its message cannot be checked to say what to do next.
+fn string_error(line: &str) -> Option<usize> {
+    let code = line.split("//").next().unwrap_or_default();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("Result<").map(|at| from + at) {
+        let rest = &code[at + "Result<".len()..];
+        let (mut depth, mut last_comma, mut end) = (0usize, None, None);
+        for (offset, c) in rest.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => {
+                    end = Some(offset);
+                    break;
+                }
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => last_comma = Some(offset),
+                _ => {}
+            }
+        }
+        if let (Some(comma), Some(end)) = (last_comma, end) {
+            if rest[comma + 1..end].trim() == "String" {
+                return Some(at);
+            }
+        }
+        from = at + "Result<".len();
+    }
+    None
+}
+
+/// Core and server code (not their tests) returns typed errors, never `Result<_, String>`.
+#[test]
+fn core_and_server_return_no_string_errors() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in ["crates/core/src", "crates/server/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut failures = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("tests.rs") && !f.components().any(|c| c.as_os_str() == "tests")) {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        // A file's unit tests come last, after `#[cfg(test)]`; they may use strings.
+        for (number, line) in text.lines().take_while(|line| line.trim() != "#[cfg(test)]").enumerate() {
+            if string_error(line).is_some() {
+                let shown = file.strip_prefix(&root).unwrap_or(file).display();
+                failures.push(format!("{shown}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "a Result with a String error; give it a thiserror enum whose messages say what to do next:\n  - {}\n",
+        failures.join("\n  - ")
+    );
+}
+
+/// The string-error check on made-up lines.
+#[test]
+fn the_string_error_check_reads_generics() {
+    for flagged in [
+        "fn f() -> Result<(), String> {",
+        "async fn g(&self) -> Result<Vec<(u8, String)>, String>;",
+        "let x: Result<HashMap<String, u8>, String> = Ok(HashMap::new());",
+    ] {
+        assert!(string_error(flagged).is_some(), "{flagged}");
+    }
+    for fine in [
+        "fn f() -> Result<String, Error> {",
+        "fn g() -> Result<Vec<(u8, String)>, FileStoreError>;",
+        "// returns Result<(), String> in the old days",
+        "fn h() -> std::io::Result<String> {",
+    ] {
+        assert!(string_error(fine).is_none(), "{fine}");
+    }
+}

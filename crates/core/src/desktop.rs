@@ -11,8 +11,10 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use crate::files::FileStore;
-use crate::zotero::local::{DesktopInfo, LocalKey};
-use crate::zotero::{ZoteroError, ZoteroObject};
+use crate::platform::{Clock, HttpClient};
+use crate::zotero::local::{DesktopInfo, LocalApiAccess, LocalKey};
+use crate::zotero::{LibraryId, ZoteroError, ZoteroObject, ZoteroWriter};
+use crate::zotero_storage::{StoragePolicy, ZoteroStorageError, ZoteroStorageWriter};
 
 /// Zotero Desktop as the server uses it.
 #[async_trait(?Send)]
@@ -30,6 +32,31 @@ pub trait Desktop {
     /// The data directory's files, for reading: the personal library's (`user_library`, linked files too) or a
     /// group's (stored files only: Zotero keeps no linked files in groups).
     fn files(&self, user_library: bool) -> &dyn FileStore;
+
+    /// A client of the local API for `library`, its requests naming the instance and key `access` gives.
+    /// Made here, through the trait, so that a build without a desktop (the Worker's) links none of the
+    /// local API's client: only an implementation of this trait reaches it.
+    fn client(
+        &self,
+        library: LibraryId,
+        access: LocalApiAccess,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+    ) -> ZoteroWriter {
+        ZoteroWriter::for_desktop(self.api_base(), library, access, http, clock)
+    }
+
+    /// The file writer of `library` (`/users/0`, `/groups/<id>`): the three steps of a Zotero Storage upload,
+    /// sent to the local API, which puts the file in Zotero's storage itself. Made here for the same reason.
+    fn storage(
+        &self,
+        library: &str,
+        access: LocalApiAccess,
+        http: Rc<dyn HttpClient>,
+        clock: Rc<dyn Clock>,
+    ) -> Result<ZoteroStorageWriter, ZoteroStorageError> {
+        ZoteroStorageWriter::for_desktop(self.api_base(), library, access, http, clock, StoragePolicy::default())
+    }
 }
 
 /// Where Zotero Desktop keeps an attachment's file.

@@ -6,6 +6,10 @@
 //! which refuses a call that may not write, and [`Confirmed`], which only [`RequestContext::confirm`] gives. A
 //! tool that writes without asking cannot compile, and a call its tool confirms gets no writer without a yes.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
 use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
 use zotero_mcp_core::index::SemanticIndex;
 use zotero_mcp_core::platform::KvStore;
@@ -199,9 +203,45 @@ impl RequestContext {
         self.record.writer_taken()
     }
 
-    /// The record step: what the call changed becomes one undo journal entry; a line for the answer.
-    pub(crate) async fn keep_journal(&self) -> Option<String> {
+    /// The record step: what the call changed becomes one undo journal entry; lines for the answer.
+    pub(crate) async fn keep_journal(&self) -> Vec<String> {
         self.record.keep(&self.target, &self.grant).await
+    }
+
+    /// Runs `work` (the tool's call) keeping its undo journal entry ahead of its writes: each time `work`
+    /// waits, once it has taken a writer, the entry is saved as a step (what the call is about to do, then
+    /// what landed since), beside `work` on the same task. So a call the runtime stops while it waits (a crash,
+    /// a Worker over its limits) leaves an entry with what it wrote ([`crate::journal`]); a call that never
+    /// waits after a write leaves it all to the record step. Returns once `work` has and the step being saved
+    /// is saved, so the record step never races it.
+    pub async fn journaled<T>(&self, work: impl Future<Output = T>) -> T {
+        let mut work = std::pin::pin!(work);
+        let mut done: Option<T> = None;
+        let mut flush: Option<Pin<Box<dyn Future<Output = ()> + '_>>> = None;
+        std::future::poll_fn(|cx| {
+            if done.is_none() {
+                if let Poll::Ready(output) = work.as_mut().poll(cx) {
+                    done = Some(output);
+                }
+            }
+            loop {
+                if let Some(saving) = flush.as_mut() {
+                    if saving.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    flush = None;
+                }
+                if done.is_some() || !self.record.unsaved(&self.target) {
+                    break;
+                }
+                flush = Some(Box::pin(self.record.flush(&self.target, &self.grant)));
+            }
+            match done.take() {
+                Some(output) => Poll::Ready(output),
+                None => Poll::Pending,
+            }
+        })
+        .await
     }
 
     /// A line for the answer when Zotero's dialog was asked more than once in this call and every time allowed:

@@ -93,6 +93,15 @@ impl ChangeLog {
     pub fn is_empty(&self) -> bool {
         self.0.borrow().is_empty()
     }
+    /// How many changes are recorded (and not yet taken).
+    pub fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+    /// A copy of the changes from the `from`-th on, oldest first, leaving them recorded: what landed since the
+    /// caller last looked, for a journal kept while the call is still running.
+    pub fn since(&self, from: usize) -> Vec<Change> {
+        self.0.borrow().get(from..).map(<[Change]>::to_vec).unwrap_or_default()
+    }
     /// Moves the newest change recorded for an object created or updated here to `version`: a later step of the
     /// same call changed it through a request this log does not see (the file API's registration raises the
     /// attachment item's version). An undo checks the object against the version the call left it at, so one

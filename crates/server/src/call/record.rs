@@ -1,5 +1,7 @@
 //! The record step of a call: what its writers logged becomes one undo journal entry once the tool has
-//! returned, whether it succeeded or failed part-way.
+//! returned, whether it succeeded or failed part-way. While the tool runs, the entry is kept ahead of its
+//! writes in steps ([`Record::flush`], driven by [`crate::context::RequestContext::journaled`]), so a call cut
+//! off before it returns still leaves an entry saying what landed (`crate::journal`).
 
 use std::cell::{Cell, RefCell};
 
@@ -18,12 +20,34 @@ pub struct Record {
     writer_taken: Cell<bool>,
     /// The entry this call undoes, when it is `zotero_undo`.
     undoes: RefCell<Option<String>>,
+    /// How much of the entry is saved ahead of the call's return.
+    ahead: RefCell<Ahead>,
 }
+
+/// The entry saved while the call runs: the step keys written, how many of the writer's changes they hold, and
+/// whether to stop trying (no journal, or KV refused: the record step still says so when the tool returns).
+#[derive(Default)]
+struct Ahead {
+    steps: Vec<String>,
+    landed: usize,
+    given_up: bool,
+}
+
+/// Calls cut off that one answer names; more wait for the next write call.
+const CUT_OFF_NAMED: usize = 3;
+/// Objects named per call cut off.
+const OBJECTS_NAMED: usize = 5;
 
 impl Record {
     /// A call's record, its journal id made from the time (`now_ms`).
     pub fn new(tool: &'static str, now_ms: u64) -> Self {
-        Self { tool, journal_id: journal::new_id(now_ms), writer_taken: Cell::new(false), undoes: RefCell::new(None) }
+        Self {
+            tool,
+            journal_id: journal::new_id(now_ms),
+            writer_taken: Cell::new(false),
+            undoes: RefCell::new(None),
+            ahead: RefCell::default(),
+        }
     }
 
     pub fn journal_id(&self) -> &str {
@@ -43,58 +67,131 @@ impl Record {
         *self.undoes.borrow_mut() = Some(id.to_owned());
     }
 
+    /// Whether the call has something to save ahead: it took a writer and has saved no step yet (the entry
+    /// that says what it is about to do), or changes landed since its last step.
+    pub(crate) fn unsaved(&self, target: &Target) -> bool {
+        let ahead = self.ahead.borrow();
+        if !self.writer_taken.get() || ahead.given_up {
+            return false;
+        }
+        ahead.steps.is_empty() || target.zotero().is_ok_and(|writer| writer.log().len() > ahead.landed)
+    }
+
+    /// Saves the next step of the call's entry: the entry itself, marked incomplete, when none is saved yet;
+    /// then what landed since. One KV write, however many objects landed since the last.
+    pub(crate) async fn flush(&self, target: &Target, grant: &Grant) {
+        let journal = match journal_of(target, grant).await {
+            Ok(Some(journal)) => journal,
+            _ => return self.ahead.borrow_mut().given_up = true,
+        };
+        let (n, from) = {
+            let ahead = self.ahead.borrow();
+            (ahead.steps.len(), ahead.landed)
+        };
+        let landed = target.zotero().map(|writer| writer.log().since(from)).unwrap_or_default();
+        let mut entry = Entry::new(self.journal_id.clone(), target.services().clock().now_ms(), self.tool);
+        entry.library = target.selected_library().map(|selected| selected.id.to_string());
+        entry.undoes = self.undoes.borrow().clone();
+        let saved = journal.save_step(&entry, n, &landed).await;
+        let mut ahead = self.ahead.borrow_mut();
+        match saved {
+            Ok(key) => {
+                ahead.steps.push(key);
+                ahead.landed = from + landed.len();
+            }
+            Err(_) => ahead.given_up = true,
+        }
+    }
+
     /// Records what the call changed as one undo journal entry: every change made through the target's
-    /// writers, which log them themselves. Returns a line for the answer: how to undo, or why it cannot be.
-    pub async fn keep(&self, target: &Target, grant: &Grant) -> Option<String> {
+    /// writers, which log them themselves, replacing the steps kept while it ran. Returns lines for the answer:
+    /// how to undo, or why it cannot be; and earlier calls on the route that were cut off, named once.
+    pub async fn keep(&self, target: &Target, grant: &Grant) -> Vec<String> {
         if !self.writer_taken.get() {
-            return None;
+            return Vec::new();
         }
         let changes = target.zotero().map(|writer| writer.log().take()).unwrap_or_default();
         let files = target.logged_files();
-        if changes.is_empty() && files.is_empty() {
-            return None;
-        }
+        let steps = std::mem::take(&mut self.ahead.borrow_mut().steps);
         let journal = match journal_of(target, grant).await {
             Ok(Some(journal)) => journal,
-            Ok(None) => return None,
+            Ok(None) => return Vec::new(),
+            Err(_) if changes.is_empty() && files.is_empty() => return Vec::new(),
             Err(error) => {
-                return Some(format!(
+                return vec![format!(
                     "This change could not be recorded for undo ({error}); zotero_undo cannot turn it back."
-                ))
+                )]
             }
         };
         let now_ms = target.services().clock().now_ms();
-        let mut entry = Entry {
-            id: self.journal_id.clone(),
-            at_ms: now_ms,
-            tool: self.tool.to_owned(),
-            library: target.selected_library().map(|selected| selected.id.to_string()),
-            route: None,
-            changes,
-            files,
-            omitted: 0,
-            undoes: self.undoes.borrow_mut().take(),
-            undone_by: None,
-        };
-        let saved = journal.save(&mut entry).await;
+        let mut lines = Vec::new();
+        if changes.is_empty() && files.is_empty() {
+            // Nothing changed: the entry saved ahead goes (best effort: one left is named as cut off later).
+            for key in steps {
+                let _ = journal.kv.delete(&key).await;
+            }
+        } else {
+            let mut entry = Entry {
+                library: target.selected_library().map(|selected| selected.id.to_string()),
+                changes,
+                files,
+                undoes: self.undoes.borrow_mut().take(),
+                steps,
+                ..Entry::new(self.journal_id.clone(), now_ms, self.tool)
+            };
+            let days = journal.days;
+            lines.push(match journal.save(&mut entry).await {
+                Ok(()) => {
+                    format!("Undo: zotero_undo with id \"{}\" turns this change back (kept {days} days).", entry.id)
+                }
+                Err(error) => {
+                    format!("This change could not be recorded for undo ({error}); zotero_undo cannot turn it back.")
+                }
+            });
+        }
         // Entries past their time go, with the files they kept (best effort: a file left only takes space).
-        if let Ok(gone) = journal.prune(now_ms).await {
-            for old in gone {
+        if let Ok(pruned) = journal.prune(now_ms, &self.journal_id).await {
+            for old in pruned.gone {
                 for file in old.files.iter().filter(|f| f.kept) {
                     if let (Some(dav), Ok(key)) = (target.webdav_store(), ObjectKey::parse(&file.key)) {
                         let _ = dav.forget_kept(&key, &old.id).await;
                     }
                 }
             }
-        }
-        let days = journal.days;
-        Some(match saved {
-            Ok(()) => format!("Undo: zotero_undo with id \"{}\" turns this change back (kept {days} days).", entry.id),
-            Err(error) => {
-                format!("This change could not be recorded for undo ({error}); zotero_undo cannot turn it back.")
+            for id in pruned.cut_off.iter().take(CUT_OFF_NAMED) {
+                lines.extend(name_cut_off(&journal, id).await);
             }
-        })
+        }
+        lines
     }
+}
+
+/// A line naming call `id`, cut off before it returned, with what landed; its entry is then settled under its
+/// own key (still marked incomplete, listed and undone like any other), so it is named once.
+async fn name_cut_off(journal: &Journal<'_>, id: &str) -> Option<String> {
+    let mut entry = journal.load(id).await.ok()?;
+    // A listing a moment behind (Workers KV's is, for up to a minute) may show the steps of a call that has
+    // since returned: its own key says so.
+    if entry.complete {
+        return None;
+    }
+    let line = if entry.changes.is_empty() {
+        format!(
+            "An earlier call of {} (id \"{id}\") was cut off before any of its writes was recorded: it may still \
+             have changed something, so look in the library before doing it again.",
+            entry.tool
+        )
+    } else {
+        format!(
+            "An earlier call of {} (id \"{id}\") was cut off after writing: {} ({}). These are in the library: \
+             do not write them again. Finish what it left undone, or undo it with zotero_undo id \"{id}\".",
+            entry.tool,
+            entry.summary(),
+            entry.objects_named(OBJECTS_NAMED)
+        )
+    };
+    journal.save(&mut entry).await.ok()?;
+    Some(line)
 }
 
 /// The caller's undo journal on the target's route and library; `None` when `JOURNAL_DAYS` is 0.

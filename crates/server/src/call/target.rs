@@ -121,7 +121,10 @@ impl Target {
         if let (Some(desktop), true) = (self.services.config().desktop(), self.on_desktop()) {
             let personal = self.desktop_client(desktop.as_ref(), LibraryId { kind: LibraryKind::User, id: 0 });
             let writes = matches!(self.route, Route::Desktop { read_only: None, .. });
-            return library::select_on_desktop(&personal, given, writes).await;
+            // Boxed where it is made, so a build without a desktop links none of it (see `on_desktop`).
+            let selecting: std::pin::Pin<Box<dyn std::future::Future<Output = _> + '_>> =
+                Box::pin(library::select_on_desktop(&personal, given, writes));
+            return selecting.await;
         }
         let (http, clock) = (self.services.platform().http.clone(), self.services.platform().clock.clone());
         let configured = ZoteroClient::new(self.services.config().zotero_settings(), http, clock)
@@ -175,9 +178,10 @@ impl Target {
         self.library
     }
 
-    /// Whether this call reads Zotero Desktop's local API (not the Web API).
+    /// Whether this call reads Zotero Desktop's local API (not the Web API). Asks the settings first, which
+    /// say "no" for certain in a build without a desktop (the Worker's), so its desktop branches fold away.
     pub fn on_desktop(&self) -> bool {
-        matches!(self.route, Route::Desktop { .. })
+        self.services.config().desktop().is_some() && matches!(self.route, Route::Desktop { .. })
     }
 
     /// What the call's route can do (a list of deletions, annotations among children…), for the tools whose
@@ -322,14 +326,8 @@ impl Target {
         }
         let library = self.zotero()?.library_prefix().await?.to_owned();
         let platform = self.services.platform();
-        let storage = ZoteroStorageWriter::for_desktop(
-            desktop.api_base(),
-            &library,
-            self.desktop_access(desktop),
-            platform.http.clone(),
-            platform.clock.clone(),
-            StoragePolicy::default(),
-        )?;
+        let storage =
+            desktop.storage(&library, self.desktop_access(desktop), platform.http.clone(), platform.clock.clone())?;
         Ok(self.zotero_storage.get_or_init(|| storage))
     }
 
@@ -337,7 +335,7 @@ impl Target {
     fn desktop_client(&self, desktop: &dyn Desktop, library: LibraryId) -> ZoteroWriter {
         let platform = self.services.platform();
         let (http, clock) = (platform.http.clone(), platform.clock.clone());
-        ZoteroWriter::for_desktop(desktop.api_base(), library, self.desktop_access(desktop), http, clock)
+        desktop.client(library, self.desktop_access(desktop), http, clock)
     }
 
     /// How this call's requests to Zotero Desktop name it: the instance first probed, and the process's key.

@@ -7,6 +7,15 @@
 //! part-way. One KV value per entry under `journal:<user>:<route>:<newest-first key>`, so a prefix listing
 //! is newest first; bounded in size ([`MAX_ENTRY_BYTES`]) and count ([`MAX_ENTRIES`] per route).
 //!
+//! **Kept ahead of the writes.** While a call runs, what it is doing is kept under the entry's key plus
+//! `:step:<n>` ([`Journal::save_step`]): step 0 is the entry so far, marked incomplete, saved as the call's first
+//! write goes out; each later step holds the changes that landed since (one KV write per Zotero write batch at
+//! most: Workers KV takes about one write a second to one key, so no key is rewritten per object). When the
+//! call returns, its whole entry is saved under the entry's own key and the steps are removed. A call cut off
+//! (a crash, a request the platform stopped) never gets there: its steps stay, and read together they are an
+//! entry with `complete: false` listing what landed ([`Journal::recent`], [`Journal::load`]); the next write call
+//! on the route names it once ([`Journal::prune`] finds it, [`Journal::save`] settles it under its own key).
+//!
 //! **Keyed by route and library.** `<route>` is the library the call wrote and the way it reached it:
 //! `users/<id>` or `groups/<id>` through the Web API, `local/users/0` or `local/groups/<id>` through Zotero
 //! Desktop's local API ([`crate::context::RequestContext::route`]). The two APIs count versions apart, and an
@@ -62,13 +71,81 @@ pub struct Entry {
     /// The `zotero_undo` entry that undid this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undone_by: Option<String>,
+    /// Whether the call returned: `false` for one cut off part-way, whose `changes` are what landed before it
+    /// stopped. Entries of older versions have no such field and read as complete.
+    #[serde(default = "complete", skip_serializing_if = "is_true")]
+    pub complete: bool,
+    /// The step keys this entry was read from (a call still running or cut off): [`Journal::save`] removes
+    /// them once the entry is under its own key.
+    #[serde(skip)]
+    pub steps: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+fn complete() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
 impl Entry {
+    /// A new entry `id` of `tool` at `at_ms`, nothing in it yet.
+    pub fn new(id: String, at_ms: u64, tool: &str) -> Self {
+        Self {
+            id,
+            at_ms,
+            tool: tool.to_owned(),
+            library: None,
+            route: None,
+            changes: Vec::new(),
+            files: Vec::new(),
+            omitted: 0,
+            undoes: None,
+            undone_by: None,
+            complete: true,
+            steps: Vec::new(),
+        }
+    }
+
+    /// The entry of a call still running or cut off, read from its steps (`(key, value)`, in key order): step 0
+    /// is the entry as it started, each later one the changes that landed since. A step KV has not shown yet,
+    /// or step 0 missing, still leaves an entry naming what is known.
+    fn from_steps(id: &str, at_ms: u64, steps: Vec<(String, Option<String>)>) -> Self {
+        let mut entry: Option<Entry> = None;
+        let mut later = Vec::new();
+        let mut keys = Vec::new();
+        for (key, text) in steps {
+            let Some(text) = text else { continue };
+            if key.ends_with(&step_suffix(0)) {
+                entry = serde_json::from_str(&text).ok();
+            } else if let Ok(changes) = serde_json::from_str::<Vec<Change>>(&text) {
+                later.extend(changes);
+            }
+            keys.push(key);
+        }
+        let mut entry = entry.unwrap_or_else(|| Entry::new(id.to_owned(), at_ms, "an unrecorded tool"));
+        entry.id = id.to_owned();
+        entry.complete = false;
+        entry.changes.extend(later);
+        entry.steps = keys;
+        entry
+    }
+
+    /// The objects it changed, as `KEY "title"`, the first `limit` of them (and how many more).
+    pub fn objects_named(&self, limit: usize) -> String {
+        let mut named: Vec<String> =
+            self.changes.iter().take(limit).map(|c| format!("{} \"{}\"", c.key(), c.title())).collect();
+        if self.changes.len() > limit {
+            named.push(format!("{} more", self.changes.len() - limit));
+        }
+        named.join(", ")
+    }
+
     /// What the entry did, in a few words: "created 1 item, changed 3 items, moved 2 items to the trash".
     pub fn summary(&self) -> String {
         let mut created = Counts::default();
@@ -268,6 +345,79 @@ fn entry_key(user: &str, route: &str, id: &str) -> Result<String, JournalError> 
     Ok(format!("{}{}", prefix(user, route), entry_name(id)?))
 }
 
+/// The key of step `n` of entry `id` (see the module's documentation): the entry's key and `:step:<n>`, the
+/// number padded so that a listing gives the steps in order.
+fn step_key(user: &str, route: &str, id: &str, n: usize) -> Result<String, JournalError> {
+    Ok(format!("{}{}", entry_key(user, route, id)?, step_suffix(n)))
+}
+
+fn step_suffix(n: usize) -> String {
+    format!("{STEP}{n:04}")
+}
+
+const STEP: &str = ":step:";
+
+/// The entry id an entry's key name stands for, and its time: the inverse of [`entry_name`].
+fn id_of_name(name: &str) -> Option<(String, u64)> {
+    let (countdown, random) = name.split_once('-')?;
+    let at_ms = NEWEST_FIRST.checked_sub(countdown.parse().ok()?)?;
+    Some((format!("{}-{random}", base36(at_ms)), at_ms))
+}
+
+/// One entry's keys in a listing: its own key (`main`, once the call returned) and the steps of a call still
+/// running or cut off.
+struct Group {
+    /// The key name after the route: `<countdown>-<random>`.
+    name: String,
+    main: Option<KvKey>,
+    steps: Vec<KvKey>,
+}
+
+impl Group {
+    fn keys(&self) -> impl Iterator<Item = &KvKey> {
+        self.main.iter().chain(&self.steps)
+    }
+    /// When KV lets the entry go: its own key's expiry, else its first step's.
+    fn expiration(&self) -> Option<u64> {
+        self.keys().next().and_then(|key| key.expiration)
+    }
+}
+
+/// The keys under `prefix` (sorted), grouped by entry, newest first.
+fn groups(keys: Vec<KvKey>, prefix: &str) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for key in keys {
+        let Some(rest) = key.name.strip_prefix(prefix) else { continue };
+        let (name, step) = match rest.split_once(STEP) {
+            Some((name, _)) => (name.to_owned(), true),
+            None => (rest.to_owned(), false),
+        };
+        if groups.last().is_none_or(|last| last.name != name) {
+            groups.push(Group { name, main: None, steps: Vec::new() });
+        }
+        let Some(group) = groups.last_mut() else { continue };
+        if step {
+            group.steps.push(key);
+        } else {
+            group.main = Some(key);
+        }
+    }
+    groups
+}
+
+/// What a prune found: entries removed (their kept files go too), and calls cut off.
+#[derive(Default)]
+pub struct Pruned {
+    pub gone: Vec<Entry>,
+    /// Ids of entries whose call stopped before it returned, started longer than [`RUNNING_MS`] ago: still
+    /// only in steps, never yet named.
+    pub cut_off: Vec<String>,
+}
+
+/// A call whose entry has been in steps this long is taken as cut off, not still running on another request
+/// (a Worker request ends within minutes; a native call's writes are paced but bounded too).
+pub const RUNNING_MS: u64 = 10 * 60 * 1000;
+
 /// The part of an entry's key after its route: `<countdown>-<random>`.
 fn entry_name(id: &str) -> Result<String, JournalError> {
     let bad = || JournalError::BadId(id.chars().take(40).collect());
@@ -336,15 +486,61 @@ impl Journal<'_> {
                 text = serde_json::to_string(&entry).map_err(|e| corrupt(&entry.id, e))?;
             }
         }
-        let ttl = u64::from(self.days) * 86_400 + GRACE_SECS;
-        self.kv.put(&entry_key(self.user, &self.route, &entry.id)?, &text, KvWrite::ExpiresIn(ttl)).await?;
+        self.kv.put(&entry_key(self.user, &self.route, &entry.id)?, &text, self.lifetime()).await?;
+        // The entry is under its own key now: the steps it was kept in while its call ran are not needed. One
+        // left behind (KV unreachable a moment) is harmless: an entry's own key wins over its steps, and they
+        // expire with it.
+        for key in std::mem::take(&mut entry.steps) {
+            let _ = self.kv.delete(&key).await;
+        }
         Ok(())
+    }
+
+    /// Saves step `n` of a running call's entry (see the module's documentation): for step 0, `entry` as it
+    /// starts (marked incomplete, holding what landed so far); for a later one, `changes`, what landed since.
+    /// Returns the step's key, for [`Entry::steps`].
+    pub async fn save_step(&self, entry: &Entry, n: usize, changes: &[Change]) -> Result<String, JournalError> {
+        let corrupt = |e: serde_json::Error| JournalError::Corrupt(entry.id.clone(), e.to_string());
+        let text = if n == 0 {
+            let mut started = entry.clone();
+            started.route = Some(self.route.clone());
+            started.complete = false;
+            started.changes = changes.to_vec();
+            serde_json::to_string(&started).map_err(corrupt)?
+        } else {
+            serde_json::to_string(changes).map_err(corrupt)?
+        };
+        let key = step_key(self.user, &self.route, &entry.id, n)?;
+        self.kv.put(&key, &text, self.lifetime()).await?;
+        Ok(key)
+    }
+
+    /// Removes steps `0..count` of entry `id`: for a call that took a writer and changed nothing.
+    pub async fn drop_steps(&self, id: &str, count: usize) -> Result<(), JournalError> {
+        for n in 0..count {
+            self.kv.delete(&step_key(self.user, &self.route, id, n)?).await?;
+        }
+        Ok(())
+    }
+
+    fn lifetime(&self) -> KvWrite {
+        KvWrite::ExpiresIn(u64::from(self.days) * 86_400 + GRACE_SECS)
     }
 
     /// Entry `id` of this route; another route's, or one of an older version, is refused saying so.
     pub async fn load(&self, id: &str) -> Result<Entry, JournalError> {
-        let Some(text) = self.kv.get(&entry_key(self.user, &self.route, id)?).await? else {
-            return Err(self.elsewhere(id).await?);
+        let key = entry_key(self.user, &self.route, id)?;
+        let Some(text) = self.kv.get(&key).await? else {
+            // A call still running or cut off: its entry is in steps.
+            let steps: Vec<String> =
+                self.keys(&format!("{key}{STEP}")).await?.into_iter().map(|key| key.name).collect();
+            if steps.is_empty() {
+                return Err(self.elsewhere(id).await?);
+            }
+            let at_ms = entry_name(id).ok().and_then(|name| id_of_name(&name)).map_or(0, |(_, at)| at);
+            let mut entry = Entry::from_steps(id, at_ms, self.read(steps).await?);
+            entry.route = Some(self.route.clone());
+            return Ok(entry);
         };
         let entry: Entry =
             serde_json::from_str(&text).map_err(|e| JournalError::Corrupt(id.to_owned(), e.to_string()))?;
@@ -361,8 +557,11 @@ impl Journal<'_> {
     async fn elsewhere(&self, id: &str) -> Result<JournalError, JournalError> {
         let name = entry_name(id)?;
         let user = user_prefix(self.user);
+        let first_step = step_suffix(0);
         for key in self.keys(&user).await? {
             let Some(rest) = key.name.strip_prefix(&user) else { continue };
+            // A call on another route still in steps (running, or cut off).
+            let rest = rest.strip_suffix(first_step.as_str()).unwrap_or(rest);
             if rest == name {
                 return Ok(JournalError::Unrouted(id.to_owned()));
             }
@@ -377,63 +576,105 @@ impl Journal<'_> {
     }
 
     /// Up to `limit` entries, newest first, not yet expired at `now_ms`, from the `offset`-th on; and whether
-    /// more follow.
+    /// more follow. An entry still in steps (its call running or cut off) is read from them, `complete: false`.
     pub async fn recent(&self, now_ms: u64, offset: usize, limit: usize) -> Result<(Vec<Entry>, bool), JournalError> {
-        let names = self.names().await?;
-        let wanted: Vec<&str> = names.iter().skip(offset).take(limit + 1).map(String::as_str).collect();
-        let texts = self.kv.get_many(&wanted).await?;
-        let mut entries: Vec<Entry> = texts
-            .into_iter()
-            .flatten()
-            .filter_map(|text| serde_json::from_str::<Entry>(&text).ok())
-            .filter(|entry| !self.expired(entry, now_ms))
+        let prefix = prefix(self.user, &self.route);
+        let groups = groups(self.keys(&prefix).await?, &prefix);
+        let page: Vec<&Group> = groups.iter().skip(offset).take(limit + 1).collect();
+        // One read for the page: each entry's own key, or its steps when it has none yet.
+        let wanted: Vec<String> = page
+            .iter()
+            .flat_map(|group| match &group.main {
+                Some(main) => vec![main.name.clone()],
+                None => group.steps.iter().map(|step| step.name.clone()).collect(),
+            })
             .collect();
+        let mut texts = self.read(wanted).await?.into_iter();
+        let mut entries = Vec::new();
+        for group in page {
+            if group.main.is_some() {
+                if let Some(entry) = texts.next().and_then(|(_, text)| serde_json::from_str::<Entry>(&text?).ok()) {
+                    entries.push(entry);
+                }
+                continue;
+            }
+            let steps: Vec<(String, Option<String>)> = texts.by_ref().take(group.steps.len()).collect();
+            if let Some((id, at_ms)) = id_of_name(&group.name) {
+                entries.push(Entry::from_steps(&id, at_ms, steps));
+            }
+        }
+        let mut entries: Vec<Entry> = entries.into_iter().filter(|entry| !self.expired(entry, now_ms)).collect();
         let more = entries.len() > limit;
         entries.truncate(limit);
         Ok((entries, more))
     }
 
     /// Removes this route's entries past their time and those beyond [`MAX_ENTRIES`], and older versions'
-    /// entries past their time; returns them, so that the files they kept can be removed too. Only those entries
+    /// entries past their time; returns them, so that the files they kept can be removed too, with the calls cut
+    /// off on this route ([`Pruned::cut_off`], but never `running`, the caller's own). Only the entries removed
     /// are read: the listing's expiry times tell which they are. One listing of the user's whole journal, as
     /// before routes: other routes' entries are left to their own route's writes.
-    pub async fn prune(&self, now_ms: u64) -> Result<Vec<Entry>, JournalError> {
+    pub async fn prune(&self, now_ms: u64, running: &str) -> Result<Pruned, JournalError> {
         let user = user_prefix(self.user);
         let own = prefix(self.user, &self.route);
         let keys = self.keys(&user).await?;
         let now_secs = now_ms / 1000;
-        let mut gone = Vec::new();
-        let mut index = 0;
-        for key in &keys {
-            let past_time = key.expiration.is_some_and(|at| at.saturating_sub(GRACE_SECS) < now_secs);
-            let over_count = if key.name.starts_with(&own) {
-                index += 1;
-                index > MAX_ENTRIES
-            } else if key.name.strip_prefix(&user).is_some_and(unrouted) {
-                false
-            } else {
+        let past_time = |expiration: Option<u64>| expiration.is_some_and(|at| at.saturating_sub(GRACE_SECS) < now_secs);
+        let mut pruned = Pruned::default();
+        let (own_keys, other): (Vec<KvKey>, Vec<KvKey>) = keys.into_iter().partition(|key| key.name.starts_with(&own));
+        for (index, group) in groups(own_keys, &own).into_iter().enumerate() {
+            if index >= MAX_ENTRIES || past_time(group.expiration()) {
+                if let Some(main) = &group.main {
+                    if let Some(entry) =
+                        self.kv.get(&main.name).await?.and_then(|text| serde_json::from_str::<Entry>(&text).ok())
+                    {
+                        pruned.gone.push(entry);
+                    }
+                }
+                for key in group.keys() {
+                    self.kv.delete(&key.name).await?;
+                }
                 continue;
-            };
-            if !over_count && !past_time {
+            }
+            if group.main.is_some() {
+                continue;
+            }
+            if let Some((id, at_ms)) = id_of_name(&group.name) {
+                if id != running && at_ms.saturating_add(RUNNING_MS) < now_ms {
+                    pruned.cut_off.push(id);
+                }
+            }
+        }
+        for key in other {
+            if !key.name.strip_prefix(&user).is_some_and(unrouted) || !past_time(key.expiration) {
                 continue;
             }
             if let Some(entry) =
                 self.kv.get(&key.name).await?.and_then(|text| serde_json::from_str::<Entry>(&text).ok())
             {
-                gone.push(entry);
+                pruned.gone.push(entry);
             }
             self.kv.delete(&key.name).await?;
         }
-        Ok(gone)
+        Ok(pruned)
+    }
+
+    /// The values of `keys`, each with its key, in order.
+    async fn read(&self, keys: Vec<String>) -> Result<Vec<(String, Option<String>)>, JournalError> {
+        let names: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let texts = self.kv.get_many(&names).await?;
+        Ok(keys.into_iter().zip(texts).collect())
     }
 
     fn expired(&self, entry: &Entry, now_ms: u64) -> bool {
         entry.at_ms + u64::from(self.days) * 86_400_000 < now_ms
     }
 
-    /// This route's entries' KV keys, newest first (a few pages at most: the count is bounded by the prune).
+    /// This route's entries' key names after the route, newest first.
+    #[cfg(test)]
     async fn names(&self) -> Result<Vec<String>, JournalError> {
-        Ok(self.keys(&prefix(self.user, &self.route)).await?.into_iter().map(|key| key.name).collect())
+        let prefix = prefix(self.user, &self.route);
+        Ok(groups(self.keys(&prefix).await?, &prefix).into_iter().map(|group| group.name).collect())
     }
 
     /// The KV keys under `prefix`, sorted.
@@ -480,18 +721,7 @@ mod tests {
     }
 
     fn entry(id: String, at_ms: u64, changes: Vec<Change>) -> Entry {
-        Entry {
-            id,
-            at_ms,
-            tool: "zotero_create_items".into(),
-            library: None,
-            route: None,
-            changes,
-            files: Vec::new(),
-            omitted: 0,
-            undoes: None,
-            undone_by: None,
-        }
+        Entry { changes, ..Entry::new(id, at_ms, "zotero_create_items") }
     }
 
     fn created(n: usize, title: &str) -> Change {
@@ -538,11 +768,71 @@ mod tests {
             journal.save(&mut one).await.unwrap_or_else(|e| panic!("{e}"));
             ids.push(one.id);
         }
-        let gone: Vec<String> = journal.prune(now).await.unwrap_or_default().into_iter().map(|e| e.id).collect();
+        let gone: Vec<String> =
+            journal.prune(now, "").await.unwrap_or_default().gone.into_iter().map(|e| e.id).collect();
         assert_eq!(gone, ids[..3].iter().rev().cloned().collect::<Vec<_>>(), "the three oldest, newest first");
         let (kept, more) = journal.recent(now, 0, 50).await.unwrap_or_default();
         assert_eq!(kept[0].id, ids[ids.len() - 1]);
         assert!(more);
         assert_eq!(journal.names().await.unwrap_or_default().len(), MAX_ENTRIES);
+    }
+
+    #[tokio::test]
+    async fn a_running_call_is_kept_in_steps_until_it_returns() {
+        let now = 1_800_000_000_000;
+        let kv = zotero_mcp_core::testing::MemoryKv::new(zotero_mcp_core::testing::ManualClock::at(now));
+        let journal = Journal { kv: kv.as_ref(), user: "owner", route: "users/1".into(), days: 30 };
+        let id = new_id(now);
+        let started = Entry::new(id.clone(), now, "zotero_create_items");
+        let mut steps = Vec::new();
+        for (n, landed) in
+            [vec![], vec![created(1, "one")], vec![created(2, "two"), created(3, "three")]].into_iter().enumerate()
+        {
+            steps.push(journal.save_step(&started, n, &landed).await.unwrap_or_else(|e| panic!("{e}")));
+        }
+        let own = entry_key("owner", "users/1", &id).unwrap_or_default();
+        assert_eq!(steps, (0..3).map(|n| format!("{own}:step:000{n}")).collect::<Vec<_>>());
+
+        // Listed and loaded as one entry, incomplete, with what landed, in order.
+        let keys = |entry: &Entry| entry.changes.iter().map(|c| c.key().to_owned()).collect::<Vec<_>>();
+        let (listed, more) = journal.recent(now, 0, 10).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(!more);
+        assert_eq!(listed.len(), 1, "one entry, not one per step");
+        assert!(!listed[0].complete);
+        assert_eq!((listed[0].id.as_str(), listed[0].tool.as_str()), (id.as_str(), "zotero_create_items"));
+        assert_eq!(keys(&listed[0]), ["K0000001", "K0000002", "K0000003"]);
+        let loaded = journal.load(&id).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(!loaded.complete);
+        assert_eq!(keys(&loaded), keys(&listed[0]));
+        assert_eq!(loaded.steps, steps);
+
+        // Named as cut off only once it has run longer than any call does, and never by itself.
+        async fn cut_off(journal: &Journal<'_>, at: u64, running: &str) -> Vec<String> {
+            journal.prune(at, running).await.unwrap_or_default().cut_off
+        }
+        assert!(cut_off(&journal, now + 1_000, "").await.is_empty());
+        assert_eq!(cut_off(&journal, now + RUNNING_MS + 1, "").await, std::slice::from_ref(&id));
+        assert!(cut_off(&journal, now + RUNNING_MS + 1, &id).await.is_empty());
+
+        // The call returns: its whole entry under its own key, the steps gone.
+        let mut done = Entry { changes: loaded.changes.clone(), steps: loaded.steps.clone(), ..started };
+        journal.save(&mut done).await.unwrap_or_else(|e| panic!("{e}"));
+        let page = kv.list("journal:owner:", None, 100).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(page.keys.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), [own.as_str()]);
+        let (listed, _) = journal.recent(now, 0, 10).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(listed[0].complete);
+        assert_eq!(keys(&listed[0]), ["K0000001", "K0000002", "K0000003"]);
+        assert!(cut_off(&journal, now + RUNNING_MS + 1, "").await.is_empty());
+    }
+
+    #[test]
+    fn an_entry_of_an_older_version_reads_as_complete() {
+        let old = r#"{"id":"m3k9x2ab-7f3c","atMs":1,"tool":"zotero_create_items","changes":[]}"#;
+        let entry: Entry = serde_json::from_str(old).unwrap_or_else(|e| panic!("{e}"));
+        assert!(entry.complete);
+        // A complete entry is written as older versions wrote it; an incomplete one says so.
+        assert!(!serde_json::to_string(&entry).unwrap_or_default().contains("complete"));
+        let cut = Entry { complete: false, ..entry };
+        assert!(serde_json::to_string(&cut).unwrap_or_default().contains(r#""complete":false"#));
     }
 }

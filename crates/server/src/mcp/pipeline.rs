@@ -156,7 +156,7 @@ async fn run(
     prepared: Box<dyn super::tool::Prepared>,
     name: &str,
 ) -> Result<(String, String), ToolError> {
-    let mut output = prepared.run(ctx).await?;
+    let mut output = ctx.journaled(prepared.run(ctx)).await?;
     fit(ctx, name, output.as_mut())
 }
 

@@ -531,13 +531,14 @@ impl Tool for CreateItems {
             }
         }
         let fetched = join_all(types.iter().map(|t| zotero.template(t, None))).await;
-        let mut templates: HashMap<String, Result<Map<String, Value>, String>> = HashMap::new();
+        // `None`: Zotero knows no such type.
+        let mut templates: HashMap<String, Option<Map<String, Value>>> = HashMap::new();
         for (item_type, result) in types.iter().zip(fetched) {
             // Zotero answers 400 for an unknown type: that fails the items of that type only. Any other failure
             // means no template can be read, so nothing is written.
             let template = match result {
-                Ok(template) => Ok(template),
-                Err(ZoteroError::Api { status: 400, .. }) => Err(format!("`{item_type}` is not a Zotero item type")),
+                Ok(template) => Some(template),
+                Err(ZoteroError::Api { status: 400, .. }) => None,
                 Err(other) => return Err(ToolError::Failed(format!("Could not read Zotero's item template: {other}"))),
             };
             templates.insert((*item_type).to_owned(), template);
@@ -548,11 +549,15 @@ impl Tool for CreateItems {
         let label = |i: usize, item: &NewItem| format!("#{i} {}", item.title.as_deref().unwrap_or(&item.item_type));
         for (index, item) in input.items.iter().enumerate() {
             match &templates[&item.item_type] {
-                Ok(template) => {
+                Some(template) => {
                     payloads.push(build_new_item(template, item)?);
                     positions.push(index);
                 }
-                Err(message) => failed.push(Failure { what: label(index, item), code: 400, message: message.clone() }),
+                None => failed.push(Failure {
+                    what: label(index, item),
+                    code: 400,
+                    message: format!("`{}` is not a Zotero item type", item.item_type),
+                }),
             }
         }
         let mut created = Vec::new();

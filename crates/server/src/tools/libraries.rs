@@ -87,7 +87,10 @@ impl Tool for ListLibraries {
     async fn call(ctx: &RequestContext, _: ListLibrariesInput) -> Result<ListLibrariesOutput, ToolError> {
         let zotero = ctx.zotero()?;
         if ctx.on_desktop() {
-            return Ok(on_desktop(ctx, zotero).await?);
+            // Boxed where it is made, so the Worker's build (never on a desktop) links none of it.
+            let listing: std::pin::Pin<Box<dyn std::future::Future<Output = _> + '_>> =
+                Box::pin(on_desktop(ctx, zotero));
+            return Ok(listing.await?);
         }
         let access = zotero.key_access().await?;
         let groups = match access.user_id {

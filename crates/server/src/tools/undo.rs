@@ -87,10 +87,17 @@ pub struct JournalEntry {
     /// The undo that turned it back already.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undone_by: Option<String>,
+    /// The call stopped before it returned (cut off, or still running): `objects` are what landed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub incomplete: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// Result of `zotero_undo`.
@@ -151,8 +158,11 @@ impl Tool for Undo {
         let now_ms = ctx.services().clock().now_ms();
         let Some(id) = input.id else {
             let (entries, more) = journal.recent(now_ms, input.offset, input.limit).await?;
+            let mut entries: Vec<JournalEntry> = entries.iter().map(listed).collect();
+            // Calls cut off first (not yet undone): what they left half-done is what most needs a decision.
+            entries.sort_by_key(|entry| !entry.incomplete || entry.undone_by.is_some());
             return Ok(UndoOutput {
-                entries: Some(entries.iter().map(listed).collect()),
+                entries: Some(entries),
                 next_offset: more.then_some(input.offset + input.limit),
                 undone: None,
                 objects: None,
@@ -254,6 +264,7 @@ fn listed(entry: &Entry) -> JournalEntry {
         limits: entry.limits(),
         undoes: entry.undoes.clone(),
         undone_by: entry.undone_by.clone(),
+        incomplete: !entry.complete,
     }
 }
 
@@ -323,6 +334,12 @@ fn render(output: &UndoOutput) -> String {
 
 fn entry_line(entry: &JournalEntry) -> String {
     let mut line = format!("- {} · {} · {}: {}", entry.id, entry.at, entry.tool, entry.summary);
+    if entry.incomplete {
+        line.push_str(
+            " — INCOMPLETE: the call stopped before it returned (cut off, or still running); what it wrote is \
+             listed. Undo it, or finish what it left",
+        );
+    }
     if let Some(library) = &entry.library {
         line.push_str(&format!(" (in {library})"));
     }

@@ -1,7 +1,6 @@
 //! WebDAV's arms of the attachment writes: the item, then `<KEY>.zip`, then `<KEY>.prop`, then the item's
 //! `md5`/`mtime` (the order [`super`] explains).
 
-use async_trait::async_trait;
 use futures_util::future::join;
 use serde_json::{json, Map, Value};
 
@@ -9,12 +8,11 @@ use super::{
     patch_once_more_on_conflict, record, renamed, AttachmentError, FileLeft, NewFileFailed, StepFailure, StoreWrite,
     StoredAttachment, WriteError, STEP_PROP, STEP_RECORD, STEP_ZIP,
 };
-use crate::files::StoreKind;
+use crate::files::{FileStoreError, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::{md5_hex, pack, unpack, ArchiveError, FileProps, WebDavWriter, ZipLimits};
 use crate::zotero::{ObjectKey, ZoteroObject, ZoteroWriter};
 
-#[async_trait(?Send)]
 impl StoreWrite for WebDavWriter {
     fn kind(&self) -> StoreKind {
         StoreKind::WebDav
@@ -40,8 +38,8 @@ impl StoreWrite for WebDavWriter {
         Ok(record(zotero, StoreKind::WebDav, key, version, &changes, stored).await)
     }
 
-    async fn discard_new(&self, key: &ObjectKey) -> Result<(), String> {
-        self.discard(key).await.map_err(|e| e.to_string())
+    async fn discard_new(&self, key: &ObjectKey) -> Result<(), FileStoreError> {
+        self.discard(key).await.map_err(FileStoreError::store)
     }
 
     async fn replace(

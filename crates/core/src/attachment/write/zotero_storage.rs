@@ -1,14 +1,13 @@
 //! Zotero Storage's arms of the attachment writes (and Zotero Desktop's, which stores files by the same three
 //! steps through its local API): the item, then the file through the file API ([`crate::zotero_storage`]).
 
-use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::{
     outcome_unknown, patch_once_more_on_conflict, registered, rename_item, settle_unanswered_create, FileLeft,
     NewFileFailed, StepFailure, StoreWrite, StoredAttachment, WriteError,
 };
-use crate::files::StoreKind;
+use crate::files::{FileStoreError, FileWriter, StoreKind};
 use crate::platform::Clock;
 use crate::webdav::ArchiveError;
 use crate::zotero::{ObjectKey, ZoteroError, ZoteroObject, ZoteroWriter};
@@ -32,7 +31,6 @@ fn zipped_on_zotero_storage(content_type: &str) -> bool {
     content_type.starts_with("text/")
 }
 
-#[async_trait(?Send)]
 impl StoreWrite for ZoteroStorageWriter {
     fn kind(&self) -> StoreKind {
         self.store_kind()
@@ -64,7 +62,7 @@ impl StoreWrite for ZoteroStorageWriter {
             }
             Err(e @ ZoteroStorageError::Unanswered { .. }) => {
                 let step = storage_step(self);
-                settle_unanswered_create(zotero, self, key, step, e.to_string(), stored)
+                settle_unanswered_create(zotero, FileWriter::ZoteroStorage(self), key, step, e.to_string(), stored)
                     .await
                     .map_err(NewFileFailed::Final)
             }
@@ -85,7 +83,7 @@ impl StoreWrite for ZoteroStorageWriter {
     }
 
     /// A file that was not registered is never referred to, and deleting the item removes one that was.
-    async fn discard_new(&self, _: &ObjectKey) -> Result<(), String> {
+    async fn discard_new(&self, _: &ObjectKey) -> Result<(), FileStoreError> {
         Ok(())
     }
 
