@@ -166,3 +166,25 @@ async fn a_note_and_a_collection_written_with_the_answer_lost_are_reported_done_
         assert_eq!(b.sim.collection(LIB, &collection).unwrap()["data"]["name"], old);
     }
 }
+
+#[tokio::test]
+async fn an_undo_whose_write_cannot_be_read_back_says_unknown_not_failed() {
+    let b = bench(false);
+    let old = title(&b, PARENT);
+    let changed = b.write("zotero_update_item", json!({ "keys": [PARENT], "fields": { "title": "New title" } })).await;
+    let id = undo_id(&changed);
+    // The undo's restoring write lands but its answer is lost, and the read that checks it fails too.
+    b.sim.fail_matching(1, on("POST", 0), Fault::DropAnswer);
+    b.sim.fail_matching(1, on("GET", UNDO_READS_BEFORE_CHECK), Fault::Status { status: 500 });
+    let undone = b.write("zotero_undo", json!({ "id": id })).await;
+    let objects = ok(&undone)["objects"].as_array().unwrap().clone();
+    assert_eq!(objects[0]["outcome"], "unknown", "{undone}");
+    assert!(text(&undone).contains("UNKNOWN whether undone"), "{}", text(&undone));
+    assert!(!text(&undone).contains("not sent"), "{}", text(&undone));
+    // It did land, which "failed" would have denied.
+    assert_eq!(title(&b, PARENT), old);
+}
+
+/// Reads the undo makes before its restoring write (the object's current state), after which the check's read
+/// comes.
+const UNDO_READS_BEFORE_CHECK: usize = 1;

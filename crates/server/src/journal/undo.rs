@@ -38,6 +38,9 @@ pub enum Outcome {
     AlreadyDone,
     /// Zotero refused the restoring write; the detail says why.
     Failed,
+    /// The restoring write was sent, its answer was lost, and reading the object back failed too: it may or may
+    /// not be restored. The entry stays undoable: undoing it again finds what is already back.
+    Unknown,
 }
 
 /// One object of the entry and what the undo did with it.
@@ -419,7 +422,12 @@ async fn batch_write(
     let outcome = match writer.write_objects(kind, payloads).await {
         Ok(outcome) => outcome,
         Err(error) => {
-            return batch.iter().map(|target| undone(target, Outcome::Failed, Some(error.to_string()))).collect();
+            // Sent, its answer lost and not read back: whether it landed is not known, which is not a refusal.
+            let outcome = match error {
+                zotero_mcp_core::zotero::ZoteroError::OutcomeUnknown { .. } => Outcome::Unknown,
+                _ => Outcome::Failed,
+            };
+            return batch.iter().map(|target| undone(target, outcome, Some(error.to_string()))).collect();
         }
     };
     batch
@@ -430,6 +438,8 @@ async fn batch_write(
                 undone(target, success, None)
             } else if outcome.unchanged.contains_key(&position) {
                 undone(target, Outcome::AlreadyDone, Some("it was already as it had been".into()))
+            } else if let Some(unknown) = outcome.unknown.get(&position) {
+                undone(target, Outcome::Unknown, Some(unknown.message.clone()))
             } else if let Some(failure) = outcome.failed.get(&position) {
                 match failure.code {
                     412 => undone(target, Outcome::ChangedSince, Some(stale.to_owned())),

@@ -321,6 +321,7 @@ fn render(output: &UndoOutput) -> String {
                 Outcome::ChangedSince => "LEFT AS IT IS",
                 Outcome::AlreadyDone => "already as before",
                 Outcome::Failed => "FAILED",
+                Outcome::Unknown => "UNKNOWN whether undone",
             };
             let detail = object.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
             lines.push(format!("- {} {} \"{}\" — {verb}{detail}", object.kind, object.key, object.title));
