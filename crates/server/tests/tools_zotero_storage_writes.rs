@@ -287,6 +287,26 @@ async fn a_rename_changes_the_item_only_and_uploads_nothing() {
 }
 
 #[tokio::test]
+async fn an_attachment_without_its_file_is_not_renamed_as_though_it_had_one() {
+    // The attachment item exists, but no file was ever registered for it (an upload cut off after its first step).
+    let s = bench(false);
+    let empty = s.sim.insert_item(
+        LIB,
+        json!({ "itemType": "attachment", "linkMode": "imported_file", "title": "cut.pdf", "filename": "cut.pdf",
+                "contentType": "application/pdf", "parentItem": PARENT }),
+    );
+    let applied = s
+        .write(
+            "zotero_rename_attachments",
+            json!({ "itemKeys": [empty], "template": "renamed {{ title }}", "apply": true }),
+        )
+        .await;
+    let said = serde_json::to_string(&applied).unwrap();
+    assert!(said.contains("has no stored file"), "{said}");
+    assert_eq!(item(&s, &empty).unwrap()["filename"], "cut.pdf", "nothing renamed");
+}
+
+#[tokio::test]
 async fn deleting_for_good_removes_the_file_with_the_item() {
     let s = bench(false);
     s.sim.store_file(LIB, ATTACHMENT, "paper.pdf", &pdf());

@@ -173,6 +173,16 @@ impl StoreWrite for ZoteroStorageWriter {
                     .into(),
             });
         }
+        if item.field("md5").is_none_or(str::is_empty) {
+            // Zotero Storage records a file's md5 on its item when the file is registered: without one the item
+            // has no file (an upload that never finished), and renaming it would describe a file that is not
+            // there.
+            return Err(WriteError::Invalid {
+                reason: format!(
+                    "attachment {key} has no stored file (Zotero Storage records none for it: an upload that never                      finished), so there is nothing to rename. Upload its file with zotero_put_attachment                      (replaceAttachmentKey {key}), or delete the empty attachment with zotero_delete_attachment"
+                ),
+            });
+        }
         rename_item(zotero, item, key, filename, current).await
     }
 
