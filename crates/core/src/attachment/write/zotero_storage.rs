@@ -179,7 +179,9 @@ impl StoreWrite for ZoteroStorageWriter {
             // there.
             return Err(WriteError::Invalid {
                 reason: format!(
-                    "attachment {key} has no stored file (Zotero Storage records none for it: an upload that never                      finished), so there is nothing to rename. Upload its file with zotero_put_attachment                      (replaceAttachmentKey {key}), or delete the empty attachment with zotero_delete_attachment"
+                    "attachment {key} has no stored file (Zotero Storage records none for it: an upload that never \
+                     finished), so there is nothing to rename. Upload its file again as a replacement of {key}, or \
+                     delete the empty attachment"
                 ),
             });
         }
