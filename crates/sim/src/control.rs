@@ -4,7 +4,10 @@
 //!
 //! `POST /_sim/fail` with `{"method", "pathContains", "bodyContains", "status", "times", "retryAfter",
 //! "afterApplying"}` arms [`Simulator::fail_matching`] (`afterApplying: true`: the request is applied, then
-//! answered with `status`, [`Fault::LoseAnswer`]); `DELETE /_sim/fail` drops every armed fault. Only requests a browser could not
+//! answered with `status`, [`Fault::LoseAnswer`]); `DELETE /_sim/fail` drops every armed fault. `POST /_sim/hold`
+//! with `{"method", "pathContains", "bodyContains", "skip", "afterApplying"}` holds the next request it selects
+//! (before applying it, or after with its answer kept back) until `POST /_sim/release`; `GET /_sim/hold` says how
+//! many are held, so a test knows when to cut the caller off. Only requests a browser could not
 //! send without a CORS preflight are taken (JSON bodies, no `Origin`), and the simulator grants no preflight, so
 //! a web page cannot reach it even on loopback.
 
@@ -42,12 +45,7 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
     }
     match (request.method().as_str(), request.uri().path()) {
         ("POST", "/_sim/fail") => {
-            let json_body = request
-                .headers()
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
-            if !json_body {
+            if !is_json(request) {
                 return answer(415, json!({ "error": "send the fault as JSON (Content-Type: application/json)" }));
             }
             match arm(sim, request.body()) {
@@ -55,6 +53,17 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
                 Err(problem) => answer(400, json!({ "error": problem })),
             }
         }
+        ("POST", "/_sim/hold") => {
+            if !is_json(request) {
+                return answer(415, json!({ "error": "send the hold as JSON (Content-Type: application/json)" }));
+            }
+            match hold(sim, request.body()) {
+                Ok(armed) => answer(200, json!({ "holding": armed })),
+                Err(problem) => answer(400, json!({ "error": problem })),
+            }
+        }
+        ("GET", "/_sim/hold") => answer(200, json!({ "held": sim.held() })),
+        ("POST", "/_sim/release") => answer(200, json!({ "released": sim.release_holds() })),
         ("DELETE", "/_sim/fail") => {
             sim.clear_faults();
             answer(200, json!({ "cleared": true }))
@@ -62,9 +71,61 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
         _ => answer(
             404,
             json!({ "error": "unknown control request: POST /_sim/fail {method, pathContains, bodyContains, status, \
-                              times, retryAfter, afterApplying} or DELETE /_sim/fail" }),
+                              times, retryAfter, afterApplying}, DELETE /_sim/fail, POST /_sim/hold {method, \
+                              pathContains, bodyContains, skip, afterApplying}, GET /_sim/hold or POST /_sim/release" }),
         ),
     }
+}
+
+fn is_json(request: &http::Request<Vec<u8>>) -> bool {
+    request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"))
+}
+
+/// The body of `POST /_sim/hold`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HoldRequest {
+    method: Option<String>,
+    path_contains: Option<String>,
+    body_contains: Option<String>,
+    #[serde(default)]
+    skip: usize,
+    #[serde(default)]
+    after_applying: bool,
+}
+
+fn hold(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
+    let request: HoldRequest = serde_json::from_slice(body).map_err(|e| {
+        format!("not a hold ({e}): expected {{\"method\", \"pathContains\", \"bodyContains\", \"skip\", \"afterApplying\"}}")
+    })?;
+    let method = parse_method(request.method.as_deref())?;
+    let matcher = FaultMatch {
+        method,
+        path_contains: request.path_contains.clone(),
+        body_contains: request.body_contains.clone(),
+        skip: request.skip,
+    };
+    // The server answers for the hold by polling it; the handle itself is not needed here.
+    let _ = sim.hold_matching(matcher, request.after_applying);
+    Ok(json!({
+        "method": request.method.map(|m| m.to_ascii_uppercase()),
+        "pathContains": request.path_contains,
+        "bodyContains": request.body_contains,
+        "skip": request.skip,
+        "afterApplying": request.after_applying,
+    }))
+}
+
+fn parse_method(method: Option<&str>) -> Result<Option<http::Method>, String> {
+    method
+        .map(|m| {
+            http::Method::from_bytes(m.to_ascii_uppercase().as_bytes()).map_err(|_| format!("`{m}` is not a method"))
+        })
+        .transpose()
 }
 
 fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
@@ -77,13 +138,7 @@ fn arm(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
     if request.times == 0 {
         return Err("times must be at least 1".into());
     }
-    let method = match &request.method {
-        Some(m) => Some(
-            http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
-                .map_err(|_| format!("`{m}` is not a method"))?,
-        ),
-        None => None,
-    };
+    let method = parse_method(request.method.as_deref())?;
     if request.after_applying && request.retry_after.is_some() {
         return Err("retryAfter goes with a refusal, not with afterApplying (the request is applied)".into());
     }

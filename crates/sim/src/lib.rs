@@ -20,6 +20,7 @@ pub mod demo;
 pub mod demo_files;
 pub mod demo_groups;
 mod error;
+mod hold;
 mod item;
 mod keys;
 pub mod local;
@@ -42,6 +43,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use zotero_mcp_core::platform::{HttpClient, HttpError, HttpRequest, HttpResponse};
 
+pub use crate::hold::Hold;
 use crate::item::WriteContext;
 use crate::keys::Grant;
 use crate::saved_search::SearchRecord;
@@ -158,6 +160,7 @@ impl RecordedRequest {
 /// The simulated Zotero API server.
 pub struct Simulator {
     state: RefCell<State>,
+    holds: RefCell<hold::Holds>,
 }
 
 impl Default for Simulator {
@@ -183,7 +186,7 @@ pub const DEMO_API_KEY: &str = "demo";
 impl Simulator {
     /// A server with no libraries and no keys.
     pub fn new() -> Self {
-        Self { state: RefCell::new(State::new()) }
+        Self { state: RefCell::new(State::new()), holds: RefCell::default() }
     }
 
     /// User library 1234567 with API key `demo` (write access), seeded from `sim/demo/library.json`.
@@ -705,7 +708,14 @@ pub struct InProcess(pub Rc<Simulator>);
 impl HttpClient for InProcess {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         let url = request.uri().to_string();
+        let held = self.0.take_hold(&request);
+        if let Some((hold, false)) = &held {
+            hold.released().await;
+        }
         let response = self.0.handle(request);
+        if let Some((hold, true)) = &held {
+            hold.released().await;
+        }
         if response.extensions().get::<AnswerDropped>().is_some() {
             let reason = "the connection closed before the answer arrived (zotero-sim: injected, after the request \
                           was applied)";

@@ -253,6 +253,20 @@ enum Origin {
     Storage,
 }
 
+/// A request a hold caught, parked until released.
+struct Held {
+    hold: crate::Hold,
+    request: tiny_http::Request,
+    pending: Pending,
+}
+
+enum Pending {
+    /// Caught before it was applied: applied once released.
+    Apply(Origin, http::Request<Vec<u8>>),
+    /// Applied, its answer kept back.
+    Answer(http::Response<Vec<u8>>),
+}
+
 /// Accepts on `server` in a thread of its own and hands each request to the answering thread.
 fn accept_into(server: tiny_http::Server, origin: Origin, to: mpsc::Sender<(Origin, tiny_http::Request)>) {
     std::thread::spawn(move || {
@@ -308,13 +322,33 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
     accept_into(server, Origin::Api, tx.clone());
     accept_into(storage, Origin::Storage, tx);
     let deadline = opts.exit_after.map(|s| Instant::now() + Duration::from_secs(s));
+    // Requests a hold caught (`POST /_sim/hold`): answered once released, the others served meanwhile.
+    let mut held: Vec<Held> = Vec::new();
+    let serve = |origin: Origin, req: http::Request<Vec<u8>>| match origin {
+        Origin::Storage => sim.handle_storage(req),
+        Origin::Api => match &local {
+            Some(local) => local.handle(req),
+            None => sim.handle(req),
+        },
+    };
     loop {
+        for parked in std::mem::take(&mut held) {
+            if !parked.hold.is_released() {
+                held.push(parked);
+                continue;
+            }
+            let response = match parked.pending {
+                Pending::Answer(response) => response,
+                Pending::Apply(origin, req) => serve(origin, req),
+            };
+            respond(parked.request, response);
+        }
         let wait = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
-                Some(left) => left.min(Duration::from_millis(250)),
+                Some(left) => left.min(Duration::from_millis(if held.is_empty() { 250 } else { 20 })),
                 None => return Ok(()),
             },
-            None => Duration::from_millis(250),
+            None => Duration::from_millis(if held.is_empty() { 250 } else { 20 }),
         };
         let (origin, mut request) = match rx.recv_timeout(wait) {
             Ok(next) => next,
@@ -326,15 +360,22 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
         // The listener is loopback-only; the peer check keeps the control endpoint so should that change.
         let from_loopback = request.remote_addr().is_some_and(|a| a.ip().is_loopback());
         let response = match (to_http(&mut request), origin) {
-            (Some(req), Origin::Storage) => sim.handle_storage(req),
             (Some(req), Origin::Api)
                 if opts.control && from_loopback && req.uri().path().starts_with(control::PREFIX) =>
             {
                 control::handle(&sim, &req)
             }
-            (Some(req), Origin::Api) => match &local {
-                Some(local) => local.handle(req),
-                None => sim.handle(req),
+            (Some(req), origin) => match sim.take_hold(&req) {
+                Some((hold, false)) => {
+                    held.push(Held { hold, request, pending: Pending::Apply(origin, req) });
+                    continue;
+                }
+                Some((hold, true)) => {
+                    let response = serve(origin, req);
+                    held.push(Held { hold, request, pending: Pending::Answer(response) });
+                    continue;
+                }
+                None => serve(origin, req),
             },
             (None, _) => {
                 let mut r = http::Response::new(b"Bad request".to_vec());

@@ -291,6 +291,9 @@ async fn delete_created(writer: &ZoteroWriter, batch: &[&Target], created: &Hash
                     continue;
                 }
                 Ok(_) => {}
+                // Zotero refuses to list the children of an attachment that cannot have any (one that is not a
+                // PDF, EPUB or snapshot, such as a text file): nothing would go with it.
+                Err(error) if error.status() == Some(400) => {}
                 Err(error) if error.status() == Some(404) => {
                     done.push(undone(target, Outcome::AlreadyDone, Some("it is already gone".into())));
                     continue;

@@ -1,0 +1,183 @@
+//! The native server killed in the middle of a multi-step write and started again on the same data directory:
+//! the call's undo journal entry, kept ahead of the writes in the data directory's store, is listed as
+//! incomplete with what landed before the kill, and undoing it removes that.
+//!
+//! The write is `zotero_put_attachment` on the simulator's Zotero Storage: the attachment item is created, then
+//! the upload's authorization is held by the simulator (`/_sim/hold`) and the server is killed (SIGKILL) while
+//! it waits, leaving an attachment item without its file that no answer named. Naming the entry in the next write
+//! call's answer waits for the journal's grace for calls still running (ten minutes of the real clock), which
+//! this test cannot wait for; the in-process tests (crates/server/tests/journal_ahead.rs) check it with a
+//! manual clock.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
+const TOKEN: &str = "crash-test-token";
+/// A paper of the demo library.
+const PARENT: &str = "KPDKK5UT";
+
+/// Kills the server when dropped.
+struct Server(Child, String);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_sim() -> String {
+    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
+    let options = zotero_sim::server::Options {
+        listen: format!("127.0.0.1:{port}"),
+        demo: true,
+        api_key: "demo".into(),
+        user_id: zotero_sim::DEMO_USER_ID,
+        exit_after: Some(120),
+        control: true,
+        storage_listen: None,
+        demo_files_on_zotero_storage: false,
+        storage_origin: None,
+        demo_groups: false,
+        local: None,
+    };
+    std::thread::spawn(move || zotero_sim::server::run(&options));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "zotero-sim did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    format!("http://127.0.0.1:{port}")
+}
+
+fn start_server(sim: &str, data: &Path) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0", "--exit-after", "120"])
+        .env_clear()
+        .env("ZOTERO_MCP_DATA_DIR", data)
+        .env("ZOTERO_API_BASE", sim)
+        .env("ZOTERO_API_KEY", "demo")
+        .env("ZOTERO_LIBRARY_ID", zotero_sim::DEMO_USER_ID.to_string())
+        .env("ZOTERO_MCP_TOKEN", TOKEN)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines.next().expect("a line naming the address").expect("readable stderr");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().expect("a URL").to_owned();
+        }
+    };
+    // Keep reading its log, or the server blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Server(child, url)
+}
+
+fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder().timeout(Duration::from_secs(30)).build().expect("a client")
+}
+
+/// Calls `name` on the server at `url`: the tool's result, or the transport error.
+fn call(url: &str, name: &str, arguments: Value) -> Result<Value, String> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": name, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { "name": "crash-test", "version": "1" },
+            "io.modelcontextprotocol/clientCapabilities": {} } }
+    });
+    let answer = client()
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .body(body.to_string())
+        .send()
+        .map_err(|e| e.to_string())?;
+    let status = answer.status().as_u16();
+    let text = answer.text().map_err(|e| e.to_string())?;
+    if status != 200 {
+        return Err(format!("HTTP {status}: {text}"));
+    }
+    let reply: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    Ok(reply["result"].clone())
+}
+
+fn control(sim: &str, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    let mut request = client().request(method, format!("{sim}{path}"));
+    if let Some(body) = body {
+        request = request.header("content-type", "application/json").body(body.to_string());
+    }
+    let answer = request.send().expect("the simulator answers");
+    let text = answer.text().expect("a body");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The item's status and JSON as the simulator serves them.
+fn item(sim: &str, key: &str) -> (u16, Value) {
+    let url = format!("{sim}/users/{}/items/{key}", zotero_sim::DEMO_USER_ID);
+    let answer = client().get(url).header("zotero-api-key", "demo").send().expect("the simulator answers");
+    let status = answer.status().as_u16();
+    (status, answer.text().ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null))
+}
+
+#[test]
+fn a_server_killed_mid_write_lists_what_landed_after_a_restart_and_undoes_it() {
+    let sim = start_sim();
+    let data = std::env::temp_dir().join(format!("zotero-mcp-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let server = start_server(&sim, &data);
+
+    // The upload's authorization (the write after the attachment item's creation) is held before it is applied.
+    let hold = json!({ "method": "POST", "pathContains": "/file" });
+    let armed = control(&sim, reqwest::Method::POST, "/_sim/hold", Some(hold));
+    assert!(armed.get("holding").is_some(), "{armed}");
+    let url = server.1.clone();
+    let pdf = zotero_mcp_core::testing::pdf_of_pages(&["Written before the crash"]);
+    let data64 = base64::engine::general_purpose::STANDARD.encode(&pdf);
+    let arguments = json!({ "parentItemKey": PARENT, "base64Data": data64, "filename": "Crash.pdf" });
+    let cut_off = std::thread::spawn(move || call(&url, "zotero_put_attachment", arguments));
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while control(&sim, reqwest::Method::GET, "/_sim/hold", None)["held"] != 1 {
+        assert!(Instant::now() < deadline, "the upload's authorization never reached the simulator");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SIGKILL: no clean-up of any kind.
+    drop(server);
+    let answer = cut_off.join().expect("the calling thread");
+    assert!(answer.is_err(), "the killed server answered: {answer:?}");
+    control(&sim, reqwest::Method::POST, "/_sim/release", None);
+
+    let server = start_server(&sim, &data);
+    let listed = call(&server.1, "zotero_undo", json!({})).expect("zotero_undo answers");
+    let entries = listed["structuredContent"]["entries"].as_array().cloned().unwrap_or_default();
+    let entry = entries.first().unwrap_or_else(|| panic!("no entry: {listed}"));
+    assert_eq!(entry["incomplete"], true, "{listed}");
+    assert_eq!(entry["tool"], "zotero_put_attachment", "{listed}");
+    assert_eq!(entry["objects"][0]["change"], "created", "{listed}");
+    let key = entry["objects"][0]["key"].as_str().unwrap_or_else(|| panic!("a key: {listed}")).to_owned();
+    let (status, landed) = item(&sim, &key);
+    assert_eq!(status, 200, "the attachment item landed before the kill");
+    assert!(landed["data"].get("md5").is_none_or(Value::is_null), "its file was never registered: {landed}");
+
+    let id = entry["id"].as_str().unwrap_or_else(|| panic!("an id: {listed}")).to_owned();
+    let undone = call(&server.1, "zotero_undo", json!({ "id": id })).expect("zotero_undo answers");
+    assert_eq!(undone["structuredContent"]["objects"][0]["outcome"], "removed", "{undone}");
+    assert_eq!(item(&sim, &key).0, 404, "what landed is gone");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}
