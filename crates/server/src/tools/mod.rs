@@ -28,6 +28,7 @@ pub mod saved_searches;
 pub mod search;
 pub mod semantic;
 pub mod undo;
+pub mod update_item;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -79,7 +80,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
         .tool::<semantic::SemanticSearch>()
         .tool::<items::GetItem>()
         .tool::<items::CreateItems>()
-        .tool::<items::UpdateItem>()
+        .tool::<update_item::UpdateItem>()
         .tool::<delete_items::DeleteItems>()
         .tool::<collections::ListCollections>()
         .tool::<collections::ManageCollections>()
