@@ -10,7 +10,6 @@
 //! manual clock.
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,27 +33,7 @@ impl Drop for Server {
 }
 
 fn start_sim() -> String {
-    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
-    let options = zotero_sim::server::Options {
-        listen: format!("127.0.0.1:{port}"),
-        demo: true,
-        api_key: "demo".into(),
-        user_id: zotero_sim::DEMO_USER_ID,
-        exit_after: Some(120),
-        control: true,
-        storage_listen: None,
-        demo_files_on_zotero_storage: false,
-        storage_origin: None,
-        demo_groups: false,
-        local: None,
-    };
-    std::thread::spawn(move || zotero_sim::server::run(&options));
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "zotero-sim did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    format!("http://127.0.0.1:{port}")
+    zotero_sim::server::start_demo_on_loopback().expect("zotero-sim started")
 }
 
 fn start_server(sim: &str, data: &Path) -> Server {

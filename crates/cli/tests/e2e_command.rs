@@ -6,9 +6,7 @@
 //! full cycle with WebDAV runs in scripts/e2e.sh against both runtimes.
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -36,27 +34,7 @@ fn start(name: &str) -> Servers {
 
 /// [`start`], the server given more settings.
 fn start_with(name: &str, settings: &[(&str, &str)]) -> Servers {
-    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
-    let options = zotero_sim::server::Options {
-        listen: format!("127.0.0.1:{port}"),
-        demo: true,
-        api_key: "demo".into(),
-        user_id: zotero_sim::DEMO_USER_ID,
-        exit_after: Some(120),
-        control: true,
-        storage_listen: None,
-        demo_files_on_zotero_storage: false,
-        storage_origin: None,
-        demo_groups: false,
-        local: None,
-    };
-    std::thread::spawn(move || zotero_sim::server::run(&options));
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "zotero-sim did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let sim = format!("http://127.0.0.1:{port}");
+    let sim = zotero_sim::server::start_demo_on_loopback().expect("zotero-sim started");
     let data = std::env::temp_dir().join(format!("zotero-mcp-e2e-command-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let mut server = Command::new(BIN)

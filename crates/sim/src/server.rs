@@ -278,6 +278,35 @@ fn accept_into(server: tiny_http::Server, origin: Origin, to: mpsc::Sender<(Orig
     });
 }
 
+/// Starts the demo library on a free loopback port in a thread of this process, with the control endpoints
+/// (`/_sim/*`), serving for at most two minutes; returns its base URL once it accepts connections. For tests
+/// that drive a server over the network.
+pub fn start_demo_on_loopback() -> Result<String, std::io::Error> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let options = Options {
+        listen: format!("127.0.0.1:{port}"),
+        demo: true,
+        api_key: "demo".into(),
+        user_id: crate::DEMO_USER_ID,
+        exit_after: Some(120),
+        control: true,
+        storage_listen: None,
+        demo_files_on_zotero_storage: false,
+        storage_origin: None,
+        demo_groups: false,
+        local: None,
+    };
+    std::thread::spawn(move || run(&options));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if std::time::Instant::now() > deadline {
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "zotero-sim did not start within 15 s"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(format!("http://127.0.0.1:{port}"))
+}
+
 /// Serves until `exit_after` elapses (or forever). Prints `zotero-sim listening on http://ADDR` and then
 /// `zotero-sim storage listening on http://ADDR` once ready.
 pub fn run(opts: &Options) -> Result<(), ServerError> {

@@ -113,6 +113,10 @@ impl Record {
         let changes = target.zotero().map(|writer| writer.log().take()).unwrap_or_default();
         let files = target.logged_files();
         let steps = std::mem::take(&mut self.ahead.borrow_mut().steps);
+        // A call that changed nothing and saved nothing ahead costs no journal request (nor the route's lookup).
+        if changes.is_empty() && files.is_empty() && steps.is_empty() {
+            return Vec::new();
+        }
         let journal = match journal_of(target, grant).await {
             Ok(Some(journal)) => journal,
             Ok(None) => return Vec::new(),
@@ -124,31 +128,28 @@ impl Record {
             }
         };
         let now_ms = target.services().clock().now_ms();
-        let mut lines = Vec::new();
         if changes.is_empty() && files.is_empty() {
             // Nothing changed: the entry saved ahead goes (best effort: one left is named as cut off later).
             for key in steps {
                 let _ = journal.kv.delete(&key).await;
             }
-        } else {
-            let mut entry = Entry {
-                library: target.selected_library().map(|selected| selected.id.to_string()),
-                changes,
-                files,
-                undoes: self.undoes.borrow_mut().take(),
-                steps,
-                ..Entry::new(self.journal_id.clone(), now_ms, self.tool)
-            };
-            let days = journal.days;
-            lines.push(match journal.save(&mut entry).await {
-                Ok(()) => {
-                    format!("Undo: zotero_undo with id \"{}\" turns this change back (kept {days} days).", entry.id)
-                }
-                Err(error) => {
-                    format!("This change could not be recorded for undo ({error}); zotero_undo cannot turn it back.")
-                }
-            });
+            return Vec::new();
         }
+        let mut entry = Entry {
+            library: target.selected_library().map(|selected| selected.id.to_string()),
+            changes,
+            files,
+            undoes: self.undoes.borrow_mut().take(),
+            steps,
+            ..Entry::new(self.journal_id.clone(), now_ms, self.tool)
+        };
+        let days = journal.days;
+        let mut lines = vec![match journal.save(&mut entry).await {
+            Ok(()) => format!("Undo: zotero_undo with id \"{}\" turns this change back (kept {days} days).", entry.id),
+            Err(error) => {
+                format!("This change could not be recorded for undo ({error}); zotero_undo cannot turn it back.")
+            }
+        }];
         // Entries past their time go, with the files they kept (best effort: a file left only takes space).
         if let Ok(pruned) = journal.prune(now_ms, &self.journal_id).await {
             for old in pruned.gone {
