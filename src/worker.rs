@@ -26,6 +26,8 @@ pub fn app(env: &Env) -> worker::Result<App> {
         counters: crate::counters::bind(env, cache_kv.clone(), clock.clone()),
         cache_kv,
         clock,
+        // Many isolates share the stores: a call's entry cannot tell its process from another.
+        process_run: None,
         ai_search: crate::ai_search::bind(env),
         decompose: crate::text::decompose,
     };

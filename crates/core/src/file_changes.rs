@@ -93,6 +93,17 @@ impl FileLog {
             change.left = Some(md5.to_owned());
         }
     }
+    /// A copy of every change recorded so far, leaving them recorded: for a journal kept while the call runs.
+    pub fn snapshot(&self) -> Vec<FileChange> {
+        self.0.borrow().clone()
+    }
+    /// How many changes are recorded (and not yet taken).
+    pub fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.borrow().is_empty()
+    }
     /// Takes every change recorded so far, oldest first.
     pub fn take(&self) -> Vec<FileChange> {
         std::mem::take(&mut *self.0.borrow_mut())

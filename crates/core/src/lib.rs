@@ -24,6 +24,7 @@ pub mod refcheck;
 pub mod retrieve;
 pub mod sources;
 pub mod webdav;
+pub mod write_gate;
 pub mod zotero;
 pub mod zotero_storage;
 

@@ -228,6 +228,7 @@ pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualCloc
         counters: crate::platform::MemoryCounters::new(clock.clone()),
         clock: clock.clone(),
         ai_search: None,
+        process_run: None,
         decompose: crate::platform::decompose_with_tables,
         #[cfg(not(target_arch = "wasm32"))]
         offload: None,

@@ -208,40 +208,56 @@ impl RequestContext {
         self.record.keep(&self.target, &self.grant).await
     }
 
-    /// Runs `work` (the tool's call) keeping its undo journal entry ahead of its writes: each time `work`
-    /// waits, once it has taken a writer, the entry is saved as a step (what the call is about to do, then
-    /// what landed since), beside `work` on the same task. So a call the runtime stops while it waits (a crash,
-    /// a Worker over its limits) leaves an entry with what it wrote ([`crate::journal`]); a call that never
-    /// waits after a write leaves it all to the record step. Returns once `work` has and the step being saved
-    /// is saved, so the record step never races it.
+    /// Runs `work` (the tool's call) keeping its undo journal entry ahead of its writes: each write of the
+    /// call's writers waits at the target's gate ([`zotero_mcp_core::write_gate`]) until the entry's next step
+    /// is stored: the entry itself, saying what the call is about to do, before its first write; then what
+    /// landed since and what the waiting write is about to send. The step is saved beside `work`, on the same
+    /// task. So a call the runtime stops at any point (a crash, a Worker over its limits) leaves an entry with
+    /// what it wrote and what was on its way ([`crate::journal`]). A write with nothing new to record goes at
+    /// once; without a journal (`JOURNAL_DAYS` 0, or KV refusing) no write waits. What lands is also saved
+    /// while the call waits on something else (a read, a file transfer), so a listing shows it.
     pub async fn journaled<T>(&self, work: impl Future<Output = T>) -> T {
+        let gate = self.target.gate();
+        if self.services().config().journal_days > 0 {
+            gate.hold();
+        }
         let mut work = std::pin::pin!(work);
         let mut done: Option<T> = None;
-        let mut flush: Option<Pin<Box<dyn Future<Output = ()> + '_>>> = None;
-        std::future::poll_fn(|cx| {
+        // The step being saved, and the writes it admits once stored: those waiting when it started.
+        let mut saving: Option<(Saving<'_>, u64)> = None;
+        let output = std::future::poll_fn(|cx| loop {
             if done.is_none() {
                 if let Poll::Ready(output) = work.as_mut().poll(cx) {
                     done = Some(output);
                 }
             }
-            loop {
-                if let Some(saving) = flush.as_mut() {
-                    if saving.as_mut().poll(cx).is_pending() {
-                        return Poll::Pending;
-                    }
-                    flush = None;
+            if saving.is_none() && done.is_none() {
+                let waiting = gate.waiting();
+                if (waiting && self.record.unsaved(&self.target)) || self.record.landed_unsaved(&self.target) {
+                    saving = Some((Box::pin(self.record.flush(&self.target, &self.grant)), gate.issued()));
+                } else if waiting {
+                    gate.admit(gate.issued());
+                    continue;
                 }
-                if done.is_some() || !self.record.unsaved(&self.target) {
-                    break;
-                }
-                flush = Some(Box::pin(self.record.flush(&self.target, &self.grant)));
             }
-            match done.take() {
-                Some(output) => Poll::Ready(output),
-                None => Poll::Pending,
+            let Some((step, upto)) = saving.as_mut() else {
+                return match done.take() {
+                    Some(output) => Poll::Ready(output),
+                    None => Poll::Pending,
+                };
+            };
+            if step.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            gate.admit(*upto);
+            saving = None;
+            if self.record.given_up() {
+                gate.release();
             }
         })
-        .await
+        .await;
+        gate.release();
+        output
     }
 
     /// A line for the answer when Zotero's dialog was asked more than once in this call and every time allowed:
@@ -282,6 +298,9 @@ impl RequestContext {
         Ok(writer)
     }
 }
+
+/// A step of the undo journal being saved while the call runs.
+type Saving<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 /// A session's context for a reading call of `name` on `library` (a resource, a prompt, the scheduled sync).
 pub async fn reading(

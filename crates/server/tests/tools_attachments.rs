@@ -170,6 +170,22 @@ async fn writing_the_index_back_needs_the_write_scope_and_a_whole_pdf_read() {
 }
 
 #[tokio::test]
+async fn an_index_write_whose_answer_is_lost_is_read_back_and_reported_written() {
+    let s = setup(true);
+    s.upload(NOT_INDEXED, "paper.pdf", &three_pages());
+    let put = zotero_sim::FaultMatch {
+        method: "PUT".parse().ok(),
+        path_contains: Some("/fulltext".into()),
+        body_contains: None,
+        skip: 0,
+    };
+    s.sim.fail_matching(1, put, zotero_sim::Fault::LoseAnswer { status: 500 });
+    let written = s.call(Grant::read_write("owner"), json!({ "itemKey": NOT_INDEXED, "writeBackIndex": true })).await;
+    assert!(text(&written).contains("written to Zotero's full-text index"), "{}", text(&written));
+    assert!(s.sim.fulltext(LibraryRef::User(DEMO_USER), NOT_INDEXED).is_some(), "stored once, as the answer says");
+}
+
+#[tokio::test]
 async fn health_says_whether_webdav_answers_without_echoing_its_address() {
     let health = |app: &App| {
         let request = http::Request::get("https://zotero.example/health").body(Vec::new()).unwrap();

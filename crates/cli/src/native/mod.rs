@@ -53,10 +53,19 @@ fn platform_over(file: KvFile) -> Result<Platform, String> {
         // server restarts, which only its operator can cause.
         counters: MemoryCounters::new(clock.clone()),
         clock,
+        // The data file is this process's alone (redb refuses a second opener): a journal entry another run left
+        // incomplete was cut off.
+        process_run: Some(run_id()),
         // AI Search is a Cloudflare binding: natively semantic search is off.
         ai_search: None,
         decompose: zotero_mcp_core::platform::decompose_with_tables,
         // The server's one thread answers requests; a long computation goes to tokio's blocking pool, two at once.
         offload: Some(Rc::new(BlockingPool::new())),
     })
+}
+
+/// This run of the server: its process id and the time it started, which no other run shares.
+fn run_id() -> String {
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}-{started:x}", std::process::id())
 }

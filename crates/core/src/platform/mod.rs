@@ -38,6 +38,10 @@ pub struct Platform {
     pub counters: Rc<dyn Counters>,
     /// Wall-clock time.
     pub clock: Rc<dyn Clock>,
+    /// This server process's run (a random id made at start), where the stores are the process's own: the
+    /// native server holds its data file alone, so an undo journal entry another run left incomplete was cut
+    /// off, however recent. `None` on the Worker (many isolates share its stores) and in tests that say nothing.
+    pub process_run: Option<String>,
     /// Cloudflare AI Search (`AI_SEARCH`), when the deployment binds it; semantic search is off without it.
     pub ai_search: Option<Rc<dyn AiSearch>>,
     /// Unicode compatibility decomposition (NFKD) with the combining marks dropped, for folding words as Zotero

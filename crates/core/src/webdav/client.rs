@@ -16,6 +16,7 @@ use http::{Method, StatusCode};
 use super::prop::FileProps;
 use crate::file_changes::{kept_name, FileAction, FileChange, FileLog, StoreKind};
 use crate::platform::{within, Clock, HttpClient, HttpError, HttpRequest, HttpResponse};
+use crate::write_gate::WriteGate;
 use crate::zotero::ObjectKey;
 
 /// Same-origin redirects followed per request.
@@ -280,6 +281,7 @@ pub struct WebDavWriter {
     /// The undo journal entry the earlier files are kept for (`None`: not kept), and what was kept.
     journal: Option<String>,
     log: FileLog,
+    gate: WriteGate,
 }
 
 impl std::ops::Deref for WebDavWriter {
@@ -296,13 +298,25 @@ impl WebDavWriter {
         clock: Rc<dyn Clock>,
         policy: WebDavPolicy,
     ) -> Result<Self, WebDavError> {
-        Ok(Self { client: WebDavClient::new(settings, http, clock, policy)?, journal: None, log: FileLog::default() })
+        Ok(Self {
+            client: WebDavClient::new(settings, http, clock, policy)?,
+            journal: None,
+            log: FileLog::default(),
+            gate: WriteGate::default(),
+        })
     }
 
     /// Keeps every file this writer replaces or removes beside it, for the undo journal entry `entry`
     /// ([`kept_name`]), and records it in [`Self::log`].
     pub fn keeping_for(mut self, entry: &str) -> Self {
         self.journal = Some(entry.to_owned());
+        self
+    }
+
+    /// This writer, each of its changes held at `gate` until the journal has recorded what came before it (an
+    /// earlier file kept aside is recorded before the file that replaces it goes out).
+    pub fn gated(mut self, gate: WriteGate) -> Self {
+        self.gate = gate;
         self
     }
 
@@ -314,12 +328,14 @@ impl WebDavWriter {
     /// Uploads the archive (`PUT`; servers answer 201 for a new file, 204 or 200 for a replaced one). An archive
     /// already there is first kept for the journal (a copy, `.prop` too), so the replacement can be undone.
     pub async fn put_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
+        self.gate.pass().await;
         self.keep(key, FileAction::Replaced, Method::from_bytes(b"COPY").unwrap_or(Method::PUT)).await?;
         self.put_new_zip(key, zip).await
     }
 
     /// [`Self::put_zip`] for the attachment an item created by this same call: there is no earlier file to keep.
     pub async fn put_new_zip(&self, key: &ObjectKey, zip: Vec<u8>) -> Result<(), WebDavError> {
+        self.gate.pass().await;
         self.client.put(&format!("{}.zip", key.as_str()), zip, "application/zip").await?;
         if self.journal.is_some() && !self.log.has(key.as_str()) {
             // Recorded so that undoing the attachment's creation takes its file too.
@@ -414,6 +430,7 @@ impl WebDavWriter {
     /// Uploads the `.prop` file, noting the md5 it names for the journal ([`FileChange::left`]).
     pub async fn put_prop(&self, key: &ObjectKey, props: &FileProps) -> Result<(), WebDavError> {
         let body = props.render().into_bytes();
+        self.gate.pass().await;
         self.client.put(&format!("{}.prop", key.as_str()), body, "text/xml; charset=utf-8").await?;
         self.log.note_left(key.as_str(), &props.md5);
         Ok(())
@@ -423,6 +440,7 @@ impl WebDavWriter {
     /// the file, so no order between the two leaves a half-file that anything refers to. Files already gone are
     /// not an error.
     pub async fn delete(&self, key: &ObjectKey) -> Result<(), WebDavError> {
+        self.gate.pass().await;
         // With a journal the files are moved aside instead, so the delete can be undone.
         if self.journal.is_some()
             && self.keep(key, FileAction::Removed, Method::from_bytes(b"MOVE").unwrap_or(Method::DELETE)).await?

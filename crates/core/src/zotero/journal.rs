@@ -78,29 +78,63 @@ impl Kind {
     }
 }
 
-/// The changes made through one writer, shared with whoever made the writer (the request context).
+/// A write about to be sent, recorded ahead of it: the change it makes if it lands (a creation at version 0, an
+/// update at the version it was sent against, a deletion with the whole object), and for an update the fields
+/// sent. A call cut off while such a write was out leaves it in its journal entry; reading the object back then
+/// tells whether it landed ([`super::ZoteroClient::settle_pending`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    pub change: Change,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub sent: Map<String, Value>,
+}
+
+/// The changes made through one writer, and the writes it is about to send, shared with whoever made the writer
+/// (the request context).
 #[derive(Debug, Clone, Default)]
-pub struct ChangeLog(Rc<RefCell<Vec<Change>>>);
+pub struct ChangeLog(Rc<RefCell<Logged>>);
+
+#[derive(Debug, Default)]
+struct Logged {
+    changes: Vec<Change>,
+    pending: Vec<Pending>,
+}
 
 impl ChangeLog {
     pub(crate) fn push(&self, change: Change) {
-        self.0.borrow_mut().push(change);
+        self.0.borrow_mut().changes.push(change);
     }
-    /// Takes every change recorded so far, oldest first.
+    /// Notes writes about to be sent (see [`Pending`]); what lands is [`Self::push`]ed as usual.
+    pub(crate) fn intend(&self, pending: impl IntoIterator<Item = Pending>) {
+        self.0.borrow_mut().pending.extend(pending);
+    }
+    /// Takes every change recorded so far, oldest first (and forgets the writes noted as about to be sent: the
+    /// caller taking the changes knows how each ended).
     pub fn take(&self) -> Vec<Change> {
-        std::mem::take(&mut *self.0.borrow_mut())
+        let mut logged = self.0.borrow_mut();
+        logged.pending.clear();
+        std::mem::take(&mut logged.changes)
     }
     pub fn is_empty(&self) -> bool {
-        self.0.borrow().is_empty()
+        self.0.borrow().changes.is_empty()
     }
     /// How many changes are recorded (and not yet taken).
     pub fn len(&self) -> usize {
-        self.0.borrow().len()
+        self.0.borrow().changes.len()
     }
     /// A copy of the changes from the `from`-th on, oldest first, leaving them recorded: what landed since the
     /// caller last looked, for a journal kept while the call is still running.
     pub fn since(&self, from: usize) -> Vec<Change> {
-        self.0.borrow().get(from..).map(<[Change]>::to_vec).unwrap_or_default()
+        self.0.borrow().changes.get(from..).map(<[Change]>::to_vec).unwrap_or_default()
+    }
+    /// How many writes were noted as about to be sent.
+    pub fn pending_len(&self) -> usize {
+        self.0.borrow().pending.len()
+    }
+    /// A copy of the writes noted as about to be sent from the `from`-th on.
+    pub fn pending_since(&self, from: usize) -> Vec<Pending> {
+        self.0.borrow().pending.get(from..).map(<[Pending]>::to_vec).unwrap_or_default()
     }
     /// Moves the newest change recorded for an object created or updated here to `version`: a later step of the
     /// same call changed it through a request this log does not see (the file API's registration raises the
@@ -108,8 +142,8 @@ impl ChangeLog {
     /// kept from an earlier step would read as "changed since" though nobody touched it. Returns whether a change
     /// was moved (an object this log holds nothing for, or only a deletion of, is left alone).
     pub(crate) fn advance(&self, kind: Kind, key: &str, version: u64) -> bool {
-        let mut changes = self.0.borrow_mut();
-        let newest = changes.iter_mut().rev().find(|change| change.kind() == kind && change.key() == key);
+        let mut logged = self.0.borrow_mut();
+        let newest = logged.changes.iter_mut().rev().find(|change| change.kind() == kind && change.key() == key);
         match newest {
             Some(Change::Created { version: at, .. } | Change::Updated { version: at, .. }) => {
                 *at = (*at).max(version);

@@ -33,6 +33,7 @@ pub use saved_search::{
     Evaluated, EvaluationLimits, ResultRow, SavedSearch, SavedSearchError, SearchCondition, SearchPlan, Unsupported,
     UnsupportedSearch,
 };
+pub use settle::PendingOutcome;
 pub(crate) use transport::{retry_after_ms, retry_wait};
 pub use transport::{Capabilities, RetryPolicy, MAX_IN_FLIGHT};
 pub use types::{Deleted, FullText, ObjectKind, Page, Tag, Versions, ZoteroObject, MANAGED_FIELDS};

@@ -2,9 +2,16 @@
 //! what it sent and what was there before. Never by sending the write again: a blind repeat could write twice
 //! (a new object) or overwrite someone else's change.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
-use super::types::ZoteroObject;
+use super::batch::BATCH_SIZE;
+use super::client::ZoteroClient;
+use super::error::ZoteroError;
+use super::journal::{title_of, Change, Kind, Pending};
+use super::query::Query;
+use super::types::{ObjectKind, ZoteroObject};
 
 /// What a read-back says of one object a lost write sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +49,75 @@ pub(crate) fn landed(sent: &Value, before: Option<&ZoteroObject>, now: Option<&Z
                 Landed::Written
             } else {
                 Landed::Unsure("it changed after the write was sent, but not as sent: another client may have saved it")
+            }
+        }
+    }
+}
+
+/// What a write noted as about to be sent (a [`Pending`] of a call cut off while it was out) did, read back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingOutcome {
+    /// It landed: the change, at the version the object is now at (an undo checks against it).
+    Landed(Change),
+    /// It did not land, or changed nothing.
+    NotWritten,
+    /// The object changed, but not as sent (or was deleted since): what the write did is not known; the reason.
+    Unsure(&'static str),
+}
+
+impl ZoteroClient {
+    /// Finds out, by reading the objects back (50 per request, trashed ones included), what each of `pending`
+    /// did; one outcome per write, in order. Never sends a write.
+    pub async fn settle_pending(&self, pending: &[Pending]) -> Result<Vec<PendingOutcome>, ZoteroError> {
+        let mut now: HashMap<(Kind, String), ZoteroObject> = HashMap::new();
+        for kind in [Kind::Item, Kind::Collection] {
+            let keys: Vec<&str> = pending.iter().filter(|p| p.change.kind() == kind).map(|p| p.change.key()).collect();
+            for chunk in keys.chunks(BATCH_SIZE) {
+                let joined = chunk.join(",");
+                let page = match kind.object_kind() {
+                    ObjectKind::Items => {
+                        self.items(&Query::new().param("itemKey", joined).include_trashed(true), chunk.len()).await?
+                    }
+                    ObjectKind::Collections => {
+                        self.collections(&Query::new().param("collectionKey", joined), chunk.len()).await?
+                    }
+                };
+                now.extend(page.items.into_iter().map(|object| ((kind, object.key.clone()), object)));
+            }
+        }
+        Ok(pending.iter().map(|p| pending_outcome(p, now.get(&(p.change.kind(), p.change.key().to_owned())))).collect())
+    }
+}
+
+/// What `pending` did, given the object as read now (`None`: absent).
+pub(crate) fn pending_outcome(pending: &Pending, now: Option<&ZoteroObject>) -> PendingOutcome {
+    match (&pending.change, now) {
+        // The key was the write's own (a fresh random one): whoever created it, it was this write.
+        (Change::Created { kind, key, .. }, Some(now)) => PendingOutcome::Landed(Change::Created {
+            kind: *kind,
+            key: key.clone(),
+            version: now.version,
+            title: title_of(&now.data),
+        }),
+        (Change::Created { .. }, None) | (Change::Deleted { .. }, Some(_)) => PendingOutcome::NotWritten,
+        (Change::Deleted { .. }, None) => PendingOutcome::Landed(pending.change.clone()),
+        (Change::Updated { .. }, None) => {
+            PendingOutcome::Unsure("it no longer exists: it was deleted after the write was sent")
+        }
+        (Change::Updated { version, .. }, Some(now)) if now.version == *version => PendingOutcome::NotWritten,
+        (Change::Updated { kind, key, title, before, .. }, Some(now)) => {
+            if fields_match(&pending.sent, &now.data) {
+                PendingOutcome::Landed(Change::Updated {
+                    kind: *kind,
+                    key: key.clone(),
+                    version: now.version,
+                    title: title.clone(),
+                    before: before.clone(),
+                })
+            } else {
+                PendingOutcome::Unsure(
+                    "it changed after the write was sent, but not as sent: another client may have saved it",
+                )
             }
         }
     }
@@ -131,6 +207,48 @@ mod tests {
         assert!(matches!(landed(&sent, Some(&before), None), Landed::Unsure(_)));
         let same = object(4, json!({ "title": "New", "tags": [{ "tag": "a" }] }));
         assert_eq!(landed(&sent, Some(&same), Some(&same)), Landed::Unchanged);
+    }
+
+    fn pending(change: Change, sent: Value) -> Pending {
+        Pending { change, sent: sent.as_object().cloned().unwrap_or_default() }
+    }
+
+    #[test]
+    fn a_pending_write_is_settled_by_what_is_there_now() {
+        let created = pending(
+            Change::Created { kind: Kind::Item, key: "ABCD2345".into(), version: 0, title: String::new() },
+            json!({}),
+        );
+        let now = object(7, json!({ "title": "Made" }));
+        let landed = Change::Created { kind: Kind::Item, key: "ABCD2345".into(), version: 7, title: "Made".into() };
+        assert_eq!(pending_outcome(&created, Some(&now)), PendingOutcome::Landed(landed));
+        assert_eq!(pending_outcome(&created, None), PendingOutcome::NotWritten);
+
+        let before = json!({ "title": "Old" }).as_object().cloned().unwrap();
+        let change = |version| Change::Updated {
+            kind: Kind::Item,
+            key: "ABCD2345".into(),
+            version,
+            title: "Old".into(),
+            before: before.clone(),
+        };
+        let updated = pending(change(4), json!({ "title": "New" }));
+        assert_eq!(pending_outcome(&updated, Some(&object(4, json!({ "title": "Old" })))), PendingOutcome::NotWritten);
+        let as_sent = object(6, json!({ "title": "New" }));
+        assert_eq!(pending_outcome(&updated, Some(&as_sent)), PendingOutcome::Landed(change(6)));
+        assert!(matches!(
+            pending_outcome(&updated, Some(&object(6, json!({ "title": "Else" })))),
+            PendingOutcome::Unsure(_)
+        ));
+        assert!(matches!(pending_outcome(&updated, None), PendingOutcome::Unsure(_)));
+
+        let data = json!({ "title": "Gone" }).as_object().cloned().unwrap();
+        let deleted = pending(
+            Change::Deleted { kind: Kind::Item, key: "ABCD2345".into(), title: "Gone".into(), data },
+            json!({}),
+        );
+        assert_eq!(pending_outcome(&deleted, None), PendingOutcome::Landed(deleted.change.clone()));
+        assert_eq!(pending_outcome(&deleted, Some(&now)), PendingOutcome::NotWritten);
     }
 
     #[test]

@@ -10,13 +10,14 @@ use serde_json::{Map, Value};
 use super::batch::{merge_batch_of, write_token, BatchResponse, WriteFailure, WriteOutcome, WriteUnknown, BATCH_SIZE};
 use super::client::{ZoteroClient, ZoteroSettings};
 use super::error::ZoteroError;
-use super::journal::{prior_values, title_of, Change, ChangeLog, Kind};
+use super::journal::{prior_values, title_of, Change, ChangeLog, Kind, Pending};
 use super::key::{new_key, ObjectKey};
 use super::query::Query;
 use super::settle::{landed, Landed};
 use super::transport::{Call, RetryPolicy};
 use super::types::{FullText, ObjectKind, ZoteroObject};
 use crate::platform::{Clock, HttpClient};
+use crate::write_gate::WriteGate;
 
 /// The most children of a deleted item recorded for its undo (an item with more is rare; the rest are named as
 /// not restorable by the undo).
@@ -32,6 +33,7 @@ const MAX_CHILDREN_KEPT: usize = 500;
 pub struct ZoteroWriter {
     client: ZoteroClient,
     log: ChangeLog,
+    gate: WriteGate,
 }
 
 impl Deref for ZoteroWriter {
@@ -55,7 +57,7 @@ impl ZoteroWriter {
     ) -> Result<Self, ZoteroError> {
         let client = ZoteroClient::with_policy(settings, http, clock, policy)?;
         client.remember_reads();
-        Ok(Self { client, log: ChangeLog::default() })
+        Ok(Self { client, log: ChangeLog::default(), gate: WriteGate::default() })
     }
 
     /// A writer on Zotero Desktop's local API ([`ZoteroClient::for_desktop`]).
@@ -68,7 +70,20 @@ impl ZoteroWriter {
     ) -> Self {
         let client = ZoteroClient::for_desktop(base, library, access, http, clock);
         client.remember_reads();
-        Self { client, log: ChangeLog::default() }
+        Self { client, log: ChangeLog::default(), gate: WriteGate::default() }
+    }
+
+    /// This writer, each of its writes first noted in its log as about to be sent and then held at `gate` until
+    /// the journal has recorded it (see [`crate::write_gate`]).
+    pub fn gated(mut self, gate: WriteGate) -> Self {
+        self.gate = gate;
+        self
+    }
+
+    /// Notes writes about to be sent, then waits at the gate.
+    async fn ahead(&self, pending: impl IntoIterator<Item = Pending>) {
+        self.log.intend(pending);
+        self.gate.pass().await;
     }
 
     /// The changes this writer has made (shared: the log taken later holds every write made through it).
@@ -84,12 +99,22 @@ impl ZoteroWriter {
         self.log.advance(Kind::Item, key.as_str(), version);
     }
 
-    /// Stores an attachment's full text; returns the new library version.
-    pub async fn put_fulltext(&self, key: &ObjectKey, text: &FullText) -> Result<u64, ZoteroError> {
+    /// Stores an attachment's full text. When the answer is lost, the text is read back: stored as sent, it
+    /// was written; else the error says it was not, or ([`ZoteroError::OutcomeUnknown`]) that the read failed
+    /// too. Never sent twice.
+    pub async fn put_fulltext(&self, key: &ObjectKey, text: &FullText) -> Result<(), ZoteroError> {
         let body = serde_json::to_value(text).map_err(|e| ZoteroError::Config(e.to_string()))?;
         let call =
             Call::new(Method::PUT, self.client.library_path(&format!("/items/{key}/fulltext")).await?).json_body(&body);
-        Ok(self.client.transport.execute(&call).await?.last_modified_version())
+        match self.client.transport.execute(&call).await {
+            Ok(_) => Ok(()),
+            Err(lost) if lost.may_have_landed() => match self.client.fulltext(key).await {
+                Ok(Some(stored)) if stored.content == text.content => Ok(()),
+                Ok(_) => Err(lost.not_applied()),
+                Err(read) => Err(unknown(&call, key, &lost, &read)),
+            },
+            Err(error) => Err(error),
+        }
     }
 
     /// Creates or updates objects, 50 per request, each request with a fresh write token. Objects that carry a
@@ -124,6 +149,7 @@ impl ZoteroWriter {
             let call = Call::new(Method::POST, path.clone())
                 .header("zotero-write-token", token)
                 .json_body(&Value::Array(chunk.to_vec()));
+            self.ahead(chunk.iter().filter_map(|sent| pending(kind, sent, &before))).await;
             let answered = match self.client.transport.execute(&call).await {
                 Ok(reply) => reply
                     .json::<BatchResponse>()
@@ -376,6 +402,9 @@ impl ZoteroWriter {
         let call = Call::new(Method::PATCH, self.client.library_path(&rest).await?)
             .header("if-unmodified-since-version", version.to_string())
             .json_body(changes);
+        let sent = changes.as_object().cloned().unwrap_or_default();
+        let about = record(kind, key.as_str(), changes, Some(&prior), version, None);
+        self.ahead([Pending { change: about, sent }]).await;
         let written = match self.client.transport.execute(&call).await {
             Ok(reply) => {
                 self.client.forget(kind, key.as_str());
@@ -440,6 +469,18 @@ impl ZoteroWriter {
         let rest = format!("/{}/{key}", kind.path_segment());
         let call = Call::new(Method::DELETE, self.client.library_path(&rest).await?)
             .header("if-unmodified-since-version", version.to_string());
+        let deleted = |object: &ZoteroObject, kind: ObjectKind| Pending {
+            change: Change::Deleted {
+                kind: Kind::of(kind),
+                key: object.key.clone(),
+                title: title_of(&object.data),
+                data: object.data.clone(),
+            },
+            sent: Map::new(),
+        };
+        let mut about: Vec<Pending> = children.iter().map(|child| deleted(child, ObjectKind::Items)).collect();
+        about.push(deleted(&prior, kind));
+        self.ahead(about).await;
         let written = match self.client.transport.execute(&call).await {
             Ok(reply) => reply.last_modified_version(),
             Err(lost) if lost.may_have_landed() => {
@@ -524,6 +565,21 @@ fn record(
         },
         _ => Change::Created { kind, key: key.to_owned(), version, title: data.map(title_of).unwrap_or_default() },
     }
+}
+
+/// What writing `sent` (by key) records if it lands: an update of what `before` holds under its key, else a
+/// creation. `None` for an object without a key (none is sent: [`with_keys`] gives each one).
+fn pending(kind: ObjectKind, sent: &Value, before: &HashMap<String, ZoteroObject>) -> Option<Pending> {
+    let key = sent.get("key").and_then(Value::as_str)?;
+    let prior = before.get(key);
+    let version = prior.map_or(0, |prior| prior.version);
+    let fields = sent.as_object();
+    let change = record(kind, key, sent, prior, version, fields);
+    let sent = match prior {
+        Some(_) => fields.cloned().unwrap_or_default(),
+        None => Map::new(),
+    };
+    Some(Pending { change, sent })
 }
 
 /// `objects` with a fresh key (and version 0: create only) on each new object, so that a write whose answer

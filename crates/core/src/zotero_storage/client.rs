@@ -267,6 +267,9 @@ pub struct ZoteroStorageWriter {
     pub(super) storage: ZoteroStorage,
     /// The files this writer replaced (never kept: see [`ZoteroStorageWriter::upload`]).
     pub(super) log: crate::file_changes::FileLog,
+    /// Where an upload waits until the journal has recorded what the call wrote before it (see
+    /// [`crate::write_gate`]).
+    pub(super) gate: crate::write_gate::WriteGate,
 }
 
 impl std::ops::Deref for ZoteroStorageWriter {
@@ -288,7 +291,15 @@ impl ZoteroStorageWriter {
         Ok(Self {
             storage: ZoteroStorage::new(settings, library_prefix, http, clock, policy)?,
             log: crate::file_changes::FileLog::default(),
+            gate: crate::write_gate::WriteGate::default(),
         })
+    }
+
+    /// This writer, each upload held at `gate` until the journal has recorded what came before it (the
+    /// attachment item a new file belongs to is recorded before its file is sent).
+    pub fn gated(mut self, gate: crate::write_gate::WriteGate) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// The files this writer replaced.

@@ -81,6 +81,7 @@ impl ZoteroStorageWriter {
     /// the same buffer), so a 40 MiB file is never held twice over while it is sent.
     pub async fn upload(&self, key: &ObjectKey, file: FileUpload) -> Result<UploadedFile, ZoteroStorageError> {
         let replaces = matches!(file.precondition, Precondition::Replaces(_));
+        self.gate.pass().await;
         let uploaded = self.store(key, file).await;
         // A registration (or an authorization of bytes Zotero already holds) whose answer was lost may have
         // replaced the file: the journal records it as replaced (the earlier file not kept), which is true if it

@@ -11,7 +11,7 @@ mod session;
 mod target;
 
 pub use plan::{Access, Plan};
-pub use record::{journal_of, Record};
+pub use record::{journal_of, settle_cut_off, Record};
 pub use refusal::{FilesUnavailable, NotConfirmed, WriterRefused};
 pub use services::Services;
 pub use session::Session;

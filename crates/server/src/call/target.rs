@@ -11,6 +11,7 @@ use zotero_mcp_core::files::{FileStore, FileWriter, StoreKind};
 use zotero_mcp_core::index::{IndexScope, SemanticIndex};
 use zotero_mcp_core::platform::KvStore;
 use zotero_mcp_core::webdav::{WebDavError, WebDavPolicy, WebDavWriter};
+use zotero_mcp_core::write_gate::WriteGate;
 use zotero_mcp_core::zotero::local::{DesktopInfo, LocalApiAccess, LocalCall};
 use zotero_mcp_core::zotero::{
     Capabilities, LibraryId, LibraryKind, ZoteroClient, ZoteroError, ZoteroSettings, ZoteroWriter,
@@ -70,6 +71,8 @@ pub struct Target {
     local_call: Rc<LocalCall>,
     /// The id the call's undo journal entry takes: files replaced or removed on WebDAV are kept under it.
     journal_id: String,
+    /// Where the call's writes wait for its journal to record them ([`crate::context::RequestContext::journaled`]).
+    gate: WriteGate,
     webdav: OnceCell<Option<WebDavWriter>>,
     zotero_storage: OnceCell<ZoteroStorageWriter>,
     library_cache: OnceCell<LibraryCache>,
@@ -103,6 +106,7 @@ impl Target {
             writes: Ok(()),
             local_call: Rc::default(),
             journal_id,
+            gate: WriteGate::default(),
             webdav: OnceCell::new(),
             zotero_storage: OnceCell::new(),
             library_cache: OnceCell::new(),
@@ -111,7 +115,7 @@ impl Target {
         if let Some(given) = plan.library.as_deref() {
             target.library = target.select(given).await?;
         }
-        target.zotero = target.make_client().ok();
+        target.zotero = target.make_client().ok().map(|writer| writer.gated(target.gate.clone()));
         target.writes = target.write_block(grant).map_or(Ok(()), Err);
         Ok(target)
     }
@@ -297,7 +301,8 @@ impl Target {
         let writer = match config.journal_days {
             0 => writer,
             _ => writer.keeping_for(&self.journal_id),
-        };
+        }
+        .gated(self.gate.clone());
         Ok(self.webdav.get_or_init(|| Some(writer)).as_ref())
     }
 
@@ -314,7 +319,8 @@ impl Target {
             platform.http.clone(),
             platform.clock.clone(),
             StoragePolicy::default(),
-        )?;
+        )?
+        .gated(self.gate.clone());
         Ok(self.zotero_storage.get_or_init(|| storage))
     }
 
@@ -328,7 +334,7 @@ impl Target {
         let platform = self.services.platform();
         let storage =
             desktop.storage(&library, self.desktop_access(desktop), platform.http.clone(), platform.clock.clone())?;
-        Ok(self.zotero_storage.get_or_init(|| storage))
+        Ok(self.zotero_storage.get_or_init(|| storage.gated(self.gate.clone())))
     }
 
     /// A client of Zotero Desktop's local API for `library`, naming the instance first probed.
@@ -425,6 +431,24 @@ fn desktop_route(info: DesktopInfo, may_write: bool, web_api_key: bool) -> Route
 
 impl Target {
     /// What the call's file writers logged (files replaced, removed or created), taken for its journal entry.
+    /// Where the call's writes wait for its journal.
+    pub(crate) fn gate(&self) -> &WriteGate {
+        &self.gate
+    }
+
+    /// The files changed so far, left recorded (for a step of the journal kept while the call runs).
+    pub(crate) fn files_so_far(&self) -> Vec<zotero_mcp_core::file_changes::FileChange> {
+        let mut files = self.webdav.get().and_then(Option::as_ref).map(|dav| dav.log().snapshot()).unwrap_or_default();
+        files.extend(self.zotero_storage.get().map(|storage| storage.log().snapshot()).unwrap_or_default());
+        files
+    }
+
+    /// How many file changes are recorded so far.
+    pub(crate) fn files_logged(&self) -> usize {
+        self.webdav.get().and_then(Option::as_ref).map_or(0, |dav| dav.log().len())
+            + self.zotero_storage.get().map_or(0, |storage| storage.log().len())
+    }
+
     pub(crate) fn logged_files(&self) -> Vec<zotero_mcp_core::file_changes::FileChange> {
         let mut files = self.webdav.get().and_then(Option::as_ref).map(|dav| dav.log().take()).unwrap_or_default();
         files.extend(self.zotero_storage.get().map(|storage| storage.log().take()).unwrap_or_default());

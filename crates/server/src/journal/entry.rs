@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::files::{FileAction, FileChange, StoreKind};
-use zotero_mcp_core::zotero::journal::Change;
+use zotero_mcp_core::zotero::journal::{Change, Pending};
 
 use super::step_suffix;
 
@@ -39,10 +39,45 @@ pub struct Entry {
     /// stopped. Entries of older versions have no such field and read as complete.
     #[serde(default = "complete", skip_serializing_if = "is_true")]
     pub complete: bool,
+    /// Writes the call had sent, or was about to send, when it was cut off, not known to have landed: reading
+    /// the objects back tells ([`crate::call::settle_cut_off`]), and what landed then joins `changes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Pending>,
+    /// The run of the server process that made it, where a process's store is its own (the native server):
+    /// a call left in steps by another run is cut off, not still running ([`super::Journal::prune`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// The step keys this entry was read from (a call still running or cut off): [`Journal::save`] removes
     /// them once the entry is under its own key.
     #[serde(skip)]
     pub steps: Vec<String>,
+}
+
+/// A step of a running call's entry after the first: the changes that landed since the step before, the writes
+/// noted as about to be sent since, and every file changed so far (a file's record is completed after it is
+/// first made, so the newest list stands for all).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    #[serde(default)]
+    pub changes: Vec<Change>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Pending>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileChange>,
+}
+
+impl Step {
+    /// A step as stored; an earlier version's is a bare list of the changes that landed.
+    fn parse(text: &str) -> Option<Self> {
+        serde_json::from_str(text).ok().or_else(|| {
+            serde_json::from_str::<Vec<Change>>(text).ok().map(|changes| Step { changes, ..Step::default() })
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty() && self.pending.is_empty() && self.files.is_empty()
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -72,13 +107,16 @@ impl Entry {
             undoes: None,
             undone_by: None,
             complete: true,
+            pending: Vec::new(),
+            run: None,
             steps: Vec::new(),
         }
     }
 
     /// The entry of a call still running or cut off, read from its steps (`(key, value)`, in key order): step 0
-    /// is the entry as it started, each later one the changes that landed since. A step KV has not shown yet,
-    /// or step 0 missing, still leaves an entry naming what is known.
+    /// is the entry as it started, each later one a [`Step`]. A write noted as about to be sent that a later
+    /// step shows landed is no longer pending. A step KV has not shown yet, or step 0 missing, still leaves an
+    /// entry naming what is known.
     pub(super) fn from_steps(id: &str, at_ms: u64, steps: Vec<(String, Option<String>)>) -> Self {
         let mut entry: Option<Entry> = None;
         let mut later = Vec::new();
@@ -87,15 +125,29 @@ impl Entry {
             let Some(text) = text else { continue };
             if key.ends_with(&step_suffix(0)) {
                 entry = serde_json::from_str(&text).ok();
-            } else if let Ok(changes) = serde_json::from_str::<Vec<Change>>(&text) {
-                later.extend(changes);
+            } else if let Some(step) = Step::parse(&text) {
+                later.push(step);
             }
             keys.push(key);
         }
         let mut entry = entry.unwrap_or_else(|| Entry::new(id.to_owned(), at_ms, "an unrecorded tool"));
         entry.id = id.to_owned();
         entry.complete = false;
-        entry.changes.extend(later);
+        let first = Step {
+            changes: std::mem::take(&mut entry.changes),
+            pending: std::mem::take(&mut entry.pending),
+            files: std::mem::take(&mut entry.files),
+        };
+        for step in std::iter::once(first).chain(later) {
+            for change in step.changes {
+                entry.pending.retain(|p| !(p.change.kind() == change.kind() && p.change.key() == change.key()));
+                entry.changes.push(change);
+            }
+            entry.pending.extend(step.pending);
+            if !step.files.is_empty() {
+                entry.files = step.files;
+            }
+        }
         entry.steps = keys;
         entry
     }

@@ -8,13 +8,15 @@
 //! is newest first; bounded in size ([`MAX_ENTRY_BYTES`]) and count ([`MAX_ENTRIES`] per route).
 //!
 //! **Kept ahead of the writes.** While a call runs, what it is doing is kept under the entry's key plus
-//! `:step:<n>` ([`Journal::save_step`]): step 0 is the entry so far, marked incomplete, saved as the call's first
-//! write goes out; each later step holds the changes that landed since (one KV write per Zotero write batch at
-//! most: Workers KV takes about one write a second to one key, so no key is rewritten per object). When the
-//! call returns, its whole entry is saved under the entry's own key and the steps are removed. A call cut off
-//! (a crash, a request the platform stopped) never gets there: its steps stay, and read together they are an
-//! entry with `complete: false` listing what landed ([`Journal::recent`], [`Journal::load`]); the next write call
-//! on the route names it once ([`Journal::prune`] finds it, [`Journal::save`] settles it under its own key).
+//! `:step:<n>` ([`Journal::save_step`]): step 0 is the entry as it starts, marked incomplete, stored before the
+//! call's first write goes out (the writers wait for it: `zotero_mcp_core::write_gate`), with that write as
+//! pending ([`Entry::pending`]); each later [`Step`] holds what landed since and the next write about to go (one
+//! KV write per Zotero write batch at most: Workers KV takes about one write a second to one key, so no key is
+//! rewritten per object). When the call returns, its whole entry is saved under the entry's own key and the
+//! steps are removed. A call cut off (a crash, a request the platform stopped) never gets there: its steps stay,
+//! and read together they are an entry with `complete: false` listing what landed and what was on its way
+//! ([`Journal::recent`], [`Journal::load`]); the next write call on the route reads the latter back and names it
+//! once ([`Journal::prune`] finds it, [`Journal::save`] settles it under its own key).
 //!
 //! **Keyed by route and library.** `<route>` is the library the call wrote and the way it reached it:
 //! `users/<id>` or `groups/<id>` through the Web API, `local/users/0` or `local/groups/<id>` through Zotero
@@ -29,10 +31,9 @@
 mod entry;
 pub mod undo;
 
-pub use entry::Entry;
+pub use entry::{Entry, Step};
 
 use zotero_mcp_core::platform::{KvError, KvKey, KvStore, KvWrite};
-use zotero_mcp_core::zotero::journal::Change;
 
 /// Entries kept per user; the oldest go first.
 pub const MAX_ENTRIES: usize = 200;
@@ -286,18 +287,20 @@ impl Journal<'_> {
     }
 
     /// Saves step `n` of a running call's entry (see the module's documentation): for step 0, `entry` as it
-    /// starts (marked incomplete, holding what landed so far); for a later one, `changes`, what landed since.
-    /// Returns the step's key, for [`Entry::steps`].
-    pub async fn save_step(&self, entry: &Entry, n: usize, changes: &[Change]) -> Result<String, JournalError> {
+    /// starts (marked incomplete, holding `step`: what landed so far and what it is about to send); for a later
+    /// one, `step` alone. Returns the step's key, for [`Entry::steps`].
+    pub async fn save_step(&self, entry: &Entry, n: usize, step: &Step) -> Result<String, JournalError> {
         let corrupt = |e: serde_json::Error| JournalError::Corrupt(entry.id.clone(), e.to_string());
         let text = if n == 0 {
             let mut started = entry.clone();
             started.route = Some(self.route.clone());
             started.complete = false;
-            started.changes = changes.to_vec();
+            started.changes = step.changes.clone();
+            started.pending = step.pending.clone();
+            started.files = step.files.clone();
             serde_json::to_string(&started).map_err(corrupt)?
         } else {
-            serde_json::to_string(changes).map_err(corrupt)?
+            serde_json::to_string(step).map_err(corrupt)?
         };
         let key = step_key(self.user, &self.route, &entry.id, n)?;
         self.kv.put(&key, &text, self.lifetime()).await?;
@@ -403,7 +406,10 @@ impl Journal<'_> {
     /// off on this route ([`Pruned::cut_off`], but never `running`, the caller's own). Only the entries removed
     /// are read: the listing's expiry times tell which they are. One listing of the user's whole journal, as
     /// before routes: other routes' entries are left to their own route's writes.
-    pub async fn prune(&self, now_ms: u64, running: &str) -> Result<Pruned, JournalError> {
+    ///
+    /// `this_run` is the server process's run when its store is its own ([`Entry::run`]): a call left in steps
+    /// by another run is cut off however recent (its process is gone), which costs a read of its first step.
+    pub async fn prune(&self, now_ms: u64, running: &str, this_run: Option<&str>) -> Result<Pruned, JournalError> {
         let user = user_prefix(self.user);
         let own = prefix(self.user, &self.route);
         let keys = self.keys(&user).await?;
@@ -429,7 +435,9 @@ impl Journal<'_> {
                 continue;
             }
             if let Some((id, at_ms)) = id_of_name(&group.name) {
-                if id != running && at_ms.saturating_add(RUNNING_MS) < now_ms {
+                if id != running
+                    && (at_ms.saturating_add(RUNNING_MS) < now_ms || self.left_by_another_run(&group, this_run).await)
+                {
                     pruned.cut_off.push(id);
                 }
             }
@@ -467,6 +475,18 @@ impl Journal<'_> {
     }
 
     /// The KV keys under `prefix`, sorted.
+    /// Whether the call whose steps are `group` was started by a run other than `this_run` (`None`: not known).
+    async fn left_by_another_run(&self, group: &Group, this_run: Option<&str>) -> bool {
+        let Some(this_run) = this_run else { return false };
+        let first = group.steps.iter().find(|key| key.name.ends_with(&step_suffix(0)));
+        let started = match first {
+            Some(key) => self.kv.get(&key.name).await.ok().flatten(),
+            None => None,
+        };
+        let run = started.and_then(|text| serde_json::from_str::<Entry>(&text).ok()).and_then(|entry| entry.run);
+        run.as_deref() != Some(this_run)
+    }
+
     async fn keys(&self, prefix: &str) -> Result<Vec<KvKey>, JournalError> {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
@@ -486,6 +506,7 @@ impl Journal<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zotero_mcp_core::zotero::journal::Change;
 
     #[test]
     fn ids_map_to_keys_that_list_newest_first() {
@@ -558,7 +579,7 @@ mod tests {
             ids.push(one.id);
         }
         let gone: Vec<String> =
-            journal.prune(now, "").await.unwrap_or_default().gone.into_iter().map(|e| e.id).collect();
+            journal.prune(now, "", None).await.unwrap_or_default().gone.into_iter().map(|e| e.id).collect();
         assert_eq!(gone, ids[..3].iter().rev().cloned().collect::<Vec<_>>(), "the three oldest, newest first");
         let (kept, more) = journal.recent(now, 0, 50).await.unwrap_or_default();
         assert_eq!(kept[0].id, ids[ids.len() - 1]);
@@ -577,7 +598,12 @@ mod tests {
         for (n, landed) in
             [vec![], vec![created(1, "one")], vec![created(2, "two"), created(3, "three")]].into_iter().enumerate()
         {
-            steps.push(journal.save_step(&started, n, &landed).await.unwrap_or_else(|e| panic!("{e}")));
+            steps.push(
+                journal
+                    .save_step(&started, n, &Step { changes: landed, ..Step::default() })
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
         }
         let own = entry_key("owner", "users/1", &id).unwrap_or_default();
         assert_eq!(steps, (0..3).map(|n| format!("{own}:step:000{n}")).collect::<Vec<_>>());
@@ -597,7 +623,7 @@ mod tests {
 
         // Named as cut off only once it has run longer than any call does, and never by itself.
         async fn cut_off(journal: &Journal<'_>, at: u64, running: &str) -> Vec<String> {
-            journal.prune(at, running).await.unwrap_or_default().cut_off
+            journal.prune(at, running, None).await.unwrap_or_default().cut_off
         }
         assert!(cut_off(&journal, now + 1_000, "").await.is_empty());
         assert_eq!(cut_off(&journal, now + RUNNING_MS + 1, "").await, std::slice::from_ref(&id));

@@ -9,6 +9,7 @@ use zotero_mcp_core::calendar::civil_from_days;
 use zotero_mcp_core::files::{FileAction, StoreKind};
 use zotero_mcp_core::zotero::journal::Change;
 
+use crate::call::settle_cut_off;
 use crate::confirm::{named, Proposal};
 use crate::context::RequestContext;
 use crate::journal::undo::{self, Outcome, Undone};
@@ -90,6 +91,10 @@ pub struct JournalEntry {
     /// The call stopped before it returned (cut off, or still running): `objects` are what landed.
     #[serde(skip_serializing_if = "is_false")]
     pub incomplete: bool,
+    /// Keys of objects it was writing when it stopped, not known to have landed: undoing it reads them back
+    /// first, and turns back those that did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -177,6 +182,16 @@ impl Tool for Undo {
                 "Change {id} was already undone by {by}. To redo it, undo {by}. Nothing was changed."
             )));
         }
+        // A call cut off while writes were on their way: read them back, so those that landed are undone too.
+        let mut unread = None;
+        if !entry.pending.is_empty() {
+            match settle_cut_off(&mut entry, ctx.zotero()?).await {
+                Ok(()) => {
+                    let _ = journal.save(&mut entry).await;
+                }
+                Err(error) => unread = Some(error),
+            }
+        }
         // Deleting what the change created is as final as any permanent delete: the person is asked first.
         // An undo that only writes earlier fields back or creates again goes ahead unasked.
         let confirmed = ctx.confirm(undo_plan(&entry)).await?;
@@ -188,6 +203,14 @@ impl Tool for Undo {
         let dav = if keeps_webdav_files { ctx.kept_files_writer() } else { None };
         let report = undo::undo(&entry, writer, dav).await;
         let mut notes = report.notes;
+        if !entry.pending.is_empty() {
+            let keys: Vec<&str> = entry.pending.iter().map(|p| p.change.key()).collect();
+            let why = unread.map(|error| format!(" (reading them back failed: {error})")).unwrap_or_default();
+            notes.push(format!(
+                "Not known whether {id} also wrote {}{why}: read them, and turn back by hand what it changed.",
+                keys.join(", ")
+            ));
+        }
         let left: Vec<&str> =
             report.objects.iter().filter(|o| o.outcome == Outcome::ChangedSince).map(|o| o.key.as_str()).collect();
         if !left.is_empty() {
@@ -265,6 +288,7 @@ fn listed(entry: &Entry) -> JournalEntry {
         undoes: entry.undoes.clone(),
         undone_by: entry.undone_by.clone(),
         incomplete: !entry.complete,
+        in_flight: entry.pending.iter().map(|p| p.change.key().to_owned()).collect(),
     }
 }
 
@@ -356,6 +380,12 @@ fn entry_line(entry: &JournalEntry) -> String {
     }
     if entry.more_objects > 0 {
         line.push_str(&format!("\n  - and {} more", entry.more_objects));
+    }
+    if !entry.in_flight.is_empty() {
+        line.push_str(&format!(
+            "\n  - on their way when it stopped, not known to have landed: {} (undoing it reads them back first)",
+            entry.in_flight.join(", ")
+        ));
     }
     for file in &entry.files {
         line.push_str(&format!("\n  - file of {file}"));

@@ -94,6 +94,7 @@ impl Harness {
             counters: MemoryCounters::new(clock.clone()),
             clock: clock.clone(),
             ai_search: None,
+            process_run: None,
             decompose: zotero_mcp_core::platform::decompose_with_tables,
             offload: None,
         };
