@@ -527,6 +527,36 @@ impl ZoteroClient {
         Ok(Versions { versions: reply.json()?, library_version: reply.last_modified_version() })
     }
 
+    /// One page (`start`, at most [`PAGE_LIMIT`] objects) of what changed in a listing since `since` (`rest`:
+    /// `/items`, `/collections`, `/searches`), trashed objects included, oldest added first so that pages keep
+    /// their place while objects change. With `unless_unchanged`, `None` when the library has not changed since
+    /// `since` (`If-Modified-Since-Version`: Zotero answers 304, and that is all the request costs).
+    pub async fn changed_page(
+        &self,
+        rest: &str,
+        since: u64,
+        start: usize,
+        unless_unchanged: bool,
+    ) -> Result<Option<Page<ZoteroObject>>, ZoteroError> {
+        let query = Query::new()
+            .since(since)
+            .include_trashed(true)
+            .param("sort", "dateAdded")
+            .param("direction", "asc")
+            .param("start", start.to_string())
+            .param("limit", PAGE_LIMIT.to_string());
+        let mut call = Call::new(Method::GET, self.library_path(rest).await?).query(query.into_params());
+        if unless_unchanged {
+            call = call.header("if-modified-since-version", since.to_string());
+        }
+        let reply = self.transport.execute(&call).await?;
+        if reply.not_modified {
+            return Ok(None);
+        }
+        let items: Vec<ZoteroObject> = reply.json()?;
+        Ok(Some(Page { items, total_results: reply.total_results(), library_version: reply.last_modified_version() }))
+    }
+
     /// Keys deleted since `since`.
     pub async fn deleted(&self, since: u64) -> Result<Deleted, ZoteroError> {
         let reply = self.get(self.library_path("/deleted").await?, Query::new().since(since).into_params()).await?;

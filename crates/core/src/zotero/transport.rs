@@ -69,6 +69,8 @@ impl Call {
 pub(crate) struct Reply {
     pub headers: HeaderMap,
     pub body: Vec<u8>,
+    /// Whether Zotero answered 304: nothing changed since the version the request named.
+    pub not_modified: bool,
     method: Method,
     path: String,
 }
@@ -265,6 +267,7 @@ impl Transport {
                 return Ok(Reply {
                     headers: parts.headers,
                     body,
+                    not_modified: status == StatusCode::NOT_MODIFIED,
                     method: call.method.clone(),
                     path: call.path.clone(),
                 });

@@ -1,0 +1,79 @@
+//! The mirror's tables, made and changed by numbered migrations: each runs once, in one transaction with the
+//! bump of the schema's version, so a database is always at one version whatever stopped it.
+
+use serde_json::Value;
+
+use super::db::{SqlDb, SqlError, Statement};
+
+/// Migration `n + 1` is `MIGRATIONS[n]`. Never edit one that has shipped: add the next.
+const MIGRATIONS: &[&[&str]] = &[&[
+    // Per library: the version the rows are complete at (0: never), the fill or catch-up under way, and when
+    // the library was last found in step with Zotero.
+    "CREATE TABLE mirror_libraries (
+        library TEXT PRIMARY KEY,
+        version INTEGER NOT NULL DEFAULT 0,
+        progress TEXT,
+        synced_at INTEGER NOT NULL DEFAULT 0
+    )",
+    // One row per item: what queries filter on in columns, the rest in `data` (Zotero's JSON).
+    "CREATE TABLE mirror_items (
+        library TEXT NOT NULL,
+        key TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        item_type TEXT NOT NULL,
+        parent TEXT,
+        title TEXT,
+        doi TEXT,
+        trashed INTEGER NOT NULL DEFAULT 0,
+        data TEXT NOT NULL,
+        PRIMARY KEY (library, key)
+    ) WITHOUT ROWID",
+    "CREATE INDEX mirror_items_doi ON mirror_items (library, doi) WHERE doi IS NOT NULL",
+    "CREATE INDEX mirror_items_parent ON mirror_items (library, parent) WHERE parent IS NOT NULL",
+    "CREATE TABLE mirror_collections (
+        library TEXT NOT NULL,
+        key TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        parent TEXT,
+        data TEXT NOT NULL,
+        PRIMARY KEY (library, key)
+    ) WITHOUT ROWID",
+    "CREATE TABLE mirror_searches (
+        library TEXT NOT NULL,
+        key TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (library, key)
+    ) WITHOUT ROWID",
+]];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// Brings the database to [`SCHEMA_VERSION`]. One read when it is there already.
+pub async fn migrate(db: &dyn SqlDb) -> Result<(), SqlError> {
+    db.batch(&[Statement::new(
+        "CREATE TABLE IF NOT EXISTS mirror_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+        Vec::new(),
+    )])
+    .await?;
+    let rows = db.query("SELECT version FROM mirror_schema WHERE id = 1", &[]).await?;
+    let at = rows.first().and_then(|row| row.get("version")).and_then(Value::as_u64).unwrap_or(0) as usize;
+    if at > SCHEMA_VERSION {
+        return Err(SqlError::Refused(format!(
+            "the mirror was made by a newer version of zotero-mcp (schema {at}, this one knows {SCHEMA_VERSION})"
+        )));
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(at) {
+        let mut statements: Vec<Statement> = migration.iter().map(|sql| Statement::new(sql, Vec::new())).collect();
+        statements.push(Statement::new(
+            "INSERT INTO mirror_schema (id, version) VALUES (1, ?1)
+             ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+            vec![Value::from(index + 1)],
+        ));
+        db.batch(&statements).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! Writing Zotero's objects into the mirror and reading them back: batched (one statement per page of objects,
+//! whatever its size, through `json_each`), every row keyed by its library so one library's rows never answer
+//! for another's.
+
+use serde_json::{json, Map, Value};
+
+use super::db::{Row, SqlDb, SqlError, Statement};
+use crate::sources::{detect, Identifier};
+use crate::zotero::ZoteroObject;
+
+const UPSERT_ITEMS: &str =
+    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data)
+    SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.itemType'),
+           json_extract(value, '$.parent'), json_extract(value, '$.title'), json_extract(value, '$.doi'),
+           json_extract(value, '$.trashed'), json_extract(value, '$.data')
+    FROM json_each(?2) WHERE true
+    ON CONFLICT (library, key) DO UPDATE SET
+        version = excluded.version, item_type = excluded.item_type, parent = excluded.parent,
+        title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data
+    WHERE excluded.version >= mirror_items.version";
+
+const UPSERT_COLLECTIONS: &str = "INSERT INTO mirror_collections (library, key, version, name, parent, data)
+    SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.name'),
+           json_extract(value, '$.parent'), json_extract(value, '$.data')
+    FROM json_each(?2) WHERE true
+    ON CONFLICT (library, key) DO UPDATE SET
+        version = excluded.version, name = excluded.name, parent = excluded.parent, data = excluded.data
+    WHERE excluded.version >= mirror_collections.version";
+
+const UPSERT_SEARCHES: &str = "INSERT INTO mirror_searches (library, key, version, name, data)
+    SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.name'),
+           json_extract(value, '$.data')
+    FROM json_each(?2) WHERE true
+    ON CONFLICT (library, key) DO UPDATE SET version = excluded.version, name = excluded.name, data = excluded.data
+    WHERE excluded.version >= mirror_searches.version";
+
+const DELETE_ITEMS: &str = "DELETE FROM mirror_items WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2))";
+const DELETE_COLLECTIONS: &str =
+    "DELETE FROM mirror_collections WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2))";
+const DELETE_SEARCHES: &str =
+    "DELETE FROM mirror_searches WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2))";
+
+/// The kinds of object the mirror keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    Items,
+    Collections,
+    Searches,
+}
+
+impl Listing {
+    /// The Web API listing it is read from.
+    pub fn path(self) -> &'static str {
+        match self {
+            Listing::Items => "/items",
+            Listing::Collections => "/collections",
+            Listing::Searches => "/searches",
+        }
+    }
+}
+
+/// The statement storing `objects` (one page of `listing`) for `library`: newer versions replace older ones,
+/// never the reverse.
+pub fn upsert(library: &str, listing: Listing, objects: &[ZoteroObject]) -> Statement {
+    let rows: Vec<Value> = objects.iter().map(|object| row_of(listing, object)).collect();
+    let sql = match listing {
+        Listing::Items => UPSERT_ITEMS,
+        Listing::Collections => UPSERT_COLLECTIONS,
+        Listing::Searches => UPSERT_SEARCHES,
+    };
+    Statement::new(sql, vec![Value::from(library), Value::Array(rows)])
+}
+
+/// The statement removing `keys` of `listing` from `library`.
+pub fn delete(library: &str, listing: Listing, keys: &[String]) -> Statement {
+    let sql = match listing {
+        Listing::Items => DELETE_ITEMS,
+        Listing::Collections => DELETE_COLLECTIONS,
+        Listing::Searches => DELETE_SEARCHES,
+    };
+    Statement::new(sql, vec![Value::from(library), json!(keys)])
+}
+
+fn text(data: &Map<String, Value>, field: &str) -> Value {
+    match data.get(field).and_then(Value::as_str).map(str::trim) {
+        Some(text) if !text.is_empty() => Value::from(text),
+        _ => Value::Null,
+    }
+}
+
+/// An object as the upsert's `json_each` reads it: the indexed columns worked out here (a DOI lowercased
+/// without its resolver prefix, a parent `false` as none), the data as JSON text.
+fn row_of(listing: Listing, object: &ZoteroObject) -> Value {
+    let data = &object.data;
+    let data_text = Value::Object(data.clone()).to_string();
+    match listing {
+        Listing::Items => json!({
+            "key": object.key,
+            "version": object.version,
+            "itemType": data.get("itemType").and_then(Value::as_str).unwrap_or("unknown"),
+            "parent": text(data, "parentItem"),
+            "title": text(data, "title"),
+            "doi": doi_of(data),
+            "trashed": i64::from(flag(data.get("deleted"))),
+            "data": data_text,
+        }),
+        Listing::Collections => json!({
+            "key": object.key,
+            "version": object.version,
+            "name": text(data, "name"),
+            "parent": text(data, "parentCollection"),
+            "data": data_text,
+        }),
+        Listing::Searches => json!({
+            "key": object.key,
+            "version": object.version,
+            "name": text(data, "name"),
+            "data": data_text,
+        }),
+    }
+}
+
+fn flag(value: Option<&Value>) -> bool {
+    match value {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_u64().is_some_and(|n| n != 0),
+        _ => false,
+    }
+}
+
+/// The item's DOI as the mirror indexes it: its `DOI` field, else a `DOI:` line of `extra`, lowercased.
+fn doi_of(data: &Map<String, Value>) -> Value {
+    let from_field = data.get("DOI").and_then(Value::as_str);
+    let from_extra = data.get("extra").and_then(Value::as_str).and_then(|extra| {
+        extra.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.trim().eq_ignore_ascii_case("doi").then_some(value.trim())
+        })
+    });
+    match from_field.or(from_extra).map(detect) {
+        Some(Ok(Identifier::Doi(doi))) => Value::from(doi.to_lowercase()),
+        _ => Value::Null,
+    }
+}
+
+/// The number of items of `library` in the mirror.
+pub async fn item_count(db: &dyn SqlDb, library: &str) -> Result<u64, SqlError> {
+    let rows = db.query("SELECT count(*) AS n FROM mirror_items WHERE library = ?1", &[Value::from(library)]).await?;
+    Ok(rows.first().and_then(|row| row.get("n")).and_then(Value::as_u64).unwrap_or(0))
+}
+
+/// Groups of items of `library` (not in the trash) that share a DOI, each group's keys oldest version first.
+pub async fn shared_dois(db: &dyn SqlDb, library: &str) -> Result<Vec<(String, Vec<String>)>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT doi, json_group_array(key) AS keys FROM (
+                 SELECT doi, key FROM mirror_items
+                 WHERE library = ?1 AND doi IS NOT NULL AND trashed = 0 ORDER BY version, key
+             ) GROUP BY doi HAVING count(*) > 1 ORDER BY doi",
+            &[Value::from(library)],
+        )
+        .await?;
+    Ok(rows.iter().filter_map(group_of).collect())
+}
+
+fn group_of(row: &Row) -> Option<(String, Vec<String>)> {
+    let doi = row.get("doi")?.as_str()?.to_owned();
+    let keys: Vec<String> = serde_json::from_str(row.get("keys")?.as_str()?).ok()?;
+    Some((doi, keys))
+}
+
+/// Every tag of `library`'s items (not in the trash) with how many items carry it, most used first.
+pub async fn tag_counts(db: &dyn SqlDb, library: &str) -> Result<Vec<(String, u64)>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT json_extract(tag.value, '$.tag') AS tag, count(DISTINCT mirror_items.key) AS n
+             FROM mirror_items, json_each(mirror_items.data, '$.tags') AS tag
+             WHERE library = ?1 AND trashed = 0
+             GROUP BY 1 ORDER BY n DESC, tag",
+            &[Value::from(library)],
+        )
+        .await?;
+    Ok(rows.iter().filter_map(|row| Some((row.get("tag")?.as_str()?.to_owned(), row.get("n")?.as_u64()?))).collect())
+}
+
+/// The collections of `library` with how many items (not in the trash) each holds directly, by name: one pass
+/// over the items, however many collections.
+pub async fn collections_with_counts(db: &dyn SqlDb, library: &str) -> Result<Vec<(String, String, u64)>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT c.key AS key, c.name AS name, coalesce(m.n, 0) AS n
+             FROM mirror_collections AS c
+             LEFT JOIN (SELECT member.value AS key, count(*) AS n
+                        FROM mirror_items AS i, json_each(i.data, '$.collections') AS member
+                        WHERE i.library = ?1 AND i.trashed = 0 GROUP BY 1) AS m ON m.key = c.key
+             WHERE c.library = ?1 ORDER BY c.name, c.key",
+            &[Value::from(library)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            Some((row.get("key")?.as_str()?.to_owned(), row.get("name")?.as_str()?.to_owned(), row.get("n")?.as_u64()?))
+        })
+        .collect())
+}

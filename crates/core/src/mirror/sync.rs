@@ -1,0 +1,250 @@
+//! Keeping a library's mirror in step with Zotero as Zotero's own clients do: read what changed since the
+//! version the mirror is complete at (`?since=`), what was deleted since (`/deleted?since=`), and ask first
+//! whether anything changed at all (`If-Modified-Since-Version`: a 304 costs one request and nothing else).
+//!
+//! A pass (the first fill is a pass since version 0) goes listing by listing, a page of 100 at a time, and
+//! saves where it stands with every page it stores (in the same transaction), so a call or a cron run that
+//! runs out of requests leaves it to the next one, which goes on from there: it never starts over. Pages are
+//! read oldest added first, which keeps their places while objects change, but an object that starts or stops
+//! matching meanwhile shifts them: when a later page answers at a newer library version than the first, the
+//! pass ends by comparing every key's version with Zotero's (one request) and reading what it missed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::db::{SqlDb, SqlError, Statement};
+use super::schema::migrate;
+use super::store::{self, Listing};
+use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, BATCH_SIZE, PAGE_LIMIT};
+
+/// How far a library's mirror is, as answers report it (`mirror` in a tool's structured content).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorStatus {
+    /// The library version the rows are complete at; during the first fill, the version it is filling to.
+    pub library_version: u64,
+    /// Items in the mirror.
+    pub items: u64,
+    /// Whether the rows hold the whole library as of `library_version` (false during the first fill).
+    pub complete: bool,
+    /// When the mirror was last found in step with Zotero (ms since the epoch; 0: never).
+    pub synced_at: u64,
+}
+
+/// Why the mirror could not be brought forward (what it holds is still as good as it was).
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorError {
+    #[error(transparent)]
+    Zotero(#[from] ZoteroError),
+    #[error(transparent)]
+    Sql(#[from] SqlError),
+}
+
+/// Where a pass stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Pass {
+    /// The version it reads changes since (0: the first fill).
+    since: u64,
+    /// The library version its first page answered at: the rows are complete at it once the pass ends.
+    at: u64,
+    step: Step,
+    /// The next page's offset in the current listing.
+    start: usize,
+    /// A later page answered at a newer version than the first: pages may have shifted.
+    moved: bool,
+    /// Keys found missing or behind at the end, still to read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    missing: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Step {
+    #[default]
+    Items,
+    Collections,
+    Searches,
+    Deleted,
+    Check,
+    Missing,
+}
+
+/// The mirror's row for a library.
+struct Library {
+    version: u64,
+    pass: Option<Pass>,
+    synced_at: u64,
+}
+
+const SAVE_LIBRARY: &str =
+    "INSERT INTO mirror_libraries (library, version, progress, synced_at) VALUES (?1, ?2, ?3, ?4)
+    ON CONFLICT (library) DO UPDATE SET version = excluded.version, progress = excluded.progress,
+    synced_at = excluded.synced_at";
+
+fn save(library: &str, state: &Library) -> Statement {
+    let pass = state.pass.as_ref().and_then(|pass| serde_json::to_string(pass).ok());
+    Statement::new(
+        SAVE_LIBRARY,
+        vec![
+            Value::from(library),
+            Value::from(state.version),
+            pass.map_or(Value::Null, Value::from),
+            Value::from(state.synced_at),
+        ],
+    )
+}
+
+async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlError> {
+    let rows = db
+        .query("SELECT version, progress, synced_at FROM mirror_libraries WHERE library = ?1", &[Value::from(library)])
+        .await?;
+    let row = rows.first();
+    let number = |name: &str| row.and_then(|row| row.get(name)).and_then(Value::as_u64).unwrap_or(0);
+    let pass = row
+        .and_then(|row| row.get("progress"))
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str(text).ok());
+    Ok(Library { version: number("version"), pass, synced_at: number("synced_at") })
+}
+
+/// The library's mirror as it stands, without asking Zotero.
+pub async fn status(db: &dyn SqlDb, library: &str) -> Result<MirrorStatus, MirrorError> {
+    migrate(db).await?;
+    let state = load(db, library).await?;
+    Ok(status_of(db, library, &state).await?)
+}
+
+async fn status_of(db: &dyn SqlDb, library: &str, state: &Library) -> Result<MirrorStatus, SqlError> {
+    let filling_to = state.pass.as_ref().map_or(0, |pass| pass.at);
+    Ok(MirrorStatus {
+        library_version: if state.version > 0 { state.version } else { filling_to },
+        items: store::item_count(db, library).await?,
+        complete: state.version > 0,
+        synced_at: state.synced_at,
+    })
+}
+
+/// The library `client` reads, as the mirror names it: `users/<id>` or `groups/<id>`.
+pub async fn library_of(client: &ZoteroClient) -> Result<String, ZoteroError> {
+    Ok(client.library_prefix().await?.trim_start_matches('/').to_owned())
+}
+
+/// Brings the mirror of `client`'s library forward by at most `budget` requests to Zotero, from where it
+/// stands; `now_ms` is recorded when it is found in step. Returns how far it is.
+pub async fn advance(
+    db: &dyn SqlDb,
+    client: &ZoteroClient,
+    budget: usize,
+    now_ms: u64,
+) -> Result<MirrorStatus, MirrorError> {
+    migrate(db).await?;
+    let library = library_of(client).await?;
+    let mut state = load(db, &library).await?;
+    let mut used = 0;
+    while used < budget {
+        let mut pass = state.pass.take().unwrap_or(Pass { since: state.version, ..Pass::default() });
+        used += 1;
+        let mut statements = Vec::new();
+        match pass.step {
+            Step::Items | Step::Collections | Step::Searches => {
+                let listing = match pass.step {
+                    Step::Items => Listing::Items,
+                    Step::Collections => Listing::Collections,
+                    _ => Listing::Searches,
+                };
+                // A pass that has read nothing yet first asks whether anything changed at all.
+                let ask = pass.since > 0 && pass.at == 0;
+                let Some(page) = client.changed_page(listing.path(), pass.since, pass.start, ask).await? else {
+                    state.synced_at = now_ms;
+                    db.batch(&[save(&library, &state)]).await?;
+                    return Ok(status_of(db, &library, &state).await?);
+                };
+                if pass.at == 0 {
+                    pass.at = page.library_version;
+                } else if page.library_version != pass.at {
+                    pass.moved = true;
+                }
+                if !page.items.is_empty() {
+                    statements.push(store::upsert(&library, listing, &page.items));
+                }
+                let read = pass.start + page.items.len();
+                let ended =
+                    page.items.len() < PAGE_LIMIT || page.total_results.is_some_and(|total| read as u64 >= total);
+                pass.start = if ended { 0 } else { read };
+                if ended {
+                    pass.step = match pass.step {
+                        Step::Items => Step::Collections,
+                        Step::Collections => Step::Searches,
+                        _ if pass.since == 0 => Step::Check,
+                        _ => Step::Deleted,
+                    };
+                }
+            }
+            Step::Deleted => {
+                let deleted = client.deleted(pass.since).await?;
+                for (listing, keys) in [
+                    (Listing::Items, &deleted.items),
+                    (Listing::Collections, &deleted.collections),
+                    (Listing::Searches, &deleted.searches),
+                ] {
+                    if !keys.is_empty() {
+                        statements.push(store::delete(&library, listing, keys));
+                    }
+                }
+                pass.step = Step::Check;
+            }
+            Step::Check if !pass.moved => {
+                used -= 1;
+                pass.step = Step::Missing;
+            }
+            Step::Check => {
+                let versions = client.item_versions(pass.since).await?;
+                pass.missing = behind(db, &library, &versions.versions).await?;
+                pass.step = Step::Missing;
+            }
+            Step::Missing if pass.missing.is_empty() => {
+                // The pass is over: the rows are complete at the version its first page answered at.
+                state.version = pass.at;
+                state.synced_at = now_ms;
+                db.batch(&[save(&library, &state)]).await?;
+                return Ok(status_of(db, &library, &state).await?);
+            }
+            Step::Missing => {
+                let take = pass.missing.len().min(BATCH_SIZE);
+                let keys: Vec<ObjectKey> =
+                    pass.missing.drain(..take).filter_map(|key| ObjectKey::parse(&key).ok()).collect();
+                let found = client.items_by_keys(&keys).await?;
+                if !found.is_empty() {
+                    statements.push(store::upsert(&library, Listing::Items, &found));
+                }
+            }
+        }
+        state.pass = Some(pass);
+        statements.push(save(&library, &state));
+        db.batch(&statements).await?;
+    }
+    Ok(status_of(db, &library, &state).await?)
+}
+
+/// Of `versions` (key → Zotero's version), the keys the mirror lacks or holds at an older version.
+async fn behind(
+    db: &dyn SqlDb,
+    library: &str,
+    versions: &std::collections::BTreeMap<String, u64>,
+) -> Result<Vec<String>, SqlError> {
+    let keys: Vec<&String> = versions.keys().collect();
+    let rows = db
+        .query(
+            "SELECT key, version FROM mirror_items WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2))",
+            &[Value::from(library), serde_json::json!(keys)],
+        )
+        .await?;
+    let held: std::collections::HashMap<&str, u64> =
+        rows.iter().filter_map(|row| Some((row.get("key")?.as_str()?, row.get("version")?.as_u64()?))).collect();
+    Ok(versions
+        .iter()
+        .filter(|(key, version)| held.get(key.as_str()).is_none_or(|held| held < *version))
+        .map(|(key, _)| key.clone())
+        .collect())
+}

@@ -1,0 +1,162 @@
+//! The library mirror kept in step with the simulator as Zotero's clients sync: a first fill spread over calls
+//! that never starts over, one request (a 304) when nothing changed, changes and deletions caught up, pages that
+//! shifted under a fill healed, and one library's rows never answering for another's.
+
+use std::rc::Rc;
+
+use serde_json::{json, Value};
+use zotero_mcp_core::mirror::sqlite::SqliteDb;
+use zotero_mcp_core::mirror::{advance, status, store, MirrorStatus};
+use zotero_mcp_core::testing::ManualClock;
+use zotero_mcp_core::zotero::{LibraryKind, ObjectKey, ObjectKind, ZoteroSettings, ZoteroWriter};
+use zotero_sim::{InProcess, LibraryRef, Simulator};
+
+const USER: u64 = 4242;
+const LIB: LibraryRef = LibraryRef::User(USER);
+const NOW: u64 = 1_800_000_000_000;
+
+fn setup(items: usize) -> (Rc<Simulator>, ZoteroWriter, SqliteDb) {
+    let sim = Rc::new(Simulator::new());
+    sim.add_user(USER, "secret-key", true);
+    for n in 0..items {
+        sim.insert_item(LIB, article(n, &format!("10.1000/paper.{n}")));
+    }
+    (sim.clone(), writer(&sim, LibraryKind::User, None), SqliteDb::in_memory().expect("an in-memory database"))
+}
+
+fn writer(sim: &Rc<Simulator>, kind: LibraryKind, id: Option<&str>) -> ZoteroWriter {
+    let settings = ZoteroSettings {
+        api_key: "secret-key".into(),
+        library_kind: kind,
+        library_id: id.map(str::to_owned),
+        base_url: Some("https://api.zotero.org".into()),
+    };
+    ZoteroWriter::new(settings, Rc::new(InProcess(sim.clone())), ManualClock::at(NOW)).expect("a client")
+}
+
+fn article(n: usize, doi: &str) -> Value {
+    json!({
+        "itemType": "journalArticle", "title": format!("Paper {n}"), "DOI": doi,
+        "creators": [], "tags": [{ "tag": format!("topic-{}", n % 3) }], "collections": [], "relations": {}
+    })
+}
+
+fn requests(sim: &Simulator) -> usize {
+    sim.requests().len()
+}
+
+/// Advances `budget` requests at a time until the mirror is complete; returns how many calls it took.
+async fn fill(db: &SqliteDb, client: &ZoteroWriter, budget: usize) -> (usize, MirrorStatus) {
+    for calls in 1..=100 {
+        let status = advance(db, client, budget, NOW).await.expect("advanced");
+        if status.complete {
+            return (calls, status);
+        }
+    }
+    panic!("the fill never completed");
+}
+
+#[tokio::test]
+async fn a_first_fill_spread_over_calls_never_starts_over_and_then_costs_one_request() {
+    let (sim, client, db) = setup(250);
+    let before = requests(&sim);
+    // Two requests a call: 250 items are three pages, then collections and searches.
+    let first = advance(&db, &client, 2, NOW).await.expect("advanced");
+    assert!(!first.complete, "{first:?}");
+    assert_eq!(first.items, 200, "two pages stored: {first:?}");
+    assert_eq!(status(&db, "users/4242").await.expect("a status"), first, "what a later call reads without asking");
+    let (_, done) = fill(&db, &client, 2).await;
+    assert!(done.complete);
+    assert_eq!(done.items, 250);
+    assert_eq!(done.library_version, sim.library_version(LIB));
+    // The library key lookup, three item pages, collections and searches: nothing read twice.
+    assert_eq!(requests(&sim) - before, 1 + 3 + 2, "{:?}", sim.requests());
+
+    // Nothing changed: one request, answered 304.
+    let before = requests(&sim);
+    let again = advance(&db, &client, 10, NOW + 1).await.expect("advanced");
+    assert_eq!(requests(&sim) - before, 1);
+    assert_eq!((again.items, again.synced_at), (250, NOW + 1));
+}
+
+#[tokio::test]
+async fn changes_and_deletions_are_caught_up_and_dois_shared_are_found() {
+    let (sim, client, db) = setup(30);
+    fill(&db, &client, 50).await;
+    let created = client
+        .write_objects(ObjectKind::Items, &[article(99, "https://doi.org/10.1000/PAPER.7")])
+        .await
+        .expect("created");
+    let twin = created.success[&0].clone();
+    let gone = sim.items(LIB).iter().find(|i| i["data"]["title"] == "Paper 3").expect("paper 3")["key"]
+        .as_str()
+        .expect("a key")
+        .to_owned();
+    let version = sim.item(LIB, &gone).expect("paper 3")["version"].as_u64().expect("a version");
+    client.delete_item(&ObjectKey::parse(&gone).expect("a key"), version).await.expect("deleted");
+
+    let before = requests(&sim);
+    let caught_up = advance(&db, &client, 50, NOW).await.expect("advanced");
+    assert!(caught_up.complete);
+    assert_eq!(caught_up.items, 30, "one created, one deleted");
+    assert_eq!(caught_up.library_version, sim.library_version(LIB));
+    // Items, collections and searches changed since, then the deletions.
+    assert_eq!(requests(&sim) - before, 4, "{:?}", sim.requests());
+
+    let shared = store::shared_dois(&db, "users/4242").await.expect("a query");
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert_eq!(shared[0].0, "10.1000/paper.7");
+    assert!(shared[0].1.contains(&twin), "{shared:?}");
+    let tags = store::tag_counts(&db, "users/4242").await.expect("a query");
+    assert_eq!(tags.iter().map(|(_, n)| n).sum::<u64>(), 30, "{tags:?}");
+}
+
+#[tokio::test]
+async fn a_fill_whose_pages_shift_under_it_reads_what_it_missed() {
+    let (sim, client, db) = setup(250);
+    // First page stored; then an item of the first page is deleted, shifting every later page by one.
+    let first = advance(&db, &client, 1, NOW).await.expect("advanced");
+    assert_eq!(first.items, 100);
+    let stored: Vec<String> = sim.items(LIB).iter().map(|i| i["key"].as_str().unwrap_or_default().to_owned()).collect();
+    let victim = sim.items(LIB).iter().find(|i| i["data"]["title"] == "Paper 0").expect("the first added")["key"]
+        .as_str()
+        .expect("a key")
+        .to_owned();
+    let version = sim.item(LIB, &victim).expect("it")["version"].as_u64().expect("a version");
+    client.delete_item(&ObjectKey::parse(&victim).expect("a key"), version).await.expect("deleted");
+    let before = requests(&sim);
+    let (_, done) = fill(&db, &client, 50).await;
+    let checked = sim.requests()[before..].iter().filter(|r| r.query.contains("format=versions")).count();
+    assert_eq!(checked, 1, "the keys are checked once the pages moved: {:?}", sim.requests());
+    // Every item still in the library is in the mirror (the one deleted may linger until the next pass).
+    let held = store::item_count(&db, "users/4242").await.expect("a count");
+    assert!(held >= 249, "{held} of 249: {done:?}");
+    for key in stored.iter().filter(|key| **key != victim) {
+        let rows = zotero_mcp_core::mirror::SqlDb::query(
+            &db,
+            "SELECT key FROM mirror_items WHERE library = 'users/4242' AND key = ?1",
+            &[Value::from(key.as_str())],
+        )
+        .await
+        .expect("a query");
+        assert_eq!(rows.len(), 1, "{key} missing");
+    }
+    // The next pass removes the deleted one.
+    let next = advance(&db, &client, 50, NOW).await.expect("advanced");
+    assert_eq!(next.items, 249);
+}
+
+#[tokio::test]
+async fn one_library_s_rows_never_answer_for_another() {
+    let (sim, client, db) = setup(5);
+    sim.add_group(777, "secret-key", true);
+    let group = writer(&sim, LibraryKind::Group, Some("777"));
+    group.write_objects(ObjectKind::Items, &[article(1, "10.1000/paper.1")]).await.expect("created in the group");
+    fill(&db, &client, 50).await;
+    let (_, in_group) = fill(&db, &group, 50).await;
+    assert_eq!(in_group.items, 1);
+    assert_eq!(status(&db, "users/4242").await.expect("a status").items, 5);
+    // The same DOI in both libraries is no duplicate in either.
+    assert!(store::shared_dois(&db, "users/4242").await.expect("a query").is_empty());
+    assert!(store::shared_dois(&db, "groups/777").await.expect("a query").is_empty());
+}
