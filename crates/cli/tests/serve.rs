@@ -171,6 +171,9 @@ fn a_loopback_server_without_credentials_makes_a_private_token_and_requires_it()
         assert_eq!(mode, 0o600, "owner-only");
         let dir_mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(dir_mode, 0o700, "the data directory is owner-only too");
+        // The library mirror's SQLite file: library data, so owner-only as well.
+        let mirror = std::fs::metadata(dir.join("mirror.sqlite3")).expect("the mirror's file");
+        assert_eq!(mirror.permissions().mode() & 0o777, 0o600, "the mirror is owner-only");
     }
     let token = token_in(&dir);
     assert!(token.len() >= 32, "{token}");

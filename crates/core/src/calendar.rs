@@ -26,3 +26,11 @@ pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
+
+/// `2026-12-04T05:06:07Z` from milliseconds since the epoch.
+pub fn iso_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let rest = secs % 86_400;
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest / 60 % 60, rest % 60)
+}

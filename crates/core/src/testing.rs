@@ -229,6 +229,7 @@ pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualCloc
         clock: clock.clone(),
         ai_search: None,
         process_run: None,
+        mirror_db: None,
         decompose: crate::platform::decompose_with_tables,
         #[cfg(not(target_arch = "wasm32"))]
         offload: None,

@@ -26,7 +26,7 @@ pub use self::offload::BlockingPool;
 /// the HTTP server sweeps for expired records while it runs).
 pub fn platform(kv_path: &Path) -> Result<(Platform, KvFile), String> {
     let file = KvFile::open(kv_path)?;
-    Ok((platform_over(file.clone())?, file))
+    Ok((platform_over(file.clone(), mirror_beside(kv_path))?, file))
 }
 
 /// The services for a stdio server. It issues no tokens, so nothing it stores must outlive it: when another
@@ -40,10 +40,27 @@ pub fn stdio_platform(kv_path: &Path) -> Result<Platform, String> {
             KvFile::in_memory()?
         }
     };
-    platform_over(file)
+    platform_over(file, mirror_beside(kv_path))
 }
 
-fn platform_over(file: KvFile) -> Result<Platform, String> {
+/// The library mirror's SQLite file beside the key/value database (`mirror.sqlite3`), readable by its owner only
+/// (SQLite gives its journal files the same permissions); `None`, said on stderr, when it cannot be opened:
+/// tools then read Zotero live. SQLite lets several servers share it (each waits its turn to write).
+fn mirror_beside(kv_path: &Path) -> Option<Rc<dyn zotero_mcp_core::mirror::SqlDb>> {
+    let path = kv_path.with_file_name("mirror.sqlite3");
+    let opened = kv::private::open_file(&path)
+        .map_err(|e| format!("could not create {}: {e}", path.display()))
+        .and_then(|_| zotero_mcp_core::mirror::sqlite::SqliteDb::open(&path).map_err(|e| e.to_string()));
+    match opened {
+        Ok(db) => Some(Rc::new(db)),
+        Err(error) => {
+            ::log::warn!("the library mirror is off: {error}");
+            None
+        }
+    }
+}
+
+fn platform_over(file: KvFile, mirror_db: Option<Rc<dyn zotero_mcp_core::mirror::SqlDb>>) -> Result<Platform, String> {
     let clock = Rc::new(TokioClock);
     Ok(Platform {
         http: Rc::new(ReqwestHttp::new()?),
@@ -56,6 +73,7 @@ fn platform_over(file: KvFile) -> Result<Platform, String> {
         // The data file is this process's alone (redb refuses a second opener): a journal entry another run left
         // incomplete was cut off.
         process_run: Some(run_id()),
+        mirror_db,
         // AI Search is a Cloudflare binding: natively semantic search is off.
         ai_search: None,
         decompose: zotero_mcp_core::platform::decompose_with_tables,

@@ -21,10 +21,11 @@ impl SqliteDb {
     pub fn open(path: &Path) -> Result<Self, SqlError> {
         let connection =
             Connection::open(path).map_err(|e| SqlError::Unavailable(format!("{}: {e}", path.display())))?;
-        // Readers are not blocked by a writer, and a crash mid-write leaves the file whole.
-        connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| SqlError::Unavailable(format!("{}: {e}", path.display())))?;
+        let unavailable = |e: rusqlite::Error| SqlError::Unavailable(format!("{}: {e}", path.display()));
+        // Readers are not blocked by a writer, and a crash mid-write leaves the file whole; another server
+        // writing to the same file is waited for rather than failed.
+        connection.pragma_update(None, "journal_mode", "WAL").map_err(unavailable)?;
+        connection.busy_timeout(std::time::Duration::from_secs(5)).map_err(unavailable)?;
         Ok(Self { connection: RefCell::new(connection) })
     }
 

@@ -143,6 +143,36 @@ fn doi_of(data: &Map<String, Value>) -> Value {
     }
 }
 
+/// The top-level items of `library` not in the trash (of `item_type` when given), newest version first, as a
+/// listing of Zotero's would give them: `meta.numChildren` counts their children not in the trash.
+pub async fn top_items(db: &dyn SqlDb, library: &str, item_type: Option<&str>) -> Result<Vec<ZoteroObject>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT i.key AS key, i.version AS version, i.data AS data,
+                    (SELECT count(*) FROM mirror_items AS c
+                     WHERE c.library = i.library AND c.parent = i.key AND c.trashed = 0) AS children
+             FROM mirror_items AS i
+             WHERE i.library = ?1 AND i.parent IS NULL AND i.trashed = 0 AND (?2 IS NULL OR i.item_type = ?2)
+             ORDER BY i.version DESC, i.key",
+            &[Value::from(library), item_type.map_or(Value::Null, Value::from)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
+            let mut meta = Map::new();
+            meta.insert("numChildren".into(), row.get("children").cloned().unwrap_or(Value::from(0)));
+            Some(ZoteroObject {
+                key: row.get("key")?.as_str()?.to_owned(),
+                version: row.get("version")?.as_u64()?,
+                meta,
+                data,
+            })
+        })
+        .collect())
+}
+
 /// The number of items of `library` in the mirror.
 pub async fn item_count(db: &dyn SqlDb, library: &str) -> Result<u64, SqlError> {
     let rows = db.query("SELECT count(*) AS n FROM mirror_items WHERE library = ?1", &[Value::from(library)]).await?;

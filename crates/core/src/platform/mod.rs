@@ -42,6 +42,9 @@ pub struct Platform {
     /// native server holds its data file alone, so an undo journal entry another run left incomplete was cut
     /// off, however recent. `None` on the Worker (many isolates share its stores) and in tests that say nothing.
     pub process_run: Option<String>,
+    /// The library mirror's database (`crate::mirror`): SQLite in the native server's data directory; `None`
+    /// where there is none (tools then read Zotero live, as before).
+    pub mirror_db: Option<Rc<dyn crate::mirror::SqlDb>>,
     /// Cloudflare AI Search (`AI_SEARCH`), when the deployment binds it; semantic search is off without it.
     pub ai_search: Option<Rc<dyn AiSearch>>,
     /// Unicode compatibility decomposition (NFKD) with the combining marks dropped, for folding words as Zotero

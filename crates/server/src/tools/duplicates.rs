@@ -2,6 +2,7 @@
 //! Desktop does (`zotero_mcp_core::duplicates`). A dry run unless `merge` is set; every merge needs the write
 //! scope, `mergeKeys` included (upstream Q1 merged those on a read-only grant).
 
+use super::mirrored::{self, MirrorOut, Mirrored};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,7 +36,8 @@ pub struct FindDuplicatesInput {
     // Look only at items of this type, e.g. journalArticle.
     #[validate(length(min = 1, max = 100))]
     pub item_type: Option<String>,
-    /// Top-level items examined, newest first.
+    /// Top-level items examined, newest first, when Zotero is read directly (a complete library mirror examines
+    /// them all).
     #[validate(range(min = 10, max = 2000))]
     #[serde(default = "default_scan_limit")]
     #[schemars(default = "default_scan_limit")]
@@ -81,6 +83,13 @@ pub struct FindDuplicatesOutput {
     /// How many groups were found, when not all fit in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups_total: Option<usize>,
+    /// The library mirror the scan came from, or that is still being filled (then the scan read Zotero directly,
+    /// the newest `scanLimit` items only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<MirrorOut>,
+    /// Why the scan did not cover the whole library, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub struct FindDuplicates;
@@ -104,8 +113,15 @@ impl Tool for FindDuplicates {
     }
 
     fn render(output: &FindDuplicatesOutput) -> String {
+        let coverage = match (&output.mirror, &output.note) {
+            (_, Some(note)) => format!("\n\n{note}"),
+            (Some(mirror), None) if mirror.complete => {
+                format!("\n\nThe whole library was scanned (its mirror, at version {}).", mirror.library_version)
+            }
+            _ => String::new(),
+        };
         if output.groups.is_empty() {
-            return format!("Scanned {} items; no duplicates found.", output.scanned);
+            return format!("Scanned {} items; no duplicates found.{coverage}", output.scanned);
         }
         let merged = output.groups.iter().filter(|g| g.merged).count();
         let mut lines = vec![format!(
@@ -139,7 +155,7 @@ impl Tool for FindDuplicates {
             lines.push(String::new());
             lines.push("Call again with merge=true to merge these groups, or pass mergeKeys to merge one.".into());
         }
-        lines.join("\n")
+        lines.join("\n") + &coverage
     }
 
     /// Merging is asked about: the person sees which copy each group keeps and what moves to it.
@@ -169,7 +185,13 @@ impl Tool for FindDuplicates {
             let plan = MergePlan::new(ordered).map_err(|e| ToolError::invalid(format!("{e}; nothing was changed")))?;
             let writer = merge_writer(ctx, input.merge, &[&plan]).await?;
             let group = run(zotero, writer, "explicit", plan).await;
-            return Ok(FindDuplicatesOutput { scanned: group.keys.len(), groups: vec![group], groups_total: None });
+            return Ok(FindDuplicatesOutput {
+                scanned: group.keys.len(),
+                groups: vec![group],
+                groups_total: None,
+                mirror: None,
+                note: None,
+            });
         }
 
         let mut query = Query::new();
@@ -177,15 +199,43 @@ impl Tool for FindDuplicates {
             query = query.item_type(item_type);
         }
         let max = input.scan_limit as usize;
-        let page = match &input.collection_key {
-            Some(collection) => zotero.collection_items(&collection.0, true, &query, max).await?,
-            None => zotero.top_items(&query, max).await?,
+        // The whole library from its mirror where there is a complete one; else Zotero's newest items.
+        let (mut mirror, mut note) = (None, None);
+        let mirrored = match &input.collection_key {
+            Some(_) => None,
+            None => match mirrored::top_items(ctx, input.item_type.as_deref()).await {
+                Mirrored::Answer(items, status) => {
+                    mirror = Some(status);
+                    Some(items)
+                }
+                Mirrored::Partial(status) => {
+                    note = Some(format!(
+                        "The library mirror is still being filled ({} items so far), so this scan read only the \
+                         newest {max} items from Zotero. Ask again later to scan the whole library.",
+                        status.items
+                    ));
+                    mirror = Some(status);
+                    None
+                }
+                Mirrored::Failed(why) => {
+                    note = Some(format!("{why} This scan read only the newest {max} items from Zotero."));
+                    None
+                }
+                Mirrored::Absent => None,
+            },
         };
-        let scanned = page.items.len();
+        let items = match mirrored {
+            Some(items) => items,
+            None => match &input.collection_key {
+                Some(collection) => zotero.collection_items(&collection.0, true, &query, max).await?.items,
+                None => zotero.top_items(&query, max).await?.items,
+            },
+        };
+        let scanned = items.len();
         // Every group is planned first, so the person is asked once, about every merge this call would make.
         let mut slots = Vec::new();
         let mut merges = 0;
-        for group in group_duplicates(&page.items) {
+        for group in group_duplicates(&items) {
             let reason = group.reason.label();
             let kept_type = group.items[0].item_type().map(str::to_owned);
             // Desktop merges one type at a time: copies of another type are listed, not merged.
@@ -245,7 +295,7 @@ impl Tool for FindDuplicates {
             }
             groups.push(out);
         }
-        Ok(FindDuplicatesOutput { scanned, groups, groups_total: None })
+        Ok(FindDuplicatesOutput { scanned, groups, groups_total: None, mirror, note })
     }
 }
 

@@ -17,6 +17,7 @@ pub mod fixtures;
 pub mod import_reference;
 pub mod items;
 pub mod libraries;
+pub mod mirrored;
 pub mod next_step;
 pub mod notes;
 pub mod paging;

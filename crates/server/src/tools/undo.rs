@@ -5,7 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zotero_mcp_core::calendar::civil_from_days;
+use zotero_mcp_core::calendar::iso_time;
 use zotero_mcp_core::files::{FileAction, StoreKind};
 use zotero_mcp_core::zotero::journal::Change;
 
@@ -306,14 +306,6 @@ fn changed_object(change: &Change) -> ChangedObject {
         change: label.to_owned(),
         fields,
     }
-}
-
-/// `2026-12-04T05:06:07Z` from milliseconds since the epoch.
-fn iso_time(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
-    let rest = secs % 86_400;
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest / 60 % 60, rest % 60)
 }
 
 fn render(output: &UndoOutput) -> String {

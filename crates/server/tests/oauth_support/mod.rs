@@ -95,6 +95,7 @@ impl Harness {
             clock: clock.clone(),
             ai_search: None,
             process_run: None,
+            mirror_db: None,
             decompose: zotero_mcp_core::platform::decompose_with_tables,
             offload: None,
         };

@@ -1,0 +1,80 @@
+//! Whole-library questions answered from the library mirror (`zotero_mcp_core::mirror`) where the runtime has
+//! one: the mirror is brought forward within the call's share of requests first (one request, a 304, when
+//! nothing changed), and each answer says how far it is (`mirror` in its structured content), so an answer over a
+//! mirror still filling is never taken for one over the whole library.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use zotero_mcp_core::calendar::iso_time;
+use zotero_mcp_core::mirror::{self, store, MirrorStatus};
+use zotero_mcp_core::zotero::ZoteroObject;
+
+use crate::context::RequestContext;
+
+/// Requests to Zotero a call may spend bringing the mirror forward: with the tool's own, well within the 50
+/// subrequests a Worker on the free plan may make. The first fill of a large library takes several calls (or
+/// cron runs); each goes on where the last stopped.
+pub const CALL_BUDGET: usize = 30;
+
+/// How far the library mirror an answer came from is.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorOut {
+    /// The library version the mirror is complete at (while filling, the version it fills to).
+    pub library_version: u64,
+    /// Items it holds.
+    pub items: u64,
+    /// Whether it holds the whole library: when false, the answer came from Zotero directly, over part of it.
+    pub complete: bool,
+    /// When it was last found in step with Zotero (UTC); absent before that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synced_at: Option<String>,
+}
+
+impl From<&MirrorStatus> for MirrorOut {
+    fn from(status: &MirrorStatus) -> Self {
+        Self {
+            library_version: status.library_version,
+            items: status.items,
+            complete: status.complete,
+            synced_at: (status.synced_at > 0).then(|| iso_time(status.synced_at)),
+        }
+    }
+}
+
+/// What the mirror gave a whole-library question.
+pub enum Mirrored<T> {
+    /// No mirror here: ask Zotero, as without one.
+    Absent,
+    /// The answer, from a complete mirror.
+    Answer(T, MirrorOut),
+    /// The mirror is still filling: ask Zotero, and say how far it is.
+    Partial(MirrorOut),
+    /// The mirror failed: ask Zotero, and say why in one line.
+    Failed(String),
+}
+
+/// The library's top-level items not in the trash (of `item_type` when given), from the mirror brought forward
+/// first.
+pub async fn top_items(ctx: &RequestContext, item_type: Option<&str>) -> Mirrored<Vec<ZoteroObject>> {
+    let Some(db) = ctx.services().platform().mirror_db.clone() else { return Mirrored::Absent };
+    let Ok(zotero) = ctx.zotero() else { return Mirrored::Absent };
+    let now = ctx.services().clock().now_ms();
+    let status = match mirror::advance(db.as_ref(), zotero, CALL_BUDGET, now).await {
+        Ok(status) => status,
+        Err(error) => {
+            return Mirrored::Failed(format!("The library mirror could not be brought up to date ({error})."))
+        }
+    };
+    if !status.complete {
+        return Mirrored::Partial(MirrorOut::from(&status));
+    }
+    let library = match mirror::library_of(zotero).await {
+        Ok(library) => library,
+        Err(error) => return Mirrored::Failed(format!("The library mirror could not be read ({error}).")),
+    };
+    match store::top_items(db.as_ref(), &library, item_type).await {
+        Ok(items) => Mirrored::Answer(items, MirrorOut::from(&status)),
+        Err(error) => Mirrored::Failed(format!("The library mirror could not be read ({error}).")),
+    }
+}

@@ -1,0 +1,100 @@
+//! Tools answering whole-library questions from the library mirror: `zotero_find_duplicates` scans every item
+//! once the mirror is complete (the newest `scanLimit` only without one), says so in its `mirror` block, costs one
+//! request when nothing changed, and while the mirror is still filling says how little it scanned.
+
+mod common;
+
+use std::rc::Rc;
+
+use common::*;
+use serde_json::{json, Value};
+use zotero_mcp_core::mirror::sqlite::SqliteDb;
+use zotero_mcp_server::app::App;
+use zotero_sim::LibraryRef;
+
+const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
+
+/// The demo library with `n` more articles, the first `twins` of which have a twin added after all the others
+/// (same DOI): far apart, beyond the newest 500 the live scan reads.
+fn grown(n: usize, twins: usize) -> (Rc<zotero_sim::Simulator>, App) {
+    let sim = demo_sim();
+    let article = |i: usize, title: String| {
+        json!({ "itemType": "journalArticle", "title": title, "DOI": format!("10.5555/grown.{i}"),
+                "creators": [{ "creatorType": "author", "firstName": "Ada", "lastName": format!("Author{i}") }],
+                "date": "2020", "tags": [], "collections": [], "relations": {} })
+    };
+    for i in 0..n {
+        sim.insert_item(LIB, article(i, format!("Grown paper number {i}")));
+    }
+    for i in 0..twins {
+        sim.insert_item(LIB, article(i, format!("Grown Paper Number {i}.")));
+    }
+    let mut app = app_with_sim(sim.clone());
+    app.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+    (sim, app)
+}
+
+async fn find_duplicates(app: &App) -> Value {
+    let session = zotero_mcp_server::call::Session::new(
+        zotero_mcp_server::auth::Grant::read_write("owner"),
+        app.config.clone(),
+        app.platform.clone(),
+    );
+    zotero_mcp_server::tools::registry(&app.config)
+        .call_tool(&session, "zotero_find_duplicates", json!({}))
+        .await
+        .expect("the tool exists")
+}
+
+fn grown_groups(out: &Value) -> usize {
+    let groups = out["groups"].as_array().cloned().unwrap_or_default();
+    groups
+        .iter()
+        .filter(|g| g["titles"][0].as_str().is_some_and(|t| t.to_lowercase().starts_with("grown paper")))
+        .count()
+}
+
+#[tokio::test]
+async fn duplicates_are_found_across_the_whole_library_once_its_mirror_is_complete() {
+    let (sim, app) = grown(700, 20);
+    let first = find_duplicates(&app).await;
+    let out = ok(&first);
+    assert_eq!(out["mirror"]["complete"], true, "{out}");
+    assert!(out["scanned"].as_u64().unwrap_or(0) >= 720, "{out}");
+    assert_eq!(grown_groups(out), 20, "every twin, however far apart: {}", text(&first));
+    assert!(text(&first).contains("The whole library was scanned"), "{}", text(&first));
+    assert_eq!(out["mirror"]["libraryVersion"], sim.library_version(LIB));
+
+    // Nothing changed since: one request to Zotero (answered 304), the same groups.
+    let before = sim.requests().len();
+    let again = find_duplicates(&app).await;
+    assert_eq!(sim.requests().len() - before, 1, "{:?}", &sim.requests()[before..]);
+    assert_eq!(grown_groups(ok(&again)), 20);
+}
+
+#[tokio::test]
+async fn without_a_mirror_the_scan_reads_the_newest_items_as_before() {
+    let (_, mut app) = grown(700, 20);
+    app.platform.mirror_db = None;
+    let out = find_duplicates(&app).await;
+    assert!(ok(&out).get("mirror").is_none(), "{out}");
+    assert_eq!(ok(&out)["scanned"], 500);
+    assert!(grown_groups(ok(&out)) < 20, "the live scan misses twins beyond its newest 500");
+}
+
+#[tokio::test]
+async fn while_the_mirror_fills_the_answer_says_how_little_it_covered() {
+    // More pages than one call may read: the first calls scan the newest 500 live and say so.
+    let (_, app) = grown(3_200, 5);
+    let first = find_duplicates(&app).await;
+    let out = ok(&first);
+    assert_eq!(out["mirror"]["complete"], false, "{out}");
+    assert_eq!(out["scanned"], 500, "{out}");
+    let note = out["note"].as_str().unwrap_or_default();
+    assert!(note.contains("still being filled") && note.contains("newest 500"), "{out}");
+    assert!(!text(&first).contains("whole library was scanned"), "{}", text(&first));
+    // The next call goes on where the first stopped, and completes it.
+    let second = find_duplicates(&app).await;
+    assert_eq!(ok(&second)["mirror"]["complete"], true, "{}", ok(&second));
+    assert_eq!(grown_groups(ok(&second)), 5);
+}
