@@ -2,19 +2,19 @@
 //! in step with Zotero, so that questions about the whole library (duplicates, tags, collections, reference
 //! matching) are answered from it instead of paging through the Web API 100 objects a request.
 //!
-//! - [`db`]: the seam to the database (Cloudflare D1 on the Worker, SQLite natively: the same SQL);
+//! - `crate::platform::SqlDb`: the seam to the database (Cloudflare D1 on the Worker, SQLite natively: the
+//!   same SQL);
 //! - [`schema`]: the tables, made by numbered migrations;
 //! - [`store`]: writing pages of objects and the queries over them, every row keyed by its library;
 //! - [`sync`]: the passes that fill the mirror and keep it in step, resumable within a request budget.
 //!
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
 
-pub mod db;
 pub mod schema;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod sqlite;
 pub mod store;
 pub mod sync;
 
-pub use db::{Row, SqlDb, SqlError, Statement};
+pub use crate::platform::{Row, SqlDb, SqlError, Statement};
 pub use sync::{advance, library_of, status, MirrorError, MirrorStatus};

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::db::{SqlDb, SqlError, Statement};
+use crate::platform::{SqlDb, SqlError, Statement};
 
 /// Migration `n + 1` is `MIGRATIONS[n]`. Never edit one that has shipped: add the next.
 const MIGRATIONS: &[&[&str]] = &[&[

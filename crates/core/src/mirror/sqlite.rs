@@ -9,7 +9,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use serde_json::{Map, Value};
 
-use super::db::{Row, SqlDb, SqlError, Statement};
+use crate::platform::{Row, SqlDb, SqlError, Statement};
 
 /// A SQLite database, used from one thread (the native server's requests run on one).
 pub struct SqliteDb {

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::db::{Row, SqlDb, SqlError, Statement};
+use crate::platform::{Row, SqlDb, SqlError, Statement};
 use crate::sources::{detect, Identifier};
 use crate::zotero::ZoteroObject;
 

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::db::{SqlDb, SqlError, Statement};
+use crate::platform::{SqlDb, SqlError, Statement};
 use super::schema::migrate;
 use super::store::{self, Listing};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, BATCH_SIZE, PAGE_LIMIT};

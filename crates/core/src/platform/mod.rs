@@ -8,6 +8,7 @@ mod clock;
 mod counters;
 mod http;
 mod kv;
+mod sql;
 #[cfg(not(target_arch = "wasm32"))]
 mod offload;
 
@@ -17,6 +18,7 @@ pub use self::counters::{
     apply_steps, CountRow, CounterReport, CounterRows, CounterStep, Counters, CountersError, KvCounters, MemoryCounters,
 };
 pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
+pub use self::sql::{Row, SqlDb, SqlError, Statement};
 pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite, KV_BULK_READ_MAX};
 #[cfg(not(target_arch = "wasm32"))]
 pub use self::offload::{run_cpu, Job, Offload};
@@ -44,7 +46,7 @@ pub struct Platform {
     pub process_run: Option<String>,
     /// The library mirror's database (`crate::mirror`): SQLite in the native server's data directory; `None`
     /// where there is none (tools then read Zotero live, as before).
-    pub mirror_db: Option<Rc<dyn crate::mirror::SqlDb>>,
+    pub mirror_db: Option<Rc<dyn SqlDb>>,
     /// Cloudflare AI Search (`AI_SEARCH`), when the deployment binds it; semantic search is off without it.
     pub ai_search: Option<Rc<dyn AiSearch>>,
     /// Unicode compatibility decomposition (NFKD) with the combining marks dropped, for folding words as Zotero

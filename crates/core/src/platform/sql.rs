@@ -1,6 +1,6 @@
-//! The seam to the mirror's database: SQL text and JSON parameters in, rows as JSON objects out. Cloudflare D1
-//! on the Worker and SQLite natively run the same statements (D1 is SQLite), so the SQL lives in this module
-//! and only the executor differs.
+//! The seam to a SQL database (the library mirror's, `crate::mirror`): SQL text and JSON parameters in, rows as
+//! JSON objects out. Cloudflare D1 on the Worker and SQLite natively run the same statements (D1 is SQLite), so
+//! the SQL lives with what uses it and only the executor differs.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
