@@ -173,6 +173,23 @@ impl HttpClient for MovingLibrary {
 }
 
 /// The demo library, WebDAV with the unindexed paper's PDF, AI Search bound, BibTeX exports answered.
+/// A library mirror's database that cannot be reached.
+struct Unreachable;
+
+#[async_trait::async_trait(?Send)]
+impl zotero_mcp_core::mirror::SqlDb for Unreachable {
+    async fn query(
+        &self,
+        _: &str,
+        _: &[Value],
+    ) -> Result<Vec<zotero_mcp_core::mirror::Row>, zotero_mcp_core::mirror::SqlError> {
+        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
+    }
+    async fn batch(&self, _: &[zotero_mcp_core::mirror::Statement]) -> Result<(), zotero_mcp_core::mirror::SqlError> {
+        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
+    }
+}
+
 fn bench_with_files() -> (Bench, Rc<MemoryAiSearch>) {
     let mut bench = bench(true);
     bench.upload(ATTACHMENT, "Marchetti et al. - 2022.pdf", &three_pages());
@@ -407,6 +424,15 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     // ---- duplicates: a dry run, then a merge of the two copies the import above made ----
     shapes.read(b, "zotero_find_duplicates", json!({ "itemType": "thesis" })).await;
     shapes.read(b, "zotero_find_duplicates", json!({})).await;
+    // From a library mirror (the whole library), and with one that fails (the newest items, and why).
+    let mut mirrored = common::dav::bench(false);
+    mirrored.app.platform.mirror_db =
+        Some(Rc::new(zotero_mcp_core::mirror::sqlite::SqliteDb::in_memory().expect("an in-memory database")));
+    let whole = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
+    assert_eq!(whole["mirror"]["complete"], true, "{whole}");
+    mirrored.app.platform.mirror_db = Some(Rc::new(Unreachable));
+    let partial = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
+    assert!(partial["note"].is_string(), "{partial}");
 
     // ---- the semantic index: empty, then filled ----
     let empty = shapes.read(b, "zotero_semantic_search", json!({ "query": "protein structure" })).await;

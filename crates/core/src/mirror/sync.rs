@@ -12,9 +12,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::platform::{SqlDb, SqlError, Statement};
 use super::schema::migrate;
 use super::store::{self, Listing};
+use crate::platform::{SqlDb, SqlError, Statement};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, BATCH_SIZE, PAGE_LIMIT};
 
 /// How far a library's mirror is, as answers report it (`mirror` in a tool's structured content).

@@ -8,9 +8,9 @@ mod clock;
 mod counters;
 mod http;
 mod kv;
-mod sql;
 #[cfg(not(target_arch = "wasm32"))]
 mod offload;
+mod sql;
 
 pub use self::ai_search::{AiSearch, AiSearchError};
 pub use self::clock::{within, Clock};
@@ -18,10 +18,10 @@ pub use self::counters::{
     apply_steps, CountRow, CounterReport, CounterRows, CounterStep, Counters, CountersError, KvCounters, MemoryCounters,
 };
 pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
-pub use self::sql::{Row, SqlDb, SqlError, Statement};
 pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite, KV_BULK_READ_MAX};
 #[cfg(not(target_arch = "wasm32"))]
 pub use self::offload::{run_cpu, Job, Offload};
+pub use self::sql::{Row, SqlDb, SqlError, Statement};
 
 use std::rc::Rc;
 
