@@ -81,6 +81,12 @@ fn main() {
             sim.handle(request("DELETE", &format!("/items?itemKey={keys}"), &[("If-Unmodified-Since-Version", &v)]));
         assert_eq!(deleted.status(), 204, "{}", String::from_utf8_lossy(deleted.body()));
 
+        // The first listing after a change pays for the listings' index; the medians below do not.
+        let started = Instant::now();
+        let first = sim.handle(request("GET", "/items?limit=100", &[]));
+        push(&mut rows, "first GET /items?limit=100 after a write", ms(started.elapsed()));
+        assert_eq!(first.status(), 200);
+
         let deep = (n / 2 / 100) * 100;
         let since = version.saturating_sub(5);
         let ten: Vec<String> = String::from_utf8_lossy(sim.handle(request("GET", "/items?format=keys", &[])).body())
@@ -91,7 +97,7 @@ fn main() {
             .collect();
         let cases = [
             ("GET /items?limit=100".to_string(), "/items?limit=100".to_string()),
-            (format!("GET /items?limit=100&start=<{deep}>"), format!("/items?limit=100&start={deep}")),
+            ("GET /items?limit=100&start=<n/2>".to_string(), format!("/items?limit=100&start={deep}")),
             ("GET /items?since=<v-5>&format=versions".to_string(), format!("/items?since={since}&format=versions")),
             (
                 "GET /items/top?limit=100&sort=dateModified&direction=desc".to_string(),

@@ -19,6 +19,7 @@ mod dates;
 pub mod demo;
 pub mod demo_files;
 pub mod demo_groups;
+mod derived;
 mod error;
 mod hold;
 mod item;

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::dates;
+use crate::derived::Derived;
 use crate::error::{ApiError, ApiResult};
 use crate::item::{ItemData, Tag};
 use crate::query::{search_sets, search_words, Params};
@@ -70,8 +71,54 @@ fn matches_q(lib: &Library, rec: &ItemRecord, words: &[String], everything: bool
     })
 }
 
+/// Whether the default order (`dateModified`, Zotero's default sort) is the one asked for.
+fn by_date_modified(params: &Params) -> bool {
+    matches!(params.sort.as_str(), "dateModified" | "serverDateModified")
+}
+
+/// The total and the page of a listing that filters nothing (`/items` or `/items/top` in the default order,
+/// no trash, no `since`), read off the index without touching the items outside the page; `None` for any
+/// other listing, which [`items`] selects.
+pub fn unfiltered_page<'a>(
+    lib: &'a Library,
+    derived: &Derived,
+    scope: &ItemScope,
+    params: &Params,
+) -> Option<(usize, Vec<&'a ItemRecord>)> {
+    let unfiltered = params.q.trim().is_empty()
+        && params.item_type.iter().all(|t| t.trim().is_empty())
+        && params.tags.iter().all(|t| t.trim().is_empty())
+        && params.item_keys.is_none()
+        && !params.include_trashed
+        && params.since.is_none()
+        && by_date_modified(params);
+    let keys = match scope {
+        ItemScope::All if unfiltered => &derived.live,
+        ItemScope::Top if unfiltered => &derived.live_top,
+        _ => return None,
+    };
+    let total = keys.len();
+    let start = (params.start as usize).min(total);
+    let end = params.limit.map_or(total, |limit| start.saturating_add(limit as usize).min(total));
+    let at = |i: usize| if params.is_desc() { total - 1 - i } else { i };
+    let page = (start..end).filter_map(|i| lib.items.get(&keys[at(i)])).collect();
+    Some((total, page))
+}
+
 /// Items for a listing request, filtered and sorted (pagination is the caller's).
 pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiResult<Vec<&'a ItemRecord>> {
+    items_with(lib, &lib.derived(), scope, params)
+}
+
+/// [`items`] with the library's index at hand: `itemKey` looks its keys up, `since` reads only the items
+/// changed after it (where the request's other filters allow), and the default order comes from the index
+/// instead of comparing dates.
+pub fn items_with<'a>(
+    lib: &'a Library,
+    derived: &Derived,
+    scope: &ItemScope,
+    params: &Params,
+) -> ApiResult<Vec<&'a ItemRecord>> {
     let schema = Schema::get();
     // itemType: one parameter, possibly negated, with `||` alternatives.
     let type_sets = search_sets(&params.item_type);
@@ -93,11 +140,36 @@ pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiRes
     let trash_only = matches!(scope, ItemScope::Trash);
     let include_trashed = params.include_trashed || trash_only;
 
-    let candidates: Vec<&ItemRecord> = match scope {
-        ItemScope::All | ItemScope::Top => lib.items.values().collect(),
-        ItemScope::Trash => lib.items.values().filter(|r| r.data.deleted).collect(),
-        ItemScope::Children(key) => lib.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).collect(),
-        ItemScope::Collection { key, top } => {
+    // A top-level item is selected for a match among its children: reading only changed items is exact there
+    // when nothing but `since` filters, for the item itself then matches whenever it changed.
+    let match_filters = !words.is_empty() || !type_sets.is_empty() || !tag_sets.is_empty();
+    let keyed = matches!(scope, ItemScope::All | ItemScope::Top | ItemScope::Trash);
+    let changed_only = match scope {
+        ItemScope::All | ItemScope::Trash => params.since,
+        ItemScope::Top if !match_filters => params.since,
+        _ => None,
+    };
+    let candidates: Vec<&ItemRecord> = match (scope, &params.item_keys, changed_only) {
+        (_, Some(keys), _) if keyed => {
+            let mut unique: Vec<&str> = keys.iter().map(String::as_str).collect();
+            unique.sort_unstable();
+            unique.dedup();
+            unique.into_iter().filter_map(|k| lib.items.get(k)).filter(|r| !trash_only || r.data.deleted).collect()
+        }
+        (_, _, Some(since)) => {
+            let first = derived.by_version.partition_point(|(v, _)| *v <= since);
+            derived.by_version[first..]
+                .iter()
+                .filter_map(|(_, k)| lib.items.get(k))
+                .filter(|r| !trash_only || r.data.deleted)
+                .collect()
+        }
+        (ItemScope::All | ItemScope::Top, _, _) => lib.items.values().collect(),
+        (ItemScope::Trash, _, _) => lib.items.values().filter(|r| r.data.deleted).collect(),
+        (ItemScope::Children(key), _, _) => {
+            lib.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).collect()
+        }
+        (ItemScope::Collection { key, top }, _, _) => {
             let members: BTreeSet<&str> = lib
                 .items
                 .values()
@@ -153,6 +225,15 @@ pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiRes
         if seen.insert(target.key.as_str()) {
             selected.push(target);
         }
+    }
+    if by_date_modified(params) {
+        let mut ranked: Vec<(usize, &ItemRecord)> =
+            selected.into_iter().map(|r| (derived.rank.get(&r.key).copied().unwrap_or(usize::MAX), r)).collect();
+        ranked.sort_unstable_by_key(|(rank, _)| *rank);
+        if params.is_desc() {
+            ranked.reverse();
+        }
+        return Ok(ranked.into_iter().map(|(_, r)| r).collect());
     }
     sort_items(lib, &mut selected, params);
     Ok(selected)

@@ -4,11 +4,14 @@
 //! Everything a response shows is derived from here at read time (child counts, reverse relations, tag counts),
 //! as the real server derives it from its tables, so a write is visible in every listing at once.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
 use crate::dates;
+use crate::derived::{Derived, Stamp};
 use crate::item::{item_uri, relation_values, ItemData, Tag};
 use crate::keys::{Grant, KeyGen};
 use crate::saved_search::{self, SearchRecord};
@@ -115,6 +118,11 @@ pub struct Library {
     /// A group's file editing (`fileEditing`): `false` is Zotero's "none", where no member may store or change
     /// files (the key's user owns every simulated group, so "admins" and "members" both let it).
     pub files_editable: bool,
+    /// Changes to items or collections that neither the version, the sequence nor the sizes show (see
+    /// [`Library::touch`]).
+    changes: u64,
+    /// The listings' index for one state of the library ([`Library::derived`]).
+    derived: RefCell<Option<(Stamp, Arc<Derived>)>>,
 }
 
 impl Library {
@@ -133,7 +141,33 @@ impl Library {
             files: BTreeMap::new(),
             quota_mb: DEFAULT_QUOTA_MB,
             files_editable: true,
+            changes: 0,
+            derived: RefCell::new(None),
         }
+    }
+
+    /// Marks a change to an item or collection, so that the listings' index is built again.
+    pub fn touch(&mut self) {
+        self.changes += 1;
+    }
+
+    /// The listings' index for the library as it is now, built on first use after a change.
+    pub fn derived(&self) -> Arc<Derived> {
+        let stamp = Stamp {
+            version: self.version,
+            seq: self.seq,
+            items: self.items.len(),
+            collections: self.collections.len(),
+            changes: self.changes,
+        };
+        if let Some((built, derived)) = self.derived.borrow().as_ref() {
+            if *built == stamp {
+                return Arc::clone(derived);
+            }
+        }
+        let derived = Arc::new(Derived::build(self));
+        *self.derived.borrow_mut() = Some((stamp, Arc::clone(&derived)));
+        derived
     }
 
     pub fn is_user(&self) -> bool {
@@ -197,15 +231,23 @@ impl Library {
 
     /// An item's relations as the API shows them: its own plus the reverse side of other items' `dc:relation`,
     /// since Zotero treats related items as bidirectional.
-    pub fn effective_relations(&self, rec: &ItemRecord) -> Map<String, Value> {
+    pub fn effective_relations(&self, rec: &ItemRecord, derived: Option<&Derived>) -> Map<String, Value> {
         let mut relations = rec.data.relations.clone();
         let me = item_uri(&self.path(), &rec.key);
         let mut related = relation_values(&relations, "dc:relation");
-        for other in self.items.values() {
-            if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
-                let uri = item_uri(&self.path(), &other.key);
-                if !related.contains(&uri) {
-                    related.push(uri);
+        let mut add = |other: &str| {
+            let uri = item_uri(&self.path(), other);
+            if !related.contains(&uri) {
+                related.push(uri);
+            }
+        };
+        match derived {
+            Some(d) => d.related_from.get(&me).into_iter().flatten().for_each(|k| add(k)),
+            None => {
+                for other in self.items.values() {
+                    if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
+                        add(&other.key);
+                    }
                 }
             }
         }
@@ -223,6 +265,11 @@ impl Library {
 
     /// The full API JSON of an item: `{key, version, library, links, meta, data}`.
     pub fn item_json(&self, rec: &ItemRecord, include_data: bool) -> Value {
+        self.item_json_with(rec, include_data, None)
+    }
+
+    /// [`Library::item_json`], reading child counts and reverse relations from the listings' index when given.
+    pub fn item_json_with(&self, rec: &ItemRecord, include_data: bool, derived: Option<&Derived>) -> Value {
         let schema = Schema::get();
         let base = format!("{API_BASE}{}", self.path());
         let mut links = Map::new();
@@ -269,7 +316,11 @@ impl Library {
         }
         let pdf = data.attachment.as_ref().is_some_and(|a| a.content_type == "application/pdf");
         if data.is_regular() || data.item_type == "note" || pdf {
-            meta.insert("numChildren".into(), json!(self.children(&rec.key, false).len()));
+            let count = match derived {
+                Some(d) => d.num_children.get(&rec.key).copied().unwrap_or(0),
+                None => self.children(&rec.key, false).len(),
+            };
+            meta.insert("numChildren".into(), json!(count));
         }
         let mut out = Map::new();
         out.insert("key".into(), json!(rec.key));
@@ -278,7 +329,7 @@ impl Library {
         out.insert("links".into(), Value::Object(links));
         out.insert("meta".into(), Value::Object(meta));
         if include_data {
-            let relations = self.effective_relations(rec);
+            let relations = self.effective_relations(rec, derived);
             out.insert("data".into(), data.to_json(&rec.key, rec.version, &relations, self.is_user()));
         }
         Value::Object(out)
@@ -295,6 +346,11 @@ impl Library {
 
     /// The full API JSON of a collection.
     pub fn collection_json(&self, rec: &CollectionRecord, include_data: bool) -> Value {
+        self.collection_json_with(rec, include_data, None)
+    }
+
+    /// [`Library::collection_json`], reading the counts from the listings' index when given.
+    pub fn collection_json_with(&self, rec: &CollectionRecord, include_data: bool, derived: Option<&Derived>) -> Value {
         let base = format!("{API_BASE}{}", self.path());
         let mut links = Map::new();
         links.insert(
@@ -316,10 +372,14 @@ impl Library {
         out.insert("version".into(), json!(rec.version));
         out.insert("library".into(), self.library_json());
         out.insert("links".into(), Value::Object(links));
-        out.insert(
-            "meta".into(),
-            json!({"numCollections": self.subcollections(&rec.key).len(), "numItems": self.collection_item_count(&rec.key)}),
-        );
+        let (collections, items) = match derived {
+            Some(d) => (
+                d.subcollections.get(&rec.key).copied().unwrap_or(0),
+                d.collection_items.get(&rec.key).copied().unwrap_or(0),
+            ),
+            None => (self.subcollections(&rec.key).len(), self.collection_item_count(&rec.key)),
+        };
+        out.insert("meta".into(), json!({"numCollections": collections, "numItems": items}));
         if include_data {
             let mut data = Map::new();
             data.insert("key".into(), json!(rec.key));
@@ -382,6 +442,7 @@ impl Library {
             self.delete_item(&child, version);
         }
         self.items.remove(key);
+        self.touch();
         self.fulltext.remove(key);
         // The dataserver drops the item's storage row with it: its file is no longer the library's.
         self.files.remove(key);
@@ -400,6 +461,7 @@ impl Library {
             self.delete_collection(&sub, version);
         }
         self.collections.remove(key);
+        self.touch();
         for rec in self.items.values_mut() {
             rec.data.collections.retain(|c| c != key);
         }

@@ -42,14 +42,24 @@ pub(super) fn listing(
 pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: ItemScope) -> ApiResult<Reply> {
     let params = query::parse(&req.query, Action::Items, false)?;
     let l = lib(state, lref)?;
-    let all = search::items(l, &scope, &params)?;
-    let page = search::page(&all, &params);
+    let derived = l.derived();
+    // Page first, then build JSON for the page alone.
+    let (total, page) = match search::unfiltered_page(l, &derived, &scope, &params) {
+        Some(found) => found,
+        None => {
+            let all = search::items_with(l, &derived, &scope, &params)?;
+            (all.len(), search::page(&all, &params))
+        }
+    };
     let include_data = params.include.iter().any(|i| i == "data");
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
-    let entries =
-        if params.format == "json" { page.iter().map(|r| l.item_json(r, include_data)).collect() } else { Vec::new() };
-    Ok(listing(req, &params, l.version, all.len(), keys, versions, entries))
+    let entries = if params.format == "json" {
+        page.iter().map(|r| l.item_json_with(r, include_data, Some(&derived))).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(listing(req, &params, l.version, total, keys, versions, entries))
 }
 
 pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope: CollectionScope) -> ApiResult<Reply> {
@@ -60,8 +70,9 @@ pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope
     let include_data = params.include.iter().any(|i| i == "data");
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
+    let derived = l.derived();
     let entries = if params.format == "json" {
-        page.iter().map(|r| l.collection_json(r, include_data)).collect()
+        page.iter().map(|r| l.collection_json_with(r, include_data, Some(&derived))).collect()
     } else {
         Vec::new()
     };
