@@ -24,77 +24,130 @@ pub struct Stamp {
     pub changes: u64,
 }
 
+/// An object key, held inline: Zotero keys are eight ASCII characters, and an index of 50,000 `String`s made
+/// and dropped after every change left the allocator's free lists so fragmented that the small allocations of
+/// the next pages cost several times as much.
+pub type Key = [u8; 8];
+
+/// The inline form of a key; `None` for one that is not eight bytes (no stored object has such a key: writes
+/// and seeding refuse them).
+pub fn key(k: &str) -> Option<Key> {
+    k.as_bytes().try_into().ok()
+}
+
+/// A key back as text, for looking the object up.
+pub fn text(k: &Key) -> &str {
+    std::str::from_utf8(k).unwrap_or("")
+}
+
 #[derive(Debug, Default)]
 pub struct Derived {
     /// Every item's key in the default order (`dateModified`, then version, then creation), ascending.
-    pub order: Vec<String>,
+    pub order: Vec<Key>,
     /// Position of each item in `order`.
-    pub rank: HashMap<String, usize>,
+    pub rank: HashMap<Key, usize>,
     /// Keys of the items outside the trash, in `order`'s order: `/items` with no filter.
-    pub live: Vec<String>,
+    pub live: Vec<Key>,
     /// Keys of the top-level items outside the trash, in `order`'s order: `/items/top` with no filter.
-    pub live_top: Vec<String>,
+    pub live_top: Vec<Key>,
     /// Every item's `(version, key)`, ascending: `since` reads only what changed.
-    pub by_version: Vec<(u64, String)>,
+    pub by_version: Vec<(u64, Key)>,
     /// Children outside the trash, per parent key (`meta.numChildren`).
-    pub num_children: HashMap<String, usize>,
+    pub num_children: HashMap<Key, usize>,
     /// Item URI → keys of the other items naming it in their `dc:relation`, in key order.
-    pub related_from: HashMap<String, Vec<String>>,
+    pub related_from: HashMap<String, Vec<Key>>,
     /// Items outside the trash directly in each collection (`meta.numItems`).
-    pub collection_items: HashMap<String, usize>,
+    pub collection_items: HashMap<Key, usize>,
     /// Subcollections of each collection (`meta.numCollections`).
-    pub subcollections: HashMap<String, usize>,
+    pub subcollections: HashMap<Key, usize>,
 }
 
 impl Derived {
-    pub fn build(lib: &Library) -> Self {
-        let mut sorted: Vec<&ItemRecord> = lib.items.values().collect();
-        sorted.sort_by(|a, b| {
+    /// The index of `lib`; `None` if some key is not eight bytes, and the listings then compute everything
+    /// directly.
+    pub fn build(lib: &Library) -> Option<Self> {
+        let mut sorted: Vec<(&ItemRecord, Key)> =
+            lib.items.values().map(|r| key(&r.key).map(|k| (r, k))).collect::<Option<_>>()?;
+        sorted.sort_by(|(a, _), (b, _)| {
             let (da, db) = (&a.data.date_modified, &b.data.date_modified);
             (da.is_empty(), da, a.version, a.seq).cmp(&(db.is_empty(), db, b.version, b.seq))
         });
-        let order: Vec<String> = sorted.iter().map(|r| r.key.clone()).collect();
-        let rank = order.iter().enumerate().map(|(i, k)| (k.clone(), i)).collect();
-        let live = sorted.iter().filter(|r| !r.data.deleted).map(|r| r.key.clone()).collect();
+        let order: Vec<Key> = sorted.iter().map(|(_, k)| *k).collect();
+        let rank = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+        let live = sorted.iter().filter(|(r, _)| !r.data.deleted).map(|(_, k)| *k).collect();
         let live_top = sorted
             .iter()
-            .filter(|r| !r.data.deleted && r.data.parent.as_deref().is_none_or(|p| !lib.items.contains_key(p)))
-            .map(|r| r.key.clone())
+            .filter(|(r, _)| !r.data.deleted && r.data.parent.as_deref().is_none_or(|p| !lib.items.contains_key(p)))
+            .map(|(_, k)| *k)
             .collect();
-        let mut by_version: Vec<(u64, String)> = lib.items.values().map(|r| (r.version, r.key.clone())).collect();
-        by_version.sort();
+        let mut by_version: Vec<(u64, Key)> = sorted.iter().map(|(r, k)| (r.version, *k)).collect();
+        by_version.sort_unstable();
 
-        let mut num_children: HashMap<String, usize> = HashMap::new();
-        let mut related_from: HashMap<String, Vec<String>> = HashMap::new();
-        let mut collection_items: HashMap<String, usize> = HashMap::new();
+        let mut num_children: HashMap<Key, usize> = HashMap::new();
+        let mut related_from: HashMap<String, Vec<Key>> = HashMap::new();
+        let mut collection_items: HashMap<Key, usize> = HashMap::new();
         let path = lib.path();
+        // In key order, so that reverse relations come out in the order the direct computation gives.
         for rec in lib.items.values() {
+            let own = key(&rec.key)?;
             if let (Some(parent), false) = (&rec.data.parent, rec.data.deleted) {
-                *num_children.entry(parent.clone()).or_default() += 1;
+                if let Some(parent) = key(parent) {
+                    *num_children.entry(parent).or_default() += 1;
+                }
             }
-            let mine = item_uri(&path, &rec.key);
-            for uri in relation_values(&rec.data.relations, "dc:relation") {
-                if uri != mine {
-                    let from = related_from.entry(uri).or_default();
-                    if from.last() != Some(&rec.key) {
-                        from.push(rec.key.clone());
+            let relations = relation_values(&rec.data.relations, "dc:relation");
+            if !relations.is_empty() {
+                let mine = item_uri(&path, &rec.key);
+                for uri in relations {
+                    if uri != mine {
+                        let from = related_from.entry(uri).or_default();
+                        if from.last() != Some(&own) {
+                            from.push(own);
+                        }
                     }
                 }
             }
             if !rec.data.deleted {
                 for (i, c) in rec.data.collections.iter().enumerate() {
-                    if !rec.data.collections[..i].contains(c) {
-                        *collection_items.entry(c.clone()).or_default() += 1;
+                    if let (false, Some(c)) = (rec.data.collections[..i].contains(c), key(c)) {
+                        *collection_items.entry(c).or_default() += 1;
                     }
                 }
             }
         }
-        let mut subcollections: HashMap<String, usize> = HashMap::new();
+        let mut subcollections: HashMap<Key, usize> = HashMap::new();
         for c in lib.collections.values() {
-            if let Some(parent) = &c.data.parent {
-                *subcollections.entry(parent.clone()).or_default() += 1;
+            if let Some(parent) = c.data.parent.as_deref().and_then(key) {
+                *subcollections.entry(parent).or_default() += 1;
             }
         }
-        Self { order, rank, live, live_top, by_version, num_children, related_from, collection_items, subcollections }
+        Some(Self {
+            order,
+            rank,
+            live,
+            live_top,
+            by_version,
+            num_children,
+            related_from,
+            collection_items,
+            subcollections,
+        })
+    }
+
+    /// How many children outside the trash the item has.
+    pub fn children_of(&self, item: &str) -> usize {
+        key(item).and_then(|k| self.num_children.get(&k).copied()).unwrap_or(0)
+    }
+
+    /// How many items outside the trash are directly in the collection, and how many subcollections it has.
+    pub fn collection_counts(&self, collection: &str) -> (usize, usize) {
+        let k = key(collection);
+        let count = |map: &HashMap<Key, usize>| k.and_then(|k| map.get(&k).copied()).unwrap_or(0);
+        (count(&self.collection_items), count(&self.subcollections))
+    }
+
+    /// The item's position in the default order.
+    pub fn rank_of(&self, item: &str) -> usize {
+        key(item).and_then(|k| self.rank.get(&k).copied()).unwrap_or(usize::MAX)
     }
 }

@@ -81,10 +81,11 @@ fn by_date_modified(params: &Params) -> bool {
 /// other listing, which [`items`] selects.
 pub fn unfiltered_page<'a>(
     lib: &'a Library,
-    derived: &Derived,
+    derived: Option<&Derived>,
     scope: &ItemScope,
     params: &Params,
 ) -> Option<(usize, Vec<&'a ItemRecord>)> {
+    let derived = derived?;
     let unfiltered = params.q.trim().is_empty()
         && params.item_type.iter().all(|t| t.trim().is_empty())
         && params.tags.iter().all(|t| t.trim().is_empty())
@@ -101,13 +102,13 @@ pub fn unfiltered_page<'a>(
     let start = (params.start as usize).min(total);
     let end = params.limit.map_or(total, |limit| start.saturating_add(limit as usize).min(total));
     let at = |i: usize| if params.is_desc() { total - 1 - i } else { i };
-    let page = (start..end).filter_map(|i| lib.items.get(&keys[at(i)])).collect();
+    let page = (start..end).filter_map(|i| lib.items.get(crate::derived::text(&keys[at(i)]))).collect();
     Some((total, page))
 }
 
 /// Items for a listing request, filtered and sorted (pagination is the caller's).
 pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiResult<Vec<&'a ItemRecord>> {
-    items_with(lib, &lib.derived(), scope, params)
+    items_with(lib, lib.derived().as_deref(), scope, params)
 }
 
 /// [`items`] with the library's index at hand: `itemKey` looks its keys up, `since` reads only the items
@@ -115,7 +116,7 @@ pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiRes
 /// instead of comparing dates.
 pub fn items_with<'a>(
     lib: &'a Library,
-    derived: &Derived,
+    derived: Option<&Derived>,
     scope: &ItemScope,
     params: &Params,
 ) -> ApiResult<Vec<&'a ItemRecord>> {
@@ -144,9 +145,9 @@ pub fn items_with<'a>(
     // when nothing but `since` filters, for the item itself then matches whenever it changed.
     let match_filters = !words.is_empty() || !type_sets.is_empty() || !tag_sets.is_empty();
     let keyed = matches!(scope, ItemScope::All | ItemScope::Top | ItemScope::Trash);
-    let changed_only = match scope {
-        ItemScope::All | ItemScope::Trash => params.since,
-        ItemScope::Top if !match_filters => params.since,
+    let changed_only = match (scope, derived) {
+        (ItemScope::All | ItemScope::Trash, Some(d)) => params.since.map(|s| (s, d)),
+        (ItemScope::Top, Some(d)) if !match_filters => params.since.map(|s| (s, d)),
         _ => None,
     };
     let candidates: Vec<&ItemRecord> = match (scope, &params.item_keys, changed_only) {
@@ -156,11 +157,11 @@ pub fn items_with<'a>(
             unique.dedup();
             unique.into_iter().filter_map(|k| lib.items.get(k)).filter(|r| !trash_only || r.data.deleted).collect()
         }
-        (_, _, Some(since)) => {
-            let first = derived.by_version.partition_point(|(v, _)| *v <= since);
-            derived.by_version[first..]
+        (_, _, Some((since, d))) => {
+            let first = d.by_version.partition_point(|(v, _)| *v <= since);
+            d.by_version[first..]
                 .iter()
-                .filter_map(|(_, k)| lib.items.get(k))
+                .filter_map(|(_, k)| lib.items.get(crate::derived::text(k)))
                 .filter(|r| !trash_only || r.data.deleted)
                 .collect()
         }
@@ -226,9 +227,8 @@ pub fn items_with<'a>(
             selected.push(target);
         }
     }
-    if by_date_modified(params) {
-        let mut ranked: Vec<(usize, &ItemRecord)> =
-            selected.into_iter().map(|r| (derived.rank.get(&r.key).copied().unwrap_or(usize::MAX), r)).collect();
+    if let (true, Some(d)) = (by_date_modified(params), derived) {
+        let mut ranked: Vec<(usize, &ItemRecord)> = selected.into_iter().map(|r| (d.rank_of(&r.key), r)).collect();
         ranked.sort_unstable_by_key(|(rank, _)| *rank);
         if params.is_desc() {
             ranked.reverse();

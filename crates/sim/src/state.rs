@@ -5,7 +5,7 @@
 //! as the real server derives it from its tables, so a write is visible in every listing at once.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -122,7 +122,7 @@ pub struct Library {
     /// [`Library::touch`]).
     changes: u64,
     /// The listings' index for one state of the library ([`Library::derived`]).
-    derived: RefCell<Option<(Stamp, Arc<Derived>)>>,
+    derived: RefCell<Option<(Stamp, Option<Arc<Derived>>)>>,
 }
 
 impl Library {
@@ -151,8 +151,9 @@ impl Library {
         self.changes += 1;
     }
 
-    /// The listings' index for the library as it is now, built on first use after a change.
-    pub fn derived(&self) -> Arc<Derived> {
+    /// The listings' index for the library as it is now, built on first use after a change (`None` when the
+    /// library holds a key the index cannot, see [`Derived::build`]).
+    pub fn derived(&self) -> Option<Arc<Derived>> {
         let stamp = Stamp {
             version: self.version,
             seq: self.seq,
@@ -162,11 +163,13 @@ impl Library {
         };
         if let Some((built, derived)) = self.derived.borrow().as_ref() {
             if *built == stamp {
-                return Arc::clone(derived);
+                return derived.clone();
             }
         }
-        let derived = Arc::new(Derived::build(self));
-        *self.derived.borrow_mut() = Some((stamp, Arc::clone(&derived)));
+        // Drop the old index before building the new one, so that its memory is reused.
+        *self.derived.borrow_mut() = None;
+        let derived = Derived::build(self).map(Arc::new);
+        *self.derived.borrow_mut() = Some((stamp, derived.clone()));
         derived
     }
 
@@ -242,7 +245,7 @@ impl Library {
             }
         };
         match derived {
-            Some(d) => d.related_from.get(&me).into_iter().flatten().for_each(|k| add(k)),
+            Some(d) => d.related_from.get(&me).into_iter().flatten().for_each(|k| add(crate::derived::text(k))),
             None => {
                 for other in self.items.values() {
                     if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
@@ -317,7 +320,7 @@ impl Library {
         let pdf = data.attachment.as_ref().is_some_and(|a| a.content_type == "application/pdf");
         if data.is_regular() || data.item_type == "note" || pdf {
             let count = match derived {
-                Some(d) => d.num_children.get(&rec.key).copied().unwrap_or(0),
+                Some(d) => d.children_of(&rec.key),
                 None => self.children(&rec.key, false).len(),
             };
             meta.insert("numChildren".into(), json!(count));
@@ -373,10 +376,10 @@ impl Library {
         out.insert("library".into(), self.library_json());
         out.insert("links".into(), Value::Object(links));
         let (collections, items) = match derived {
-            Some(d) => (
-                d.subcollections.get(&rec.key).copied().unwrap_or(0),
-                d.collection_items.get(&rec.key).copied().unwrap_or(0),
-            ),
+            Some(d) => {
+                let (items, collections) = d.collection_counts(&rec.key);
+                (collections, items)
+            }
             None => (self.subcollections(&rec.key).len(), self.collection_item_count(&rec.key)),
         };
         out.insert("meta".into(), json!({"numCollections": collections, "numItems": items}));
@@ -412,10 +415,14 @@ impl Library {
     /// Brings the tag table in line with the items: new (name, type) pairs get the given version, tags no item
     /// carries any more disappear (Zotero purges orphaned tags).
     pub fn refresh_tags(&mut self, version: u64, now: &str) {
-        let present: BTreeSet<Tag> = self.items.values().flat_map(|r| r.data.tags.iter().cloned()).collect();
+        // By reference, in one table: cloning every tag of a large library on each write, only to drop the
+        // copies, left the allocator's free lists fragmented enough to slow every later request.
+        let present: HashSet<&Tag> = self.items.values().flat_map(|r| r.data.tags.iter()).collect();
         self.tags.retain(|t, _| present.contains(t));
         for tag in present {
-            self.tags.entry(tag).or_insert_with(|| TagMeta { version, date_modified: now.to_string() });
+            if !self.tags.contains_key(tag) {
+                self.tags.insert(tag.clone(), TagMeta { version, date_modified: now.to_string() });
+            }
         }
     }
 

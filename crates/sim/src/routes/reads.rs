@@ -44,10 +44,10 @@ pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: Item
     let l = lib(state, lref)?;
     let derived = l.derived();
     // Page first, then build JSON for the page alone.
-    let (total, page) = match search::unfiltered_page(l, &derived, &scope, &params) {
+    let (total, page) = match search::unfiltered_page(l, derived.as_deref(), &scope, &params) {
         Some(found) => found,
         None => {
-            let all = search::items_with(l, &derived, &scope, &params)?;
+            let all = search::items_with(l, derived.as_deref(), &scope, &params)?;
             (all.len(), search::page(&all, &params))
         }
     };
@@ -55,7 +55,7 @@ pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: Item
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
     let entries = if params.format == "json" {
-        page.iter().map(|r| l.item_json_with(r, include_data, Some(&derived))).collect()
+        page.iter().map(|r| l.item_json_with(r, include_data, derived.as_deref())).collect()
     } else {
         Vec::new()
     };
@@ -72,7 +72,7 @@ pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
     let derived = l.derived();
     let entries = if params.format == "json" {
-        page.iter().map(|r| l.collection_json_with(r, include_data, Some(&derived))).collect()
+        page.iter().map(|r| l.collection_json_with(r, include_data, derived.as_deref())).collect()
     } else {
         Vec::new()
     };
