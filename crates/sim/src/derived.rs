@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::item::{item_uri, relation_values};
+use crate::item::{item_uri, relation_values, Tag};
 use crate::state::{ItemRecord, Library};
 
 /// What identifies one state of a library: any change moves one of these.
@@ -60,6 +60,8 @@ pub struct Derived {
     pub collection_items: HashMap<Key, usize>,
     /// Subcollections of each collection (`meta.numCollections`).
     pub subcollections: HashMap<Key, usize>,
+    /// How many items carry each tag (`meta.numItems` of `/tags`).
+    pub tag_counts: HashMap<Tag, usize>,
 }
 
 impl Derived {
@@ -86,6 +88,7 @@ impl Derived {
         let mut num_children: HashMap<Key, usize> = HashMap::new();
         let mut related_from: HashMap<String, Vec<Key>> = HashMap::new();
         let mut collection_items: HashMap<Key, usize> = HashMap::new();
+        let mut tag_counts: HashMap<Tag, usize> = HashMap::new();
         let path = lib.path();
         // In key order, so that reverse relations come out in the order the direct computation gives.
         for rec in lib.items.values() {
@@ -104,6 +107,14 @@ impl Derived {
                         if from.last() != Some(&own) {
                             from.push(own);
                         }
+                    }
+                }
+            }
+            for t in &rec.data.tags {
+                match tag_counts.get_mut(t) {
+                    Some(n) => *n += 1,
+                    None => {
+                        tag_counts.insert(t.clone(), 1);
                     }
                 }
             }
@@ -131,6 +142,7 @@ impl Derived {
             related_from,
             collection_items,
             subcollections,
+            tag_counts,
         })
     }
 

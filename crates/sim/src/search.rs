@@ -5,7 +5,7 @@
 //! the trash. Text matching is case-insensitive substring matching, like MySQL's `LIKE` under Zotero's
 //! case-insensitive collation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use crate::dates;
 use crate::derived::Derived;
@@ -312,7 +312,7 @@ pub enum CollectionScope {
 
 pub fn collections<'a>(lib: &'a Library, scope: &CollectionScope, params: &Params) -> Vec<&'a CollectionRecord> {
     let q = lower(&params.q);
-    let mut out: Vec<&CollectionRecord> = lib
+    let out: Vec<&CollectionRecord> = lib
         .collections
         .values()
         .filter(|c| match scope {
@@ -335,24 +335,26 @@ pub fn collections<'a>(lib: &'a Library, scope: &CollectionScope, params: &Param
             _ => c.date_modified.clone(),
         }
     };
-    out.sort_by(|a, b| {
-        let ord = value(a).cmp(&value(b)).then(a.version.cmp(&b.version)).then(a.seq.cmp(&b.seq));
+    // Each sort value computed once, not once per comparison.
+    let mut keyed: Vec<(String, &CollectionRecord)> = out.into_iter().map(|c| (value(c), c)).collect();
+    keyed.sort_by(|(va, a), (vb, b)| {
+        let ord = va.cmp(vb).then(a.version.cmp(&b.version)).then(a.seq.cmp(&b.seq));
         if params.is_desc() {
             ord.reverse()
         } else {
             ord
         }
     });
-    out
+    keyed.into_iter().map(|(_, c)| c).collect()
 }
 
 /// One entry of a tag listing.
 #[derive(Debug, Clone)]
-pub struct TagEntry {
-    pub tag: Tag,
+pub struct TagEntry<'a> {
+    pub tag: &'a Tag,
     pub num_items: usize,
     pub version: u64,
-    pub date_modified: String,
+    pub date_modified: &'a str,
 }
 
 /// Which tags a listing covers.
@@ -366,67 +368,76 @@ pub enum TagScope {
     Collection(BTreeSet<String>),
 }
 
-pub fn tags(lib: &Library, scope: &TagScope, params: &Params) -> Vec<TagEntry> {
-    // Counts over the whole library (what Zotero reports even for scoped listings).
-    let mut counts: BTreeMap<&Tag, usize> = BTreeMap::new();
-    let mut in_scope: BTreeMap<&Tag, usize> = BTreeMap::new();
-    for rec in lib.items.values() {
-        let scoped = match scope {
-            TagScope::All => true,
-            TagScope::OnItems(keys) | TagScope::Collection(keys) => keys.contains(&rec.key),
-        };
+/// How many items carry each tag, over `items`.
+fn count_tags<'a>(items: impl Iterator<Item = &'a ItemRecord>) -> HashMap<&'a Tag, usize> {
+    let mut counts: HashMap<&Tag, usize> = HashMap::new();
+    for rec in items {
         for t in &rec.data.tags {
             *counts.entry(t).or_default() += 1;
-            if scoped {
-                *in_scope.entry(t).or_default() += 1;
-            }
         }
     }
+    counts
+}
+
+pub fn tags<'a>(
+    lib: &'a Library,
+    derived: Option<&'a Derived>,
+    scope: &TagScope,
+    params: &Params,
+) -> Vec<TagEntry<'a>> {
+    // Counts over the whole library (what Zotero reports even for scoped listings), from the index when there
+    // is one; the scope's own counts from its items alone.
+    let counts: HashMap<&Tag, usize> = match derived {
+        Some(d) => d.tag_counts.iter().map(|(t, n)| (t, *n)).collect(),
+        None => count_tags(lib.items.values()),
+    };
+    let in_scope: HashMap<&Tag, usize> = match scope {
+        TagScope::All => counts.clone(),
+        TagScope::OnItems(keys) | TagScope::Collection(keys) => {
+            count_tags(keys.iter().filter_map(|k| lib.items.get(k)))
+        }
+    };
     let names: Vec<String> = params.tags.first().map(|t| t.split(" || ").map(lower).collect()).unwrap_or_default();
     let q = lower(&params.q);
     let type_sets = search_sets(&params.tag_type);
-    let mut out: Vec<TagEntry> = in_scope
+    // Each name lowered once, for the filters and the sort.
+    let mut out: Vec<(String, TagEntry<'a>)> = in_scope
         .iter()
-        .filter(|(t, _)| names.is_empty() || names.contains(&lower(&t.name)))
-        .filter(|(t, _)| {
-            q.is_empty()
-                || if params.qmode == "startswith" {
-                    lower(&t.name).starts_with(&q)
-                } else {
-                    lower(&t.name).contains(&q)
-                }
+        .map(|(t, scoped_count)| (lower(&t.name), *t, *scoped_count))
+        .filter(|(name, _, _)| names.is_empty() || names.contains(name))
+        .filter(|(name, _, _)| {
+            q.is_empty() || if params.qmode == "startswith" { name.starts_with(&q) } else { name.contains(&q) }
         })
-        .filter(|(t, _)| {
+        .filter(|(_, t, _)| {
             type_sets.iter().all(|set| set.values.iter().any(|v| v.trim() == t.kind.to_string()) != set.negated)
         })
-        .map(|(t, scoped_count)| {
-            let meta = lib.tags.get(*t);
-            TagEntry {
-                tag: (*t).clone(),
+        .map(|(name, t, scoped_count)| {
+            let meta = lib.tags.get(t);
+            let entry = TagEntry {
+                tag: t,
                 num_items: match scope {
-                    TagScope::Collection(_) => *scoped_count,
-                    _ => counts.get(*t).copied().unwrap_or(0),
+                    TagScope::Collection(_) => scoped_count,
+                    _ => counts.get(t).copied().unwrap_or(0),
                 },
                 version: meta.map_or(0, |m| m.version),
-                date_modified: meta.map(|m| m.date_modified.clone()).unwrap_or_default(),
-            }
+                date_modified: meta.map_or("", |m| m.date_modified.as_str()),
+            };
+            (name, entry)
         })
-        .filter(|e| params.since.is_none_or(|s| e.version > s))
+        .filter(|(_, e)| params.since.is_none_or(|s| e.version > s))
         .collect();
-    out.sort_by(|a, b| {
-        let name = lower(&a.tag.name).cmp(&lower(&b.tag.name)).then(a.tag.kind.cmp(&b.tag.kind));
+    out.sort_by(|(an, a), (bn, b)| {
+        let name = an.cmp(bn).then(a.tag.kind.cmp(&b.tag.kind));
         let ord = match params.sort.as_str() {
             "title" => name,
             "numItems" => a.num_items.cmp(&b.num_items).then(name),
-            _ => a.date_modified.cmp(&b.date_modified).then(a.version.cmp(&b.version)).then(name),
+            _ => a.date_modified.cmp(b.date_modified).then(a.version.cmp(&b.version)).then(name),
         };
-        if params.is_desc() {
-            ord.reverse()
-        } else {
-            ord
-        }
+        let ord = if params.is_desc() { ord.reverse() } else { ord };
+        // Ties keep the tags' own order, whichever the direction, as a stable sort of the tag table does.
+        ord.then_with(|| a.tag.cmp(b.tag))
     });
-    out
+    out.into_iter().map(|(_, e)| e).collect()
 }
 
 /// Applies `start` and `limit`.

@@ -357,6 +357,35 @@ fn listings_agree_with_single_reads_and_the_general_path_after_changes() {
     );
     let trash = get(&s, &path("/items/trash?format=keys")).text();
     assert_eq!(trash.trim(), keys[2]);
+    let mut tag_counts: BTreeMap<String, u64> = BTreeMap::new();
+    for item in s.items(LIB) {
+        for t in item["data"]["tags"].as_array().into_iter().flatten() {
+            *tag_counts.entry(t["tag"].as_str().unwrap_or_default().to_string()).or_default() += 1;
+        }
+    }
+    for listing in
+        ["/tags?limit=100", "/tags?limit=100&sort=title&start=200", "/tags?limit=100&sort=numItems&direction=desc"]
+    {
+        let r = get(&s, &path(listing));
+        assert_eq!(r.total() as usize, tag_counts.len(), "{listing}");
+        let tags = r.json();
+        let page: Vec<(String, u64)> = tags
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| (t["tag"].as_str().unwrap_or_default().to_string(), t["meta"]["numItems"].as_u64().unwrap_or(0)))
+            .collect();
+        assert_eq!(page.len(), 100);
+        for (name, count) in &page {
+            assert_eq!(tag_counts.get(name), Some(count), "{listing}: {name}");
+        }
+        if listing.contains("numItems") {
+            assert!(page.windows(2).all(|w| w[0].1 >= w[1].1), "{listing}: most used first");
+        }
+        if listing.contains("title") {
+            assert!(page.windows(2).all(|w| w[0].0.to_lowercase() <= w[1].0.to_lowercase()), "{listing}");
+        }
+    }
     for c in get(&s, &path("/collections?limit=100")).json().as_array().into_iter().flatten() {
         let key = c["key"].as_str().unwrap_or_default();
         assert_eq!(Some(c), s.collection(LIB, key).as_ref(), "{key}");

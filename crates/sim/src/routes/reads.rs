@@ -141,7 +141,8 @@ pub(super) fn list_tags_in_items(state: &State, req: &Req, lref: LibraryRef, sco
 pub(super) fn list_tags(state: &State, req: &Req, lref: LibraryRef, scope: TagScope) -> ApiResult<Reply> {
     let params = query::parse(&req.query, Action::Tags, false)?;
     let l = lib(state, lref)?;
-    let all = search::tags(l, &scope, &params);
+    let derived = l.derived();
+    let all = search::tags(l, derived.as_deref(), &scope, &params);
     let page = search::page(&all, &params);
     let base = format!("{API_BASE}{}", l.path());
     let www = l.www_url();
