@@ -62,6 +62,9 @@ pub struct Derived {
     pub subcollections: HashMap<Key, usize>,
     /// How many items carry each tag (`meta.numItems` of `/tags`).
     pub tag_counts: HashMap<Tag, usize>,
+    /// `/tags` in its default order (`dateModified`, version, name, type), ascending and descending, as
+    /// positions in the tag table; `None` when the table and the items' tags disagree (then the listing sorts).
+    pub tag_order: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 impl Derived {
@@ -141,6 +144,7 @@ impl Derived {
             num_children,
             related_from,
             collection_items,
+            tag_order: tag_order(lib, &tag_counts),
             subcollections,
             tag_counts,
         })
@@ -162,4 +166,24 @@ impl Derived {
     pub fn rank_of(&self, item: &str) -> usize {
         key(item).and_then(|k| self.rank.get(&k).copied()).unwrap_or(usize::MAX)
     }
+}
+
+/// The tag table's positions in `/tags`'s default order, both directions; ties in both keep the table's own
+/// order, as the listing's sort does.
+fn tag_order(lib: &Library, counts: &HashMap<Tag, usize>) -> Option<(Vec<u32>, Vec<u32>)> {
+    if counts.len() != lib.tags.len() || lib.tags.keys().any(|t| !counts.contains_key(t)) {
+        return None;
+    }
+    let rows: Vec<(&str, u64, String, i64)> =
+        lib.tags.iter().map(|(t, m)| (m.date_modified.as_str(), m.version, t.name.to_lowercase(), t.kind)).collect();
+    let primary = |a: u32, b: u32| {
+        let (x, y) = (&rows[a as usize], &rows[b as usize]);
+        x.0.cmp(y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)).then(x.3.cmp(&y.3))
+    };
+    let positions = 0..u32::try_from(rows.len()).ok()?;
+    let mut ascending: Vec<u32> = positions.clone().collect();
+    ascending.sort_by(|a, b| primary(*a, *b).then(a.cmp(b)));
+    let mut descending: Vec<u32> = positions.collect();
+    descending.sort_by(|a, b| primary(*a, *b).reverse().then(a.cmp(b)));
+    Some((ascending, descending))
 }

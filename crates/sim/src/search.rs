@@ -5,6 +5,7 @@
 //! the trash. Text matching is case-insensitive substring matching, like MySQL's `LIKE` under Zotero's
 //! case-insensitive collation.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use crate::dates;
@@ -13,7 +14,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::item::{ItemData, Tag};
 use crate::query::{search_sets, search_words, Params};
 use crate::schema::Schema;
-use crate::state::{CollectionRecord, ItemRecord, Library};
+use crate::state::{CollectionRecord, ItemRecord, Library, TagMeta};
 
 /// Which items a listing starts from.
 #[derive(Debug, Clone)]
@@ -379,6 +380,43 @@ fn count_tags<'a>(items: impl Iterator<Item = &'a ItemRecord>) -> HashMap<&'a Ta
     counts
 }
 
+/// The total and the page of `/tags` with no filter in its default order, read off the index; `None` for any
+/// other tag listing, which [`tags`] selects and sorts.
+pub fn unfiltered_tags_page<'a>(
+    lib: &'a Library,
+    derived: Option<&'a Derived>,
+    scope: &TagScope,
+    params: &Params,
+) -> Option<(usize, Vec<TagEntry<'a>>)> {
+    let d = derived?;
+    let (ascending, descending) = d.tag_order.as_ref()?;
+    let unfiltered = matches!(scope, TagScope::All)
+        && !matches!(params.sort.as_str(), "title" | "numItems")
+        && params.tags.is_empty()
+        && params.q.is_empty()
+        && search_sets(&params.tag_type).is_empty()
+        && params.since.is_none();
+    if !unfiltered {
+        return None;
+    }
+    let order = if params.is_desc() { descending } else { ascending };
+    let total = order.len();
+    let start = (params.start as usize).min(total);
+    let end = params.limit.map_or(total, |limit| start.saturating_add(limit as usize).min(total));
+    let table: Vec<(&Tag, &TagMeta)> = lib.tags.iter().collect();
+    let page = order[start..end]
+        .iter()
+        .filter_map(|&i| table.get(i as usize))
+        .map(|(t, meta)| TagEntry {
+            tag: t,
+            num_items: d.tag_counts.get(*t).copied().unwrap_or(0),
+            version: meta.version,
+            date_modified: meta.date_modified.as_str(),
+        })
+        .collect();
+    Some((total, page))
+}
+
 pub fn tags<'a>(
     lib: &'a Library,
     derived: Option<&'a Derived>,
@@ -387,37 +425,57 @@ pub fn tags<'a>(
 ) -> Vec<TagEntry<'a>> {
     // Counts over the whole library (what Zotero reports even for scoped listings), from the index when there
     // is one; the scope's own counts from its items alone.
-    let counts: HashMap<&Tag, usize> = match derived {
-        Some(d) => d.tag_counts.iter().map(|(t, n)| (t, *n)).collect(),
-        None => count_tags(lib.items.values()),
+    let local: HashMap<&Tag, usize> = if derived.is_some() { HashMap::new() } else { count_tags(lib.items.values()) };
+    let total = |t: &Tag| match derived {
+        Some(d) => d.tag_counts.get(t).copied().unwrap_or(0),
+        None => local.get(t).copied().unwrap_or(0),
     };
-    let in_scope: HashMap<&Tag, usize> = match scope {
-        TagScope::All => counts.clone(),
-        TagScope::OnItems(keys) | TagScope::Collection(keys) => {
-            count_tags(keys.iter().filter_map(|k| lib.items.get(k)))
+    let in_scope: Vec<(&Tag, usize)> = match (scope, derived) {
+        (TagScope::All, Some(d)) => d.tag_counts.iter().map(|(t, n)| (t, *n)).collect(),
+        (TagScope::All, None) => local.iter().map(|(t, n)| (*t, *n)).collect(),
+        (TagScope::OnItems(keys) | TagScope::Collection(keys), _) => {
+            count_tags(keys.iter().filter_map(|k| lib.items.get(k))).into_iter().collect()
         }
+    };
+    // Each tag's version and date: walking the tag table alongside beats looking each tag up in it, and the
+    // table holds exactly the tags items carry (refresh_tags), which the lengths confirm.
+    let with_meta: Vec<(&Tag, usize, Option<&TagMeta>)> = match (scope, derived) {
+        (TagScope::All, Some(d)) if d.tag_counts.len() == lib.tags.len() => lib
+            .tags
+            .iter()
+            .map(|(t, meta)| (t, d.tag_counts.get(t).copied().unwrap_or(0), Some(meta)))
+            .filter(|(_, n, _)| *n > 0)
+            .collect(),
+        _ => in_scope.into_iter().map(|(t, n)| (t, n, lib.tags.get(t))).collect(),
     };
     let names: Vec<String> = params.tags.first().map(|t| t.split(" || ").map(lower).collect()).unwrap_or_default();
     let q = lower(&params.q);
     let type_sets = search_sets(&params.tag_type);
     // Each name lowered once, for the filters and the sort.
-    let mut out: Vec<(String, TagEntry<'a>)> = in_scope
-        .iter()
-        .map(|(t, scoped_count)| (lower(&t.name), *t, *scoped_count))
-        .filter(|(name, _, _)| names.is_empty() || names.contains(name))
-        .filter(|(name, _, _)| {
+    let mut out: Vec<(Cow<'a, str>, TagEntry<'a>)> = with_meta
+        .into_iter()
+        .map(|(t, scoped_count, meta)| {
+            // Most names are lowercase already: lowering them would only allocate a copy.
+            let name = if t.name.chars().all(|c| c.is_lowercase() || !c.is_alphabetic()) {
+                Cow::Borrowed(t.name.as_str())
+            } else {
+                Cow::Owned(lower(&t.name))
+            };
+            (name, t, scoped_count, meta)
+        })
+        .filter(|(name, _, _, _)| names.is_empty() || names.iter().any(|n| n == name))
+        .filter(|(name, _, _, _)| {
             q.is_empty() || if params.qmode == "startswith" { name.starts_with(&q) } else { name.contains(&q) }
         })
-        .filter(|(_, t, _)| {
+        .filter(|(_, t, _, _)| {
             type_sets.iter().all(|set| set.values.iter().any(|v| v.trim() == t.kind.to_string()) != set.negated)
         })
-        .map(|(name, t, scoped_count)| {
-            let meta = lib.tags.get(t);
+        .map(|(name, t, scoped_count, meta)| {
             let entry = TagEntry {
                 tag: t,
                 num_items: match scope {
                     TagScope::Collection(_) => scoped_count,
-                    _ => counts.get(t).copied().unwrap_or(0),
+                    _ => total(t),
                 },
                 version: meta.map_or(0, |m| m.version),
                 date_modified: meta.map_or("", |m| m.date_modified.as_str()),
@@ -426,7 +484,7 @@ pub fn tags<'a>(
         })
         .filter(|(_, e)| params.since.is_none_or(|s| e.version > s))
         .collect();
-    out.sort_by(|(an, a), (bn, b)| {
+    out.sort_unstable_by(|(an, a), (bn, b)| {
         let name = an.cmp(bn).then(a.tag.kind.cmp(&b.tag.kind));
         let ord = match params.sort.as_str() {
             "title" => name,
@@ -434,7 +492,7 @@ pub fn tags<'a>(
             _ => a.date_modified.cmp(b.date_modified).then(a.version.cmp(&b.version)).then(name),
         };
         let ord = if params.is_desc() { ord.reverse() } else { ord };
-        // Ties keep the tags' own order, whichever the direction, as a stable sort of the tag table does.
+        // Ties keep the tags' own order, whichever the direction, as a stable sort of the tag table did.
         ord.then_with(|| a.tag.cmp(b.tag))
     });
     out.into_iter().map(|(_, e)| e).collect()

@@ -142,8 +142,13 @@ pub(super) fn list_tags(state: &State, req: &Req, lref: LibraryRef, scope: TagSc
     let params = query::parse(&req.query, Action::Tags, false)?;
     let l = lib(state, lref)?;
     let derived = l.derived();
-    let all = search::tags(l, derived.as_deref(), &scope, &params);
-    let page = search::page(&all, &params);
+    let (total, page) = match search::unfiltered_tags_page(l, derived.as_deref(), &scope, &params) {
+        Some(found) => found,
+        None => {
+            let all = search::tags(l, derived.as_deref(), &scope, &params);
+            (all.len(), search::page(&all, &params))
+        }
+    };
     let base = format!("{API_BASE}{}", l.path());
     let www = l.www_url();
     let entries = page
@@ -160,7 +165,7 @@ pub(super) fn list_tags(state: &State, req: &Req, lref: LibraryRef, scope: TagSc
             })
         })
         .collect();
-    Ok(listing(req, &params, l.version, all.len(), Vec::new(), Vec::new(), entries))
+    Ok(listing(req, &params, l.version, total, Vec::new(), Vec::new(), entries))
 }
 
 pub(super) fn deleted(state: &State, req: &Req, lref: LibraryRef) -> ApiResult<Reply> {
