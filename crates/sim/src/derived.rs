@@ -4,7 +4,7 @@
 //! A page of `/items` shows `numChildren` and the reverse side of `dc:relation` for each of its items, and a
 //! page of `/collections` each collection's size: computed from scratch, each is a pass over every item, so a
 //! page of a 50,000-item library cost a hundred such passes. The index is built on the first listing after a
-//! change and kept while the library stays as it is (`Library::derived`); `Library::touch` marks a change that
+//! change and kept while the library stays as it is (`Library::cached`); `Library::touch` marks a change that
 //! the library's version, sequence and sizes would not show (a write stamps the objects before it advances the
 //! library's version). Single-object reads and write answers do not use it: they show one object, and keep the
 //! direct computation.
@@ -12,17 +12,9 @@
 use std::collections::HashMap;
 
 use crate::item::{item_uri, relation_values, Tag};
-use crate::state::{ItemRecord, Library};
+use std::sync::Arc;
 
-/// What identifies one state of a library: any change moves one of these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub version: u64,
-    pub seq: u64,
-    pub items: usize,
-    pub collections: usize,
-    pub changes: u64,
-}
+use crate::state::{ItemRecord, Library, LibraryFacts};
 
 /// An object key, held inline: Zotero keys are eight ASCII characters, and an index of 50,000 `String`s made
 /// and dropped after every change left the allocator's free lists so fragmented that the small allocations of
@@ -42,13 +34,11 @@ pub fn text(k: &Key) -> &str {
 
 #[derive(Debug, Default)]
 pub struct Derived {
-    /// Every item's key in the default order (`dateModified`, then version, then creation), ascending.
-    pub order: Vec<Key>,
-    /// Position of each item in `order`.
+    /// Each item's position in the default order (`dateModified`, then version, then creation), ascending.
     pub rank: HashMap<Key, usize>,
-    /// Keys of the items outside the trash, in `order`'s order: `/items` with no filter.
+    /// Keys of the items outside the trash, in the default order: `/items` with no filter.
     pub live: Vec<Key>,
-    /// Keys of the top-level items outside the trash, in `order`'s order: `/items/top` with no filter.
+    /// Keys of the top-level items outside the trash, in the default order: `/items/top` with no filter.
     pub live_top: Vec<Key>,
     /// Every item's `(version, key)`, ascending: `since` reads only what changed.
     pub by_version: Vec<(u64, Key)>,
@@ -77,8 +67,7 @@ impl Derived {
             let (da, db) = (&a.data.date_modified, &b.data.date_modified);
             (da.is_empty(), da, a.version, a.seq).cmp(&(db.is_empty(), db, b.version, b.seq))
         });
-        let order: Vec<Key> = sorted.iter().map(|(_, k)| *k).collect();
-        let rank = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+        let rank = sorted.iter().enumerate().map(|(i, (_, k))| (*k, i)).collect();
         let live = sorted.iter().filter(|(r, _)| !r.data.deleted).map(|(_, k)| *k).collect();
         let live_top = sorted
             .iter()
@@ -136,7 +125,6 @@ impl Derived {
             }
         }
         Some(Self {
-            order,
             rank,
             live,
             live_top,
@@ -150,21 +138,31 @@ impl Derived {
         })
     }
 
-    /// How many children outside the trash the item has.
-    pub fn children_of(&self, item: &str) -> usize {
-        key(item).and_then(|k| self.num_children.get(&k).copied()).unwrap_or(0)
-    }
-
-    /// How many items outside the trash are directly in the collection, and how many subcollections it has.
-    pub fn collection_counts(&self, collection: &str) -> (usize, usize) {
-        let k = key(collection);
-        let count = |map: &HashMap<Key, usize>| k.and_then(|k| map.get(&k).copied()).unwrap_or(0);
-        (count(&self.collection_items), count(&self.subcollections))
-    }
-
     /// The item's position in the default order.
     pub fn rank_of(&self, item: &str) -> usize {
         key(item).and_then(|k| self.rank.get(&k).copied()).unwrap_or(usize::MAX)
+    }
+}
+
+/// The index of `lib` as it is now: built on the first listing after a change, then kept (`None` when the
+/// library holds a key the index cannot).
+pub fn of(lib: &Library) -> Arc<Option<Derived>> {
+    lib.cached(Derived::build)
+}
+
+impl LibraryFacts for Derived {
+    fn children_of(&self, item: &str) -> usize {
+        key(item).and_then(|k| self.num_children.get(&k).copied()).unwrap_or(0)
+    }
+
+    fn related_from(&self, uri: &str) -> Vec<&str> {
+        self.related_from.get(uri).into_iter().flatten().map(text).collect()
+    }
+
+    fn collection_counts(&self, collection: &str) -> (usize, usize) {
+        let k = key(collection);
+        let count = |map: &HashMap<Key, usize>| k.and_then(|k| map.get(&k).copied()).unwrap_or(0);
+        (count(&self.collection_items), count(&self.subcollections))
     }
 }
 

@@ -109,7 +109,7 @@ pub fn unfiltered_page<'a>(
 
 /// Items for a listing request, filtered and sorted (pagination is the caller's).
 pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiResult<Vec<&'a ItemRecord>> {
-    items_with(lib, lib.derived().as_deref(), scope, params)
+    items_with(lib, crate::derived::of(lib).as_ref().as_ref(), scope, params)
 }
 
 /// [`items`] with the library's index at hand: `itemKey` looks its keys up, `since` reads only the items

@@ -4,6 +4,7 @@
 //! Everything a response shows is derived from here at read time (child counts, reverse relations, tag counts),
 //! as the real server derives it from its tables, so a write is visible in every listing at once.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::dates;
-use crate::derived::{Derived, Stamp};
 use crate::item::{item_uri, relation_values, ItemData, Tag};
 use crate::keys::{Grant, KeyGen};
 use crate::saved_search::{self, SearchRecord};
@@ -30,6 +30,27 @@ pub fn slugify(name: &str) -> String {
         .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, ' ' | '.' | '_' | '-'))
         .map(|c| if c == ' ' { '_' } else { c })
         .collect()
+}
+
+/// What identifies one state of a library for [`Library::cached`]: any change moves one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    version: u64,
+    seq: u64,
+    items: usize,
+    collections: usize,
+    changes: u64,
+}
+
+/// What a listing knows of the whole library, so that each object it shows need not be compared with every
+/// item (the index in crates/sim/src/derived.rs).
+pub trait LibraryFacts {
+    /// How many children outside the trash the item has.
+    fn children_of(&self, item: &str) -> usize;
+    /// Keys of the other items naming this item URI in their `dc:relation`, in key order.
+    fn related_from(&self, uri: &str) -> Vec<&str>;
+    /// How many items outside the trash are directly in the collection, and how many subcollections it has.
+    fn collection_counts(&self, collection: &str) -> (usize, usize);
 }
 
 /// A stored item.
@@ -121,8 +142,9 @@ pub struct Library {
     /// Changes to items or collections that neither the version, the sequence nor the sizes show (see
     /// [`Library::touch`]).
     changes: u64,
-    /// The listings' index for one state of the library ([`Library::derived`]).
-    derived: RefCell<Option<(Stamp, Option<Arc<Derived>>)>>,
+    /// What listings derive from the whole library, for one state of it ([`Library::cached`]; the index of
+    /// crates/sim/src/derived.rs, which this module does not name: it is built from this one).
+    cache: RefCell<Option<(Stamp, Arc<dyn Any + Send + Sync>)>>,
 }
 
 impl Library {
@@ -142,7 +164,7 @@ impl Library {
             quota_mb: DEFAULT_QUOTA_MB,
             files_editable: true,
             changes: 0,
-            derived: RefCell::new(None),
+            cache: RefCell::new(None),
         }
     }
 
@@ -151,9 +173,8 @@ impl Library {
         self.changes += 1;
     }
 
-    /// The listings' index for the library as it is now, built on first use after a change (`None` when the
-    /// library holds a key the index cannot, see [`Derived::build`]).
-    pub fn derived(&self) -> Option<Arc<Derived>> {
+    /// What `build` derives from the library as it is now: built on first use after a change, then kept.
+    pub fn cached<T: Any + Send + Sync>(&self, build: impl FnOnce(&Self) -> T) -> Arc<T> {
         let stamp = Stamp {
             version: self.version,
             seq: self.seq,
@@ -161,16 +182,18 @@ impl Library {
             collections: self.collections.len(),
             changes: self.changes,
         };
-        if let Some((built, derived)) = self.derived.borrow().as_ref() {
+        if let Some((built, value)) = self.cache.borrow().as_ref() {
             if *built == stamp {
-                return derived.clone();
+                if let Ok(value) = Arc::clone(value).downcast::<T>() {
+                    return value;
+                }
             }
         }
-        // Drop the old index before building the new one, so that its memory is reused.
-        *self.derived.borrow_mut() = None;
-        let derived = Derived::build(self).map(Arc::new);
-        *self.derived.borrow_mut() = Some((stamp, derived.clone()));
-        derived
+        // Drop the old value before building the new one, so that its memory is reused.
+        *self.cache.borrow_mut() = None;
+        let value = Arc::new(build(self));
+        *self.cache.borrow_mut() = Some((stamp, Arc::clone(&value) as Arc<dyn Any + Send + Sync>));
+        value
     }
 
     pub fn is_user(&self) -> bool {
@@ -234,7 +257,7 @@ impl Library {
 
     /// An item's relations as the API shows them: its own plus the reverse side of other items' `dc:relation`,
     /// since Zotero treats related items as bidirectional.
-    pub fn effective_relations(&self, rec: &ItemRecord, derived: Option<&Derived>) -> Map<String, Value> {
+    pub fn effective_relations(&self, rec: &ItemRecord, derived: Option<&dyn LibraryFacts>) -> Map<String, Value> {
         let mut relations = rec.data.relations.clone();
         let me = item_uri(&self.path(), &rec.key);
         let mut related = relation_values(&relations, "dc:relation");
@@ -245,7 +268,7 @@ impl Library {
             }
         };
         match derived {
-            Some(d) => d.related_from.get(&me).into_iter().flatten().for_each(|k| add(crate::derived::text(k))),
+            Some(d) => d.related_from(&me).into_iter().for_each(add),
             None => {
                 for other in self.items.values() {
                     if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
@@ -272,7 +295,7 @@ impl Library {
     }
 
     /// [`Library::item_json`], reading child counts and reverse relations from the listings' index when given.
-    pub fn item_json_with(&self, rec: &ItemRecord, include_data: bool, derived: Option<&Derived>) -> Value {
+    pub fn item_json_with(&self, rec: &ItemRecord, include_data: bool, derived: Option<&dyn LibraryFacts>) -> Value {
         let schema = Schema::get();
         let base = format!("{API_BASE}{}", self.path());
         let mut links = Map::new();
@@ -353,7 +376,12 @@ impl Library {
     }
 
     /// [`Library::collection_json`], reading the counts from the listings' index when given.
-    pub fn collection_json_with(&self, rec: &CollectionRecord, include_data: bool, derived: Option<&Derived>) -> Value {
+    pub fn collection_json_with(
+        &self,
+        rec: &CollectionRecord,
+        include_data: bool,
+        derived: Option<&dyn LibraryFacts>,
+    ) -> Value {
         let base = format!("{API_BASE}{}", self.path());
         let mut links = Map::new();
         links.insert(

@@ -13,8 +13,8 @@
 //!   creators, a date, a DOI (and an ISBN for books), an abstract and sometimes `Citation Key: …` in `extra`;
 //! - near-duplicates: every 25th item of the second half repeats an item of the first half (same DOI, title in
 //!   another case and punctuation, one creator's first name reduced to an initial), about 2% of the items;
-//! - `n / 5` distinct tags (every one used, some on many items), `n / 50` collections (some nested), items
-//!   filed into them;
+//! - `ceil(n / 5)` distinct tags (every one used, some on many items), `ceil(n / 50)` collections (some
+//!   nested), items filed into them;
 //! - a child note for every 40 items and an attachment (metadata only) for every 25.
 //!
 //! Versions: the collections are written in batches of 50, then the items in batches of 50 top-level items

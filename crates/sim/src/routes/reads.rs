@@ -8,7 +8,7 @@ use crate::query::{self, Action, Params};
 use crate::reply::Reply;
 use crate::saved_search::SearchRecord;
 use crate::search::{self, CollectionScope, ItemScope, TagScope};
-use crate::state::{Kind, State, API_BASE};
+use crate::state::{Kind, LibraryFacts, State, API_BASE};
 use crate::LibraryRef;
 
 /// The common tail of listings: `Total-Results`, `Link`, `Last-Modified-Version` and the body for the format.
@@ -42,12 +42,13 @@ pub(super) fn listing(
 pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: ItemScope) -> ApiResult<Reply> {
     let params = query::parse(&req.query, Action::Items, false)?;
     let l = lib(state, lref)?;
-    let derived = l.derived();
+    let derived = crate::derived::of(l);
+    let derived = derived.as_ref().as_ref();
     // Page first, then build JSON for the page alone.
-    let (total, page) = match search::unfiltered_page(l, derived.as_deref(), &scope, &params) {
+    let (total, page) = match search::unfiltered_page(l, derived, &scope, &params) {
         Some(found) => found,
         None => {
-            let all = search::items_with(l, derived.as_deref(), &scope, &params)?;
+            let all = search::items_with(l, derived, &scope, &params)?;
             (all.len(), search::page(&all, &params))
         }
     };
@@ -55,7 +56,7 @@ pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: Item
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
     let entries = if params.format == "json" {
-        page.iter().map(|r| l.item_json_with(r, include_data, derived.as_deref())).collect()
+        page.iter().map(|r| l.item_json_with(r, include_data, derived.map(|d| d as &dyn LibraryFacts))).collect()
     } else {
         Vec::new()
     };
@@ -70,9 +71,10 @@ pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope
     let include_data = params.include.iter().any(|i| i == "data");
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
-    let derived = l.derived();
+    let derived = crate::derived::of(l);
+    let derived = derived.as_ref().as_ref();
     let entries = if params.format == "json" {
-        page.iter().map(|r| l.collection_json_with(r, include_data, derived.as_deref())).collect()
+        page.iter().map(|r| l.collection_json_with(r, include_data, derived.map(|d| d as &dyn LibraryFacts))).collect()
     } else {
         Vec::new()
     };
@@ -141,11 +143,12 @@ pub(super) fn list_tags_in_items(state: &State, req: &Req, lref: LibraryRef, sco
 pub(super) fn list_tags(state: &State, req: &Req, lref: LibraryRef, scope: TagScope) -> ApiResult<Reply> {
     let params = query::parse(&req.query, Action::Tags, false)?;
     let l = lib(state, lref)?;
-    let derived = l.derived();
-    let (total, page) = match search::unfiltered_tags_page(l, derived.as_deref(), &scope, &params) {
+    let derived = crate::derived::of(l);
+    let derived = derived.as_ref().as_ref();
+    let (total, page) = match search::unfiltered_tags_page(l, derived, &scope, &params) {
         Some(found) => found,
         None => {
-            let all = search::tags(l, derived.as_deref(), &scope, &params);
+            let all = search::tags(l, derived, &scope, &params);
             (all.len(), search::page(&all, &params))
         }
     };
