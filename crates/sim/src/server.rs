@@ -85,9 +85,6 @@ pub struct CommandLine {
 
 impl CommandLine {
     /// The simulator to serve: a synthetic library under the key and user ID given, or what the options say.
-    ///
-    /// # Panics
-    /// As [`Simulator::synthetic`], on a generator bug.
     pub fn simulator(&self) -> Simulator {
         match self.synthetic {
             Some(SyntheticOptions { items, seed }) => {
