@@ -19,6 +19,7 @@ mod dates;
 pub mod demo;
 pub mod demo_files;
 pub mod demo_groups;
+mod derived;
 mod error;
 mod hold;
 mod item;
@@ -33,6 +34,7 @@ mod search;
 pub mod server;
 mod state;
 mod storage;
+pub mod synthetic;
 mod write;
 
 use std::cell::RefCell;
@@ -200,6 +202,36 @@ impl Simulator {
         sim.add_user(user_id, api_key, true);
         demo::load(&sim, LibraryRef::User(user_id), demo::DEMO_JSON);
         sim
+    }
+
+    /// User library 1234567 with API key `demo` (write access), holding a synthetic library of `n` top-level
+    /// items made from `seed` ([`synthetic`]): the same `(n, seed)` always gives the same library.
+    pub fn synthetic(n: usize, seed: u64) -> Self {
+        Self::synthetic_with(DEMO_USER_ID, DEMO_API_KEY, n, seed)
+    }
+
+    /// [`Simulator::synthetic`] under another user ID and key (for the binary's `--user-id` and `--api-key`).
+    pub fn synthetic_with(user_id: u64, api_key: &str, n: usize, seed: u64) -> Self {
+        let sim = Self::new();
+        sim.add_user(user_id, api_key, true);
+        // The only failure is a library that does not exist, and add_user has just made it.
+        let _ = sim.add_synthetic(LibraryRef::User(user_id), n, seed);
+        sim
+    }
+
+    /// Fills an existing (empty) library with a synthetic one of `n` top-level items from `seed`, and says how
+    /// many objects of each kind it made.
+    pub fn add_synthetic(
+        &self,
+        lib: LibraryRef,
+        n: usize,
+        seed: u64,
+    ) -> Result<synthetic::Counts, synthetic::SyntheticError> {
+        let mut state = self.state.borrow_mut();
+        let Some(library) = state.libraries.get_mut(&lib) else {
+            return Err(synthetic::SyntheticError::UnknownLibrary(lib));
+        };
+        Ok(synthetic::fill(library, n, seed))
     }
 
     /// Adds a user library (if new) and an API key for it.

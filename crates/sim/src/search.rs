@@ -5,14 +5,16 @@
 //! the trash. Text matching is case-insensitive substring matching, like MySQL's `LIKE` under Zotero's
 //! case-insensitive collation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::dates;
+use crate::derived::Derived;
 use crate::error::{ApiError, ApiResult};
 use crate::item::{ItemData, Tag};
 use crate::query::{search_sets, search_words, Params};
 use crate::schema::Schema;
-use crate::state::{CollectionRecord, ItemRecord, Library};
+use crate::state::{CollectionRecord, ItemRecord, Library, TagMeta};
 
 /// Which items a listing starts from.
 #[derive(Debug, Clone)]
@@ -70,8 +72,55 @@ fn matches_q(lib: &Library, rec: &ItemRecord, words: &[String], everything: bool
     })
 }
 
+/// Whether the default order (`dateModified`, Zotero's default sort) is the one asked for.
+fn by_date_modified(params: &Params) -> bool {
+    matches!(params.sort.as_str(), "dateModified" | "serverDateModified")
+}
+
+/// The total and the page of a listing that filters nothing (`/items` or `/items/top` in the default order,
+/// no trash, no `since`), read off the index without touching the items outside the page; `None` for any
+/// other listing, which [`items`] selects.
+pub fn unfiltered_page<'a>(
+    lib: &'a Library,
+    derived: Option<&Derived>,
+    scope: &ItemScope,
+    params: &Params,
+) -> Option<(usize, Vec<&'a ItemRecord>)> {
+    let derived = derived?;
+    let unfiltered = params.q.trim().is_empty()
+        && params.item_type.iter().all(|t| t.trim().is_empty())
+        && params.tags.iter().all(|t| t.trim().is_empty())
+        && params.item_keys.is_none()
+        && !params.include_trashed
+        && params.since.is_none()
+        && by_date_modified(params);
+    let keys = match scope {
+        ItemScope::All if unfiltered => &derived.live,
+        ItemScope::Top if unfiltered => &derived.live_top,
+        _ => return None,
+    };
+    let total = keys.len();
+    let start = (params.start as usize).min(total);
+    let end = params.limit.map_or(total, |limit| start.saturating_add(limit as usize).min(total));
+    let at = |i: usize| if params.is_desc() { total - 1 - i } else { i };
+    let page = (start..end).filter_map(|i| lib.items.get(crate::derived::text(&keys[at(i)]))).collect();
+    Some((total, page))
+}
+
 /// Items for a listing request, filtered and sorted (pagination is the caller's).
 pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiResult<Vec<&'a ItemRecord>> {
+    items_with(lib, crate::derived::of(lib).as_ref().as_ref(), scope, params)
+}
+
+/// [`items`] with the library's index at hand: `itemKey` looks its keys up, `since` reads only the items
+/// changed after it (where the request's other filters allow), and the default order comes from the index
+/// instead of comparing dates.
+pub fn items_with<'a>(
+    lib: &'a Library,
+    derived: Option<&Derived>,
+    scope: &ItemScope,
+    params: &Params,
+) -> ApiResult<Vec<&'a ItemRecord>> {
     let schema = Schema::get();
     // itemType: one parameter, possibly negated, with `||` alternatives.
     let type_sets = search_sets(&params.item_type);
@@ -93,11 +142,36 @@ pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiRes
     let trash_only = matches!(scope, ItemScope::Trash);
     let include_trashed = params.include_trashed || trash_only;
 
-    let candidates: Vec<&ItemRecord> = match scope {
-        ItemScope::All | ItemScope::Top => lib.items.values().collect(),
-        ItemScope::Trash => lib.items.values().filter(|r| r.data.deleted).collect(),
-        ItemScope::Children(key) => lib.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).collect(),
-        ItemScope::Collection { key, top } => {
+    // A top-level item is selected for a match among its children: reading only changed items is exact there
+    // when nothing but `since` filters, for the item itself then matches whenever it changed.
+    let match_filters = !words.is_empty() || !type_sets.is_empty() || !tag_sets.is_empty();
+    let keyed = matches!(scope, ItemScope::All | ItemScope::Top | ItemScope::Trash);
+    let changed_only = match (scope, derived) {
+        (ItemScope::All | ItemScope::Trash, Some(d)) => params.since.map(|s| (s, d)),
+        (ItemScope::Top, Some(d)) if !match_filters => params.since.map(|s| (s, d)),
+        _ => None,
+    };
+    let candidates: Vec<&ItemRecord> = match (scope, &params.item_keys, changed_only) {
+        (_, Some(keys), _) if keyed => {
+            let mut unique: Vec<&str> = keys.iter().map(String::as_str).collect();
+            unique.sort_unstable();
+            unique.dedup();
+            unique.into_iter().filter_map(|k| lib.items.get(k)).filter(|r| !trash_only || r.data.deleted).collect()
+        }
+        (_, _, Some((since, d))) => {
+            let first = d.by_version.partition_point(|(v, _)| *v <= since);
+            d.by_version[first..]
+                .iter()
+                .filter_map(|(_, k)| lib.items.get(crate::derived::text(k)))
+                .filter(|r| !trash_only || r.data.deleted)
+                .collect()
+        }
+        (ItemScope::All | ItemScope::Top, _, _) => lib.items.values().collect(),
+        (ItemScope::Trash, _, _) => lib.items.values().filter(|r| r.data.deleted).collect(),
+        (ItemScope::Children(key), _, _) => {
+            lib.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).collect()
+        }
+        (ItemScope::Collection { key, top }, _, _) => {
             let members: BTreeSet<&str> = lib
                 .items
                 .values()
@@ -153,6 +227,14 @@ pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiRes
         if seen.insert(target.key.as_str()) {
             selected.push(target);
         }
+    }
+    if let (true, Some(d)) = (by_date_modified(params), derived) {
+        let mut ranked: Vec<(usize, &ItemRecord)> = selected.into_iter().map(|r| (d.rank_of(&r.key), r)).collect();
+        ranked.sort_unstable_by_key(|(rank, _)| *rank);
+        if params.is_desc() {
+            ranked.reverse();
+        }
+        return Ok(ranked.into_iter().map(|(_, r)| r).collect());
     }
     sort_items(lib, &mut selected, params);
     Ok(selected)
@@ -231,7 +313,7 @@ pub enum CollectionScope {
 
 pub fn collections<'a>(lib: &'a Library, scope: &CollectionScope, params: &Params) -> Vec<&'a CollectionRecord> {
     let q = lower(&params.q);
-    let mut out: Vec<&CollectionRecord> = lib
+    let out: Vec<&CollectionRecord> = lib
         .collections
         .values()
         .filter(|c| match scope {
@@ -254,24 +336,26 @@ pub fn collections<'a>(lib: &'a Library, scope: &CollectionScope, params: &Param
             _ => c.date_modified.clone(),
         }
     };
-    out.sort_by(|a, b| {
-        let ord = value(a).cmp(&value(b)).then(a.version.cmp(&b.version)).then(a.seq.cmp(&b.seq));
+    // Each sort value computed once, not once per comparison.
+    let mut keyed: Vec<(String, &CollectionRecord)> = out.into_iter().map(|c| (value(c), c)).collect();
+    keyed.sort_by(|(va, a), (vb, b)| {
+        let ord = va.cmp(vb).then(a.version.cmp(&b.version)).then(a.seq.cmp(&b.seq));
         if params.is_desc() {
             ord.reverse()
         } else {
             ord
         }
     });
-    out
+    keyed.into_iter().map(|(_, c)| c).collect()
 }
 
 /// One entry of a tag listing.
 #[derive(Debug, Clone)]
-pub struct TagEntry {
-    pub tag: Tag,
+pub struct TagEntry<'a> {
+    pub tag: &'a Tag,
     pub num_items: usize,
     pub version: u64,
-    pub date_modified: String,
+    pub date_modified: &'a str,
 }
 
 /// Which tags a listing covers.
@@ -285,67 +369,133 @@ pub enum TagScope {
     Collection(BTreeSet<String>),
 }
 
-pub fn tags(lib: &Library, scope: &TagScope, params: &Params) -> Vec<TagEntry> {
-    // Counts over the whole library (what Zotero reports even for scoped listings).
-    let mut counts: BTreeMap<&Tag, usize> = BTreeMap::new();
-    let mut in_scope: BTreeMap<&Tag, usize> = BTreeMap::new();
-    for rec in lib.items.values() {
-        let scoped = match scope {
-            TagScope::All => true,
-            TagScope::OnItems(keys) | TagScope::Collection(keys) => keys.contains(&rec.key),
-        };
+/// How many items carry each tag, over `items`.
+fn count_tags<'a>(items: impl Iterator<Item = &'a ItemRecord>) -> HashMap<&'a Tag, usize> {
+    let mut counts: HashMap<&Tag, usize> = HashMap::new();
+    for rec in items {
         for t in &rec.data.tags {
             *counts.entry(t).or_default() += 1;
-            if scoped {
-                *in_scope.entry(t).or_default() += 1;
-            }
         }
     }
+    counts
+}
+
+/// The total and the page of `/tags` with no filter in its default order, read off the index; `None` for any
+/// other tag listing, which [`tags`] selects and sorts.
+pub fn unfiltered_tags_page<'a>(
+    lib: &'a Library,
+    derived: Option<&'a Derived>,
+    scope: &TagScope,
+    params: &Params,
+) -> Option<(usize, Vec<TagEntry<'a>>)> {
+    let d = derived?;
+    let (ascending, descending) = d.tag_order.as_ref()?;
+    let unfiltered = matches!(scope, TagScope::All)
+        && !matches!(params.sort.as_str(), "title" | "numItems")
+        && params.tags.is_empty()
+        && params.q.is_empty()
+        && search_sets(&params.tag_type).is_empty()
+        && params.since.is_none();
+    if !unfiltered {
+        return None;
+    }
+    let order = if params.is_desc() { descending } else { ascending };
+    let total = order.len();
+    let start = (params.start as usize).min(total);
+    let end = params.limit.map_or(total, |limit| start.saturating_add(limit as usize).min(total));
+    let table: Vec<(&Tag, &TagMeta)> = lib.tags.iter().collect();
+    let page = order[start..end]
+        .iter()
+        .filter_map(|&i| table.get(i as usize))
+        .map(|(t, meta)| TagEntry {
+            tag: t,
+            num_items: d.tag_counts.get(*t).copied().unwrap_or(0),
+            version: meta.version,
+            date_modified: meta.date_modified.as_str(),
+        })
+        .collect();
+    Some((total, page))
+}
+
+pub fn tags<'a>(
+    lib: &'a Library,
+    derived: Option<&'a Derived>,
+    scope: &TagScope,
+    params: &Params,
+) -> Vec<TagEntry<'a>> {
+    // Counts over the whole library (what Zotero reports even for scoped listings), from the index when there
+    // is one; the scope's own counts from its items alone.
+    let local: HashMap<&Tag, usize> = if derived.is_some() { HashMap::new() } else { count_tags(lib.items.values()) };
+    let total = |t: &Tag| match derived {
+        Some(d) => d.tag_counts.get(t).copied().unwrap_or(0),
+        None => local.get(t).copied().unwrap_or(0),
+    };
+    let in_scope: Vec<(&Tag, usize)> = match (scope, derived) {
+        (TagScope::All, Some(d)) => d.tag_counts.iter().map(|(t, n)| (t, *n)).collect(),
+        (TagScope::All, None) => local.iter().map(|(t, n)| (*t, *n)).collect(),
+        (TagScope::OnItems(keys) | TagScope::Collection(keys), _) => {
+            count_tags(keys.iter().filter_map(|k| lib.items.get(k))).into_iter().collect()
+        }
+    };
+    // Each tag's version and date: walking the tag table alongside beats looking each tag up in it, and the
+    // table holds exactly the tags items carry (refresh_tags), which the lengths confirm.
+    let with_meta: Vec<(&Tag, usize, Option<&TagMeta>)> = match (scope, derived) {
+        (TagScope::All, Some(d)) if d.tag_counts.len() == lib.tags.len() => lib
+            .tags
+            .iter()
+            .map(|(t, meta)| (t, d.tag_counts.get(t).copied().unwrap_or(0), Some(meta)))
+            .filter(|(_, n, _)| *n > 0)
+            .collect(),
+        _ => in_scope.into_iter().map(|(t, n)| (t, n, lib.tags.get(t))).collect(),
+    };
     let names: Vec<String> = params.tags.first().map(|t| t.split(" || ").map(lower).collect()).unwrap_or_default();
     let q = lower(&params.q);
     let type_sets = search_sets(&params.tag_type);
-    let mut out: Vec<TagEntry> = in_scope
-        .iter()
-        .filter(|(t, _)| names.is_empty() || names.contains(&lower(&t.name)))
-        .filter(|(t, _)| {
-            q.is_empty()
-                || if params.qmode == "startswith" {
-                    lower(&t.name).starts_with(&q)
-                } else {
-                    lower(&t.name).contains(&q)
-                }
+    // Each name lowered once, for the filters and the sort.
+    let mut out: Vec<(Cow<'a, str>, TagEntry<'a>)> = with_meta
+        .into_iter()
+        .map(|(t, scoped_count, meta)| {
+            // Most names are lowercase already: lowering them would only allocate a copy.
+            let name = if t.name.chars().all(|c| c.is_lowercase() || !c.is_alphabetic()) {
+                Cow::Borrowed(t.name.as_str())
+            } else {
+                Cow::Owned(lower(&t.name))
+            };
+            (name, t, scoped_count, meta)
         })
-        .filter(|(t, _)| {
+        .filter(|(name, _, _, _)| names.is_empty() || names.iter().any(|n| n == name))
+        .filter(|(name, _, _, _)| {
+            q.is_empty() || if params.qmode == "startswith" { name.starts_with(&q) } else { name.contains(&q) }
+        })
+        .filter(|(_, t, _, _)| {
             type_sets.iter().all(|set| set.values.iter().any(|v| v.trim() == t.kind.to_string()) != set.negated)
         })
-        .map(|(t, scoped_count)| {
-            let meta = lib.tags.get(*t);
-            TagEntry {
-                tag: (*t).clone(),
+        .map(|(name, t, scoped_count, meta)| {
+            let entry = TagEntry {
+                tag: t,
                 num_items: match scope {
-                    TagScope::Collection(_) => *scoped_count,
-                    _ => counts.get(*t).copied().unwrap_or(0),
+                    TagScope::Collection(_) => scoped_count,
+                    _ => total(t),
                 },
                 version: meta.map_or(0, |m| m.version),
-                date_modified: meta.map(|m| m.date_modified.clone()).unwrap_or_default(),
-            }
+                date_modified: meta.map_or("", |m| m.date_modified.as_str()),
+            };
+            (name, entry)
         })
-        .filter(|e| params.since.is_none_or(|s| e.version > s))
+        .filter(|(_, e)| params.since.is_none_or(|s| e.version > s))
         .collect();
-    out.sort_by(|a, b| {
-        let name = lower(&a.tag.name).cmp(&lower(&b.tag.name)).then(a.tag.kind.cmp(&b.tag.kind));
+    out.sort_unstable_by(|(an, a), (bn, b)| {
+        let name = an.cmp(bn).then(a.tag.kind.cmp(&b.tag.kind));
         let ord = match params.sort.as_str() {
             "title" => name,
             "numItems" => a.num_items.cmp(&b.num_items).then(name),
-            _ => a.date_modified.cmp(&b.date_modified).then(a.version.cmp(&b.version)).then(name),
+            _ => a.date_modified.cmp(b.date_modified).then(a.version.cmp(&b.version)).then(name),
         };
-        if params.is_desc() {
-            ord.reverse()
-        } else {
-            ord
-        }
+        let ord = if params.is_desc() { ord.reverse() } else { ord };
+        // Ties keep the tags' own order, whichever the direction, as a stable sort of the tag table did.
+        ord.then_with(|| a.tag.cmp(b.tag))
     });
-    out
+    out.into_iter().map(|(_, e)| e).collect()
 }
 
 /// Applies `start` and `limit`.

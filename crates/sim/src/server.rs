@@ -18,7 +18,7 @@ use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups] | --synthetic N [--seed S]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -67,9 +67,37 @@ pub struct Options {
     pub local: Option<LocalOptions>,
 }
 
+/// A synthetic library in place of the demo (`--synthetic N [--seed S]`, [`crate::synthetic`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyntheticOptions {
+    /// Top-level items.
+    pub items: usize,
+    /// The generator's seed (default 1): the same items and seed give the same library.
+    pub seed: u64,
+}
+
+/// What the command line asks for: the server's options, and the library to serve when it is a synthetic one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    pub options: Options,
+    pub synthetic: Option<SyntheticOptions>,
+}
+
+impl CommandLine {
+    /// The simulator to serve: a synthetic library under the key and user ID given, or what the options say.
+    pub fn simulator(&self) -> Simulator {
+        match self.synthetic {
+            Some(SyntheticOptions { items, seed }) => {
+                Simulator::synthetic_with(self.options.user_id, &self.options.api_key, items, seed)
+            }
+            None => simulator(&self.options),
+        }
+    }
+}
+
 /// Parses `--listen ADDR [--storage-listen ADDR] [--storage-origin URL] [--demo [--demo-files-on-zotero-storage]] [--api-key KEY]
-/// [--user-id N] [--exit-after SECONDS] [--control]`.
-pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, ServerError> {
+/// [--user-id N] [--exit-after SECONDS] [--control] [--synthetic N [--seed S]]`.
+pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine, ServerError> {
     let mut listen = None;
     let mut demo = false;
     let mut api_key = DEMO_API_KEY.to_string();
@@ -84,6 +112,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
     let mut data_dir = None;
     let mut disabled = false;
     let mut dialog = DialogAnswer::AlwaysAllow;
+    let mut synthetic_items: Option<usize> = None;
+    let mut seed: Option<u64> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| ServerError::Usage(format!("{name} needs a value")));
@@ -129,6 +159,18 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
                 }
                 storage_origin = Some(v);
             }
+            "--synthetic" => {
+                let v = value("--synthetic")?;
+                synthetic_items = Some(v.parse().map_err(|_| {
+                    ServerError::Usage(format!("--synthetic is a number of items (such as 10000), not {v:?}"))
+                })?);
+            }
+            "--seed" => {
+                let v = value("--seed")?;
+                seed = Some(
+                    v.parse().map_err(|_| ServerError::Usage(format!("--seed must be a whole number, not {v:?}")))?,
+                );
+            }
             "--api-key" => api_key = value("--api-key")?,
             "--user-id" => {
                 let v = value("--user-id")?;
@@ -159,6 +201,14 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
             "--demo-files-on-zotero-storage needs --demo (the files are the demo's)".into(),
         ));
     }
+    let synthetic = match (synthetic_items, seed) {
+        (Some(_), _) if demo => {
+            return Err(ServerError::Usage("--synthetic and --demo each choose the library: give one of them".into()))
+        }
+        (Some(items), seed) => Some(SyntheticOptions { items, seed: seed.unwrap_or(1) }),
+        (None, Some(_)) => return Err(ServerError::Usage("--seed needs --synthetic N".into())),
+        (None, None) => None,
+    };
     let local = match flavour {
         Some(flavour) => Some(LocalOptions { flavour, data_dir, disabled, dialog }),
         None if data_dir.is_some() || disabled => {
@@ -169,7 +219,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
     if local.as_ref().is_some_and(|l| l.data_dir.is_some()) && !demo {
         return Err(ServerError::Usage("--local-data-dir needs --demo (the files are the demo's)".into()));
     }
-    Ok(Options {
+    let options = Options {
         local,
         listen,
         demo,
@@ -181,7 +231,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, Se
         demo_files_on_zotero_storage,
         storage_origin,
         demo_groups,
-    })
+    };
+    Ok(CommandLine { options, synthetic })
 }
 
 /// Resolves the listen address and checks that every address it names is loopback.
@@ -310,6 +361,15 @@ pub fn start_demo_on_loopback() -> Result<String, std::io::Error> {
 /// Serves until `exit_after` elapses (or forever). Prints `zotero-sim listening on http://ADDR` and then
 /// `zotero-sim storage listening on http://ADDR` once ready.
 pub fn run(opts: &Options) -> Result<(), ServerError> {
+    serve(opts, simulator(opts))
+}
+
+/// Serves what the command line asks for (the binary's entry): [`run`], or a synthetic library.
+pub fn run_command_line(command_line: &CommandLine) -> Result<(), ServerError> {
+    serve(&command_line.options, command_line.simulator())
+}
+
+fn serve(opts: &Options, sim: Simulator) -> Result<(), ServerError> {
     let addr = loopback_addr(&opts.listen)?;
     // The storage origin's default is a free port, not the next one: scripts/dev.sh already gives the API's
     // next port to the WebDAV server.
@@ -317,7 +377,7 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
         Some(listen) => loopback_addr(listen)?,
         None => SocketAddr::new(addr.ip(), 0),
     };
-    let sim = std::rc::Rc::new(simulator(opts));
+    let sim = std::rc::Rc::new(sim);
     let server = listen_on(addr)?;
     let storage = listen_on(storage_addr)?;
     let bound = server.server_addr().to_ip().unwrap_or(addr);
@@ -432,8 +492,9 @@ mod tests {
     fn parses_arguments() {
         let args = ["--listen", "127.0.0.1:9", "--demo", "--api-key", "k", "--user-id", "5", "--exit-after", "3"];
         let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(opts.synthetic, None);
         assert_eq!(
-            opts,
+            opts.options,
             Options {
                 listen: "127.0.0.1:9".into(),
                 demo: true,
@@ -450,32 +511,49 @@ mod tests {
         );
         let args = ["--listen", "127.0.0.1:9", "--demo", "--local-api", "10", "--local-data-dir", "/d"];
         let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
-        let local = opts.local.unwrap_or_else(|| panic!("--local-api was given"));
+        let local = opts.options.local.unwrap_or_else(|| panic!("--local-api was given"));
         assert_eq!((local.flavour, local.data_dir), (Flavour::Zotero10, Some("/d".into())));
         let args = ["--listen", "127.0.0.1:9", "--local-api", "8"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
         let args = ["--listen", "127.0.0.1:9", "--local-api-disabled"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
         let opts = parse_args(["--listen", "127.0.0.1:9", "--control"].iter().map(|s| s.to_string()));
-        assert!(opts.is_ok_and(|o| o.control));
+        assert!(opts.is_ok_and(|o| o.options.control));
         assert!(parse_args(["--demo".to_string()]).is_err());
         let args =
             ["--listen", "127.0.0.1:9", "--demo", "--storage-listen", "127.0.0.1:10", "--demo-files-on-zotero-storage"];
         let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(opts.storage_listen.as_deref(), Some("127.0.0.1:10"));
-        assert!(opts.demo_files_on_zotero_storage);
+        assert_eq!(opts.options.storage_listen.as_deref(), Some("127.0.0.1:10"));
+        assert!(opts.options.demo_files_on_zotero_storage);
         // The files are the demo library's: without it there is nothing to put them on.
         let args = ["--listen", "127.0.0.1:9", "--demo-files-on-zotero-storage"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
         // A storage origin elsewhere than loopback would send the bench's uploads off the machine.
         let args = ["--listen", "127.0.0.1:9", "--storage-origin", "http://127.0.0.1:11"];
         let opts = parse_args(args.iter().map(|s| s.to_string())).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(opts.storage_origin.as_deref(), Some("http://127.0.0.1:11"));
+        assert_eq!(opts.options.storage_origin.as_deref(), Some("http://127.0.0.1:11"));
         let args = ["--listen", "127.0.0.1:9", "--demo", "--demo-groups"];
-        assert!(parse_args(args.iter().map(|s| s.to_string())).is_ok_and(|o| o.demo_groups));
+        assert!(parse_args(args.iter().map(|s| s.to_string())).is_ok_and(|o| o.options.demo_groups));
         let args = ["--listen", "127.0.0.1:9", "--demo-groups"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
         let args = ["--listen", "127.0.0.1:9", "--storage-origin", "https://s3.amazonaws.com"];
         assert!(parse_args(args.iter().map(|s| s.to_string())).is_err());
+    }
+
+    #[test]
+    fn parses_a_synthetic_library() {
+        let parse = |args: &[&str]| parse_args(args.iter().map(|s| s.to_string()));
+        let cl =
+            parse(&["--listen", "127.0.0.1:9", "--synthetic", "500", "--seed", "3"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cl.synthetic, Some(SyntheticOptions { items: 500, seed: 3 }));
+        assert!(!cl.options.demo);
+        let cl = parse(&["--listen", "127.0.0.1:9", "--synthetic", "20"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cl.synthetic, Some(SyntheticOptions { items: 20, seed: 1 }));
+        assert_eq!((cl.options.api_key.as_str(), cl.options.user_id), (crate::DEMO_API_KEY, crate::DEMO_USER_ID));
+        let sim = cl.simulator();
+        assert_eq!(sim.items(LibraryRef::User(crate::DEMO_USER_ID)).len(), 20 + 1, "and one attachment");
+        assert!(parse(&["--listen", "127.0.0.1:9", "--synthetic", "many"]).is_err());
+        assert!(parse(&["--listen", "127.0.0.1:9", "--seed", "3"]).is_err());
+        assert!(parse(&["--listen", "127.0.0.1:9", "--synthetic", "5", "--demo"]).is_err());
     }
 }

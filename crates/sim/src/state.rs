@@ -4,7 +4,10 @@
 //! Everything a response shows is derived from here at read time (child counts, reverse relations, tag counts),
 //! as the real server derives it from its tables, so a write is visible in every listing at once.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
@@ -27,6 +30,27 @@ pub fn slugify(name: &str) -> String {
         .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, ' ' | '.' | '_' | '-'))
         .map(|c| if c == ' ' { '_' } else { c })
         .collect()
+}
+
+/// What identifies one state of a library for [`Library::cached`]: any change moves one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    version: u64,
+    seq: u64,
+    items: usize,
+    collections: usize,
+    changes: u64,
+}
+
+/// What a listing knows of the whole library, so that each object it shows need not be compared with every
+/// item (the index in crates/sim/src/derived.rs).
+pub trait LibraryFacts {
+    /// How many children outside the trash the item has.
+    fn children_of(&self, item: &str) -> usize;
+    /// Keys of the other items naming this item URI in their `dc:relation`, in key order.
+    fn related_from(&self, uri: &str) -> Vec<&str>;
+    /// How many items outside the trash are directly in the collection, and how many subcollections it has.
+    fn collection_counts(&self, collection: &str) -> (usize, usize);
 }
 
 /// A stored item.
@@ -115,6 +139,12 @@ pub struct Library {
     /// A group's file editing (`fileEditing`): `false` is Zotero's "none", where no member may store or change
     /// files (the key's user owns every simulated group, so "admins" and "members" both let it).
     pub files_editable: bool,
+    /// Changes to items or collections that neither the version, the sequence nor the sizes show (see
+    /// [`Library::touch`]).
+    changes: u64,
+    /// What listings derive from the whole library, for one state of it ([`Library::cached`]; the index of
+    /// crates/sim/src/derived.rs, which this module does not name: it is built from this one).
+    cache: RefCell<Option<(Stamp, Arc<dyn Any + Send + Sync>)>>,
 }
 
 impl Library {
@@ -133,7 +163,37 @@ impl Library {
             files: BTreeMap::new(),
             quota_mb: DEFAULT_QUOTA_MB,
             files_editable: true,
+            changes: 0,
+            cache: RefCell::new(None),
         }
+    }
+
+    /// Marks a change to an item or collection, so that the listings' index is built again.
+    pub fn touch(&mut self) {
+        self.changes += 1;
+    }
+
+    /// What `build` derives from the library as it is now: built on first use after a change, then kept.
+    pub fn cached<T: Any + Send + Sync>(&self, build: impl FnOnce(&Self) -> T) -> Arc<T> {
+        let stamp = Stamp {
+            version: self.version,
+            seq: self.seq,
+            items: self.items.len(),
+            collections: self.collections.len(),
+            changes: self.changes,
+        };
+        if let Some((built, value)) = self.cache.borrow().as_ref() {
+            if *built == stamp {
+                if let Ok(value) = Arc::clone(value).downcast::<T>() {
+                    return value;
+                }
+            }
+        }
+        // Drop the old value before building the new one, so that its memory is reused.
+        *self.cache.borrow_mut() = None;
+        let value = Arc::new(build(self));
+        *self.cache.borrow_mut() = Some((stamp, Arc::clone(&value) as Arc<dyn Any + Send + Sync>));
+        value
     }
 
     pub fn is_user(&self) -> bool {
@@ -197,15 +257,23 @@ impl Library {
 
     /// An item's relations as the API shows them: its own plus the reverse side of other items' `dc:relation`,
     /// since Zotero treats related items as bidirectional.
-    pub fn effective_relations(&self, rec: &ItemRecord) -> Map<String, Value> {
+    pub fn effective_relations(&self, rec: &ItemRecord, derived: Option<&dyn LibraryFacts>) -> Map<String, Value> {
         let mut relations = rec.data.relations.clone();
         let me = item_uri(&self.path(), &rec.key);
         let mut related = relation_values(&relations, "dc:relation");
-        for other in self.items.values() {
-            if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
-                let uri = item_uri(&self.path(), &other.key);
-                if !related.contains(&uri) {
-                    related.push(uri);
+        let mut add = |other: &str| {
+            let uri = item_uri(&self.path(), other);
+            if !related.contains(&uri) {
+                related.push(uri);
+            }
+        };
+        match derived {
+            Some(d) => d.related_from(&me).into_iter().for_each(add),
+            None => {
+                for other in self.items.values() {
+                    if other.key != rec.key && relation_values(&other.data.relations, "dc:relation").contains(&me) {
+                        add(&other.key);
+                    }
                 }
             }
         }
@@ -223,6 +291,11 @@ impl Library {
 
     /// The full API JSON of an item: `{key, version, library, links, meta, data}`.
     pub fn item_json(&self, rec: &ItemRecord, include_data: bool) -> Value {
+        self.item_json_with(rec, include_data, None)
+    }
+
+    /// [`Library::item_json`], reading child counts and reverse relations from the listings' index when given.
+    pub fn item_json_with(&self, rec: &ItemRecord, include_data: bool, derived: Option<&dyn LibraryFacts>) -> Value {
         let schema = Schema::get();
         let base = format!("{API_BASE}{}", self.path());
         let mut links = Map::new();
@@ -269,7 +342,11 @@ impl Library {
         }
         let pdf = data.attachment.as_ref().is_some_and(|a| a.content_type == "application/pdf");
         if data.is_regular() || data.item_type == "note" || pdf {
-            meta.insert("numChildren".into(), json!(self.children(&rec.key, false).len()));
+            let count = match derived {
+                Some(d) => d.children_of(&rec.key),
+                None => self.children(&rec.key, false).len(),
+            };
+            meta.insert("numChildren".into(), json!(count));
         }
         let mut out = Map::new();
         out.insert("key".into(), json!(rec.key));
@@ -278,7 +355,7 @@ impl Library {
         out.insert("links".into(), Value::Object(links));
         out.insert("meta".into(), Value::Object(meta));
         if include_data {
-            let relations = self.effective_relations(rec);
+            let relations = self.effective_relations(rec, derived);
             out.insert("data".into(), data.to_json(&rec.key, rec.version, &relations, self.is_user()));
         }
         Value::Object(out)
@@ -295,6 +372,16 @@ impl Library {
 
     /// The full API JSON of a collection.
     pub fn collection_json(&self, rec: &CollectionRecord, include_data: bool) -> Value {
+        self.collection_json_with(rec, include_data, None)
+    }
+
+    /// [`Library::collection_json`], reading the counts from the listings' index when given.
+    pub fn collection_json_with(
+        &self,
+        rec: &CollectionRecord,
+        include_data: bool,
+        derived: Option<&dyn LibraryFacts>,
+    ) -> Value {
         let base = format!("{API_BASE}{}", self.path());
         let mut links = Map::new();
         links.insert(
@@ -316,10 +403,14 @@ impl Library {
         out.insert("version".into(), json!(rec.version));
         out.insert("library".into(), self.library_json());
         out.insert("links".into(), Value::Object(links));
-        out.insert(
-            "meta".into(),
-            json!({"numCollections": self.subcollections(&rec.key).len(), "numItems": self.collection_item_count(&rec.key)}),
-        );
+        let (collections, items) = match derived {
+            Some(d) => {
+                let (items, collections) = d.collection_counts(&rec.key);
+                (collections, items)
+            }
+            None => (self.subcollections(&rec.key).len(), self.collection_item_count(&rec.key)),
+        };
+        out.insert("meta".into(), json!({"numCollections": collections, "numItems": items}));
         if include_data {
             let mut data = Map::new();
             data.insert("key".into(), json!(rec.key));
@@ -352,10 +443,14 @@ impl Library {
     /// Brings the tag table in line with the items: new (name, type) pairs get the given version, tags no item
     /// carries any more disappear (Zotero purges orphaned tags).
     pub fn refresh_tags(&mut self, version: u64, now: &str) {
-        let present: BTreeSet<Tag> = self.items.values().flat_map(|r| r.data.tags.iter().cloned()).collect();
+        // By reference, in one table: cloning every tag of a large library on each write, only to drop the
+        // copies, left the allocator's free lists fragmented enough to slow every later request.
+        let present: HashSet<&Tag> = self.items.values().flat_map(|r| r.data.tags.iter()).collect();
         self.tags.retain(|t, _| present.contains(t));
         for tag in present {
-            self.tags.entry(tag).or_insert_with(|| TagMeta { version, date_modified: now.to_string() });
+            if !self.tags.contains_key(tag) {
+                self.tags.insert(tag.clone(), TagMeta { version, date_modified: now.to_string() });
+            }
         }
     }
 
@@ -382,6 +477,7 @@ impl Library {
             self.delete_item(&child, version);
         }
         self.items.remove(key);
+        self.touch();
         self.fulltext.remove(key);
         // The dataserver drops the item's storage row with it: its file is no longer the library's.
         self.files.remove(key);
@@ -400,6 +496,7 @@ impl Library {
             self.delete_collection(&sub, version);
         }
         self.collections.remove(key);
+        self.touch();
         for rec in self.items.values_mut() {
             rec.data.collections.retain(|c| c != key);
         }

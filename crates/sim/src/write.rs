@@ -225,7 +225,7 @@ fn prepare_item(
     // Reverse `dc:relation` values are implied by the other item; sending them back is not a change.
     if let Some(rec) = existing {
         let implied: Vec<String> = lib
-            .effective_relations(rec)
+            .effective_relations(rec, None)
             .get("dc:relation")
             .map(|v| item::relation_values(&Map::from_iter([("dc:relation".to_string(), v.clone())]), "dc:relation"))
             .unwrap_or_default();
@@ -266,6 +266,7 @@ fn commit_item(lib: &mut Library, p: PreparedItem, version: u64, writer: &Writer
     if !p.changed {
         return;
     }
+    lib.touch();
     if p.created {
         lib.unlog_delete(Kind::Item, &p.key);
         let seq = lib.next_seq();
@@ -331,6 +332,7 @@ fn commit_collection(lib: &mut Library, p: PreparedCollection, version: u64, now
     if !p.changed {
         return;
     }
+    lib.touch();
     if p.created {
         lib.unlog_delete(Kind::Collection, &p.key);
         let seq = lib.next_seq();
@@ -704,6 +706,7 @@ pub fn delete_tags(state: &mut State, lref: LibraryRef, names: &[String]) -> Api
     let new_version = lib.version + 1;
     let lowered: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
     let mut any = false;
+    lib.touch();
     for rec in lib.items.values_mut() {
         let before = rec.data.tags.len();
         rec.data.tags.retain(|t| !lowered.contains(&t.name.to_lowercase()));
@@ -758,6 +761,7 @@ pub fn external_edit(state: &mut State, lref: LibraryRef, key: &str) {
     let Some(lib) = state.libraries.get_mut(&lref) else { return };
     let new_version = lib.version + 1;
     let now = dates::now_iso();
+    lib.touch();
     if let Some(rec) = lib.items.get_mut(key) {
         rec.version = new_version;
         rec.data.date_modified = now;

@@ -79,7 +79,7 @@ impl Creator {
 }
 
 /// A tag on an item: manual (type 0) or automatic (type 1).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tag {
     pub name: String,
     pub kind: i64,

@@ -268,6 +268,7 @@ fn register(state: &mut State, lref: LibraryRef, key: &str, upload_key: &str) ->
 pub(crate) fn record_file(state: &mut State, lref: LibraryRef, key: &str, info: &UploadInfo) -> ApiResult<u64> {
     let l = state.libraries.get_mut(&lref).ok_or_else(|| ApiError::not_found("Not found"))?;
     let version = l.version + 1;
+    l.touch();
     let rec = l.items.get_mut(key).ok_or_else(|| ApiError::not_found("Not found"))?;
     let Some(attachment) = rec.data.attachment.as_mut() else {
         return Err(ApiError::bad_request("Item is not an attachment"));

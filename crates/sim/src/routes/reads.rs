@@ -8,7 +8,7 @@ use crate::query::{self, Action, Params};
 use crate::reply::Reply;
 use crate::saved_search::SearchRecord;
 use crate::search::{self, CollectionScope, ItemScope, TagScope};
-use crate::state::{Kind, State, API_BASE};
+use crate::state::{Kind, LibraryFacts, State, API_BASE};
 use crate::LibraryRef;
 
 /// The common tail of listings: `Total-Results`, `Link`, `Last-Modified-Version` and the body for the format.
@@ -42,14 +42,25 @@ pub(super) fn listing(
 pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: ItemScope) -> ApiResult<Reply> {
     let params = query::parse(&req.query, Action::Items, false)?;
     let l = lib(state, lref)?;
-    let all = search::items(l, &scope, &params)?;
-    let page = search::page(&all, &params);
+    let derived = crate::derived::of(l);
+    let derived = derived.as_ref().as_ref();
+    // Page first, then build JSON for the page alone.
+    let (total, page) = match search::unfiltered_page(l, derived, &scope, &params) {
+        Some(found) => found,
+        None => {
+            let all = search::items_with(l, derived, &scope, &params)?;
+            (all.len(), search::page(&all, &params))
+        }
+    };
     let include_data = params.include.iter().any(|i| i == "data");
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
-    let entries =
-        if params.format == "json" { page.iter().map(|r| l.item_json(r, include_data)).collect() } else { Vec::new() };
-    Ok(listing(req, &params, l.version, all.len(), keys, versions, entries))
+    let entries = if params.format == "json" {
+        page.iter().map(|r| l.item_json_with(r, include_data, derived.map(|d| d as &dyn LibraryFacts))).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(listing(req, &params, l.version, total, keys, versions, entries))
 }
 
 pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope: CollectionScope) -> ApiResult<Reply> {
@@ -60,8 +71,10 @@ pub(super) fn list_collections(state: &State, req: &Req, lref: LibraryRef, scope
     let include_data = params.include.iter().any(|i| i == "data");
     let keys = page.iter().map(|r| r.key.clone()).collect();
     let versions = page.iter().map(|r| (r.key.clone(), r.version)).collect();
+    let derived = crate::derived::of(l);
+    let derived = derived.as_ref().as_ref();
     let entries = if params.format == "json" {
-        page.iter().map(|r| l.collection_json(r, include_data)).collect()
+        page.iter().map(|r| l.collection_json_with(r, include_data, derived.map(|d| d as &dyn LibraryFacts))).collect()
     } else {
         Vec::new()
     };
@@ -130,8 +143,15 @@ pub(super) fn list_tags_in_items(state: &State, req: &Req, lref: LibraryRef, sco
 pub(super) fn list_tags(state: &State, req: &Req, lref: LibraryRef, scope: TagScope) -> ApiResult<Reply> {
     let params = query::parse(&req.query, Action::Tags, false)?;
     let l = lib(state, lref)?;
-    let all = search::tags(l, &scope, &params);
-    let page = search::page(&all, &params);
+    let derived = crate::derived::of(l);
+    let derived = derived.as_ref().as_ref();
+    let (total, page) = match search::unfiltered_tags_page(l, derived, &scope, &params) {
+        Some(found) => found,
+        None => {
+            let all = search::tags(l, derived, &scope, &params);
+            (all.len(), search::page(&all, &params))
+        }
+    };
     let base = format!("{API_BASE}{}", l.path());
     let www = l.www_url();
     let entries = page
@@ -148,7 +168,7 @@ pub(super) fn list_tags(state: &State, req: &Req, lref: LibraryRef, scope: TagSc
             })
         })
         .collect();
-    Ok(listing(req, &params, l.version, all.len(), Vec::new(), Vec::new(), entries))
+    Ok(listing(req, &params, l.version, total, Vec::new(), Vec::new(), entries))
 }
 
 pub(super) fn deleted(state: &State, req: &Req, lref: LibraryRef) -> ApiResult<Reply> {
