@@ -160,3 +160,27 @@ async fn one_library_s_rows_never_answer_for_another() {
     assert!(store::shared_dois(&db, "users/4242").await.expect("a query").is_empty());
     assert!(store::shared_dois(&db, "groups/777").await.expect("a query").is_empty());
 }
+
+#[tokio::test]
+async fn a_synthetic_library_fills_within_its_page_count_and_finds_every_shared_doi() {
+    let sim = Rc::new(Simulator::new());
+    sim.add_user(USER, "secret-key", true);
+    let made = sim.add_synthetic(LIB, 5_000, 7).expect("a synthetic library");
+    let client = writer(&sim, LibraryKind::User, None);
+    let db = SqliteDb::in_memory().expect("an in-memory database");
+    let objects = made.top_level + made.notes + made.attachments;
+    let before = requests(&sim);
+    // At most 45 requests a call, as a cron run on the free plan.
+    let (calls, done) = fill(&db, &client, 45).await;
+    let spent = requests(&sim) - before;
+    assert_eq!(done.items, objects as u64, "{made:?}");
+    assert_eq!(done.library_version, made.version);
+    assert!(spent <= objects / 100 + 20, "{spent} requests for {objects} objects");
+    assert_eq!(calls, spent.div_ceil(45), "no call stopped short of its budget but the last");
+    let shared = store::shared_dois(&db, "users/4242").await.expect("a query");
+    assert_eq!(shared.len(), made.duplicate_pairs, "every pair the library holds");
+    let collections = store::collections_with_counts(&db, "users/4242").await.expect("a query");
+    assert_eq!(collections.len(), made.collections);
+    let tags = store::tag_counts(&db, "users/4242").await.expect("a query");
+    assert_eq!(tags.len(), made.tags);
+}
