@@ -61,6 +61,9 @@ if $demo; then
   fi
   "${CARGO_TARGET_DIR:-target}/release/zotero-sim" "${sim_args[@]}" &
   sim_pid=$!
+  # The demo library starts afresh with each run, so its local library mirror (D1) does too: one kept from an
+  # earlier run would be ahead of the new library's versions (docs/mirror.md).
+  rm -rf .wrangler/state/v3/d1
   # In demo mode the Worker must reach the simulator on loopback, which global_fetch_strictly_public forbids.
   sed_in_place 's/^compatibility_flags = \["global_fetch_strictly_public"\]/compatibility_flags = []/' "$config"
   vars+=(--var "ZOTERO_API_BASE:http://127.0.0.1:${sim_port}" --var ZOTERO_API_KEY:demo --var ZOTERO_LIBRARY_ID:1234567)

@@ -6,6 +6,8 @@
 mod ai_search;
 #[cfg(target_arch = "wasm32")]
 mod counters;
+#[cfg(target_arch = "wasm32")]
+mod mirror_db;
 /// Public for `tests/fold_wasm.rs`.
 #[cfg(target_arch = "wasm32")]
 pub mod text;

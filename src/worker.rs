@@ -28,8 +28,7 @@ pub fn app(env: &Env) -> worker::Result<App> {
         clock,
         // Many isolates share the stores: a call's entry cannot tell its process from another.
         process_run: None,
-        // The mirror's D1 database is not bound yet: tools read Zotero live.
-        mirror_db: None,
+        mirror_db: crate::mirror_db::bind(env),
         ai_search: crate::ai_search::bind(env),
         decompose: crate::text::decompose,
     };
