@@ -184,3 +184,15 @@ async fn a_synthetic_library_fills_within_its_page_count_and_finds_every_shared_
     let tags = store::tag_counts(&db, "users/4242").await.expect("a query");
     assert_eq!(tags.len(), made.tags);
 }
+
+#[tokio::test]
+async fn an_empty_library_is_complete_after_one_pass_and_then_costs_one_request() {
+    let (sim, client, db) = setup(0);
+    let done = advance(&db, &client, 10, NOW).await.expect("advanced");
+    assert!(done.complete, "{done:?}");
+    assert_eq!(done.items, 0);
+    let before = requests(&sim);
+    let again = advance(&db, &client, 10, NOW).await.expect("advanced");
+    assert!(again.complete);
+    assert_eq!(requests(&sim) - before, 1, "{:?}", sim.requests());
+}

@@ -70,7 +70,8 @@ enum Step {
     Missing,
 }
 
-/// The mirror's row for a library.
+/// The mirror's row for a library. It is complete once a pass has ended (`synced_at` set): an empty library's
+/// version is 0, so the version alone cannot say.
 struct Library {
     version: u64,
     pass: Option<Pass>,
@@ -117,10 +118,11 @@ pub async fn status(db: &dyn SqlDb, library: &str) -> Result<MirrorStatus, Mirro
 
 async fn status_of(db: &dyn SqlDb, library: &str, state: &Library) -> Result<MirrorStatus, SqlError> {
     let filling_to = state.pass.as_ref().map_or(0, |pass| pass.at);
+    let complete = state.synced_at > 0;
     Ok(MirrorStatus {
-        library_version: if state.version > 0 { state.version } else { filling_to },
+        library_version: if complete { state.version } else { filling_to },
         items: store::item_count(db, library).await?,
-        complete: state.version > 0,
+        complete,
         synced_at: state.synced_at,
     })
 }
@@ -153,8 +155,8 @@ pub async fn advance(
                     Step::Collections => Listing::Collections,
                     _ => Listing::Searches,
                 };
-                // A pass that has read nothing yet first asks whether anything changed at all.
-                let ask = pass.since > 0 && pass.at == 0;
+                // A pass after the first, that has read nothing yet, first asks whether anything changed at all.
+                let ask = state.synced_at > 0 && pass.at == 0 && pass.step == Step::Items && pass.start == 0;
                 let Some(page) = client.changed_page(listing.path(), pass.since, pass.start, ask).await? else {
                     state.synced_at = now_ms;
                     db.batch(&[save(&library, &state)]).await?;
