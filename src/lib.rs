@@ -60,8 +60,10 @@ mod entry {
         crate::worker::install_logger();
         match crate::worker::app(&env) {
             Ok(app) => ctx.wait_until(async move {
-                // The outcome is logged by the job; nothing waits for it here.
-                let _ = zotero_mcp_server::jobs::sync_semantic_index(&app).await;
+                // The outcomes are logged by the jobs; nothing waits for them here. The library mirror takes
+                // what the semantic index left of the invocation's requests.
+                let run = zotero_mcp_server::jobs::sync_semantic_index(&app).await;
+                let _ = zotero_mcp_server::jobs::advance_mirror(&app, run.requests).await;
             }),
             Err(error) => {
                 log::error!(target: "sync", "ai search sync failed: the Worker's bindings could not be read: {error}")

@@ -13,6 +13,7 @@
 //! same cycle again.
 
 use zotero_mcp_core::index::{self, IndexError, SyncReport, STATE_PREFIX};
+use zotero_mcp_core::mirror::{self, MirrorError, MirrorStatus};
 use zotero_mcp_core::zotero::{LibraryId, ZoteroError};
 
 use crate::app::App;
@@ -35,6 +36,8 @@ pub struct ScheduledSync {
     pub runs: Vec<LibraryRun>,
     /// The indexed libraries the run had no budget left for: the next runs start elsewhere in the rotation.
     pub skipped: Vec<Option<LibraryId>>,
+    /// Zotero requests the run made (or, for a library whose run failed, the budget it had).
+    pub requests: usize,
 }
 
 /// One library's part of a scheduled run.
@@ -72,7 +75,11 @@ pub async fn sync_semantic_index(app: &App) -> ScheduledSync {
         Err(why) => {
             log::error!(target: "sync", "ai search sync failed: {why}");
             let result = Err(why.clone().into());
-            return ScheduledSync { runs: vec![LibraryRun { library: None, result }], skipped: Vec::new() };
+            return ScheduledSync {
+                runs: vec![LibraryRun { library: None, result }],
+                skipped: Vec::new(),
+                requests: 0,
+            };
         }
     };
     let rotation = rotation_key(app);
@@ -83,7 +90,7 @@ pub async fn sync_semantic_index(app: &App) -> ScheduledSync {
         _ => 0,
     };
     let mut left = app.config.sync_subrequest_budget;
-    let mut outcome = ScheduledSync { runs: Vec::new(), skipped: Vec::new() };
+    let mut outcome = ScheduledSync { runs: Vec::new(), skipped: Vec::new(), requests: 0 };
     for turn in 0..libraries.len() {
         let library = libraries[(start + turn) % libraries.len()];
         if turn > 0 && left < MIN_REQUESTS_PER_LIBRARY {
@@ -95,12 +102,44 @@ pub async fn sync_semantic_index(app: &App) -> ScheduledSync {
         log_outcome(library, &result, libraries.len() > 1);
         outcome.runs.push(LibraryRun { library, result });
     }
+    outcome.requests = app.config.sync_subrequest_budget.saturating_sub(left);
     if let (Some(key), 2..) = (&rotation, libraries.len()) {
         let next = ((start + 1) % libraries.len()).to_string();
         // A lost write only repeats this run's order next time.
         let _ = app.platform.cache_kv.put(key, &next, zotero_mcp_core::platform::KvWrite::Forever).await;
     }
     outcome
+}
+
+/// Zotero requests a scheduled invocation makes in all, the semantic index's and the library mirror's together:
+/// below the 50 subrequests a Worker on the free plan may make.
+pub const SCHEDULED_REQUESTS: usize = 45;
+
+/// Brings the configured library's mirror forward in a scheduled run, with what the run has left of
+/// [`SCHEDULED_REQUESTS`] after `spent` (at most a call's share, [`mirror::CALL_BUDGET`]: the
+/// mirror's two database statements a page count against D1's 50 queries too), logged. `None` without a mirror
+/// or with no requests left.
+pub async fn advance_mirror(app: &App, spent: usize) -> Option<Result<MirrorStatus, MirrorError>> {
+    let db = app.platform.mirror_db.clone()?;
+    let budget = SCHEDULED_REQUESTS.saturating_sub(spent).min(mirror::CALL_BUDGET);
+    if budget == 0 {
+        return None;
+    }
+    let session = Session::new(Grant::read_only(SCHEDULED), app.config.clone(), app.platform.clone());
+    let ctx = context::reading(&session, SCHEDULED, None).await.ok()?;
+    let zotero = ctx.zotero().ok()?;
+    let result = mirror::advance(db.as_ref(), zotero, budget, app.platform.clock.now_ms()).await;
+    match &result {
+        Ok(status) => log::info!(
+            target: "sync",
+            "library mirror: {} items at version {}{}",
+            status.items,
+            status.library_version,
+            if status.complete { "" } else { ", still filling" }
+        ),
+        Err(error) => log::warn!(target: "sync", "library mirror: {error}"),
+    }
+    Some(result)
 }
 
 /// Where the rotation's next start is kept, per instance.

@@ -98,3 +98,20 @@ async fn while_the_mirror_fills_the_answer_says_how_little_it_covered() {
     assert_eq!(ok(&second)["mirror"]["complete"], true, "{}", ok(&second));
     assert_eq!(grown_groups(ok(&second)), 5);
 }
+
+#[tokio::test]
+async fn a_scheduled_run_fills_the_mirror_with_what_the_semantic_index_left() {
+    let (sim, app) = grown(1_200, 3);
+    let run = zotero_mcp_server::jobs::sync_semantic_index(&app).await;
+    assert_eq!(run.requests, 0, "no AI Search here, no request for it: {run:?}");
+    let status =
+        zotero_mcp_server::jobs::advance_mirror(&app, run.requests).await.expect("a mirror").expect("advanced");
+    assert!(status.complete, "{status:?}");
+    // The call after it only asks whether anything changed.
+    let before = sim.requests().len();
+    let scan = find_duplicates(&app).await;
+    assert_eq!(sim.requests().len() - before, 1, "{:?}", &sim.requests()[before..]);
+    assert_eq!(grown_groups(ok(&scan)), 3);
+    // A run whose semantic index took its share leaves the mirror what is left, or nothing.
+    assert!(zotero_mcp_server::jobs::advance_mirror(&app, zotero_mcp_server::jobs::SCHEDULED_REQUESTS).await.is_none());
+}

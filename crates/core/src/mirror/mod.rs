@@ -17,4 +17,4 @@ pub mod store;
 pub mod sync;
 
 pub use crate::platform::{Row, SqlDb, SqlError, Statement};
-pub use sync::{advance, library_of, status, MirrorError, MirrorStatus};
+pub use sync::{advance, library_of, status, MirrorError, MirrorStatus, CALL_BUDGET};

@@ -17,6 +17,12 @@ use super::store::{self, Listing};
 use crate::platform::{SqlDb, SqlError, Statement};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, BATCH_SIZE, PAGE_LIMIT};
 
+/// Requests to Zotero a call (or a scheduled run) may spend bringing the mirror forward. Each page read is also
+/// two database statements (the page, and where the pass stands), and D1 on the free plan takes 50 queries a
+/// Worker invocation, as Workers take 50 subrequests: 20 pages leave room for the rest of the call. The first
+/// fill of a large library takes several calls; each goes on where the last stopped.
+pub const CALL_BUDGET: usize = 20;
+
 /// How far a library's mirror is, as answers report it (`mirror` in a tool's structured content).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

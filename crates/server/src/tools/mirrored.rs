@@ -11,11 +11,7 @@ use zotero_mcp_core::zotero::ZoteroObject;
 
 use crate::context::RequestContext;
 
-/// Requests to Zotero a call may spend bringing the mirror forward. Each page read is also two database
-/// statements (the page, and where the pass stands), and D1 on the free plan takes 50 queries a Worker
-/// invocation, as Workers take 50 subrequests: 20 pages leave room for the rest of the call. The first fill of a
-/// large library takes several calls; each goes on where the last stopped.
-pub const CALL_BUDGET: usize = 20;
+pub use zotero_mcp_core::mirror::CALL_BUDGET;
 
 /// How far the library mirror an answer came from is.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
