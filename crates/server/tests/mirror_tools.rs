@@ -34,16 +34,17 @@ fn grown(n: usize, twins: usize) -> (Rc<zotero_sim::Simulator>, App) {
     (sim, app)
 }
 
-async fn find_duplicates(app: &App) -> Value {
+async fn call(app: &App, tool: &str, arguments: Value) -> Value {
     let session = zotero_mcp_server::call::Session::new(
         zotero_mcp_server::auth::Grant::read_write("owner"),
         app.config.clone(),
         app.platform.clone(),
     );
-    zotero_mcp_server::tools::registry(&app.config)
-        .call_tool(&session, "zotero_find_duplicates", json!({}))
-        .await
-        .expect("the tool exists")
+    zotero_mcp_server::tools::registry(&app.config).call_tool(&session, tool, arguments).await.expect("the tool exists")
+}
+
+async fn find_duplicates(app: &App) -> Value {
+    call(app, "zotero_find_duplicates", json!({})).await
 }
 
 fn grown_groups(out: &Value) -> usize {
@@ -114,4 +115,27 @@ async fn a_scheduled_run_fills_the_mirror_with_what_the_semantic_index_left() {
     assert_eq!(grown_groups(ok(&scan)), 3);
     // A run whose semantic index took its share leaves the mirror what is left, or nothing.
     assert!(zotero_mcp_server::jobs::advance_mirror(&app, zotero_mcp_server::jobs::SCHEDULED_REQUESTS).await.is_none());
+}
+
+#[tokio::test]
+async fn collections_from_the_mirror_are_those_zotero_lists_with_the_same_counts() {
+    for sim in [demo_sim(), Rc::new(zotero_sim::Simulator::synthetic(3_000, 11))] {
+        let live = app_with_sim(sim.clone());
+        let mut mirrored = app_with_sim(sim.clone());
+        mirrored.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+        let (from_zotero, from_mirror) = loop {
+            let answer = call(&mirrored, "zotero_list_collections", json!({})).await;
+            if ok(&answer)["mirror"]["complete"] == true {
+                break (call(&live, "zotero_list_collections", json!({})).await, answer);
+            }
+        };
+        let (zotero_tree, mirror_tree) = (&ok(&from_zotero)["collections"], &ok(&from_mirror)["collections"]);
+        assert!(zotero_tree.as_array().is_some_and(|tree| tree.len() >= 10), "{from_zotero}");
+        assert_eq!(mirror_tree, zotero_tree, "the same tree, paths and counts");
+        assert!(ok(&from_zotero).get("mirror").is_none());
+        // With the mirror in step: one request to check it, one for the saved searches.
+        let before = sim.requests().len();
+        call(&mirrored, "zotero_list_collections", json!({})).await;
+        assert_eq!(sim.requests().len() - before, 2, "{:?}", &sim.requests()[before..]);
+    }
 }

@@ -430,6 +430,8 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
         Some(Rc::new(zotero_mcp_core::mirror::sqlite::SqliteDb::in_memory().expect("an in-memory database")));
     let whole = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert_eq!(whole["mirror"]["complete"], true, "{whole}");
+    let tree = shapes.read(&mirrored, "zotero_list_collections", json!({})).await;
+    assert_eq!(tree["mirror"]["complete"], true, "{tree}");
     mirrored.app.platform.mirror_db = Some(Rc::new(Unreachable));
     let partial = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert!(partial["note"].is_string(), "{partial}");

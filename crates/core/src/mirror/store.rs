@@ -173,6 +173,40 @@ pub async fn top_items(db: &dyn SqlDb, library: &str, item_type: Option<&str>) -
         .collect())
 }
 
+/// Every collection of `library` (those in the trash too, as Zotero lists them), as a listing of Zotero's would
+/// give them: `meta.numItems` counts the items outside the trash directly in it, `meta.numCollections` the
+/// collections directly below it. One pass over the items, however many collections.
+pub async fn collections(db: &dyn SqlDb, library: &str) -> Result<Vec<ZoteroObject>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT c.key AS key, c.version AS version, c.data AS data, coalesce(m.n, 0) AS items,
+                    (SELECT count(*) FROM mirror_collections AS s WHERE s.library = c.library AND s.parent = c.key)
+                        AS subcollections
+             FROM mirror_collections AS c
+             LEFT JOIN (SELECT member.value AS key, count(*) AS n
+                        FROM mirror_items AS i, json_each(i.data, '$.collections') AS member
+                        WHERE i.library = ?1 AND i.trashed = 0 GROUP BY 1) AS m ON m.key = c.key
+             WHERE c.library = ?1 ORDER BY c.key",
+            &[Value::from(library)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
+            let mut meta = Map::new();
+            meta.insert("numItems".into(), row.get("items").cloned().unwrap_or(Value::from(0)));
+            meta.insert("numCollections".into(), row.get("subcollections").cloned().unwrap_or(Value::from(0)));
+            Some(ZoteroObject {
+                key: row.get("key")?.as_str()?.to_owned(),
+                version: row.get("version")?.as_u64()?,
+                meta,
+                data,
+            })
+        })
+        .collect())
+}
+
 /// The number of items of `library` in the mirror.
 pub async fn item_count(db: &dyn SqlDb, library: &str) -> Result<u64, SqlError> {
     let rows = db.query("SELECT count(*) AS n FROM mirror_items WHERE library = ?1", &[Value::from(library)]).await?;

@@ -1,5 +1,6 @@
 //! Collections and tags: listing them, and filing items.
 
+use super::mirrored::{self, MirrorOut, Mirrored};
 use futures_util::future::{join, join3};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -70,6 +71,9 @@ pub struct ListCollectionsOutput {
     /// How many collections there are, when not all fit in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collections_total: Option<usize>,
+    /// The library mirror the collections came from (or that is still being filled: then they came from Zotero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<MirrorOut>,
     /// Without collectionKey: the library's saved searches (with `query`, those whose name contains it), each
     /// with its conditions; zotero_search runs one with `savedSearch`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,8 +174,20 @@ impl Tool for ListCollections {
                 None => zotero.saved_searches_up_to(saved_searches::MAX_SAVED_SEARCHES).await,
             }
         };
-        let (all, items, searches) = join3(zotero.collections(&Query::new(), MAX_COLLECTIONS), items, searches).await;
-        let summaries = tree(&all?.items);
+        // The collections from the library mirror where there is a complete one (with their counts, in no
+        // request but the mirror's check); else from Zotero, a page of 100 at a time.
+        let all = async {
+            let mirror = match mirrored::collections(ctx).await {
+                Mirrored::Answer(found, mirror) => return Ok((found, Some(mirror))),
+                Mirrored::Partial(mirror) => Some(mirror),
+                Mirrored::Failed(_) | Mirrored::Absent => None,
+            };
+            let live = zotero.collections(&Query::new(), MAX_COLLECTIONS).await?.items;
+            Ok::<_, zotero_mcp_core::zotero::ZoteroError>((live, mirror))
+        };
+        let (all, items, searches) = join3(all, items, searches).await;
+        let (all, mirror) = all?;
+        let summaries = tree(&all);
         if let Some(key) = &input.collection_key {
             let collection = summaries.iter().find(|c| c.key == key.as_str()).cloned().ok_or_else(|| {
                 ToolError::Failed(format!(
@@ -192,6 +208,7 @@ impl Tool for ListCollections {
                 saved_searches: None,
                 saved_searches_total: None,
                 offset: paging.offset,
+                mirror,
             });
         }
         let query = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
@@ -214,6 +231,7 @@ impl Tool for ListCollections {
             saved_searches: Some(saved_searches),
             saved_searches_total,
             offset: 0,
+            mirror,
         })
     }
 }

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use zotero_mcp_core::calendar::iso_time;
-use zotero_mcp_core::mirror::{self, store, MirrorStatus};
+use zotero_mcp_core::mirror::{self, store, MirrorStatus, SqlDb, SqlError};
 use zotero_mcp_core::zotero::ZoteroObject;
 
 use crate::context::RequestContext;
@@ -54,10 +54,25 @@ pub enum Mirrored<T> {
 /// The library's top-level items not in the trash (of `item_type` when given), from the mirror brought forward
 /// first.
 pub async fn top_items(ctx: &RequestContext, item_type: Option<&str>) -> Mirrored<Vec<ZoteroObject>> {
-    let Some(db) = ctx.services().platform().mirror_db.clone() else { return Mirrored::Absent };
+    read(ctx, |db, library| async move { store::top_items(db, &library, item_type).await }).await
+}
+
+/// The library's collections (with `meta.numItems` and `meta.numCollections`), from the mirror brought forward
+/// first.
+pub async fn collections(ctx: &RequestContext) -> Mirrored<Vec<ZoteroObject>> {
+    read(ctx, |db, library| async move { store::collections(db, &library).await }).await
+}
+
+/// Brings the mirror forward, then runs `query` on it for the call's library when it is complete.
+async fn read<'a, T, F, Fut>(ctx: &'a RequestContext, query: F) -> Mirrored<T>
+where
+    F: FnOnce(&'a dyn SqlDb, String) -> Fut,
+    Fut: std::future::Future<Output = Result<T, SqlError>> + 'a,
+{
+    let Some(db) = ctx.services().platform().mirror_db.as_deref() else { return Mirrored::Absent };
     let Ok(zotero) = ctx.zotero() else { return Mirrored::Absent };
     let now = ctx.services().clock().now_ms();
-    let status = match mirror::advance(db.as_ref(), zotero, CALL_BUDGET, now).await {
+    let status = match mirror::advance(db, zotero, CALL_BUDGET, now).await {
         Ok(status) => status,
         Err(error) => {
             return Mirrored::Failed(format!("The library mirror could not be brought up to date ({error})."))
@@ -70,8 +85,8 @@ pub async fn top_items(ctx: &RequestContext, item_type: Option<&str>) -> Mirrore
         Ok(library) => library,
         Err(error) => return Mirrored::Failed(format!("The library mirror could not be read ({error}).")),
     };
-    match store::top_items(db.as_ref(), &library, item_type).await {
-        Ok(items) => Mirrored::Answer(items, MirrorOut::from(&status)),
+    match query(db, library).await {
+        Ok(found) => Mirrored::Answer(found, MirrorOut::from(&status)),
         Err(error) => Mirrored::Failed(format!("The library mirror could not be read ({error}).")),
     }
 }
