@@ -139,3 +139,49 @@ async fn collections_from_the_mirror_are_those_zotero_lists_with_the_same_counts
         assert_eq!(sim.requests().len() - before, 2, "{:?}", &sim.requests()[before..]);
     }
 }
+
+#[tokio::test]
+async fn tags_from_the_mirror_are_those_zotero_lists_with_the_same_counts_by_name() {
+    let by_name = |answer: &Value| {
+        let mut tags: Vec<(String, u64, bool)> = ok(answer)["tags"]
+            .as_array()
+            .map(|tags| {
+                tags.iter()
+                    .map(|t| {
+                        let name = t["tag"].as_str().unwrap_or_default().to_owned();
+                        (name, t["numItems"].as_u64().unwrap_or(0), t["automatic"] == true)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        tags.sort_by(|a, b| a.0.to_lowercase().cmp(&b.0.to_lowercase()).then(a.2.cmp(&b.2)));
+        tags
+    };
+    for sim in [demo_sim(), Rc::new(zotero_sim::Simulator::synthetic(3_000, 11))] {
+        let live = app_with_sim(sim.clone());
+        let mut mirrored = app_with_sim(sim.clone());
+        mirrored.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+        for arguments in [json!({ "limit": 1000 }), json!({ "limit": 1000, "query": "A" })] {
+            let from_mirror = loop {
+                let answer = call(&mirrored, "zotero_list_tags", arguments.clone()).await;
+                if ok(&answer)["mirror"]["complete"] == true {
+                    break answer;
+                }
+            };
+            let from_zotero = call(&live, "zotero_list_tags", arguments.clone()).await;
+            assert!(by_name(&from_zotero).len() >= 5, "{from_zotero}");
+            assert_eq!(by_name(&from_mirror), by_name(&from_zotero), "{arguments}");
+            assert_eq!(ok(&from_mirror)["totalResults"], ok(&from_zotero)["totalResults"]);
+            // Listed by name.
+            let names: Vec<String> = by_name(&from_mirror).into_iter().map(|t| t.0).collect();
+            let listed: Vec<&str> = ok(&from_mirror)["tags"]
+                .as_array()
+                .map(|t| t.iter().filter_map(|t| t["tag"].as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(listed, names);
+        }
+        let before = sim.requests().len();
+        call(&mirrored, "zotero_list_tags", json!({ "limit": 1000 })).await;
+        assert_eq!(sim.requests().len() - before, 1, "the mirror's check only");
+    }
+}

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::platform::{Row, SqlDb, SqlError, Statement};
 use crate::sources::{detect, Identifier};
-use crate::zotero::ZoteroObject;
+use crate::zotero::{Tag, ZoteroObject};
 
 const UPSERT_ITEMS: &str =
     "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data)
@@ -202,6 +202,30 @@ pub async fn collections(db: &dyn SqlDb, library: &str) -> Result<Vec<ZoteroObje
                 version: row.get("version")?.as_u64()?,
                 meta,
                 data,
+            })
+        })
+        .collect())
+}
+
+/// Every tag of `library`, by name and type, with how many items carry it (those in the trash too, as Zotero's
+/// `/tags` counts them), in no particular order.
+pub async fn tags(db: &dyn SqlDb, library: &str) -> Result<Vec<Tag>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT json_extract(tag.value, '$.tag') AS tag, coalesce(json_extract(tag.value, '$.type'), 0) AS type,
+                    count(DISTINCT i.key) AS n
+             FROM mirror_items AS i, json_each(i.data, '$.tags') AS tag
+             WHERE i.library = ?1 GROUP BY 1, 2",
+            &[Value::from(library)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            Some(Tag {
+                tag: row.get("tag")?.as_str()?.to_owned(),
+                kind: u8::try_from(row.get("type")?.as_u64()?).ok()?,
+                num_items: row.get("n")?.as_u64()?,
             })
         })
         .collect())

@@ -551,6 +551,9 @@ pub struct ListTagsOutput {
     /// True when no more tags fit in the answer.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
+    /// The library mirror the tags came from, by name (or that is still being filled: then they came from Zotero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<MirrorOut>,
 }
 
 pub struct ListTags;
@@ -599,19 +602,42 @@ impl Tool for ListTags {
 
     async fn call(ctx: &RequestContext, input: ListTagsInput) -> Result<ListTagsOutput, ToolError> {
         let zotero = ctx.zotero()?;
+        let text = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+        let out = |tag: zotero_mcp_core::zotero::Tag| TagOut {
+            tag: tag.tag,
+            num_items: tag.num_items,
+            automatic: tag.kind == 1,
+        };
+        // Every tag from a complete library mirror, by name, in no request but the mirror's check; else a page of
+        // Zotero's (100 a request), in its order.
+        let mirror = match mirrored::tags(ctx).await {
+            Mirrored::Answer(mut tags, mirror) => {
+                if let Some(needle) = text.map(str::to_lowercase) {
+                    tags.retain(|tag| tag.tag.to_lowercase().contains(&needle));
+                }
+                tags.sort_by(|a, b| a.tag.to_lowercase().cmp(&b.tag.to_lowercase()).then(a.kind.cmp(&b.kind)));
+                let total = tags.len() as u64;
+                tags.truncate(input.limit as usize);
+                return Ok(ListTagsOutput {
+                    tags: tags.into_iter().map(out).collect(),
+                    total_results: Some(total),
+                    cut: false,
+                    mirror: Some(mirror),
+                });
+            }
+            Mirrored::Partial(mirror) => Some(mirror),
+            Mirrored::Failed(_) | Mirrored::Absent => None,
+        };
         let mut query = Query::new();
-        if let Some(text) = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+        if let Some(text) = text {
             query = query.param("q", text).param("qmode", "contains");
         }
         let page = zotero.tags(&query, input.limit as usize).await?;
         Ok(ListTagsOutput {
-            tags: page
-                .items
-                .into_iter()
-                .map(|t| TagOut { tag: t.tag, num_items: t.num_items, automatic: t.kind == 1 })
-                .collect(),
+            tags: page.items.into_iter().map(out).collect(),
             total_results: page.total_results,
             cut: false,
+            mirror,
         })
     }
 }

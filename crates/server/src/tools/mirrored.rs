@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use zotero_mcp_core::calendar::iso_time;
 use zotero_mcp_core::mirror::{self, store, MirrorStatus, SqlDb, SqlError};
-use zotero_mcp_core::zotero::ZoteroObject;
+use zotero_mcp_core::zotero::{Tag, ZoteroObject};
 
 use crate::context::RequestContext;
 
@@ -61,6 +61,11 @@ pub async fn top_items(ctx: &RequestContext, item_type: Option<&str>) -> Mirrore
 /// first.
 pub async fn collections(ctx: &RequestContext) -> Mirrored<Vec<ZoteroObject>> {
     read(ctx, |db, library| async move { store::collections(db, &library).await }).await
+}
+
+/// Every tag of the library with its item count, from the mirror brought forward first.
+pub async fn tags(ctx: &RequestContext) -> Mirrored<Vec<Tag>> {
+    read(ctx, |db, library| async move { store::tags(db, &library).await }).await
 }
 
 /// Brings the mirror forward, then runs `query` on it for the call's library when it is complete.
