@@ -157,20 +157,18 @@ pub async fn top_items(db: &dyn SqlDb, library: &str, item_type: Option<&str>) -
             &[Value::from(library), item_type.map_or(Value::Null, Value::from)],
         )
         .await?;
-    Ok(rows
+    Ok(rows.iter().filter_map(|row| object_of(row, &[("numChildren", "children")])).collect())
+}
+
+/// A row of `key`, `version` and `data` as the object Zotero would list, with `meta` fields taken from the named
+/// columns (`(meta field, column)`).
+fn object_of(row: &Row, meta: &[(&str, &str)]) -> Option<ZoteroObject> {
+    let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
+    let meta = meta
         .iter()
-        .filter_map(|row| {
-            let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
-            let mut meta = Map::new();
-            meta.insert("numChildren".into(), row.get("children").cloned().unwrap_or(Value::from(0)));
-            Some(ZoteroObject {
-                key: row.get("key")?.as_str()?.to_owned(),
-                version: row.get("version")?.as_u64()?,
-                meta,
-                data,
-            })
-        })
-        .collect())
+        .map(|(field, column)| ((*field).to_owned(), row.get(*column).cloned().unwrap_or(Value::from(0))))
+        .collect();
+    Some(ZoteroObject { key: row.get("key")?.as_str()?.to_owned(), version: row.get("version")?.as_u64()?, meta, data })
 }
 
 /// Every collection of `library` (those in the trash too, as Zotero lists them), as a listing of Zotero's would
@@ -190,21 +188,8 @@ pub async fn collections(db: &dyn SqlDb, library: &str) -> Result<Vec<ZoteroObje
             &[Value::from(library)],
         )
         .await?;
-    Ok(rows
-        .iter()
-        .filter_map(|row| {
-            let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
-            let mut meta = Map::new();
-            meta.insert("numItems".into(), row.get("items").cloned().unwrap_or(Value::from(0)));
-            meta.insert("numCollections".into(), row.get("subcollections").cloned().unwrap_or(Value::from(0)));
-            Some(ZoteroObject {
-                key: row.get("key")?.as_str()?.to_owned(),
-                version: row.get("version")?.as_u64()?,
-                meta,
-                data,
-            })
-        })
-        .collect())
+    let meta = [("numItems", "items"), ("numCollections", "subcollections")];
+    Ok(rows.iter().filter_map(|row| object_of(row, &meta)).collect())
 }
 
 /// Every tag of `library`, by name and type, with how many items carry it (those in the trash too, as Zotero's
