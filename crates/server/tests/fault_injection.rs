@@ -10,6 +10,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use zotero_sim::rng::Rng;
 
 use common::dav::{bench, Bench};
 use common::files::{b64, pdf};
@@ -20,27 +21,6 @@ use zotero_sim::{Fault, FaultMatch, LibraryRef};
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
 const DEFAULT_SEED: u64 = 0x5eed_f417;
 const OPERATIONS: usize = 36;
-
-/// splitmix64: small, deterministic, and good enough to pick operations and faults.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
-        &from[self.below(from.len())]
-    }
-}
 
 /// What the library holds, by key: each object's data without the fields every write moves on.
 type State = BTreeMap<String, Value>;

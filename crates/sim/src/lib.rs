@@ -27,6 +27,7 @@ mod keys;
 pub mod local;
 mod query;
 mod reply;
+pub mod rng;
 mod routes;
 mod saved_search;
 pub mod schema;

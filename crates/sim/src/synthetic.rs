@@ -21,6 +21,7 @@
 //! (each with its children), one write per batch, so the library version is the number of batches and
 //! `?since=` selects whole batches; `dateAdded`/`dateModified` grow with the version, spread over six years.
 
+use crate::rng::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::dates;
@@ -273,38 +274,6 @@ const FILLER: &[&str] = &[
     "variation",
 ];
 
-/// SplitMix64: small, seedable, and the same on every platform.
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
-        list[self.below(list.len())]
-    }
-
-    /// A number in `0..n` skewed towards 0, so that some tags are far more common than others.
-    fn skewed(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        ((u * u * u) * n as f64) as usize % n.max(1)
-    }
-}
-
 /// The name of the `i`-th tag: a word and a topic, then numbered once those pairs run out.
 fn tag_name(i: usize) -> String {
     let pairs = TAG_WORDS.len() * TAG_TOPICS.len();
@@ -356,7 +325,7 @@ pub fn fill(lib: &mut Library, n: usize, seed: u64) -> Counts {
         let batch = i / BATCH;
         let version = base_version + batch as u64 + 1;
         let parent = (i > 0 && rng.below(4) == 0).then(|| collection_keys[rng.below(i)].clone());
-        let name = format!("{} {} ({})", capitalise(rng.pick(SUBJECTS)), rng.pick(NOUNS), i + 1);
+        let name = format!("{} {} ({})", capitalise(rng.pick::<&str>(SUBJECTS)), rng.pick(NOUNS), i + 1);
         let key = fresh_key();
         let ts = timestamp(batch, batches, i % BATCH);
         let seq = lib.next_seq();
@@ -524,7 +493,7 @@ fn capitalise(word: &str) -> String {
 /// Appends a sentence of `words` filler words (at least one), capitalised and ended with a full stop.
 fn push_sentence(out: &mut String, rng: &mut Rng, words: usize) {
     for i in 0..words.max(1) {
-        let word = rng.pick(FILLER);
+        let word = *rng.pick(FILLER);
         if i == 0 {
             let mut chars = word.chars();
             out.extend(chars.next().into_iter().flat_map(char::to_uppercase));
@@ -545,8 +514,8 @@ fn regular_item(i: usize, rng: &mut Rng) -> ItemData {
         2..=3 => "conferencePaper",
         _ => "journalArticle",
     };
-    let subject = rng.pick(SUBJECTS);
-    let noun = rng.pick(NOUNS);
+    let subject = *rng.pick(SUBJECTS);
+    let noun = *rng.pick(NOUNS);
     // Every frame starts with a capital letter.
     let title = format!("{} {subject} {noun} {}", rng.pick(FRAMES), rng.pick(CONTEXTS));
     let year = 1990 + rng.below(35);
@@ -558,7 +527,7 @@ fn regular_item(i: usize, rng: &mut Rng) -> ItemData {
     let creators: Vec<Creator> = (0..1 + rng.below(4))
         .map(|_| Creator {
             creator_type: "author".into(),
-            name: CreatorName::Split { first: rng.pick(FIRST_NAMES).into(), last: rng.pick(LAST_NAMES).into() },
+            name: CreatorName::Split { first: (*rng.pick(FIRST_NAMES)).into(), last: (*rng.pick(LAST_NAMES)).into() },
         })
         .collect();
     let mut abstract_note = String::with_capacity(600);
@@ -578,18 +547,18 @@ fn regular_item(i: usize, rng: &mut Rng) -> ItemData {
     set("abstractNote", abstract_note);
     match item_type {
         "book" => {
-            set("publisher", rng.pick(PUBLISHERS).to_string());
+            set("publisher", (*rng.pick(PUBLISHERS)).to_string());
             set("ISBN", format!("978-{:010}", 1_000_000 + i));
             set("DOI", format!("10.5555/book.{year}.{:06}", i + 1));
         }
         "conferencePaper" => {
-            let conference = rng.pick(CONFERENCES);
+            let conference = *rng.pick(CONFERENCES);
             set("proceedingsTitle", format!("Proceedings of {conference} {year}"));
             set("conferenceName", conference.to_string());
             set("DOI", format!("10.5555/conf.{year}.{:06}", i + 1));
         }
         _ => {
-            set("publicationTitle", rng.pick(JOURNALS).to_string());
+            set("publicationTitle", (*rng.pick(JOURNALS)).to_string());
             set("volume", (1 + rng.below(80)).to_string());
             set("pages", format!("{}-{}", 1 + i % 900, 10 + i % 900));
             set("DOI", format!("10.5555/synth.{year}.{:06}", i + 1));
