@@ -9,21 +9,20 @@
 //! landed (the Worker, whose isolates share their stores, waits ten minutes before it does: see
 //! crates/server/tests/journal_ahead.rs).
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
 const TOKEN: &str = "crash-test-token";
 /// A paper of the demo library.
 const PARENT: &str = "KPDKK5UT";
 
 /// Kills the server when dropped.
-struct Server(Child, String);
+struct Server(std::process::Child, String);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -37,28 +36,7 @@ fn start_sim() -> String {
 }
 
 fn start_server(sim: &str, data: &Path) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--exit-after", "120"])
-        .env_clear()
-        .env("ZOTERO_MCP_DATA_DIR", data)
-        .env("ZOTERO_API_BASE", sim)
-        .env("ZOTERO_API_KEY", "demo")
-        .env("ZOTERO_LIBRARY_ID", zotero_sim::DEMO_USER_ID.to_string())
-        .env("ZOTERO_MCP_TOKEN", TOKEN)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines.next().expect("a line naming the address").expect("readable stderr");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split_whitespace().next().expect("a URL").to_owned();
-        }
-    };
-    // Keep reading its log, or the server blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
+    let (child, url) = common::serve_over_sim(sim, data, TOKEN, &[]);
     Server(child, url)
 }
 

@@ -5,12 +5,13 @@
 //! injected through the simulator's control endpoint into the clean-up is reported as a clean-up failure. The
 //! full cycle with WebDAV runs in scripts/e2e.sh against both runtimes.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
+use common::BIN;
 use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
 const TOKEN: &str = "e2e-command-test-token";
 
 /// A simulator and a native server in front of it; the server is killed when dropped (the simulator's thread
@@ -37,29 +38,7 @@ fn start_with(name: &str, settings: &[(&str, &str)]) -> Servers {
     let sim = zotero_sim::server::start_demo_on_loopback().expect("zotero-sim started");
     let data = std::env::temp_dir().join(format!("zotero-mcp-e2e-command-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let mut server = Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--exit-after", "120"])
-        .env_clear()
-        .env("ZOTERO_MCP_DATA_DIR", &data)
-        .env("ZOTERO_API_BASE", &sim)
-        .env("ZOTERO_API_KEY", "demo")
-        .env("ZOTERO_LIBRARY_ID", zotero_sim::DEMO_USER_ID.to_string())
-        .env("ZOTERO_MCP_TOKEN", TOKEN)
-        .envs(settings.iter().copied())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let stderr = server.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines.next().expect("a line naming the address").expect("readable stderr");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split_whitespace().next().expect("a URL").to_owned();
-        }
-    };
-    // Keep reading its log, or the server blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
+    let (server, url) = common::serve_over_sim(&sim, &data, TOKEN, settings);
     Servers { sim, base: url.trim_end_matches("/mcp").to_owned(), server }
 }
 
