@@ -52,14 +52,22 @@ const MIGRATIONS: &[&[&str]] = &[&[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
-/// Brings the database to [`SCHEMA_VERSION`]. One read when it is there already.
+/// Brings the database to [`SCHEMA_VERSION`]. One read when it is there already (every call that uses the
+/// mirror asks): the schema's own table is made only when that read finds none.
 pub async fn migrate(db: &dyn SqlDb) -> Result<(), SqlError> {
-    db.batch(&[Statement::new(
-        "CREATE TABLE IF NOT EXISTS mirror_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
-        Vec::new(),
-    )])
-    .await?;
-    let rows = db.query("SELECT version FROM mirror_schema WHERE id = 1", &[]).await?;
+    const VERSION: &str = "SELECT version FROM mirror_schema WHERE id = 1";
+    let rows = match db.query(VERSION, &[]).await {
+        Ok(rows) => rows,
+        Err(_) => {
+            db.batch(&[Statement::new(
+                "CREATE TABLE IF NOT EXISTS mirror_schema \
+                 (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+                Vec::new(),
+            )])
+            .await?;
+            db.query(VERSION, &[]).await?
+        }
+    };
     let at = rows.first().and_then(|row| row.get("version")).and_then(Value::as_u64).unwrap_or(0) as usize;
     if at > SCHEMA_VERSION {
         return Err(SqlError::Refused(format!(
@@ -76,4 +84,42 @@ pub async fn migrate(db: &dyn SqlDb) -> Result<(), SqlError> {
         db.batch(&statements).await?;
     }
     Ok(())
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use std::cell::Cell;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::mirror::sqlite::SqliteDb;
+    use crate::platform::Row;
+
+    /// SQLite, counting the statements it is sent.
+    struct Counted(SqliteDb, Cell<usize>);
+
+    #[async_trait(?Send)]
+    impl SqlDb for Counted {
+        async fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, SqlError> {
+            self.1.set(self.1.get() + 1);
+            self.0.query(sql, params).await
+        }
+        async fn batch(&self, statements: &[Statement]) -> Result<(), SqlError> {
+            self.1.set(self.1.get() + statements.len());
+            self.0.batch(statements).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_database_at_the_current_schema_costs_one_read() {
+        let db = Counted(SqliteDb::in_memory().expect("a database"), Cell::new(0));
+        migrate(&db).await.expect("migrated");
+        let tables: Vec<Row> =
+            db.query("SELECT name FROM sqlite_master WHERE name = 'mirror_items'", &[]).await.unwrap();
+        assert_eq!(tables.len(), 1);
+        db.1.set(0);
+        migrate(&db).await.expect("migrated");
+        assert_eq!(db.1.get(), 1);
+    }
 }
