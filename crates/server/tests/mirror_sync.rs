@@ -107,8 +107,8 @@ async fn changes_and_deletions_are_caught_up_and_dois_shared_are_found() {
     assert_eq!(shared.len(), 1, "{shared:?}");
     assert_eq!(shared[0].0, "10.1000/paper.7");
     assert!(shared[0].1.contains(&twin), "{shared:?}");
-    let tags = store::tag_counts(&db, "users/4242").await.expect("a query");
-    assert_eq!(tags.iter().map(|(_, n)| n).sum::<u64>(), 30, "{tags:?}");
+    let tags = store::tags(&db, "users/4242").await.expect("a query");
+    assert_eq!(tags.iter().map(|tag| tag.num_items).sum::<u64>(), 30, "{tags:?}");
 }
 
 #[tokio::test]
@@ -179,9 +179,9 @@ async fn a_synthetic_library_fills_within_its_page_count_and_finds_every_shared_
     assert_eq!(calls, spent.div_ceil(45), "no call stopped short of its budget but the last");
     let shared = store::shared_dois(&db, "users/4242").await.expect("a query");
     assert_eq!(shared.len(), made.duplicate_pairs, "every pair the library holds");
-    let collections = store::collections_with_counts(&db, "users/4242").await.expect("a query");
+    let collections = store::collections(&db, "users/4242").await.expect("a query");
     assert_eq!(collections.len(), made.collections);
-    let tags = store::tag_counts(&db, "users/4242").await.expect("a query");
+    let tags = store::tags(&db, "users/4242").await.expect("a query");
     assert_eq!(tags.len(), made.tags);
 }
 

@@ -241,39 +241,3 @@ fn group_of(row: &Row) -> Option<(String, Vec<String>)> {
     let keys: Vec<String> = serde_json::from_str(row.get("keys")?.as_str()?).ok()?;
     Some((doi, keys))
 }
-
-/// Every tag of `library`'s items (not in the trash) with how many items carry it, most used first.
-pub async fn tag_counts(db: &dyn SqlDb, library: &str) -> Result<Vec<(String, u64)>, SqlError> {
-    let rows = db
-        .query(
-            "SELECT json_extract(tag.value, '$.tag') AS tag, count(DISTINCT mirror_items.key) AS n
-             FROM mirror_items, json_each(mirror_items.data, '$.tags') AS tag
-             WHERE library = ?1 AND trashed = 0
-             GROUP BY 1 ORDER BY n DESC, tag",
-            &[Value::from(library)],
-        )
-        .await?;
-    Ok(rows.iter().filter_map(|row| Some((row.get("tag")?.as_str()?.to_owned(), row.get("n")?.as_u64()?))).collect())
-}
-
-/// The collections of `library` with how many items (not in the trash) each holds directly, by name: one pass
-/// over the items, however many collections.
-pub async fn collections_with_counts(db: &dyn SqlDb, library: &str) -> Result<Vec<(String, String, u64)>, SqlError> {
-    let rows = db
-        .query(
-            "SELECT c.key AS key, c.name AS name, coalesce(m.n, 0) AS n
-             FROM mirror_collections AS c
-             LEFT JOIN (SELECT member.value AS key, count(*) AS n
-                        FROM mirror_items AS i, json_each(i.data, '$.collections') AS member
-                        WHERE i.library = ?1 AND i.trashed = 0 GROUP BY 1) AS m ON m.key = c.key
-             WHERE c.library = ?1 ORDER BY c.name, c.key",
-            &[Value::from(library)],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .filter_map(|row| {
-            Some((row.get("key")?.as_str()?.to_owned(), row.get("name")?.as_str()?.to_owned(), row.get("n")?.as_u64()?))
-        })
-        .collect())
-}
