@@ -434,9 +434,14 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     assert_eq!(tree["mirror"]["complete"], true, "{tree}");
     let tags = shapes.read(&mirrored, "zotero_list_tags", json!({})).await;
     assert_eq!(tags["mirror"]["complete"], true, "{tags}");
+    let refs = json!({ "text": "10.1038/nature14539", "checkRegistry": false });
+    let matched = shapes.read(&mirrored, "zotero_check_references", refs.clone()).await;
+    assert_eq!(matched["mirror"]["complete"], true, "{matched}");
     mirrored.app.platform.mirror_db = Some(Rc::new(Unreachable));
     let partial = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert!(partial["note"].is_string(), "{partial}");
+    let live = shapes.read(&mirrored, "zotero_check_references", refs).await;
+    assert!(live["note"].is_string(), "{live}");
 
     // ---- the semantic index: empty, then filled ----
     let empty = shapes.read(b, "zotero_semantic_search", json!({ "query": "protein structure" })).await;

@@ -5,11 +5,13 @@
 //! - `crate::platform::SqlDb`: the seam to the database (Cloudflare D1 on the Worker, SQLite natively: the
 //!   same SQL);
 //! - [`schema`]: the tables, made by numbered migrations;
+//! - [`matching`]: the keys a reference is matched on, and the items sharing one;
 //! - [`store`]: writing pages of objects and the queries over them, every row keyed by its library;
 //! - [`sync`]: the passes that fill the mirror and keep it in step, resumable within a request budget.
 //!
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
 
+pub mod matching;
 pub mod schema;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod sqlite;

@@ -6,17 +6,19 @@ use serde_json::Value;
 use crate::platform::{SqlDb, SqlError, Statement};
 
 /// Migration `n + 1` is `MIGRATIONS[n]`. Never edit one that has shipped: add the next.
-const MIGRATIONS: &[&[&str]] = &[&[
-    // Per library: the version the rows are complete at (0: never), the fill or catch-up under way, and when
-    // the library was last found in step with Zotero.
-    "CREATE TABLE mirror_libraries (
+const MIGRATIONS: &[&[&str]] = &[
+    // 1: the tables.
+    &[
+        // Per library: the version the rows are complete at (0: never), the fill or catch-up under way, and when
+        // the library was last found in step with Zotero.
+        "CREATE TABLE mirror_libraries (
         library TEXT PRIMARY KEY,
         version INTEGER NOT NULL DEFAULT 0,
         progress TEXT,
         synced_at INTEGER NOT NULL DEFAULT 0
     )",
-    // One row per item: what queries filter on in columns, the rest in `data` (Zotero's JSON).
-    "CREATE TABLE mirror_items (
+        // One row per item: what queries filter on in columns, the rest in `data` (Zotero's JSON).
+        "CREATE TABLE mirror_items (
         library TEXT NOT NULL,
         key TEXT NOT NULL,
         version INTEGER NOT NULL,
@@ -28,9 +30,9 @@ const MIGRATIONS: &[&[&str]] = &[&[
         data TEXT NOT NULL,
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
-    "CREATE INDEX mirror_items_doi ON mirror_items (library, doi) WHERE doi IS NOT NULL",
-    "CREATE INDEX mirror_items_parent ON mirror_items (library, parent) WHERE parent IS NOT NULL",
-    "CREATE TABLE mirror_collections (
+        "CREATE INDEX mirror_items_doi ON mirror_items (library, doi) WHERE doi IS NOT NULL",
+        "CREATE INDEX mirror_items_parent ON mirror_items (library, parent) WHERE parent IS NOT NULL",
+        "CREATE TABLE mirror_collections (
         library TEXT NOT NULL,
         key TEXT NOT NULL,
         version INTEGER NOT NULL,
@@ -39,7 +41,7 @@ const MIGRATIONS: &[&[&str]] = &[&[
         data TEXT NOT NULL,
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
-    "CREATE TABLE mirror_searches (
+        "CREATE TABLE mirror_searches (
         library TEXT NOT NULL,
         key TEXT NOT NULL,
         version INTEGER NOT NULL,
@@ -47,7 +49,17 @@ const MIGRATIONS: &[&[&str]] = &[&[
         data TEXT NOT NULL,
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
-]];
+    ],
+    // 2: each regular item's match keys (`mirror::matching`). Rows stored before them lack the keys, so the mirror
+    // is emptied to be filled again: it is a copy, and a fill costs requests, never data.
+    &[
+        "ALTER TABLE mirror_items ADD COLUMN match_keys TEXT",
+        "DELETE FROM mirror_items",
+        "DELETE FROM mirror_collections",
+        "DELETE FROM mirror_searches",
+        "DELETE FROM mirror_libraries",
+    ],
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();

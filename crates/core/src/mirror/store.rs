@@ -9,14 +9,15 @@ use crate::sources::{detect, Identifier};
 use crate::zotero::{Tag, ZoteroObject};
 
 const UPSERT_ITEMS: &str =
-    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data)
+    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data, match_keys)
     SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.itemType'),
            json_extract(value, '$.parent'), json_extract(value, '$.title'), json_extract(value, '$.doi'),
-           json_extract(value, '$.trashed'), json_extract(value, '$.data')
+           json_extract(value, '$.trashed'), json_extract(value, '$.data'), json_extract(value, '$.matchKeys')
     FROM json_each(?2) WHERE true
     ON CONFLICT (library, key) DO UPDATE SET
         version = excluded.version, item_type = excluded.item_type, parent = excluded.parent,
-        title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data
+        title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data,
+        match_keys = excluded.match_keys
     WHERE excluded.version >= mirror_items.version";
 
 const UPSERT_COLLECTIONS: &str = "INSERT INTO mirror_collections (library, key, version, name, parent, data)
@@ -103,6 +104,7 @@ fn row_of(listing: Listing, object: &ZoteroObject) -> Value {
             "doi": doi_of(data),
             "trashed": i64::from(flag(data.get("deleted"))),
             "data": data_text,
+            "matchKeys": super::matching::keys_of(object),
         }),
         Listing::Collections => json!({
             "key": object.key,
@@ -162,7 +164,7 @@ pub async fn top_items(db: &dyn SqlDb, library: &str, item_type: Option<&str>) -
 
 /// A row of `key`, `version` and `data` as the object Zotero would list, with `meta` fields taken from the named
 /// columns (`(meta field, column)`).
-fn object_of(row: &Row, meta: &[(&str, &str)]) -> Option<ZoteroObject> {
+pub(crate) fn object_of(row: &Row, meta: &[(&str, &str)]) -> Option<ZoteroObject> {
     let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
     let meta = meta
         .iter()

@@ -70,6 +70,18 @@ pub struct Snapshot {
     pub items: Vec<Kept>,
 }
 
+impl Snapshot {
+    /// `items` (those the library mirror selected for a manuscript's references), kept as a reading of the
+    /// library keeps them: the library seen through the references' keys.
+    pub fn of_items(version: u64, items: Vec<ZoteroObject>) -> Self {
+        let mut kept = Vec::with_capacity(items.len());
+        for item in items {
+            keep(&mut kept, item);
+        }
+        Snapshot { version, complete: true, next_start: 0, total: None, items: kept }
+    }
+}
+
 /// The snapshot, brought up to date with at most `requests` Zotero requests. Incomplete when the library is
 /// larger than that allows: the caller stops, and the next call carries on.
 pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize) -> Result<Snapshot, ToolError> {

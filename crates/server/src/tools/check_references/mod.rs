@@ -17,6 +17,7 @@ mod support;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use zotero_mcp_core::mirror::matching;
 use zotero_mcp_core::refcheck::compare::{disagreements, Disagreement};
 use zotero_mcp_core::refcheck::confidence::Confidence;
 use zotero_mcp_core::refcheck::{Detected, Format, TooLarge};
@@ -26,6 +27,7 @@ use self::library::{Library, MatchedBy};
 use self::manuscript::Cited;
 use super::import_reference::entries::Entry as ImportEntry;
 use super::import_reference::{steps as import_steps, REQUEST_BUDGET};
+use super::mirrored::{self, MirrorOut, Mirrored};
 use super::next_step::NextStep;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
@@ -316,6 +318,12 @@ pub struct CheckReferencesOutput {
     pub requests: u64,
     /// Library items the matching compared against.
     pub library_items: u64,
+    /// The library mirror matched against (then `libraryItems` is its size), or still being filled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<MirrorOut>,
+    /// Why the mirror was not used, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub struct CheckReferences;
@@ -378,16 +386,20 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         ));
     }
 
-    let zotero = ctx.zotero()?;
-    // The library snapshot may take most of a first call's budget; the references take what is left.
-    let snapshot = library::refresh(zotero, ctx.cache(), REQUEST_BUDGET - REGISTRY_REQUESTS * 2).await?;
-    let library_items = snapshot.items.len() as u64;
+    let end = (start + input.limit as usize).min(cited.len());
+    let (snapshot, library_items, mirror, note) = library_for(ctx, &cited[start..end]).await?;
     let mut reports = Vec::new();
     // The registry's record of each work reported, for the importer.
     let mut works: Vec<Option<Reference>> = Vec::new();
     let mut stopped = None;
     let mut next = start;
-    if !snapshot.complete {
+    if let Some(status) = mirror.as_ref().filter(|status| !status.complete) {
+        stopped = Some(format!(
+            "The library mirror is still being filled ({} items so far, 100 per request): call again with the \
+             cursor to carry on; nothing has been checked yet.",
+            status.items
+        ));
+    } else if !snapshot.complete {
         stopped = Some(format!(
             "The library is being read for matching ({} of {} items so far, a page of 100 per request); call again \
              with the cursor to carry on: nothing has been checked yet.",
@@ -397,7 +409,6 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
     } else {
         let library = Library::new(&snapshot);
         let wants_support = input.check_support && matches!(format, Format::Latex | Format::Markdown);
-        let end = (start + input.limit as usize).min(cited.len());
         while next < end {
             let one = &cited[next];
             let mut report = new_report(one, next);
@@ -443,7 +454,38 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         stopped,
         requests: ctx.services().requests_sent() as u64,
         library_items,
+        mirror,
+        note,
     })
+}
+
+/// The library the references in `window` are matched against: from a complete library mirror, the items sharing
+/// a key with one of them (the mirror's size as `library_items`); while the mirror fills, nothing (the caller
+/// stops, the next call goes on); else the snapshot read from Zotero, with the mirror's failure in `note`.
+async fn library_for(
+    ctx: &RequestContext,
+    window: &[Cited],
+) -> Result<(library::Snapshot, u64, Option<MirrorOut>, Option<String>), ToolError> {
+    let probes: Vec<String> = window
+        .iter()
+        .flat_map(|one| {
+            let ours = one.data.clone().unwrap_or_else(|| manuscript::identifier_data(&one.identifiers));
+            matching::probes_of(&ours, &library::pmids(&one.identifiers), one.key.as_deref())
+        })
+        .collect();
+    let note = match mirrored::reference_candidates(ctx, &probes).await {
+        Mirrored::Answer(items, status) => {
+            let snapshot = library::Snapshot::of_items(status.library_version, items);
+            return Ok((snapshot, status.items, Some(status), None));
+        }
+        Mirrored::Partial(status) => return Ok((library::Snapshot::default(), status.items, Some(status), None)),
+        Mirrored::Failed(why) => Some(format!("{why} The library was read from Zotero instead.")),
+        Mirrored::Absent => None,
+    };
+    // The library snapshot may take most of a first call's budget; the references take what is left.
+    let snapshot = library::refresh(ctx.zotero()?, ctx.cache(), REQUEST_BUDGET - REGISTRY_REQUESTS * 2).await?;
+    let items = snapshot.items.len() as u64;
+    Ok((snapshot, items, None, note))
 }
 
 /// The manuscript's form (`asked`, or detected), the fingerprint its cursors carry, and its references: the

@@ -31,7 +31,16 @@ pub(super) fn render(output: &CheckReferencesOutput) -> String {
     if let Some(cursor) = &output.next_cursor {
         out.push_str(&format!("\nMore references remain: call again with the same text and cursor \"{cursor}\".\n"));
     }
-    out.push_str(&format!("\n_{} requests; matched against {} library items._", output.requests, output.library_items));
+    let against = match &output.mirror {
+        Some(mirror) if mirror.complete => {
+            format!("the whole library ({} items, its mirror at version {})", mirror.items, mirror.library_version)
+        }
+        _ => format!("{} library items", output.library_items),
+    };
+    out.push_str(&format!("\n_{} requests; matched against {against}._", output.requests));
+    if let Some(note) = &output.note {
+        out.push_str(&format!("\n\n_{note}_"));
+    }
     out
 }
 
