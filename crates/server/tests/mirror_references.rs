@@ -106,7 +106,6 @@ async fn references_are_matched_across_a_large_library_in_one_call_once_its_mirr
     assert_eq!(answer["mirror"]["complete"], true, "{answer}");
 
     // Once it is complete: one call, every reference answered, each matched to an item with its DOI.
-    sim.requests().clear();
     let answer = check(&app, &text, "identifiers").await;
     assert_eq!(answer["requests"], 1, "one request finds the mirror in step: {answer}");
     assert_eq!(answer["counts"]["matched"], 20, "{answer}");

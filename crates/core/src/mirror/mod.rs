@@ -7,6 +7,7 @@
 //! - [`schema`]: the tables, made by numbered migrations;
 //! - [`matching`]: the keys a reference is matched on, and the items sharing one;
 //! - [`store`]: writing pages of objects and the queries over them, every row keyed by its library;
+//! - [`through`]: this server's own writes, applied as Zotero answered them;
 //! - [`sync`]: the passes that fill the mirror and keep it in step, resumable within a request budget.
 //!
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
@@ -17,6 +18,8 @@ pub mod schema;
 pub mod sqlite;
 pub mod store;
 pub mod sync;
+pub mod through;
 
 pub use crate::platform::{Row, SqlDb, SqlError, Statement};
 pub use sync::{advance, library_of, status, MirrorError, MirrorStatus, CALL_BUDGET};
+pub use through::write_through;

@@ -50,10 +50,12 @@ const MIGRATIONS: &[&[&str]] = &[
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
     ],
-    // 2: each regular item's match keys (`mirror::matching`). Rows stored before them lack the keys, so the mirror
+    // 2: each regular item's match keys (`mirror::matching`), and when a library was last verified. Rows stored before them lack the keys, so the mirror
     // is emptied to be filled again: it is a copy, and a fill costs requests, never data.
     &[
         "ALTER TABLE mirror_items ADD COLUMN match_keys TEXT",
+        // When every key's version was last compared with Zotero's (`mirror::sync`'s verification).
+        "ALTER TABLE mirror_libraries ADD COLUMN verified_at INTEGER NOT NULL DEFAULT 0",
         "DELETE FROM mirror_items",
         "DELETE FROM mirror_collections",
         "DELETE FROM mirror_searches",

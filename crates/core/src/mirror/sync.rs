@@ -49,7 +49,7 @@ pub enum MirrorError {
 /// Where a pass stands.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Pass {
+pub(super) struct Pass {
     /// The version it reads changes since (0: the first fill).
     since: u64,
     /// The library version its first page answered at: the rows are complete at it once the pass ends.
@@ -62,11 +62,17 @@ struct Pass {
     /// Keys found missing or behind at the end, still to read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     missing: Vec<String>,
+    /// The version collections and saved searches are read since, when a verification found them behind (0:
+    /// all of them again); else `since`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lists_since: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 enum Step {
+    /// Every key's version compared with Zotero's, before the changes are read (see [`VERIFY_EVERY_MS`]).
+    Verify,
     #[default]
     Items,
     Collections,
@@ -78,18 +84,25 @@ enum Step {
 
 /// The mirror's row for a library. It is complete once a pass has ended (`synced_at` set): an empty library's
 /// version is 0, so the version alone cannot say.
-struct Library {
-    version: u64,
-    pass: Option<Pass>,
-    synced_at: u64,
+pub(super) struct Library {
+    pub(super) version: u64,
+    pub(super) pass: Option<Pass>,
+    pub(super) synced_at: u64,
+    /// When every key was last compared with Zotero's (0: due).
+    pub(super) verified_at: u64,
 }
 
-const SAVE_LIBRARY: &str =
-    "INSERT INTO mirror_libraries (library, version, progress, synced_at) VALUES (?1, ?2, ?3, ?4)
-    ON CONFLICT (library) DO UPDATE SET version = excluded.version, progress = excluded.progress,
-    synced_at = excluded.synced_at";
+/// How often a complete mirror compares every key's version with Zotero's (three requests): what the changes
+/// since a version cannot show is found so, a library reset on the server (its version gone back, which an
+/// `If-Modified-Since-Version` answers with a 304) or a row left by a pass that went wrong.
+pub const VERIFY_EVERY_MS: u64 = 24 * 3600 * 1000;
 
-fn save(library: &str, state: &Library) -> Statement {
+const SAVE_LIBRARY: &str =
+    "INSERT INTO mirror_libraries (library, version, progress, synced_at, verified_at) VALUES (?1, ?2, ?3, ?4, ?5)
+    ON CONFLICT (library) DO UPDATE SET version = excluded.version, progress = excluded.progress,
+    synced_at = excluded.synced_at, verified_at = excluded.verified_at";
+
+pub(super) fn save(library: &str, state: &Library) -> Statement {
     let pass = state.pass.as_ref().and_then(|pass| serde_json::to_string(pass).ok());
     Statement::new(
         SAVE_LIBRARY,
@@ -98,13 +111,17 @@ fn save(library: &str, state: &Library) -> Statement {
             Value::from(state.version),
             pass.map_or(Value::Null, Value::from),
             Value::from(state.synced_at),
+            Value::from(state.verified_at),
         ],
     )
 }
 
-async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlError> {
+pub(super) async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlError> {
     let rows = db
-        .query("SELECT version, progress, synced_at FROM mirror_libraries WHERE library = ?1", &[Value::from(library)])
+        .query(
+            "SELECT version, progress, synced_at, verified_at FROM mirror_libraries WHERE library = ?1",
+            &[Value::from(library)],
+        )
         .await?;
     let row = rows.first();
     let number = |name: &str| row.and_then(|row| row.get(name)).and_then(Value::as_u64).unwrap_or(0);
@@ -112,7 +129,7 @@ async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlError> {
         .and_then(|row| row.get("progress"))
         .and_then(Value::as_str)
         .and_then(|text| serde_json::from_str(text).ok());
-    Ok(Library { version: number("version"), pass, synced_at: number("synced_at") })
+    Ok(Library { version: number("version"), pass, synced_at: number("synced_at"), verified_at: number("verified_at") })
 }
 
 /// The library's mirror as it stands, without asking Zotero.
@@ -151,23 +168,73 @@ pub async fn advance(
     let mut state = load(db, &library).await?;
     let mut used = 0;
     while used < budget {
-        let mut pass = state.pass.take().unwrap_or(Pass { since: state.version, ..Pass::default() });
+        let mut pass = state.pass.take().unwrap_or_else(|| {
+            let due = state.synced_at > 0 && now_ms.saturating_sub(state.verified_at) >= VERIFY_EVERY_MS;
+            Pass { since: state.version, step: if due { Step::Verify } else { Step::Items }, ..Pass::default() }
+        });
         used += 1;
         let mut statements = Vec::new();
         match pass.step {
+            Step::Verify => {
+                used += 2;
+                let (items, collections, searches) = (
+                    client.item_versions(0).await?,
+                    client.versions_of(Listing::Collections.path(), 0).await?.0,
+                    client.versions_of(Listing::Searches.path(), 0).await?.0,
+                );
+                let held = held_versions(db, &library).await?;
+                let went_back = held.iter().any(|(key, held)| items.versions.get(key).is_some_and(|now| now < held));
+                if items.library_version < state.version || went_back {
+                    // The library went back (reset on the server): these rows are of another history.
+                    reset(&library, &mut state, &mut statements);
+                    statements.push(save(&library, &state));
+                    db.batch(&statements).await?;
+                    continue;
+                }
+                statements.push(keep_only(&library, Listing::Items, &items.versions));
+                statements.push(keep_only(&library, Listing::Collections, &collections.versions));
+                statements.push(keep_only(&library, Listing::Searches, &searches.versions));
+                pass.missing = items
+                    .versions
+                    .iter()
+                    .filter(|(key, version)| held.get(key.as_str()).is_none_or(|held| held < *version))
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                let lists_behind = list_behind(db, &library, Listing::Collections, &collections.versions).await?
+                    || list_behind(db, &library, Listing::Searches, &searches.versions).await?;
+                pass.lists_since = lists_behind.then_some(0);
+                state.verified_at = now_ms;
+                pass.step = Step::Items;
+            }
             Step::Items | Step::Collections | Step::Searches => {
                 let listing = match pass.step {
                     Step::Items => Listing::Items,
                     Step::Collections => Listing::Collections,
                     _ => Listing::Searches,
                 };
+                let since = if pass.step == Step::Items { pass.since } else { pass.lists_since.unwrap_or(pass.since) };
                 // A pass after the first, that has read nothing yet, first asks whether anything changed at all.
                 let ask = state.synced_at > 0 && pass.at == 0 && pass.step == Step::Items && pass.start == 0;
-                let Some(page) = client.changed_page(listing.path(), pass.since, pass.start, ask).await? else {
+                let Some(page) = client.changed_page(listing.path(), since, pass.start, ask).await? else {
+                    if !pass.missing.is_empty() || pass.lists_since.is_some() {
+                        // A verification found rows to read: they are read though nothing changed since.
+                        pass.step = if pass.missing.is_empty() { Step::Collections } else { Step::Missing };
+                        pass.at = state.version;
+                        state.pass = Some(pass);
+                        db.batch(&[save(&library, &state)]).await?;
+                        continue;
+                    }
                     state.synced_at = now_ms;
                     db.batch(&[save(&library, &state)]).await?;
                     return Ok(status_of(db, &library, &state).await?);
                 };
+                if page.library_version < state.version {
+                    // The library went back (reset on the server): these rows are of another history.
+                    reset(&library, &mut state, &mut statements);
+                    statements.push(save(&library, &state));
+                    db.batch(&statements).await?;
+                    continue;
+                }
                 if pass.at == 0 {
                     pass.at = page.library_version;
                 } else if page.library_version != pass.at {
@@ -208,13 +275,23 @@ pub async fn advance(
             }
             Step::Check => {
                 let versions = client.item_versions(pass.since).await?;
-                pass.missing = behind(db, &library, &versions.versions).await?;
+                let mut more = behind(db, &library, &versions.versions).await?;
+                pass.missing.retain(|key| !more.contains(key));
+                pass.missing.append(&mut more);
+                if pass.since == 0 {
+                    // A first fill: every key is in the answer, so a row not in it was deleted while it ran.
+                    statements.push(keep_only(&library, Listing::Items, &versions.versions));
+                }
                 pass.step = Step::Missing;
             }
             Step::Missing if pass.missing.is_empty() => {
                 // The pass is over: the rows are complete at the version its first page answered at.
                 state.version = pass.at;
                 state.synced_at = now_ms;
+                if pass.since == 0 {
+                    // A first fill read every object: it is as good as a verification.
+                    state.verified_at = now_ms;
+                }
                 db.batch(&[save(&library, &state)]).await?;
                 return Ok(status_of(db, &library, &state).await?);
             }
@@ -233,6 +310,55 @@ pub async fn advance(
         db.batch(&statements).await?;
     }
     Ok(status_of(db, &library, &state).await?)
+}
+
+/// Empties the library's rows and starts its first fill again.
+fn reset(library: &str, state: &mut Library, statements: &mut Vec<Statement>) {
+    for listing in [Listing::Items, Listing::Collections, Listing::Searches] {
+        statements.push(keep_only(library, listing, &std::collections::BTreeMap::new()));
+    }
+    *state = Library { version: 0, pass: None, synced_at: 0, verified_at: 0 };
+}
+
+/// The statement removing the rows of `listing` whose keys `versions` (every key Zotero has) lacks.
+fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTreeMap<String, u64>) -> Statement {
+    let sql = match listing {
+        Listing::Items => {
+            "DELETE FROM mirror_items WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
+        }
+        Listing::Collections => {
+            "DELETE FROM mirror_collections WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
+        }
+        Listing::Searches => {
+            "DELETE FROM mirror_searches WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
+        }
+    };
+    let keys: Vec<&String> = versions.keys().collect();
+    Statement::new(sql, vec![Value::from(library), serde_json::json!(keys)])
+}
+
+/// Every item key the mirror holds for `library`, with its version.
+async fn held_versions(db: &dyn SqlDb, library: &str) -> Result<std::collections::HashMap<String, u64>, SqlError> {
+    let rows = db.query("SELECT key, version FROM mirror_items WHERE library = ?1", &[Value::from(library)]).await?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| Some((row.get("key")?.as_str()?.to_owned(), row.get("version")?.as_u64()?)))
+        .collect())
+}
+
+/// Whether the mirror lacks an object of `listing` that `versions` has, or holds one at an older version.
+async fn list_behind(
+    db: &dyn SqlDb,
+    library: &str,
+    listing: Listing,
+    versions: &std::collections::BTreeMap<String, u64>,
+) -> Result<bool, SqlError> {
+    let table = if listing == Listing::Collections { "mirror_collections" } else { "mirror_searches" };
+    let rows =
+        db.query(&format!("SELECT key, version FROM {table} WHERE library = ?1"), &[Value::from(library)]).await?;
+    let held: std::collections::HashMap<&str, u64> =
+        rows.iter().filter_map(|row| Some((row.get("key")?.as_str()?, row.get("version")?.as_u64()?))).collect();
+    Ok(versions.iter().any(|(key, version)| held.get(key.as_str()).is_none_or(|held| held < version)))
 }
 
 /// Of `versions` (key → Zotero's version), the keys the mirror lacks or holds at an older version.

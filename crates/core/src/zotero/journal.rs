@@ -99,6 +99,34 @@ pub struct ChangeLog(Rc<RefCell<Logged>>);
 struct Logged {
     changes: Vec<Change>,
     pending: Vec<Pending>,
+    through: WrittenThrough,
+    inexact: bool,
+}
+
+/// An object as a write left it: its whole data at `version`, or `None` when it was deleted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub kind: Kind,
+    pub key: String,
+    pub version: u64,
+    pub data: Option<Map<String, Value>>,
+}
+
+/// What a writer's writes left, for a copy of the library to apply without asking Zotero (the library mirror's
+/// write-through).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WrittenThrough {
+    /// Each object written, as it now is, in the order written.
+    pub objects: Vec<Written>,
+    /// The library version each write request that changed something answered: Zotero moves the version on by
+    /// one per such request, so versions that follow one another without a gap mean no other write came between.
+    pub versions: Vec<u64>,
+    /// False when some write landed whose outcome is known but not exactly (read back after a lost answer, or
+    /// changed again by a request the log does not see): the copy must then ask Zotero.
+    pub exact: bool,
+    /// Zotero refused a write as made against an older version (412): a copy that believed that version is
+    /// behind, and should compare its versions with Zotero's.
+    pub conflicted: bool,
 }
 
 impl ChangeLog {
@@ -108,6 +136,29 @@ impl ChangeLog {
     /// Notes writes about to be sent (see [`Pending`]); what lands is [`Self::push`]ed as usual.
     pub(crate) fn intend(&self, pending: impl IntoIterator<Item = Pending>) {
         self.0.borrow_mut().pending.extend(pending);
+    }
+    /// Notes an object as a write left it (see [`WrittenThrough`]).
+    pub(crate) fn wrote(&self, written: Written) {
+        self.0.borrow_mut().through.objects.push(written);
+    }
+    /// Notes the library version a write request that changed something answered.
+    pub(crate) fn answered(&self, version: u64) {
+        self.0.borrow_mut().through.versions.push(version);
+    }
+    /// Notes that something landed whose outcome is not known exactly.
+    pub(crate) fn inexact(&self) {
+        self.0.borrow_mut().inexact = true;
+    }
+    /// Notes that Zotero refused a write as made against an older version (412).
+    pub(crate) fn conflicted(&self) {
+        self.0.borrow_mut().through.conflicted = true;
+    }
+    /// Takes what the writes left, for a copy of the library (see [`WrittenThrough`]).
+    pub fn take_written(&self) -> WrittenThrough {
+        let mut logged = self.0.borrow_mut();
+        let mut through = std::mem::take(&mut logged.through);
+        through.exact = !std::mem::take(&mut logged.inexact);
+        through
     }
     /// Takes every change recorded so far, oldest first (and forgets the writes noted as about to be sent: the
     /// caller taking the changes knows how each ended).
@@ -143,6 +194,7 @@ impl ChangeLog {
     /// was moved (an object this log holds nothing for, or only a deletion of, is left alone).
     pub(crate) fn advance(&self, kind: Kind, key: &str, version: u64) -> bool {
         let mut logged = self.0.borrow_mut();
+        logged.inexact = true;
         let newest = logged.changes.iter_mut().rev().find(|change| change.kind() == kind && change.key() == key);
         match newest {
             Some(Change::Created { version: at, .. } | Change::Updated { version: at, .. }) => {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::batch::{merge_batch_of, write_token, BatchResponse, WriteFailure, WriteOutcome, WriteUnknown, BATCH_SIZE};
 use super::client::{ZoteroClient, ZoteroSettings};
 use super::error::ZoteroError;
-use super::journal::{prior_values, title_of, Change, ChangeLog, Kind, Pending};
+use super::journal::{prior_values, title_of, Change, ChangeLog, Kind, Pending, Written};
 use super::key::{new_key, ObjectKey};
 use super::query::Query;
 use super::settle::{landed, Landed};
@@ -163,6 +163,13 @@ impl ZoteroWriter {
             match answered {
                 Ok(version) => {
                     outcome.library_version = version;
+                    let positions = offset..offset + chunk.len();
+                    if positions.clone().any(|position| outcome.success.contains_key(&position)) {
+                        self.log.answered(version);
+                    }
+                    if positions.filter_map(|position| outcome.failed.get(&position)).any(|f| f.code == 412) {
+                        self.log.conflicted();
+                    }
                     self.record_batch(kind, chunk, offset, &outcome, &before);
                 }
                 Err(error) if error.may_have_landed() => {
@@ -226,6 +233,8 @@ impl ZoteroWriter {
                 Landed::Written => {
                     written += 1;
                     outcome.success.insert(position, key.to_owned());
+                    // Read back: the version the write answered is not known, only the object's now.
+                    self.log.inexact();
                     if let Some(found) = found {
                         if let Ok(stored) = serde_json::to_value(found) {
                             outcome.successful.insert(position, stored);
@@ -308,6 +317,8 @@ impl ZoteroWriter {
                 None => {
                     let data = stored.and_then(|o| o.get("data")).and_then(Value::as_object).or(sent.as_object());
                     self.log.push(record(kind, key, sent, before.get(key), version, data));
+                    // What the object now is was not answered: a copy of the library must ask.
+                    self.log.inexact();
                     self.client.forget(kind, key);
                 }
             }
@@ -326,6 +337,7 @@ impl ZoteroWriter {
         stored: &ZoteroObject,
     ) {
         self.log.push(record(kind, key, sent, before, version, Some(&stored.data)));
+        self.log.wrote(Written { kind: Kind::of(kind), key: key.to_owned(), version, data: Some(stored.data.clone()) });
         self.client.remember(kind, [stored]);
     }
 
@@ -408,19 +420,40 @@ impl ZoteroWriter {
         let written = match self.client.transport.execute(&call).await {
             Ok(reply) => {
                 self.client.forget(kind, key.as_str());
-                reply.last_modified_version()
+                let version = reply.last_modified_version();
+                // The object as it now is: what it was with the fields sent over it, at the version answered.
+                let mut data = prior.data.clone();
+                if let Some(fields) = changes.as_object() {
+                    data.extend(fields.iter().map(|(field, value)| (field.clone(), value.clone())));
+                }
+                self.log.wrote(Written {
+                    kind: Kind::of(kind),
+                    key: key.as_str().to_owned(),
+                    version,
+                    data: Some(data),
+                });
+                self.log.answered(version);
+                version
             }
             Err(lost) if lost.may_have_landed() => {
                 // Read back (the read is remembered: it is the object as it now is).
                 let now =
                     self.read_back(kind, &[key.as_str()]).await.map_err(|read| unknown(&call, key, &lost, &read))?;
                 match landed(changes, Some(&prior), now.0.get(key.as_str())) {
-                    Landed::Written => now.0.get(key.as_str()).map_or(now.1, |object| object.version),
+                    Landed::Written => {
+                        self.log.inexact();
+                        now.0.get(key.as_str()).map_or(now.1, |object| object.version)
+                    }
                     Landed::NotWritten | Landed::Unchanged => return Err(lost.not_applied()),
                     Landed::Unsure(why) => return Err(unsure(&call, key, &lost, why)),
                 }
             }
-            Err(error) => return Err(error),
+            Err(error) => {
+                if error.status() == Some(412) {
+                    self.log.conflicted();
+                }
+                return Err(error);
+            }
         };
         let empty = Map::new();
         self.log.push(Change::Updated {
@@ -482,18 +515,38 @@ impl ZoteroWriter {
         about.push(deleted(&prior, kind));
         self.ahead(about).await;
         let written = match self.client.transport.execute(&call).await {
-            Ok(reply) => reply.last_modified_version(),
+            Ok(reply) => {
+                let version = reply.last_modified_version();
+                self.log.answered(version);
+                version
+            }
             Err(lost) if lost.may_have_landed() => {
                 let now =
                     self.read_back(kind, &[key.as_str()]).await.map_err(|read| unknown(&call, key, &lost, &read))?;
                 if now.0.contains_key(key.as_str()) {
                     return Err(lost.not_applied());
                 }
+                self.log.inexact();
                 now.1
             }
-            Err(error) => return Err(error),
+            Err(error) => {
+                if error.status() == Some(412) {
+                    self.log.conflicted();
+                }
+                return Err(error);
+            }
         };
         self.client.forget(kind, key.as_str());
+        let gone = |kind: ObjectKind, key: &str| Written {
+            kind: Kind::of(kind),
+            key: key.to_owned(),
+            version: written,
+            data: None,
+        };
+        for child in &children {
+            self.log.wrote(gone(ObjectKind::Items, &child.key));
+        }
+        self.log.wrote(gone(kind, key.as_str()));
         for child in children {
             self.log.push(Change::Deleted {
                 kind: Kind::Item,

@@ -7,6 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 
+use zotero_mcp_core::mirror;
 use zotero_mcp_core::zotero::{ObjectKey, PendingOutcome, ZoteroClient, ZoteroError};
 
 use super::Target;
@@ -144,6 +145,7 @@ impl Record {
         if !self.writer_taken.get() {
             return Vec::new();
         }
+        write_through(target).await;
         let changes = target.zotero().map(|writer| writer.log().take()).unwrap_or_default();
         let files = target.logged_files();
         let steps = std::mem::take(&mut self.ahead.borrow_mut().steps);
@@ -278,4 +280,15 @@ pub async fn journal_of<'a>(
         route: target.route().await?,
         days,
     }))
+}
+
+/// What the call wrote goes into the library mirror, where there is one, as Zotero answered it: the next call
+/// sees it without asking. The mirror is a copy: when this fails, the next pass reads the writes from Zotero.
+async fn write_through(target: &Target) {
+    let Ok(writer) = target.zotero() else { return };
+    let written = writer.log().take_written();
+    let Some(db) = target.services().platform().mirror_db.as_deref() else { return };
+    if let Ok(library) = mirror::library_of(writer).await {
+        let _ = mirror::write_through(db, &library, &written).await;
+    }
 }
