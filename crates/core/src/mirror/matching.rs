@@ -81,7 +81,7 @@ pub async fn candidates(db: &dyn SqlDb, library: &str, probes: &[String]) -> Res
             &[Value::from(library), serde_json::json!(probes)],
         )
         .await?;
-    Ok(rows.iter().filter_map(|row| super::store::object_of(row, &[])).filter(|item| is_candidate(item)).collect())
+    Ok(rows.iter().filter_map(|row| super::store::object_of(row, &[])).filter(is_candidate).collect())
 }
 
 #[cfg(test)]
