@@ -1,7 +1,8 @@
 //! Finding the library items a reference may name, in the mirror, without reading the library: each regular
 //! item is stored with its match keys (one per DOI, ISBN, arXiv id, PMID and citation key, and its title key), and
-//! a reference's keys select the items sharing one. What is selected is a superset of what the caller's rules
-//! match (every rule needs a shared identifier, citation key or title key), so the caller confirms with them.
+//! a reference's keys select the items sharing one (`store::reference_candidates`). What is selected is a
+//! superset of what the caller's rules match (every rule needs a shared identifier, citation key or title key),
+//! so the caller confirms with them.
 //!
 //! The keys are held as lines of one column (`\nd:10.1000/x\nt:deep learning|2020|lecun\n`), found with `instr`:
 //! an index per kind would write a row per key on D1, whose free plan counts index rows among the 100,000
@@ -9,8 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::duplicates::{is_candidate, Fingerprints};
-use crate::platform::{SqlDb, SqlError};
+use crate::duplicates::Fingerprints;
 use crate::zotero::ZoteroObject;
 
 /// The match keys of an item, as stored (`None` for what no reference can name: notes, attachments).
@@ -65,23 +65,6 @@ fn labelled_lines(data: &Map<String, Value>, label: &str) -> Vec<String> {
             (name.trim().eq_ignore_ascii_case(label) && !value.is_empty()).then(|| value.to_owned())
         })
         .collect()
-}
-
-/// The regular items of `library` outside the trash that share a key with `probes`: one pass over the library's
-/// rows, whatever the number of probes (D1 takes at most 100 parameters a statement, so they go as one JSON array).
-pub async fn candidates(db: &dyn SqlDb, library: &str, probes: &[String]) -> Result<Vec<ZoteroObject>, SqlError> {
-    if probes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let rows = db
-        .query(
-            "SELECT key, version, data FROM mirror_items AS i
-             WHERE library = ?1 AND trashed = 0 AND match_keys IS NOT NULL
-               AND EXISTS (SELECT 1 FROM json_each(?2) AS probe WHERE instr(i.match_keys, probe.value) > 0)",
-            &[Value::from(library), serde_json::json!(probes)],
-        )
-        .await?;
-    Ok(rows.iter().filter_map(|row| super::store::object_of(row, &[])).filter(is_candidate).collect())
 }
 
 #[cfg(test)]

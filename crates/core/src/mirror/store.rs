@@ -243,3 +243,25 @@ fn group_of(row: &Row) -> Option<(String, Vec<String>)> {
     let keys: Vec<String> = serde_json::from_str(row.get("keys")?.as_str()?).ok()?;
     Some((doi, keys))
 }
+
+/// The regular items of `library` outside the trash that share a key with `probes`
+/// (`matching::probes_of`): one pass over the library's
+/// rows, whatever the number of probes (D1 takes at most 100 parameters a statement, so they go as one JSON array).
+pub async fn reference_candidates(
+    db: &dyn SqlDb,
+    library: &str,
+    probes: &[String],
+) -> Result<Vec<ZoteroObject>, SqlError> {
+    if probes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = db
+        .query(
+            "SELECT key, version, data FROM mirror_items AS i
+             WHERE library = ?1 AND trashed = 0 AND match_keys IS NOT NULL
+               AND EXISTS (SELECT 1 FROM json_each(?2) AS probe WHERE instr(i.match_keys, probe.value) > 0)",
+            &[Value::from(library), serde_json::json!(probes)],
+        )
+        .await?;
+    Ok(rows.iter().filter_map(|row| object_of(row, &[])).filter(crate::duplicates::is_candidate).collect())
+}

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use zotero_mcp_core::calendar::iso_time;
-use zotero_mcp_core::mirror::{self, matching, store, MirrorStatus, SqlDb, SqlError};
+use zotero_mcp_core::mirror::{self, store, MirrorStatus, SqlDb, SqlError};
 use zotero_mcp_core::zotero::{Tag, ZoteroObject};
 
 use crate::context::RequestContext;
@@ -69,9 +69,9 @@ pub async fn tags(ctx: &RequestContext) -> Mirrored<Vec<Tag>> {
 }
 
 /// The library's regular items outside the trash sharing a match key with `probes`
-/// (`zotero_mcp_core::mirror::matching`), from the mirror brought forward first.
+/// (`zotero_mcp_core::mirror::matching::probes_of`), from the mirror brought forward first.
 pub async fn reference_candidates(ctx: &RequestContext, probes: &[String]) -> Mirrored<Vec<ZoteroObject>> {
-    read(ctx, |db, library| async move { matching::candidates(db, &library, probes).await }).await
+    read(ctx, |db, library| async move { store::reference_candidates(db, &library, probes).await }).await
 }
 
 /// Brings the mirror forward, then runs `query` on it for the call's library when it is complete.
