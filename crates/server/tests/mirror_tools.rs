@@ -74,6 +74,37 @@ async fn duplicates_are_found_across_the_whole_library_once_its_mirror_is_comple
 }
 
 #[tokio::test]
+async fn more_groups_than_an_answer_holds_follow_page_by_page_each_once() {
+    let (_, app) = grown(400, 120);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut offset = 0;
+    let mut total = None;
+    for _ in 0..10 {
+        let page = call(&app, "zotero_find_duplicates", json!({ "offset": offset })).await;
+        let out = ok(&page);
+        let groups = out["groups"].as_array().expect("groups");
+        assert!(groups.len() <= 50, "{}", groups.len());
+        total = out["groupsTotal"].as_u64();
+        for group in groups {
+            assert!(seen.insert(group["keys"].to_string()), "a group shown twice: {group}");
+        }
+        match out["nextOffset"].as_u64() {
+            Some(next) => {
+                assert!(text(&page).contains(&format!("call again with offset {next}")), "{}", text(&page));
+                offset = next;
+            }
+            None => break,
+        }
+    }
+    let total = total.expect("the total is given");
+    assert!(total >= 120, "{total}");
+    assert_eq!(seen.len() as u64, total, "every group, once");
+    let past = call(&app, "zotero_find_duplicates", json!({ "offset": total + 5 })).await;
+    assert!(ok(&past)["groups"].as_array().expect("groups").is_empty());
+    assert!(text(&past).contains("none past offset"), "{}", text(&past));
+}
+
+#[tokio::test]
 async fn without_a_mirror_the_scan_reads_the_newest_items_as_before() {
     let (_, mut app) = grown(700, 20);
     app.platform.mirror_db = None;

@@ -11,7 +11,7 @@ use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;
-use super::paging::shorten_counted;
+use super::paging::{shorten_page, Paging};
 use crate::config::ToolGroup;
 use crate::confirm::{Proposal, NAMED};
 use crate::context::RequestContext;
@@ -36,8 +36,7 @@ pub struct FindDuplicatesInput {
     // Look only at items of this type, e.g. journalArticle.
     #[validate(length(min = 1, max = 100))]
     pub item_type: Option<String>,
-    /// Top-level items examined, newest first, when Zotero is read directly (a complete library mirror examines
-    /// them all).
+    /// Top-level items examined, newest first, without a complete library mirror (which examines all).
     #[validate(range(min = 10, max = 2000))]
     #[serde(default = "default_scan_limit")]
     #[schemars(default = "default_scan_limit")]
@@ -50,7 +49,15 @@ pub struct FindDuplicatesInput {
     /// One group chosen by hand, the first key kept; merged only with merge.
     #[validate(length(min = 2, max = 20))]
     pub merge_keys: Option<Vec<Key>>,
+    // Skip this many groups first (see `nextOffset`).
+    #[validate(range(max = 100000))]
+    #[serde(default)]
+    #[schemars(default)]
+    pub offset: u32,
 }
+
+/// Groups in one answer: a whole library may hold a thousand; the rest follow from `nextOffset`.
+pub const GROUPS_PER_ANSWER: u32 = 50;
 
 /// One group of duplicates.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
@@ -80,9 +87,15 @@ pub struct FindDuplicatesOutput {
     /// Items examined.
     pub scanned: usize,
     pub groups: Vec<DuplicateGroupOut>,
-    /// How many groups were found, when not all fit in the answer.
+    /// How many groups were found, when not all are in the answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups_total: Option<usize>,
+    /// Pass as `offset` for the next groups; absent after the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    /// The `offset` these groups started at. Not sent.
+    #[serde(skip)]
+    pub offset: usize,
     /// The library mirror the scan came from, or that is still being filled (then the scan read Zotero directly,
     /// the newest `scanLimit` items only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +122,12 @@ impl Tool for FindDuplicates {
     .ask_for_less("a `collectionKey` or `itemType`, or a smaller `scanLimit`");
 
     fn shorten(output: &mut FindDuplicatesOutput, fraction: f64) -> bool {
-        shorten_counted(&mut output.groups, fraction, &mut output.groups_total)
+        let before = output.groups.len();
+        if !shorten_page(&mut output.groups, fraction, output.offset, &mut output.next_offset) {
+            return false;
+        }
+        output.groups_total.get_or_insert(output.offset + before);
+        true
     }
 
     fn render(output: &FindDuplicatesOutput) -> String {
@@ -121,13 +139,19 @@ impl Tool for FindDuplicates {
             _ => String::new(),
         };
         if output.groups.is_empty() {
-            return format!("Scanned {} items; no duplicates found.{coverage}", output.scanned);
+            return match output.groups_total {
+                Some(total) => format!(
+                    "Scanned {} items: {total} duplicate group(s), none past offset {}.{coverage}",
+                    output.scanned, output.offset
+                ),
+                None => format!("Scanned {} items; no duplicates found.{coverage}", output.scanned),
+            };
         }
         let merged = output.groups.iter().filter(|g| g.merged).count();
         let mut lines = vec![format!(
             "Scanned {} items and found {} duplicate group(s){}.",
             output.scanned,
-            output.groups.len(),
+            output.groups_total.unwrap_or(output.groups.len()),
             if merged > 0 { format!(", {merged} merged") } else { String::new() }
         )];
         for group in &output.groups {
@@ -149,7 +173,11 @@ impl Tool for FindDuplicates {
         }
         if let Some(total) = output.groups_total {
             lines.push(String::new());
-            lines.push(format!("Only {} of the {total} groups fit in one answer.", output.groups.len()));
+            let (first, last) = (output.offset + 1, output.offset + output.groups.len());
+            lines.push(match output.next_offset {
+                Some(next) => format!("Groups {first}–{last} of {total}: call again with offset {next} for more."),
+                None => format!("Groups {first}–{last} of {total}."),
+            });
         }
         if output.groups.iter().any(|g| !g.merged && g.note.is_none()) {
             lines.push(String::new());
@@ -189,6 +217,8 @@ impl Tool for FindDuplicates {
                 scanned: group.keys.len(),
                 groups: vec![group],
                 groups_total: None,
+                next_offset: None,
+                offset: 0,
                 mirror: None,
                 note: None,
             });
@@ -235,7 +265,12 @@ impl Tool for FindDuplicates {
         // Every group is planned first, so the person is asked once, about every merge this call would make.
         let mut slots = Vec::new();
         let mut merges = 0;
-        for group in group_duplicates(&items) {
+        let found = group_duplicates(&items);
+        let paging = Paging::new(input.offset, GROUPS_PER_ANSWER);
+        let total = found.len();
+        let next_offset = paging.next_offset(GROUPS_PER_ANSWER as usize, Some(total as u64));
+        let groups_total = (paging.offset > 0 || next_offset.is_some()).then_some(total);
+        for group in found.into_iter().skip(paging.offset).take(paging.limit) {
             let reason = group.reason.label();
             let kept_type = group.items[0].item_type().map(str::to_owned);
             // Desktop merges one type at a time: copies of another type are listed, not merged.
@@ -295,7 +330,7 @@ impl Tool for FindDuplicates {
             }
             groups.push(out);
         }
-        Ok(FindDuplicatesOutput { scanned, groups, groups_total: None, mirror, note })
+        Ok(FindDuplicatesOutput { scanned, groups, groups_total, next_offset, offset: paging.offset, mirror, note })
     }
 }
 
