@@ -194,6 +194,17 @@ pub async fn collections(db: &dyn SqlDb, library: &str) -> Result<Vec<ZoteroObje
     Ok(rows.iter().filter_map(|row| object_of(row, &meta)).collect())
 }
 
+/// Every saved search of `library`, the most recently changed first (as Zotero lists them).
+pub async fn searches(db: &dyn SqlDb, library: &str) -> Result<Vec<ZoteroObject>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT key, version, data FROM mirror_searches WHERE library = ?1 ORDER BY version DESC, key",
+            &[Value::from(library)],
+        )
+        .await?;
+    Ok(rows.iter().filter_map(|row| object_of(row, &[])).collect())
+}
+
 /// Every tag of `library`, by name and type, with how many items carry it (those in the trash too, as Zotero's
 /// `/tags` counts them), in no particular order.
 pub async fn tags(db: &dyn SqlDb, library: &str) -> Result<Vec<Tag>, SqlError> {

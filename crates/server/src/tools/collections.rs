@@ -1,11 +1,11 @@
 //! Collections and tags: listing them, and filing items.
 
 use super::mirrored::{self, MirrorOut, Mirrored};
-use futures_util::future::{join, join3};
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use zotero_mcp_core::zotero::{ItemScope, ObjectKind, Page, Query};
+use zotero_mcp_core::zotero::{ItemScope, ObjectKind, Page, Query, SavedSearch};
 
 use super::args::Key;
 use super::items::Failure;
@@ -167,26 +167,36 @@ impl Tool for ListCollections {
                 None => Ok(None),
             }
         };
-        // The tree, the collection's items and the saved searches are independent: one round trip for all.
-        let searches = async {
-            match &input.collection_key {
-                Some(_) => Ok((Vec::new(), None)),
-                None => zotero.saved_searches_up_to(saved_searches::MAX_SAVED_SEARCHES).await,
-            }
-        };
-        // The collections from the library mirror where there is a complete one (with their counts, in no
-        // request but the mirror's check); else from Zotero, a page of 100 at a time.
+        // The collections and saved searches from the library mirror where there is a complete one (every one,
+        // with their counts, in no request but the mirror's check); else from Zotero, 100 a request. The tree,
+        // the collection's items and the saved searches are independent: one round trip for all.
+        let wants_searches = input.collection_key.is_none();
         let all = async {
-            let mirror = match mirrored::collections(ctx).await {
-                Mirrored::Answer(found, mirror) => return Ok((found, Some(mirror))),
+            let mirror = match mirrored::collections_and_searches(ctx).await {
+                Mirrored::Answer((found, searches), mirror) => {
+                    let total = searches.len() as u64;
+                    let searches = searches
+                        .iter()
+                        .take(saved_searches::MAX_SAVED_SEARCHES)
+                        .filter_map(|search| serde_json::to_value(search).ok())
+                        .filter_map(|json| SavedSearch::from_api(&json))
+                        .collect();
+                    return Ok((found, Some(mirror), (searches, Some(total))));
+                }
                 Mirrored::Partial(mirror) => Some(mirror),
                 Mirrored::Failed(_) | Mirrored::Absent => None,
             };
-            let live = zotero.collections(&Query::new(), MAX_COLLECTIONS).await?.items;
-            Ok::<_, zotero_mcp_core::zotero::ZoteroError>((live, mirror))
+            let searches = async {
+                match wants_searches {
+                    true => zotero.saved_searches_up_to(saved_searches::MAX_SAVED_SEARCHES).await,
+                    false => Ok((Vec::new(), None)),
+                }
+            };
+            let (live, searches) = join(zotero.collections(&Query::new(), MAX_COLLECTIONS), searches).await;
+            Ok::<_, zotero_mcp_core::zotero::ZoteroError>((live?.items, mirror, searches?))
         };
-        let (all, items, searches) = join3(all, items, searches).await;
-        let (all, mirror) = all?;
+        let (all, items) = join(all, items).await;
+        let (all, mirror, searches) = all?;
         let summaries = tree(&all);
         if let Some(key) = &input.collection_key {
             let collection = summaries.iter().find(|c| c.key == key.as_str()).cloned().ok_or_else(|| {
@@ -215,7 +225,7 @@ impl Tool for ListCollections {
         let needle = query.map(str::to_lowercase);
         let named = |name: &str| needle.as_deref().is_none_or(|needle| name.to_lowercase().contains(needle));
         let collections = summaries.into_iter().filter(|c| named(&c.name)).collect();
-        let (searches, searches_total) = searches?;
+        let (searches, searches_total) = searches;
         // More than were read: the listing says how many the library has, as when the answer is cut.
         let saved_searches_total = searches_total
             .map(|total| usize::try_from(total).unwrap_or(usize::MAX))

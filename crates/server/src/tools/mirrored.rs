@@ -63,6 +63,15 @@ pub async fn collections(ctx: &RequestContext) -> Mirrored<Vec<ZoteroObject>> {
     read(ctx, |db, library| async move { store::collections(db, &library).await }).await
 }
 
+/// The library's collections (as [`collections`]) and its saved searches, the most recently changed first,
+/// from the mirror brought forward once.
+pub async fn collections_and_searches(ctx: &RequestContext) -> Mirrored<(Vec<ZoteroObject>, Vec<ZoteroObject>)> {
+    read(ctx, |db, library| async move {
+        Ok((store::collections(db, &library).await?, store::searches(db, &library).await?))
+    })
+    .await
+}
+
 /// Every tag of the library with its item count, from the mirror brought forward first.
 pub async fn tags(ctx: &RequestContext) -> Mirrored<Vec<Tag>> {
     read(ctx, |db, library| async move { store::tags(db, &library).await }).await
