@@ -72,6 +72,7 @@ async fn a_library_reset_on_the_server_is_found_by_the_verification_and_filled_a
     assert_eq!(stale.items, 30, "a 304 cannot tell a reset");
     let healed = fill(&db, &new_client, NOW + VERIFY_EVERY_MS).await;
     assert_eq!(healed.library_version, new.library_version(LIB));
+    assert_eq!(healed.items, 2, "the count kept with the rows starts again too");
     assert_eq!(keys(&db).await, sim_keys(&new), "only the reset library's items, the old rows gone");
     drop(old);
 }
@@ -115,9 +116,9 @@ async fn a_write_refused_as_stale_makes_the_next_pass_verify() {
     let (sim, client) = library(&["One", "Two"]);
     let db = SqliteDb::in_memory().expect("a database");
     fill(&db, &client, NOW).await;
-    let key = sim_keys(&sim).into_iter().next().expect("an item");
-    let key = ObjectKey::parse(&key).expect("a key");
-    // Written against version 1 though the item is at a later one: Zotero answers 412.
+    // The item written second is at version 2: a write made against version 1 is refused (412).
+    let second = sim.items(LIB).into_iter().find(|item| item["version"] == 2).expect("the second item");
+    let key = ObjectKey::parse(second["key"].as_str().expect("a key")).expect("a key");
     let refused = client.patch_item(&key, 1, &json!({ "title": "Stale" })).await;
     assert_eq!(refused.expect_err("refused").status(), Some(412));
     let written = client.log().take_written();

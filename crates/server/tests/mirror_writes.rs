@@ -50,6 +50,7 @@ async fn a_write_is_in_the_next_answer_for_one_request_when_nobody_else_wrote() 
     let filled = tags(&app).await;
     assert_eq!(filled["mirror"]["complete"], true, "{filled}");
     let at = filled["mirror"]["libraryVersion"].as_u64().unwrap();
+    let held = filled["mirror"]["items"].as_u64().unwrap();
 
     // A creation: the next check finds it by DOI, with one request (the mirror moved with the write).
     let article = json!({ "itemType": "journalArticle", "title": "Written through", "fields": { "DOI": "10.5555/through.1" },
@@ -62,6 +63,7 @@ async fn a_write_is_in_the_next_answer_for_one_request_when_nobody_else_wrote() 
     assert_eq!(out["requests"], 1, "a 304, nothing read again: {out}");
     assert_eq!(out["mirror"]["libraryVersion"], sim.library_version(LIB));
     assert!(out["mirror"]["libraryVersion"].as_u64().unwrap() > at);
+    assert_eq!(out["mirror"]["items"], held + 1, "the new item counted");
 
     // An update: its new tag is listed at once, for one request.
     call(&app, "zotero_update_item", json!({ "keys": [key], "addTags": ["through-updated"] })).await;

@@ -54,8 +54,10 @@ const MIGRATIONS: &[&[&str]] = &[
     // is emptied to be filled again: it is a copy, and a fill costs requests, never data.
     &[
         "ALTER TABLE mirror_items ADD COLUMN match_keys TEXT",
-        // When every key's version was last compared with Zotero's (`mirror::sync`'s verification).
+        // When every key's version was last compared with Zotero's (`mirror::sync`'s verification), and how many
+        // items the library's rows hold (kept as they are written: counting them would read every row).
         "ALTER TABLE mirror_libraries ADD COLUMN verified_at INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE mirror_libraries ADD COLUMN items INTEGER NOT NULL DEFAULT 0",
         "DELETE FROM mirror_items",
         "DELETE FROM mirror_collections",
         "DELETE FROM mirror_searches",

@@ -60,26 +60,47 @@ impl Listing {
     }
 }
 
-/// The statement storing `objects` (one page of `listing`) for `library`: newer versions replace older ones,
-/// never the reverse.
-pub fn upsert(library: &str, listing: Listing, objects: &[ZoteroObject]) -> Statement {
+/// The library's row, made if it is not there yet: the item count below is kept in it.
+const ENSURE_LIBRARY: &str = "INSERT INTO mirror_libraries (library) VALUES (?1) ON CONFLICT (library) DO NOTHING";
+
+/// Counts the items of a page that are new to the library, before the page is stored (a few primary-key reads).
+const COUNT_NEW_ITEMS: &str = "UPDATE mirror_libraries SET items = items + (
+        SELECT count(*) FROM json_each(?2) AS page WHERE NOT EXISTS (
+            SELECT 1 FROM mirror_items WHERE library = ?1 AND key = json_extract(page.value, '$.key')))
+    WHERE library = ?1";
+
+/// Counts the items about to be deleted that the library holds, before they go.
+const COUNT_GONE_ITEMS: &str = "UPDATE mirror_libraries SET items = items - (
+        SELECT count(*) FROM mirror_items WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2)))
+    WHERE library = ?1";
+
+/// The statements storing `objects` (one page of `listing`) for `library`: newer versions replace older ones,
+/// never the reverse. Items are counted as they come (`items` of the library's row), so that how many the
+/// mirror holds is one row's read, not a count over the library (which D1 bills as a read of every row).
+pub fn upsert(library: &str, listing: Listing, objects: &[ZoteroObject]) -> Vec<Statement> {
     let rows: Vec<Value> = objects.iter().map(|object| row_of(listing, object)).collect();
-    let sql = match listing {
-        Listing::Items => UPSERT_ITEMS,
-        Listing::Collections => UPSERT_COLLECTIONS,
-        Listing::Searches => UPSERT_SEARCHES,
-    };
-    Statement::new(sql, vec![Value::from(library), Value::Array(rows)])
+    let params = vec![Value::from(library), Value::Array(rows)];
+    match listing {
+        Listing::Items => vec![
+            Statement::new(ENSURE_LIBRARY, vec![Value::from(library)]),
+            Statement::new(COUNT_NEW_ITEMS, params.clone()),
+            Statement::new(UPSERT_ITEMS, params),
+        ],
+        Listing::Collections => vec![Statement::new(UPSERT_COLLECTIONS, params)],
+        Listing::Searches => vec![Statement::new(UPSERT_SEARCHES, params)],
+    }
 }
 
-/// The statement removing `keys` of `listing` from `library`.
-pub fn delete(library: &str, listing: Listing, keys: &[String]) -> Statement {
-    let sql = match listing {
-        Listing::Items => DELETE_ITEMS,
-        Listing::Collections => DELETE_COLLECTIONS,
-        Listing::Searches => DELETE_SEARCHES,
-    };
-    Statement::new(sql, vec![Value::from(library), json!(keys)])
+/// The statements removing `keys` of `listing` from `library` (items uncounted first).
+pub fn delete(library: &str, listing: Listing, keys: &[String]) -> Vec<Statement> {
+    let params = vec![Value::from(library), json!(keys)];
+    match listing {
+        Listing::Items => {
+            vec![Statement::new(COUNT_GONE_ITEMS, params.clone()), Statement::new(DELETE_ITEMS, params)]
+        }
+        Listing::Collections => vec![Statement::new(DELETE_COLLECTIONS, params)],
+        Listing::Searches => vec![Statement::new(DELETE_SEARCHES, params)],
+    }
 }
 
 fn text(data: &Map<String, Value>, field: &str) -> Value {
@@ -227,12 +248,6 @@ pub async fn tags(db: &dyn SqlDb, library: &str) -> Result<Vec<Tag>, SqlError> {
             })
         })
         .collect())
-}
-
-/// The number of items of `library` in the mirror.
-pub async fn item_count(db: &dyn SqlDb, library: &str) -> Result<u64, SqlError> {
-    let rows = db.query("SELECT count(*) AS n FROM mirror_items WHERE library = ?1", &[Value::from(library)]).await?;
-    Ok(rows.first().and_then(|row| row.get("n")).and_then(Value::as_u64).unwrap_or(0))
 }
 
 /// Groups of items of `library` (not in the trash) that share a DOI, each group's keys oldest version first.

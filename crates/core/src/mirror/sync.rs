@@ -90,6 +90,8 @@ pub(super) struct Library {
     pub(super) synced_at: u64,
     /// When every key was last compared with Zotero's (0: due).
     pub(super) verified_at: u64,
+    /// Items the rows hold (kept by `store`'s statements, read here, never written by [`save`]).
+    pub(super) items: u64,
 }
 
 /// How often a complete mirror compares every key's version with Zotero's (three requests): what the changes
@@ -119,7 +121,7 @@ pub(super) fn save(library: &str, state: &Library) -> Statement {
 pub(super) async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlError> {
     let rows = db
         .query(
-            "SELECT version, progress, synced_at, verified_at FROM mirror_libraries WHERE library = ?1",
+            "SELECT version, progress, synced_at, verified_at, items FROM mirror_libraries WHERE library = ?1",
             &[Value::from(library)],
         )
         .await?;
@@ -129,7 +131,13 @@ pub(super) async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlEr
         .and_then(|row| row.get("progress"))
         .and_then(Value::as_str)
         .and_then(|text| serde_json::from_str(text).ok());
-    Ok(Library { version: number("version"), pass, synced_at: number("synced_at"), verified_at: number("verified_at") })
+    Ok(Library {
+        version: number("version"),
+        pass,
+        synced_at: number("synced_at"),
+        verified_at: number("verified_at"),
+        items: number("items"),
+    })
 }
 
 /// The library's mirror as it stands, without asking Zotero.
@@ -144,7 +152,7 @@ async fn status_of(db: &dyn SqlDb, library: &str, state: &Library) -> Result<Mir
     let complete = state.synced_at > 0;
     Ok(MirrorStatus {
         library_version: if complete { state.version } else { filling_to },
-        items: store::item_count(db, library).await?,
+        items: load(db, library).await?.items,
         complete,
         synced_at: state.synced_at,
     })
@@ -191,9 +199,9 @@ pub async fn advance(
                     db.batch(&statements).await?;
                     continue;
                 }
-                statements.push(keep_only(&library, Listing::Items, &items.versions));
-                statements.push(keep_only(&library, Listing::Collections, &collections.versions));
-                statements.push(keep_only(&library, Listing::Searches, &searches.versions));
+                statements.extend(keep_only(&library, Listing::Items, &items.versions));
+                statements.extend(keep_only(&library, Listing::Collections, &collections.versions));
+                statements.extend(keep_only(&library, Listing::Searches, &searches.versions));
                 pass.missing = items
                     .versions
                     .iter()
@@ -241,7 +249,7 @@ pub async fn advance(
                     pass.moved = true;
                 }
                 if !page.items.is_empty() {
-                    statements.push(store::upsert(&library, listing, &page.items));
+                    statements.extend(store::upsert(&library, listing, &page.items));
                 }
                 let read = pass.start + page.items.len();
                 let ended =
@@ -264,7 +272,7 @@ pub async fn advance(
                     (Listing::Searches, &deleted.searches),
                 ] {
                     if !keys.is_empty() {
-                        statements.push(store::delete(&library, listing, keys));
+                        statements.extend(store::delete(&library, listing, keys));
                     }
                 }
                 pass.step = Step::Check;
@@ -280,7 +288,7 @@ pub async fn advance(
                 pass.missing.append(&mut more);
                 if pass.since == 0 {
                     // A first fill: every key is in the answer, so a row not in it was deleted while it ran.
-                    statements.push(keep_only(&library, Listing::Items, &versions.versions));
+                    statements.extend(keep_only(&library, Listing::Items, &versions.versions));
                 }
                 pass.step = Step::Missing;
             }
@@ -301,7 +309,7 @@ pub async fn advance(
                     pass.missing.drain(..take).filter_map(|key| ObjectKey::parse(&key).ok()).collect();
                 let found = client.items_by_keys(&keys).await?;
                 if !found.is_empty() {
-                    statements.push(store::upsert(&library, Listing::Items, &found));
+                    statements.extend(store::upsert(&library, Listing::Items, &found));
                 }
             }
         }
@@ -315,13 +323,23 @@ pub async fn advance(
 /// Empties the library's rows and starts its first fill again.
 fn reset(library: &str, state: &mut Library, statements: &mut Vec<Statement>) {
     for listing in [Listing::Items, Listing::Collections, Listing::Searches] {
-        statements.push(keep_only(library, listing, &std::collections::BTreeMap::new()));
+        statements.extend(keep_only(library, listing, &std::collections::BTreeMap::new()));
     }
-    *state = Library { version: 0, pass: None, synced_at: 0, verified_at: 0 };
+    *state = Library { version: 0, pass: None, synced_at: 0, verified_at: 0, items: 0 };
 }
 
 /// The statement removing the rows of `listing` whose keys `versions` (every key Zotero has) lacks.
-fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTreeMap<String, u64>) -> Statement {
+fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTreeMap<String, u64>) -> Vec<Statement> {
+    let keys: Vec<&String> = versions.keys().collect();
+    let params = vec![Value::from(library), serde_json::json!(keys)];
+    let mut statements = Vec::new();
+    if listing == Listing::Items {
+        statements.push(Statement::new(
+            "UPDATE mirror_libraries SET items = items - (SELECT count(*) FROM mirror_items
+                WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))) WHERE library = ?1",
+            params.clone(),
+        ));
+    }
     let sql = match listing {
         Listing::Items => {
             "DELETE FROM mirror_items WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
@@ -333,8 +351,8 @@ fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTree
             "DELETE FROM mirror_searches WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
         }
     };
-    let keys: Vec<&String> = versions.keys().collect();
-    Statement::new(sql, vec![Value::from(library), serde_json::json!(keys)])
+    statements.push(Statement::new(sql, params));
+    statements
 }
 
 /// Every item key the mirror holds for `library`, with its version.

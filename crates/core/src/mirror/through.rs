@@ -46,10 +46,10 @@ pub async fn write_through(db: &dyn SqlDb, library: &str, written: &WrittenThrou
         let gone: Vec<String> =
             newest.iter().filter(|object| object.data.is_none()).map(|object| object.key.clone()).collect();
         if !kept.is_empty() {
-            statements.push(store::upsert(library, listing, &kept));
+            statements.extend(store::upsert(library, listing, &kept));
         }
         if !gone.is_empty() {
-            statements.push(store::delete(library, listing, &gone));
+            statements.extend(store::delete(library, listing, &gone));
         }
     }
     let moved = written.exact
