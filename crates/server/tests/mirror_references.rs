@@ -205,3 +205,33 @@ async fn a_failing_mirror_leaves_the_check_to_zotero_and_says_so() {
     assert!(answer.get("mirror").is_none());
     assert!(answer["note"].as_str().unwrap().contains("read from Zotero instead"), "{answer}");
 }
+
+#[tokio::test]
+async fn each_library_is_matched_against_its_own_mirror_only() {
+    let sim = demo_sim();
+    sim.add_group(777, DEMO_KEY, true);
+    let group = LibraryRef::Group(777);
+    sim.insert_item(
+        group,
+        json!({ "itemType": "journalArticle", "title": "Only in the group", "DOI": "10.7777/group.only" }),
+    );
+    let personal_doi = regular(&sim).iter().find_map(|item| field(item, "DOI").map(str::to_owned)).expect("a DOI");
+    let app = with_mirror(sim.clone());
+    let ask = |doi: &str, library: Option<&str>| {
+        let mut arguments = json!({ "text": doi, "format": "identifiers", "checkRegistry": false });
+        if let Some(library) = library {
+            arguments["library"] = json!(library);
+        }
+        let app = &app;
+        async move { ok(&call(app, "zotero_check_references", arguments).await).clone() }
+    };
+    let in_group = ask("10.7777/group.only", Some("groups/777")).await;
+    assert_eq!(in_group["counts"]["matched"], 1, "{in_group}");
+    assert_eq!(in_group["mirror"]["items"], 1, "the group's mirror holds the group's one item");
+    let personal_in_group = ask(&personal_doi, Some("groups/777")).await;
+    assert_eq!(personal_in_group["counts"]["matched"], 0, "{personal_in_group}");
+    let group_in_personal = ask("10.7777/group.only", None).await;
+    assert_eq!(group_in_personal["counts"]["matched"], 0, "{group_in_personal}");
+    assert!(group_in_personal["mirror"]["items"].as_u64().unwrap() > 1);
+    assert_eq!(ask(&personal_doi, None).await["counts"]["matched"], 1);
+}
