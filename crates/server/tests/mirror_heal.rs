@@ -80,6 +80,8 @@ async fn a_library_reset_on_the_server_is_found_by_the_verification_and_filled_a
 #[tokio::test]
 async fn rows_a_pass_missed_or_left_behind_are_found_by_the_verification() {
     let (sim, client) = library(&["One", "Two", "Three", "Four"]);
+    sim.insert_collection(LIB, json!({ "name": "Kept" }));
+    sim.insert_collection(LIB, json!({ "name": "In the trash", "deleted": true }));
     let db = SqliteDb::in_memory().expect("a database");
     fill(&db, &client, NOW).await;
     let lost = sim_keys(&sim).into_iter().next().expect("an item");
@@ -104,6 +106,8 @@ async fn rows_a_pass_missed_or_left_behind_are_found_by_the_verification() {
     assert!(asked_for_versions(&sim, from));
     assert_eq!(keys(&db).await, sim_keys(&sim));
     assert_eq!(healed.items, 4);
+    let collections = db.query("SELECT key FROM mirror_collections", &[]).await.expect("a query");
+    assert_eq!(collections.len(), 2, "a collection in the trash is one Zotero has: it stays");
     assert!(sim.requests().len() - from <= 6, "{:?}", &sim.requests()[from..]);
     // Verified: the next day's first call is one request again.
     let from = sim.requests().len();

@@ -187,8 +187,8 @@ pub async fn advance(
                 used += 2;
                 let (items, collections, searches) = (
                     client.item_versions(0).await?,
-                    client.versions_of(Listing::Collections.path(), 0).await?.0,
-                    client.versions_of(Listing::Searches.path(), 0).await?.0,
+                    client.versions_with_trashed(Listing::Collections.path()).await?,
+                    client.versions_with_trashed(Listing::Searches.path()).await?,
                 );
                 let held = held_versions(db, &library).await?;
                 let went_back = held.iter().any(|(key, held)| items.versions.get(key).is_some_and(|now| now < held));
@@ -226,7 +226,7 @@ pub async fn advance(
                 let Some(page) = client.changed_page(listing.path(), since, pass.start, ask).await? else {
                     if !pass.missing.is_empty() || pass.lists_since.is_some() {
                         // A verification found rows to read: they are read though nothing changed since.
-                        pass.step = if pass.missing.is_empty() { Step::Collections } else { Step::Missing };
+                        pass.step = if pass.lists_since.is_some() { Step::Collections } else { Step::Missing };
                         pass.at = state.version;
                         state.pass = Some(pass);
                         db.batch(&[save(&library, &state)]).await?;

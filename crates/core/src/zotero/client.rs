@@ -519,6 +519,14 @@ impl ZoteroClient {
         Ok((Versions { versions, library_version: reply.last_modified_version() }, whole))
     }
 
+    /// The version of every object of a listing (`/collections`, `/searches`), those in the trash included, read
+    /// whole in one request: what a copy of the library compares its own with.
+    pub async fn versions_with_trashed(&self, rest: &str) -> Result<Versions, ZoteroError> {
+        let query = Query::new().param("format", "versions").include_trashed(true);
+        let reply = self.get(self.library_path(rest).await?, query.into_params()).await?;
+        Ok(Versions { versions: reply.json()?, library_version: reply.last_modified_version() })
+    }
+
     /// The versions of top-level items changed since `since`, those moved to the trash included (a listing that
     /// keeps only the live items must hear of them), and the library version.
     pub async fn top_item_versions(&self, since: u64) -> Result<Versions, ZoteroError> {
