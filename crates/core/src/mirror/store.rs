@@ -9,14 +9,15 @@ use crate::sources::{detect, Identifier};
 use crate::zotero::{Tag, ZoteroObject};
 
 const UPSERT_ITEMS: &str =
-    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data)
+    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data, search)
     SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.itemType'),
            json_extract(value, '$.parent'), json_extract(value, '$.title'), json_extract(value, '$.doi'),
-           json_extract(value, '$.trashed'), json_extract(value, '$.data')
+           json_extract(value, '$.trashed'), json_extract(value, '$.data'), json_extract(value, '$.search')
     FROM json_each(?2) WHERE true
     ON CONFLICT (library, key) DO UPDATE SET
         version = excluded.version, item_type = excluded.item_type, parent = excluded.parent,
-        title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data
+        title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data,
+        search = excluded.search
     WHERE excluded.version >= mirror_items.version";
 
 const UPSERT_COLLECTIONS: &str = "INSERT INTO mirror_collections (library, key, version, name, parent, data)
@@ -103,6 +104,7 @@ fn row_of(listing: Listing, object: &ZoteroObject) -> Value {
             "doi": doi_of(data),
             "trashed": i64::from(flag(data.get("deleted"))),
             "data": data_text,
+            "search": super::search::derive(object).to_string(),
         }),
         Listing::Collections => json!({
             "key": object.key,
