@@ -434,6 +434,8 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     assert_eq!(tree["mirror"]["complete"], true, "{tree}");
     let tags = shapes.read(&mirrored, "zotero_list_tags", json!({})).await;
     assert_eq!(tags["mirror"]["complete"], true, "{tags}");
+    let found = shapes.read(&mirrored, "zotero_search", json!({ "query": "protein" })).await;
+    assert_eq!(found["mirror"]["complete"], true, "{found}");
     mirrored.app.platform.mirror_db = Some(Rc::new(Unreachable));
     let partial = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert!(partial["note"].is_string(), "{partial}");
