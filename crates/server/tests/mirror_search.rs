@@ -314,3 +314,61 @@ async fn one_group_s_rows_never_answer_another_group_s_search() {
     let mine = call(&mirrored, json!({ "query": "zebrafish" })).await;
     assert_eq!(ok(&mine)["totalResults"], 0, "{mine}");
 }
+
+/// The mirror's size in bytes (SQLite's `dbstat`, after a `VACUUM`).
+async fn bytes(db: &SqliteDb) -> u64 {
+    use zotero_mcp_core::mirror::SqlDb;
+    db.query("VACUUM", &[]).await.expect("vacuumed");
+    let rows = db.query("SELECT sum(pgsize) AS bytes FROM dbstat", &[]).await.expect("dbstat");
+    rows[0]["bytes"].as_u64().unwrap_or(0)
+}
+
+/// Fills a mirror of `sim`'s library through searches; returns the rows SQLite counted written meanwhile.
+async fn fill_counting(sim: &Rc<Simulator>, db: &Rc<SqliteDb>) -> u64 {
+    use zotero_mcp_core::mirror::SqlDb;
+    let mut app = app_with_sim(sim.clone());
+    app.platform.mirror_db = Some(db.clone());
+    let changes = |rows: Vec<zotero_mcp_core::mirror::Row>| rows[0]["n"].as_u64().unwrap_or(0);
+    let before = changes(db.query("SELECT total_changes() AS n", &[]).await.expect("counted"));
+    filled(&app, None).await;
+    changes(db.query("SELECT total_changes() AS n", &[]).await.expect("counted")) - before
+}
+
+#[tokio::test]
+async fn the_search_index_of_a_ten_thousand_item_library_stays_a_fraction_of_the_mirror() {
+    use zotero_mcp_core::mirror::{schema, SqlDb, Statement};
+    let sim = demo_sim();
+    sim.add_synthetic(LIB, 10_000, 5).expect("a synthetic library");
+    let with = Rc::new(SqliteDb::in_memory().expect("an in-memory database"));
+    let with_rows = fill_counting(&sim, &with).await;
+    let with_bytes = bytes(&with).await;
+
+    // The same fill without the index: its triggers gone first, its tables and the search column after.
+    let without = Rc::new(SqliteDb::in_memory().expect("an in-memory database"));
+    schema::migrate(&*without).await.expect("migrated");
+    for trigger in ["insert", "update", "delete"] {
+        let sql = format!("DROP TRIGGER mirror_search_{trigger}");
+        without.query(&sql, &[]).await.expect("dropped");
+    }
+    let without_rows = fill_counting(&sim, &without).await;
+    let drop = |sql: &'static str| Statement::new(sql, Vec::new());
+    without
+        .batch(&[
+            drop("DROP TABLE mirror_search_text"),
+            drop("DROP TABLE mirror_search_libraries"),
+            drop("ALTER TABLE mirror_items DROP COLUMN search"),
+        ])
+        .await
+        .expect("dropped");
+    let without_bytes = bytes(&without).await;
+    let items = with.query("SELECT count(*) AS n FROM mirror_items", &[]).await.expect("counted")[0]["n"].as_u64();
+    let items = items.unwrap_or(0);
+    eprintln!(
+        "{items} items: {with_bytes} bytes and {with_rows} rows written with the search index, \
+         {without_bytes} bytes and {without_rows} rows without"
+    );
+    // docs/mirror.md, "Searching": about 12% more bytes, about one more row written per item.
+    assert!(items > 10_000);
+    assert!(with_bytes < without_bytes * 115 / 100, "{with_bytes} against {without_bytes}");
+    assert!(with_rows - without_rows < items * 12 / 10, "{with_rows} against {without_rows}");
+}

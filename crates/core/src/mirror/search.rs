@@ -159,11 +159,28 @@ fn phrase(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "\"\""))
 }
 
-/// Items of the library whose quick-search text holds all of `phrases` (FTS5 query syntax), by key.
+/// Documents of one library in the search index: its number times this, plus the item's key number.
+const LIBRARY_SPAN: u64 = 1 << 42;
+
+/// The key of an item from its document in the search index ([`derive::key_number`] read back), in SQL.
+fn key_of_document() -> String {
+    let digits: Vec<String> = (0..8)
+        .rev()
+        .map(|place| {
+            format!("substr('{}', rowid % {LIBRARY_SPAN} / {} % 36 + 1, 1)", derive::KEY_DIGITS, 36u64.pow(place))
+        })
+        .collect();
+    digits.join(" || ")
+}
+
+/// Items of the library whose quick-search text holds all of `phrases` (FTS5 query syntax), by key: the
+/// library's documents are a range of the index's.
 fn indexed(phrases: &str) -> String {
+    let first = format!("(SELECT id FROM mirror_search_libraries WHERE library = ?1) * {LIBRARY_SPAN}");
     format!(
-        "s.key IN (SELECT r.key FROM mirror_search_text JOIN mirror_search_rows AS r ON r.id = mirror_search_text.rowid \
-         WHERE mirror_search_text MATCH {phrases} AND r.library = ?1)"
+        "s.key IN (SELECT {key} FROM mirror_search_text WHERE mirror_search_text MATCH {phrases} \
+         AND rowid >= {first} AND rowid < {first} + {LIBRARY_SPAN})",
+        key = key_of_document(),
     )
 }
 

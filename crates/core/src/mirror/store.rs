@@ -8,12 +8,13 @@ use crate::platform::{Row, SqlDb, SqlError, Statement};
 use crate::sources::{detect, Identifier};
 use crate::zotero::{Tag, ZoteroObject};
 
+// In key order: the search index (`search`) then takes each page's documents in rising order, in one piece.
 const UPSERT_ITEMS: &str =
     "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data, search)
     SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.itemType'),
            json_extract(value, '$.parent'), json_extract(value, '$.title'), json_extract(value, '$.doi'),
            json_extract(value, '$.trashed'), json_extract(value, '$.data'), json_extract(value, '$.search')
-    FROM json_each(?2) WHERE true
+    FROM json_each(?2) WHERE true ORDER BY json_extract(value, '$.key')
     ON CONFLICT (library, key) DO UPDATE SET
         version = excluded.version, item_type = excluded.item_type, parent = excluded.parent,
         title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data,

@@ -15,10 +15,23 @@ use super::labels::LABELS;
 /// searched in the mirror), so a match never spans two fields.
 pub const SEPARATOR: char = '\u{1f}';
 
+/// Digits of a key read as a number (Zotero's keys are eight of them, from a subset).
+pub(super) const KEY_DIGITS: &str = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// A key read as a base-36 number, below 36^8 < 2^42 (what the search index names an item by, with its
+/// library's number); `None` for what is not a key.
+pub fn key_number(key: &str) -> Option<u64> {
+    if key.len() != 8 {
+        return None;
+    }
+    key.chars().try_fold(0u64, |n, c| Some(n * 36 + KEY_DIGITS.find(c)? as u64))
+}
+
 /// The item's `search` value: `text` (what quick search matches, lowercased, the values separated by
 /// [`SEPARATOR`]), `year` (the year a word is compared with, or null without a date), the sort values (`title`,
 /// `creator`, `date`, `type`, `publisher`, `publication`, `added`, `modified`), `tags` (lowercased) and
-/// `collections`: what a listing filters and sorts on, without reading the item's whole data.
+/// `collections`: what a listing filters and sorts on, without reading the item's whole data; and `n`, the
+/// key's [`key_number`].
 pub fn derive(object: &ZoteroObject) -> Value {
     let data = &object.data;
     let item_type = text(data, "itemType");
@@ -46,6 +59,7 @@ pub fn derive(object: &ZoteroObject) -> Value {
     tags.sort();
     tags.dedup();
     json!({
+        "n": key_number(&object.key),
         "text": matched.join(&SEPARATOR.to_string()),
         "year": parsed.as_ref().map(|sql| sql[..4].to_owned()),
         "title": sort_title(&display_title),
@@ -199,6 +213,15 @@ mod tests {
         assert_eq!(dated(json!({ "numChildren": 0 }), "n.d.")["date"], "0000-00-00");
         assert_eq!(dated(json!({}), "c. 1850")["date"], "1850-00-00", "without meta, the date's own year");
         assert_eq!(dated(json!({}), "")["date"], "");
+    }
+
+    #[test]
+    fn keys_read_as_numbers_below_two_to_the_42() {
+        assert_eq!(key_number("00000010"), Some(36));
+        assert_eq!(key_number("ZZZZZZZZ"), Some(36u64.pow(8) - 1));
+        assert!(36u64.pow(8) < 1 << 42);
+        assert_eq!(key_number("abcdefgh"), None);
+        assert_eq!(key_number("ABC"), None);
     }
 
     #[test]
