@@ -16,7 +16,7 @@ mod derive;
 #[rustfmt::skip]
 mod labels;
 mod syntax;
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests;
 
 use serde_json::{json, Value};

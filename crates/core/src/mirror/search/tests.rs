@@ -1,3 +1,6 @@
+// SQLite is the native build's.
+#![cfg(not(target_arch = "wasm32"))]
+
 use serde_json::{json, Value};
 
 use super::*;
