@@ -265,6 +265,28 @@ fn order(listing: &Listing) -> String {
     terms.join(", ")
 }
 
+/// The statement reading a page of `listing`, and its parameters. The page's keys are chosen over the small
+/// `search` values; only then are the page's items read whole, and their children counted in the parent index:
+/// without statistics (no `ANALYZE`), SQLite would rather read every item of the library for each of them.
+fn page_statement(library: &str, listing: &Listing) -> (String, Vec<Value>) {
+    let mut bound = Bound(vec![Value::from(library)]);
+    let conditions = conditions(listing, &mut bound).join(" AND ");
+    let order = order(listing);
+    let limit = bound.add(Value::from(listing.limit));
+    let offset = bound.add(Value::from(listing.start));
+    let sql = format!(
+        "SELECT i.key AS key, i.version AS version, i.item_type AS type, i.data AS data, p.total AS total,
+                (SELECT count(*) FROM mirror_items AS c INDEXED BY mirror_items_parent
+                 WHERE c.library = i.library AND c.parent = i.key AND c.parent IS NOT NULL AND c.trashed = 0)
+                 AS children
+         FROM (SELECT s.key AS key, row_number() OVER (ORDER BY {order}) AS n, count(*) OVER () AS total
+               FROM mirror_items AS s WHERE {conditions} ORDER BY n LIMIT {limit} OFFSET {offset}) AS p
+         JOIN mirror_items AS i ON i.library = ?1 AND i.key = p.key
+         ORDER BY p.n"
+    );
+    (sql, bound.0)
+}
+
 /// A page of `listing` over `library`'s items in the mirror, each item read as Zotero lists it (with
 /// `meta.numChildren` where Zotero gives it).
 pub async fn list(db: &dyn SqlDb, library: &str, listing: &Listing) -> Result<Listed, SqlError> {
@@ -282,22 +304,8 @@ pub async fn list(db: &dyn SqlDb, library: &str, listing: &Listing) -> Result<Li
             return Ok(Listed::NoSuchCollection);
         }
     }
-    let mut bound = Bound(vec![Value::from(library)]);
-    let conditions = conditions(listing, &mut bound).join(" AND ");
-    let order = order(listing);
-    let limit = bound.add(Value::from(listing.limit));
-    let offset = bound.add(Value::from(listing.start));
-    // The page's keys are chosen over the small `search` values; only then are the page's items read whole.
-    let sql = format!(
-        "SELECT i.key AS key, i.version AS version, i.item_type AS type, i.data AS data, p.total AS total,
-                (SELECT count(*) FROM mirror_items AS c WHERE c.library = i.library AND c.parent = i.key
-                 AND c.trashed = 0) AS children
-         FROM (SELECT s.key AS key, row_number() OVER (ORDER BY {order}) AS n, count(*) OVER () AS total
-               FROM mirror_items AS s WHERE {conditions} ORDER BY n LIMIT {limit} OFFSET {offset}) AS p
-         JOIN mirror_items AS i ON i.library = ?1 AND i.key = p.key
-         ORDER BY p.n"
-    );
-    let rows = db.query(&sql, &bound.0).await?;
+    let (sql, params) = page_statement(library, listing);
+    let rows = db.query(&sql, &params).await?;
     let total = match rows.first().and_then(|row| row.get("total")).and_then(Value::as_u64) {
         Some(total) => total,
         // A page past the end: how many there are, all the same.

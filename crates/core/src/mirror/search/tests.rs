@@ -156,3 +156,23 @@ fn refuses_what_it_cannot_answer_exactly() {
     odd = listing(&many.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(odd.unsupported(), Some(Unsupported::TooLong));
 }
+
+#[tokio::test]
+async fn a_word_search_reads_the_items_it_found_not_the_library() {
+    let db = db_with(&[article("AAAAAAAA", 1, "Neural networks", "Smith")]).await;
+    let plan = |listing: Listing| {
+        let (sql, params) = page_statement(LIB, &listing);
+        let db = &db;
+        async move {
+            let rows = db.query(&format!("EXPLAIN QUERY PLAN {sql}"), &params).await.expect("a plan");
+            rows.iter().filter_map(|row| row.get("detail")?.as_str().map(str::to_owned)).collect::<Vec<_>>()
+        }
+    };
+    let found = plan(listing(&["neural"])).await;
+    assert!(found.iter().any(|step| step.contains("VIRTUAL TABLE INDEX")), "{found:?}");
+    assert!(found.iter().all(|step| !step.starts_with("SCAN s")), "every item read: {found:?}");
+    assert!(found.iter().any(|step| step.contains("SEARCH s USING PRIMARY KEY (library=? AND key=?)")), "{found:?}");
+    assert!(found.iter().any(|step| step.contains("SEARCH c USING INDEX mirror_items_parent")), "{found:?}");
+    let scanned = plan(listing(&["ab"])).await;
+    assert!(scanned.iter().any(|step| step.starts_with("SEARCH s USING PRIMARY KEY (library=?)")), "{scanned:?}");
+}
