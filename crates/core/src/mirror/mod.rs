@@ -6,11 +6,13 @@
 //!   same SQL);
 //! - [`schema`]: the tables, made by numbered migrations;
 //! - [`store`]: writing pages of objects and the queries over them, every row keyed by its library;
-//! - [`search`]: Zotero's item listing and quick search, with the Web API's semantics;
+//! - [`search`]: Zotero's item listing and quick search, with the Web API's semantics, over what [`derive`]
+//!   keeps of each item;
 //! - [`sync`]: the passes that fill the mirror and keep it in step, resumable within a request budget.
 //!
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
 
+pub mod derive;
 pub mod schema;
 pub mod search;
 #[cfg(not(target_arch = "wasm32"))]

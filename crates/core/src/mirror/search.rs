@@ -3,7 +3,7 @@
 //!
 //! - **Words** (`q`, split as Zotero splits it, a quoted phrase kept whole) must each appear, ignoring case, in
 //!   a title-like field, a note's title or a creator's `first last`, or be the item's year. What they are
-//!   matched against is kept per item, lowercased ([`derive`]), and indexed for substrings by SQLite's FTS5
+//!   matched against is kept per item, lowercased (`mirror::derive`), and indexed for substrings by SQLite's FTS5
 //!   trigram tokenizer: a word of three characters or more is looked up there; a shorter one is looked for in
 //!   every item's text. `everything` adds Zotero's index of file contents, which only attachments have and the
 //!   mirror lacks: callers ask Zotero for those (see `unsupported`).
@@ -12,9 +12,6 @@
 //! - **Order**: the sort value (empty values last, except for `title` and `date`), then version, then when the
 //!   item was added and its key (Zotero's last tie-break is its own row number, which the mirror does not see).
 
-mod derive;
-#[rustfmt::skip]
-mod labels;
 mod syntax;
 #[cfg(test)]
 mod tests;
@@ -24,7 +21,7 @@ use serde_json::{json, Value};
 use crate::platform::{Row, SqlDb, SqlError};
 use crate::zotero::{schema, ItemCard};
 
-pub use derive::{derive, SEPARATOR};
+use super::derive;
 pub use syntax::{words, TermSet};
 
 /// The most parameters a listing's statement binds (D1 takes 100).

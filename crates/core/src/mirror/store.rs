@@ -105,7 +105,7 @@ fn row_of(listing: Listing, object: &ZoteroObject) -> Value {
             "doi": doi_of(data),
             "trashed": i64::from(flag(data.get("deleted"))),
             "data": data_text,
-            "search": super::search::derive(object).to_string(),
+            "search": super::derive::derive(object).to_string(),
         }),
         Listing::Collections => json!({
             "key": object.key,

@@ -1,7 +1,7 @@
-//! What the mirror keeps of an item for searching it as Zotero does (the `search` column of `mirror_items`),
-//! worked out once, when the item is stored: what Zotero's quick search matches, already lowercased, the year
-//! it compares a word with, and the values Zotero sorts by. SQL cannot work these out (SQLite lowercases ASCII
-//! only, and a note's title comes from its HTML), so the rows carry them.
+//! What the mirror keeps of an item for searching it as Zotero does (the `search` column of `mirror_items`, read
+//! by [`super::search`]), worked out once, when the item is stored: what Zotero's quick search matches, already
+//! lowercased, the year it compares a word with, and the values Zotero sorts by. SQL cannot work these out
+//! (SQLite lowercases ASCII only, and a note's title comes from its HTML), so the rows carry them.
 
 use serde_json::{json, Map, Value};
 
@@ -9,7 +9,10 @@ use crate::html_text::{html_to_text, title_line};
 use crate::zotero::saved_search::fields_standing_for;
 use crate::zotero::{schema, year_of, ZoteroObject};
 
-use super::labels::LABELS;
+#[rustfmt::skip]
+mod labels;
+
+use labels::LABELS;
 
 /// Between the values of the `text` [`derive`] keeps: a character no search word holds (words holding it are not
 /// searched in the mirror), so a match never spans two fields.
