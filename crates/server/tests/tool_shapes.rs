@@ -437,6 +437,8 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     let refs = json!({ "text": "10.1038/nature14539", "checkRegistry": false });
     let matched = shapes.read(&mirrored, "zotero_check_references", refs.clone()).await;
     assert_eq!(matched["mirror"]["complete"], true, "{matched}");
+    let found = shapes.read(&mirrored, "zotero_search", json!({ "query": "protein" })).await;
+    assert_eq!(found["mirror"]["complete"], true, "{found}");
     mirrored.app.platform.mirror_db = Some(Rc::new(Unreachable));
     let partial = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert!(partial["note"].is_string(), "{partial}");

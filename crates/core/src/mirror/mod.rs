@@ -8,12 +8,16 @@
 //! - [`matching`]: the keys a reference is matched on, and the items sharing one;
 //! - [`store`]: writing pages of objects and the queries over them, every row keyed by its library;
 //! - [`through`]: this server's own writes, applied as Zotero answered them;
+//! - [`search`]: Zotero's item listing and quick search, with the Web API's semantics, over what [`derive`]
+//!   keeps of each item;
 //! - [`sync`]: the passes that fill the mirror and keep it in step, resumable within a request budget.
 //!
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
 
+pub mod derive;
 pub mod matching;
 pub mod schema;
+pub mod search;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod sqlite;
 pub mod store;

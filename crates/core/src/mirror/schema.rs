@@ -6,19 +6,19 @@ use serde_json::Value;
 use crate::platform::{SqlDb, SqlError, Statement};
 
 /// Migration `n + 1` is `MIGRATIONS[n]`. Never edit one that has shipped: add the next.
-const MIGRATIONS: &[&[&str]] = &[
+#[rustfmt::skip]
+const MIGRATIONS: &[&[&str]] = &[&[
     // 1: the tables.
-    &[
-        // Per library: the version the rows are complete at (0: never), the fill or catch-up under way, and when
-        // the library was last found in step with Zotero.
-        "CREATE TABLE mirror_libraries (
+    // Per library: the version the rows are complete at (0: never), the fill or catch-up under way, and when
+    // the library was last found in step with Zotero.
+    "CREATE TABLE mirror_libraries (
         library TEXT PRIMARY KEY,
         version INTEGER NOT NULL DEFAULT 0,
         progress TEXT,
         synced_at INTEGER NOT NULL DEFAULT 0
     )",
-        // One row per item: what queries filter on in columns, the rest in `data` (Zotero's JSON).
-        "CREATE TABLE mirror_items (
+    // One row per item: what queries filter on in columns, the rest in `data` (Zotero's JSON).
+    "CREATE TABLE mirror_items (
         library TEXT NOT NULL,
         key TEXT NOT NULL,
         version INTEGER NOT NULL,
@@ -30,9 +30,9 @@ const MIGRATIONS: &[&[&str]] = &[
         data TEXT NOT NULL,
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
-        "CREATE INDEX mirror_items_doi ON mirror_items (library, doi) WHERE doi IS NOT NULL",
-        "CREATE INDEX mirror_items_parent ON mirror_items (library, parent) WHERE parent IS NOT NULL",
-        "CREATE TABLE mirror_collections (
+    "CREATE INDEX mirror_items_doi ON mirror_items (library, doi) WHERE doi IS NOT NULL",
+    "CREATE INDEX mirror_items_parent ON mirror_items (library, parent) WHERE parent IS NOT NULL",
+    "CREATE TABLE mirror_collections (
         library TEXT NOT NULL,
         key TEXT NOT NULL,
         version INTEGER NOT NULL,
@@ -41,7 +41,7 @@ const MIGRATIONS: &[&[&str]] = &[
         data TEXT NOT NULL,
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
-        "CREATE TABLE mirror_searches (
+    "CREATE TABLE mirror_searches (
         library TEXT NOT NULL,
         key TEXT NOT NULL,
         version INTEGER NOT NULL,
@@ -49,21 +49,68 @@ const MIGRATIONS: &[&[&str]] = &[
         data TEXT NOT NULL,
         PRIMARY KEY (library, key)
     ) WITHOUT ROWID",
-    ],
-    // 2: each regular item's match keys (`mirror::matching`), and when a library was last verified. Rows stored before them lack the keys, so the mirror
-    // is emptied to be filled again: it is a copy, and a fill costs requests, never data.
-    &[
-        "ALTER TABLE mirror_items ADD COLUMN match_keys TEXT",
-        // When every key's version was last compared with Zotero's (`mirror::sync`'s verification), and how many
-        // items the library's rows hold (kept as they are written: counting them would read every row).
-        "ALTER TABLE mirror_libraries ADD COLUMN verified_at INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE mirror_libraries ADD COLUMN items INTEGER NOT NULL DEFAULT 0",
-        "DELETE FROM mirror_items",
-        "DELETE FROM mirror_collections",
-        "DELETE FROM mirror_searches",
-        "DELETE FROM mirror_libraries",
-    ],
-];
+], &[
+    // 2: what reference matching, verification and searching need. Rows stored before it lack what is worked out
+    // from Zotero's answers (the match keys, the search text), so the mirror is emptied and filled anew: it is a
+    // copy, nothing is lost.
+    "DELETE FROM mirror_items",
+    "DELETE FROM mirror_collections",
+    "DELETE FROM mirror_searches",
+    "DELETE FROM mirror_libraries",
+    // Each regular item's match keys (`mirror::matching`), one per line.
+    "ALTER TABLE mirror_items ADD COLUMN match_keys TEXT",
+    // When every key's version was last compared with Zotero's (`mirror::sync`'s verification), and how many
+    // items the library's rows hold (kept as they are written: counting them would read every row).
+    "ALTER TABLE mirror_libraries ADD COLUMN verified_at INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE mirror_libraries ADD COLUMN items INTEGER NOT NULL DEFAULT 0",
+    // Per item, its quick-search text, year and sort values (`search::derive`), as JSON.
+    "ALTER TABLE mirror_items ADD COLUMN search TEXT",
+    // FTS5 names documents by integer: an item's is its library's number here times 2^42, plus its key read in
+    // base 36 (`n` in `search`: eight characters of [0-9A-Z] stay below 2^42). So no row per item is needed to
+    // find an item again from its document (on D1 that would be two more rows written per item).
+    "CREATE TABLE mirror_search_libraries (
+        id INTEGER PRIMARY KEY,
+        library TEXT NOT NULL UNIQUE
+    )",
+    // The quick-search text, indexed for substrings (trigrams). Contentless: the text is in `search` already.
+    // Lowercased before it comes here, so the index need not fold case. No column sizes: nothing ranks.
+    "CREATE VIRTUAL TABLE mirror_search_text USING fts5(
+        text, content='', columnsize=0, tokenize='trigram case_sensitive 1'
+    )",
+    // Its largest pages (64 KiB, not SQLite's 4 KB): D1 counts rows written, not bytes, and fewer, larger pages
+    // are fewer rows (`the_search_index_of_a_ten_thousand_item_library_stays_a_fraction_of_the_mirror`).
+    "INSERT INTO mirror_search_text (mirror_search_text, rank) VALUES ('pgsz', 65536)",
+    // The index follows the items, whoever writes them. A contentless index forgets a text only when told what
+    // it was (the `delete` command, with the old text). `OR IGNORE` would give way to the upsert that fires the
+    // trigger, so a library is added only where there is none.
+    "CREATE TRIGGER mirror_search_insert AFTER INSERT ON mirror_items
+    WHEN json_extract(NEW.search, '$.n') IS NOT NULL BEGIN
+        INSERT INTO mirror_search_libraries (library) SELECT NEW.library
+            WHERE NOT EXISTS (SELECT 1 FROM mirror_search_libraries WHERE library = NEW.library);
+        INSERT INTO mirror_search_text (rowid, text)
+            SELECT id * 4398046511104 + json_extract(NEW.search, '$.n'), json_extract(NEW.search, '$.text')
+            FROM mirror_search_libraries WHERE library = NEW.library;
+    END",
+    "CREATE TRIGGER mirror_search_update AFTER UPDATE OF search ON mirror_items
+    WHEN OLD.search IS NOT NEW.search BEGIN
+        INSERT INTO mirror_search_text (mirror_search_text, rowid, text)
+            SELECT 'delete', id * 4398046511104 + json_extract(OLD.search, '$.n'), json_extract(OLD.search, '$.text')
+            FROM mirror_search_libraries
+            WHERE library = OLD.library AND json_extract(OLD.search, '$.n') IS NOT NULL;
+        INSERT INTO mirror_search_libraries (library) SELECT NEW.library
+            WHERE NOT EXISTS (SELECT 1 FROM mirror_search_libraries WHERE library = NEW.library);
+        INSERT INTO mirror_search_text (rowid, text)
+            SELECT id * 4398046511104 + json_extract(NEW.search, '$.n'), json_extract(NEW.search, '$.text')
+            FROM mirror_search_libraries
+            WHERE library = NEW.library AND json_extract(NEW.search, '$.n') IS NOT NULL;
+    END",
+    "CREATE TRIGGER mirror_search_delete AFTER DELETE ON mirror_items
+    WHEN json_extract(OLD.search, '$.n') IS NOT NULL BEGIN
+        INSERT INTO mirror_search_text (mirror_search_text, rowid, text)
+            SELECT 'delete', id * 4398046511104 + json_extract(OLD.search, '$.n'), json_extract(OLD.search, '$.text')
+            FROM mirror_search_libraries WHERE library = OLD.library;
+    END",
+]];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();

@@ -8,16 +8,18 @@ use crate::platform::{Row, SqlDb, SqlError, Statement};
 use crate::sources::{detect, Identifier};
 use crate::zotero::{Tag, ZoteroObject};
 
+// In key order: the search index (`search`) then takes each page's documents in rising order, in one piece.
 const UPSERT_ITEMS: &str =
-    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data, match_keys)
+    "INSERT INTO mirror_items (library, key, version, item_type, parent, title, doi, trashed, data, search, match_keys)
     SELECT ?1, json_extract(value, '$.key'), json_extract(value, '$.version'), json_extract(value, '$.itemType'),
            json_extract(value, '$.parent'), json_extract(value, '$.title'), json_extract(value, '$.doi'),
-           json_extract(value, '$.trashed'), json_extract(value, '$.data'), json_extract(value, '$.matchKeys')
-    FROM json_each(?2) WHERE true
+           json_extract(value, '$.trashed'), json_extract(value, '$.data'), json_extract(value, '$.search'),
+           json_extract(value, '$.matchKeys')
+    FROM json_each(?2) WHERE true ORDER BY json_extract(value, '$.key')
     ON CONFLICT (library, key) DO UPDATE SET
         version = excluded.version, item_type = excluded.item_type, parent = excluded.parent,
         title = excluded.title, doi = excluded.doi, trashed = excluded.trashed, data = excluded.data,
-        match_keys = excluded.match_keys
+        search = excluded.search, match_keys = excluded.match_keys
     WHERE excluded.version >= mirror_items.version";
 
 const UPSERT_COLLECTIONS: &str = "INSERT INTO mirror_collections (library, key, version, name, parent, data)
@@ -126,6 +128,7 @@ fn row_of(listing: Listing, object: &ZoteroObject) -> Value {
             "trashed": i64::from(flag(data.get("deleted"))),
             "data": data_text,
             "matchKeys": super::matching::keys_of(object),
+            "search": super::derive::derive(object).to_string(),
         }),
         Listing::Collections => json!({
             "key": object.key,
@@ -167,12 +170,13 @@ fn doi_of(data: &Map<String, Value>) -> Value {
 }
 
 /// The top-level items of `library` not in the trash (of `item_type` when given), newest version first, as a
-/// listing of Zotero's would give them: `meta.numChildren` counts their children not in the trash.
+/// listing of Zotero's would give them: `meta.numChildren` counts their children not in the trash (through the
+/// parent index, named: without statistics SQLite may count each item's children by reading the whole library).
 pub async fn top_items(db: &dyn SqlDb, library: &str, item_type: Option<&str>) -> Result<Vec<ZoteroObject>, SqlError> {
     let rows = db
         .query(
             "SELECT i.key AS key, i.version AS version, i.data AS data,
-                    (SELECT count(*) FROM mirror_items AS c
+                    (SELECT count(*) FROM mirror_items AS c INDEXED BY mirror_items_parent
                      WHERE c.library = i.library AND c.parent = i.key AND c.trashed = 0) AS children
              FROM mirror_items AS i
              WHERE i.library = ?1 AND i.parent IS NULL AND i.trashed = 0 AND (?2 IS NULL OR i.item_type = ?2)

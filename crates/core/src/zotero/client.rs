@@ -501,6 +501,20 @@ impl ZoteroClient {
         self.get("/items/new".into(), query.into_params()).await?.json()
     }
 
+    /// The keys of the first `max` items of `scope` matching `query`, in its order (`format=keys`): one request,
+    /// for a caller that has the items themselves (the library mirror).
+    pub async fn item_keys(
+        &self,
+        scope: ItemScope<'_>,
+        query: &Query,
+        max: usize,
+    ) -> Result<Page<String>, ZoteroError> {
+        let query = query.clone().param("format", "keys").param("limit", max.to_string());
+        let reply = self.get(self.items_path(scope).await?, query.into_params()).await?;
+        let items = reply.text().lines().map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned).collect();
+        Ok(Page { items, total_results: reply.total_results(), library_version: reply.last_modified_version() })
+    }
+
     /// Every item's version changed since `since` (trashed included), and the library version.
     pub async fn item_versions(&self, since: u64) -> Result<Versions, ZoteroError> {
         let query = Query::new().since(since).param("format", "versions").include_trashed(true);

@@ -83,6 +83,19 @@ pub async fn reference_candidates(ctx: &RequestContext, probes: &[String]) -> Mi
     read(ctx, |db, library| async move { store::reference_candidates(db, &library, probes).await }).await
 }
 
+/// The call's library in its complete mirror, brought forward first, for an answer that takes several queries
+/// (`zotero_search` reads a page, then the parents of what Zotero's full-text index found).
+pub async fn opened(ctx: &RequestContext) -> Mirrored<Opened<'_>> {
+    read(ctx, |db, library| async move { Ok(Opened { db, library }) }).await
+}
+
+/// A complete library mirror, in step with Zotero as of this call.
+pub struct Opened<'a> {
+    pub db: &'a dyn SqlDb,
+    /// The library its queries name (`users/<id>`, `groups/<id>`).
+    pub library: String,
+}
+
 /// Brings the mirror forward, then runs `query` on it for the call's library when it is complete.
 async fn read<'a, T, F, Fut>(ctx: &'a RequestContext, query: F) -> Mirrored<T>
 where

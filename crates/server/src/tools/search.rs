@@ -1,15 +1,19 @@
-//! `zotero_search`: keyword and field search through the Zotero Web API.
+//! `zotero_search`: keyword and field search through the Zotero Web API, or from the library mirror where it has
+//! the whole library and the search is one it answers as Zotero does (`zotero_mcp_core::mirror::search`): then
+//! the only requests are the mirror's check and, for words, Zotero's full-text index (asked for keys alone).
 
 use std::collections::HashSet;
 
 use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use zotero_mcp_core::mirror::search::{self as mirror_search, Listed, Listing, SortField as MirrorSort, TermSet};
 use zotero_mcp_core::zotero::{
-    Evaluated, ItemCard, ItemScope, ObjectKey, Page, QMode, Query, SavedSearch, ZoteroClient,
+    Evaluated, ItemCard, ItemScope, ObjectKey, Page, QMode, Query, SavedSearch, ZoteroClient, ZoteroError,
 };
 
 use super::args::{Key, YearRange};
+use super::mirrored::{self, MirrorOut, Mirrored, Opened};
 use super::paging::{shorten_list, Paging};
 use super::saved_searches;
 use crate::context::RequestContext;
@@ -202,6 +206,10 @@ pub struct SearchOutput {
     /// Anything the caller should know about how complete the result is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The library mirror the results came from (Zotero's own search over the whole mirrored library), or that is
+    /// still being filled (then Zotero answered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<MirrorOut>,
     /// The `offset` this page started at. Not sent.
     #[serde(skip)]
     pub offset: usize,
@@ -279,6 +287,7 @@ impl Tool for ZoteroSearch {
         let scope = scope.as_ref().map(|scope| scope.keys.as_slice());
         match input.citation_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
             Some(citation_key) => search_citation_key(zotero, &input, citation_key, scope).await,
+            None if scope.is_none() => search_mirrored(ctx, zotero, &input).await,
             None => search_words(zotero, &input, scope).await,
         }
     }
@@ -335,6 +344,7 @@ async fn saved_search_page(
         next_offset,
         library_version: version,
         note,
+        mirror: None,
         offset: paging.offset,
     })
 }
@@ -377,18 +387,14 @@ async fn nothing_in(zotero: &ZoteroClient, name: &str) -> Result<SearchOutput, T
         next_offset: None,
         library_version: page.library_version,
         note: Some(format!("The saved search {name:?} shows no items, so nothing was searched.")),
+        mirror: None,
         offset: 0,
     })
 }
 
 /// The filters Zotero applies itself.
 fn server_filters(input: &SearchInput) -> Query {
-    // Zotero's own tag syntax does the rest: `a || b` for any of them, `-a` to leave one out.
-    let mut tags = match (input.tag_match, input.tags.as_deref()) {
-        (Some(TagMatch::Any), Some(tags)) if tags.len() > 1 => vec![tags.join(" || ")],
-        (_, tags) => tags.unwrap_or_default().to_vec(),
-    };
-    tags.extend(input.exclude_tags.iter().flatten().map(|tag| format!("-{tag}")));
+    let tags = tag_expressions(input);
     let tags = (!tags.is_empty()).then_some(tags);
     let mut query = item_filters(input.item_type.as_deref(), tags.as_deref(), input.since);
     query = query.include_trashed(input.include_trashed);
@@ -398,6 +404,17 @@ fn server_filters(input: &SearchInput) -> Query {
         query = query.param("direction", if direction == Direction::Desc { "desc" } else { "asc" });
     }
     query
+}
+
+/// `tags`, `tagMatch` and `excludeTags` as Zotero's `tag` parameters. Zotero's own tag syntax does the rest:
+/// `a || b` for any of them, `-a` to leave one out.
+fn tag_expressions(input: &SearchInput) -> Vec<String> {
+    let mut tags = match (input.tag_match, input.tags.as_deref()) {
+        (Some(TagMatch::Any), Some(tags)) if tags.len() > 1 => vec![tags.join(" || ")],
+        (_, tags) => tags.unwrap_or_default().to_vec(),
+    };
+    tags.extend(input.exclude_tags.iter().flatten().map(|tag| format!("-{tag}")));
+    tags
 }
 
 /// The query limited to the scope's items, when there is one.
@@ -438,6 +455,7 @@ fn within_years(item: &ItemCard, input: &SearchInput) -> bool {
     input.years().contains(item.data.date.as_deref())
 }
 
+/// The items of the input's scope matching `query`, read from Zotero (the citation-key scan's listing).
 async fn list(
     zotero: &ZoteroClient,
     input: &SearchInput,
@@ -453,32 +471,187 @@ async fn list(
     Ok(zotero.item_cards(scope, query, max).await?)
 }
 
+/// Where a word search reads its listings.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Zotero,
+    /// The library's complete mirror, at this library version.
+    Mirror(&'a Opened<'a>, u64),
+}
+
+/// Why a word search did not answer.
+enum Failure {
+    Tool(ToolError),
+    /// The mirror cannot answer this search (and why, when it failed): Zotero is asked instead.
+    Declined(Option<String>),
+}
+
+impl From<ToolError> for Failure {
+    fn from(error: ToolError) -> Self {
+        Failure::Tool(error)
+    }
+}
+
+impl From<ZoteroError> for Failure {
+    fn from(error: ZoteroError) -> Self {
+        Failure::Tool(error.into())
+    }
+}
+
+fn unreadable(error: impl std::fmt::Display) -> Failure {
+    Failure::Declined(Some(format!("The library mirror could not be read ({error}).")))
+}
+
+/// What one listing of a word search asks for, beyond the input's filters.
+#[derive(Clone, Copy)]
+struct Ask<'q> {
+    /// The quick search, when there is one.
+    text: Option<(&'q str, QMode)>,
+    /// `itemKey`: only these items.
+    keys: Option<&'q [String]>,
+    offset: usize,
+    max: usize,
+}
+
+/// The items of the input's scope (the library, or one collection with the notes and attachments under its
+/// items) that match its filters and `ask`, as Zotero lists them, from `source`.
+async fn listing(
+    zotero: &ZoteroClient,
+    source: Source<'_>,
+    input: &SearchInput,
+    ask: Ask<'_>,
+) -> Result<Page<ItemCard>, Failure> {
+    match source {
+        Source::Zotero => {
+            let mut query = within_scope(server_filters(input), ask.keys);
+            if let Some((text, mode)) = ask.text {
+                query = query.q(text, mode);
+            }
+            Ok(list(zotero, input, &query.offset(ask.offset), false, ask.max).await?)
+        }
+        Source::Mirror(opened, version) => {
+            let listing = mirror_listing(input, ask).ok_or(Failure::Declined(None))?;
+            match mirror_search::list(opened.db, &opened.library, &listing).await.map_err(unreadable)? {
+                Listed::Found(found) => {
+                    Ok(Page { items: found.items, total_results: Some(found.total), library_version: version })
+                }
+                // Zotero answers an unknown collection with its own error.
+                Listed::NoSuchCollection | Listed::Unsupported(_) => Err(Failure::Declined(None)),
+            }
+        }
+    }
+}
+
+/// The input's filters and `ask` as a listing of the mirror's; `None` for one the mirror does not answer as
+/// Zotero would (a sort it does not keep, an unknown item type, a word with a control character).
+fn mirror_listing(input: &SearchInput, ask: Ask<'_>) -> Option<Listing> {
+    let (sort, descending) = match input.sort {
+        Some(sort) => (MirrorSort::parse(sort.as_str())?, input.direction == Some(Direction::Desc)),
+        // Zotero's default: newest change first.
+        None => (MirrorSort::DateModified, input.direction != Some(Direction::Asc)),
+    };
+    let listing = Listing {
+        collection: input.collection_key.as_ref().map(|key| key.as_str().to_owned()),
+        item_type: TermSet::parse(input.item_type.as_deref().unwrap_or("-attachment")),
+        tags: tag_expressions(input).iter().filter_map(|tag| TermSet::parse(tag)).collect(),
+        include_trashed: input.include_trashed,
+        since: input.since,
+        words: ask.text.map(|(text, _)| mirror_search::words(text)).unwrap_or_default(),
+        keys: ask.keys.map(<[String]>::to_vec),
+        sort,
+        descending,
+        start: ask.offset,
+        limit: ask.max,
+    };
+    listing.unsupported().is_none().then_some(listing)
+}
+
+/// Whether the library mirror can answer this word search as Zotero would. With `everything`, Zotero's index of
+/// file contents decides which attachments match, and only Zotero has it: such a search goes to Zotero when it
+/// lists attachments (no other item has file contents, and their words the mirror matches).
+fn mirror_may_answer(input: &SearchInput) -> bool {
+    let text = input.query.as_deref().unwrap_or("").trim();
+    let lists_attachments = TermSet::parse(input.item_type.as_deref().unwrap_or("-attachment"))
+        .is_none_or(|set| set.values.iter().any(|t| t == "attachment") != set.negated);
+    let contents_decide = !text.is_empty() && effective_qmode(input, text) == QMode::Everything && lists_attachments;
+    let ask = Ask { text: Some((text, QMode::TitleCreatorYear)), keys: None, offset: 0, max: 1 };
+    !contents_decide && mirror_listing(input, ask).is_some()
+}
+
+/// A word search from the library's mirror where it has a complete one and the search is one it answers
+/// exactly; else from Zotero, as without a mirror, saying in one line why the mirror did not answer.
+async fn search_mirrored(
+    ctx: &RequestContext,
+    zotero: &ZoteroClient,
+    input: &SearchInput,
+) -> Result<SearchOutput, ToolError> {
+    if !mirror_may_answer(input) {
+        return search_words(zotero, input, None).await;
+    }
+    let (note, mirror) = match mirrored::opened(ctx).await {
+        Mirrored::Answer(opened, status) => {
+            match search_in(zotero, Source::Mirror(&opened, status.library_version), input, None).await {
+                Ok(mut out) => {
+                    out.mirror = Some(status);
+                    return Ok(out);
+                }
+                Err(Failure::Tool(error)) => return Err(error),
+                Err(Failure::Declined(why)) => (why.map(|why| format!("{why} Zotero answered this search.")), None),
+            }
+        }
+        Mirrored::Partial(status) => (
+            Some(format!(
+                "The library mirror is still being filled ({} items so far), so Zotero answered this search.",
+                status.items
+            )),
+            Some(status),
+        ),
+        Mirrored::Failed(why) => (Some(format!("{why} Zotero answered this search.")), None),
+        Mirrored::Absent => (None, None),
+    };
+    let mut out = search_words(zotero, input, None).await?;
+    out.note = out.note.or(note);
+    out.mirror = mirror;
+    Ok(out)
+}
+
+/// A word search through Zotero.
 pub(super) async fn search_words(
     zotero: &ZoteroClient,
     input: &SearchInput,
     scope: Option<&[String]>,
 ) -> Result<SearchOutput, ToolError> {
+    search_in(zotero, Source::Zotero, input, scope).await.map_err(|failure| match failure {
+        Failure::Tool(error) => error,
+        // Only a mirror declines; Zotero answers or fails.
+        Failure::Declined(why) => ToolError::Failed(why.unwrap_or_default()),
+    })
+}
+
+async fn search_in(
+    zotero: &ZoteroClient,
+    source: Source<'_>,
+    input: &SearchInput,
+    scope: Option<&[String]>,
+) -> Result<SearchOutput, Failure> {
     let paging = Paging::new(input.offset, input.limit);
     let limit = paging.limit;
     let text = input.query.as_deref().unwrap_or("").trim().to_owned();
-    let mut query = within_scope(server_filters(input), scope);
-    if !text.is_empty() {
-        query = query.q(&text, effective_qmode(input, &text));
-    }
     let offset = paging.offset;
-    query = query.offset(offset);
     let wanted = if has_year_filter(input) { (limit * FILTER_OVERSHOOT).min(100) } else { limit };
+    let words = (!text.is_empty()).then(|| (text.as_str(), effective_qmode(input, &text)));
+    let ask = Ask { text: words, keys: scope, offset, max: wanted };
     // A phrase inside a PDF matches the attachment, which the default filter leaves out: those attachments are
     // looked for in the same round trip as the main query (not after it), and their parents reported.
     let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
     let look_in_bodies = !text.is_empty() && !wants_attachments && offset == 0;
     let bodies = async {
         match look_in_bodies {
-            true => full_text_attachments(zotero, input, &text, limit).await.map(Some),
+            true => full_text_attachments(zotero, source, input, &text, limit).await.map(Some),
             false => Ok(None),
         }
     };
-    let (page, attachments) = join(list(zotero, input, &query, false, wanted), bodies).await;
+    let (page, attachments) = join(listing(zotero, source, input, ask), bodies).await;
     let page = page?;
     let attachments = attachments?;
     // Keep matches up to `limit`, and remember how far into the fetched page that went: the next page must
@@ -501,7 +674,7 @@ pub(super) async fn search_words(
     let next_offset = paging.next_offset(consumed, Some(available));
 
     if let Some(attachments) = attachments.filter(|_| hits.len() < limit) {
-        add_full_text_parents(zotero, input, &attachments, &mut hits, limit, scope).await?;
+        add_full_text_parents(zotero, source, input, &attachments, &mut hits, limit, scope).await?;
     }
     Ok(SearchOutput {
         total: hits.len(),
@@ -510,31 +683,42 @@ pub(super) async fn search_words(
         next_offset,
         library_version: page.library_version,
         note: None,
+        mirror: None,
         offset,
     })
 }
 
-/// Attachments whose indexed text (or title) matches `text`.
+/// Attachments whose indexed text (or title) matches `text`. Zotero's full-text index is Zotero's alone: with a
+/// mirror it is asked for their keys only, and the mirror has the rest.
 async fn full_text_attachments(
     zotero: &ZoteroClient,
+    source: Source<'_>,
     input: &SearchInput,
     text: &str,
     limit: usize,
-) -> Result<Page<ItemCard>, ToolError> {
+) -> Result<Page<ItemCard>, Failure> {
     let query = Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed);
-    Ok(zotero.item_cards(ItemScope::All, &query, limit).await?)
+    match source {
+        Source::Zotero => Ok(zotero.item_cards(ItemScope::All, &query, limit).await?),
+        Source::Mirror(opened, _) => {
+            let keys = zotero.item_keys(ItemScope::All, &query, limit).await?;
+            let items = mirror_search::cards(opened.db, &opened.library, &keys.items).await.map_err(unreadable)?;
+            Ok(Page { items, total_results: keys.total_results, library_version: keys.library_version })
+        }
+    }
 }
 
 /// Reports the parents of matching attachments that the main query did not return (the only second round
 /// trip a search makes, and only when such parents exist).
 async fn add_full_text_parents(
     zotero: &ZoteroClient,
+    source: Source<'_>,
     input: &SearchInput,
     attachments: &Page<ItemCard>,
     hits: &mut Vec<SearchHit>,
     limit: usize,
     scope: Option<&[String]>,
-) -> Result<(), ToolError> {
+) -> Result<(), Failure> {
     let known: HashSet<String> = hits.iter().map(|h| h.item.key.clone()).collect();
     let mut parents: Vec<(ObjectKey, &ItemCard)> = Vec::new();
     for attachment in &attachments.items {
@@ -550,9 +734,9 @@ async fn add_full_text_parents(
         return Ok(());
     }
     // Fetch the parents through the same filters, so Zotero decides whether they match the other criteria.
-    let keys: Vec<&str> = parents.iter().map(|(k, _)| k.as_str()).collect();
-    let query = server_filters(input).param("itemKey", keys.join(","));
-    let found = list(zotero, input, &query, false, parents.len()).await?;
+    let keys: Vec<String> = parents.iter().map(|(k, _)| k.as_str().to_owned()).collect();
+    let ask = Ask { text: None, keys: Some(&keys), offset: 0, max: parents.len() };
+    let found = listing(zotero, source, input, ask).await?;
     for (key, attachment) in &parents {
         if hits.len() >= limit {
             break;
@@ -616,6 +800,7 @@ async fn search_citation_key(
         next_offset: None,
         library_version: page.library_version,
         note,
+        mirror: None,
         offset: 0,
     })
 }

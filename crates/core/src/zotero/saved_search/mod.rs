@@ -58,3 +58,9 @@ pub use evaluate::{Evaluated, ResultRow};
 pub use model::{SavedSearch, SearchCondition};
 pub use plan::SearchPlan;
 pub use reader::EvaluationLimits;
+
+/// The fields that stand for the base field `base` in some item type (`publicationTitle`: a book section's
+/// `bookTitle`, …), from Zotero's schema; empty for a field no other stands for.
+pub(crate) fn fields_standing_for(base: &str) -> &'static [&'static str] {
+    fields::BASE_FIELDS.iter().find(|(name, _)| *name == base).map_or(&[], |(_, fields)| fields)
+}
