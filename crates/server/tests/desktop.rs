@@ -507,3 +507,21 @@ async fn a_denied_first_dialog_of_a_file_write_changes_nothing() {
     assert_eq!(machine.local.simulator().library_version(LIB), version);
     assert_eq!(machine.local.dialogs_shown(), 1);
 }
+
+#[tokio::test]
+async fn zotero_desktop_s_library_is_read_whole_without_a_mirror() {
+    let machine = Machine::new(Flavour::Zotero10, "mirror");
+    let mut app = machine.app(&[]);
+    app.platform.mirror_db =
+        Some(Rc::new(zotero_mcp_core::mirror::sqlite::SqliteDb::in_memory().expect("an in-memory database")));
+    let result = machine.call(&app, Grant::read_write("owner"), "zotero_list_tags", json!({})).await;
+    let out = ok(&result);
+    assert!(out.get("mirror").is_none() && out.get("note").is_none(), "{out}");
+    assert!(out["tags"].as_array().is_some_and(|tags| !tags.is_empty()), "{out}");
+    let asked_deleted = machine
+        .local
+        .requests()
+        .iter()
+        .any(|request| request.target.contains("/deleted") || request.target.contains("since="));
+    assert!(!asked_deleted, "no copy is kept in step with the local API");
+}

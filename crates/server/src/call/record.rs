@@ -288,6 +288,10 @@ async fn write_through(target: &Target) {
     let Ok(writer) = target.zotero() else { return };
     let written = writer.log().take_written();
     let Some(db) = target.services().platform().mirror_db.as_deref() else { return };
+    if !writer.caps().deletions {
+        // Zotero Desktop: no mirror is kept of a library its local API reads whole (`tools::mirrored`).
+        return;
+    }
     if let Ok(library) = mirror::library_of(writer).await {
         let _ = mirror::write_through(db, &library, &written).await;
     }

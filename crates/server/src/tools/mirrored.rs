@@ -104,6 +104,11 @@ where
 {
     let Some(db) = ctx.services().platform().mirror_db.as_deref() else { return Mirrored::Absent };
     let Ok(zotero) = ctx.zotero() else { return Mirrored::Absent };
+    if !zotero.caps().deletions {
+        // Zotero Desktop's local API reads its own database, whole and at once, and has no `/deleted` to keep a
+        // copy in step with: there the library needs no mirror.
+        return Mirrored::Absent;
+    }
     let now = ctx.services().clock().now_ms();
     let status = match mirror::advance(db, zotero, CALL_BUDGET, now).await {
         Ok(status) => status,
