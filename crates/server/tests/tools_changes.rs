@@ -231,3 +231,17 @@ async fn a_listing_zotero_counted_more_of_than_it_sent_gives_no_cursor_and_no_co
     assert!(out["note"].as_str().unwrap().contains("did not send a whole listing"), "{out}");
     assert!(text(&result).contains("No cursor"), "{}", text(&result));
 }
+
+#[tokio::test]
+async fn a_large_library_s_changes_are_whole_lists_of_keys_one_request_each_without_a_mirror() {
+    // Zotero answers `format=versions` whole, however many keys: what changed in a 20,000-item library is six
+    // requests (items, top-level, trash, collections, saved searches, deletions), not 200 pages.
+    let sim = Rc::new(Simulator::synthetic(20_000, 3));
+    let before = sim.requests().len();
+    let answer =
+        rpc(&sim, "zotero_changes", json!({ "since": { "library": LIBRARY, "version": 0 }, "limit": 10 })).await;
+    let out = ok(&answer);
+    assert_eq!(sim.requests().len() - before, 6, "{:?}", &sim.requests()[before..]);
+    assert_eq!(out["totals"]["items"], 20_000, "{out}");
+    assert!(out["continuation"].is_object(), "the lists are cut at the limit, and go on: {out}");
+}
