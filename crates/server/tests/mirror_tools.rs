@@ -220,3 +220,51 @@ async fn tags_from_the_mirror_are_those_zotero_lists_with_the_same_counts_by_nam
         assert_eq!(sim.requests().len() - before, 1, "the mirror's check only");
     }
 }
+
+#[tokio::test]
+async fn the_mirror_s_groups_are_those_a_scan_of_every_item_finds() {
+    // A library small enough for the live scan to read whole: the mirror reads only the items sharing a key,
+    // and must find the same groups, for the same reasons, with the same copy kept.
+    let sim = Rc::new(zotero_sim::Simulator::synthetic(1_200, 5));
+    let copies = [
+        // The same title, year and first author, no identifier.
+        json!({ "itemType": "report", "title": "Field notes on a long winter", "date": "2011",
+                "creators": [{ "creatorType": "author", "lastName": "Olsen", "firstName": "K." }] }),
+        json!({ "itemType": "report", "title": "Field Notes on a Long Winter.", "date": "2011-03",
+                "creators": [{ "creatorType": "author", "lastName": "Olsen", "firstName": "Karin" }] }),
+        // Two books with one ISBN written two ways.
+        json!({ "itemType": "book", "title": "A handbook", "ISBN": "978-0-306-40615-7" }),
+        json!({ "itemType": "book", "title": "Handbook, second printing", "ISBN": "0306406152" }),
+        // A preprint named by its arXiv id in two places.
+        json!({ "itemType": "preprint", "title": "Attention", "archiveID": "arXiv:1706.03762" }),
+        json!({ "itemType": "journalArticle", "title": "Attention again", "extra": "arXiv: 1706.03762v5" }),
+    ];
+    for copy in copies {
+        sim.insert_item(LIB, copy);
+    }
+    let groups = |answer: &Value| {
+        let mut found: Vec<(String, String)> = ok(answer)["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| (g["reason"].as_str().unwrap_or_default().to_owned(), g["keys"].to_string()))
+            .collect();
+        found.sort();
+        found
+    };
+    let live = call(&app_with_sim(sim.clone()), "zotero_find_duplicates", json!({ "scanLimit": 2000 })).await;
+    let mut mirrored = app_with_sim(sim.clone());
+    mirrored.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+    let mut answer = call(&mirrored, "zotero_find_duplicates", json!({})).await;
+    for _ in 0..5 {
+        if ok(&answer)["mirror"]["complete"] == true {
+            break;
+        }
+        answer = call(&mirrored, "zotero_find_duplicates", json!({})).await;
+    }
+    assert_eq!(ok(&answer)["mirror"]["complete"], true);
+    assert_eq!(ok(&answer)["scanned"], ok(&live)["scanned"], "every top-level item counted as examined");
+    let reasons: std::collections::BTreeSet<String> = groups(&live).into_iter().map(|(reason, _)| reason).collect();
+    assert!(reasons.len() >= 3, "DOI, ISBN, arXiv and title groups to compare: {reasons:?}");
+    assert_eq!(groups(&answer), groups(&live));
+}

@@ -169,22 +169,60 @@ fn doi_of(data: &Map<String, Value>) -> Value {
     }
 }
 
-/// The top-level items of `library` not in the trash (of `item_type` when given), newest version first, as a
-/// listing of Zotero's would give them: `meta.numChildren` counts their children not in the trash (through the
-/// parent index, named: without statistics SQLite may count each item's children by reading the whole library).
-pub async fn top_items(db: &dyn SqlDb, library: &str, item_type: Option<&str>) -> Result<Vec<ZoteroObject>, SqlError> {
+/// The top-level items of `library` not in the trash (of `item_type` when given) that may be copies of one
+/// another, newest version first, as a listing of Zotero's would give them (`meta.numChildren` counts their
+/// children not in the trash), and how many top-level items there are in all.
+///
+/// The library is read as its items' keys and match keys only (`matching::keys_of`: a DOI, ISBN, arXiv id or
+/// title key per line), a few dozen bytes an item; only the items sharing one of those with another are read
+/// whole. Reading every item whole would be tens of megabytes at 50,000 items, past what a Worker holds and
+/// what D1 answers in one result. Every rule that groups copies needs such a shared key, so no group is missed.
+pub async fn duplicate_candidates(
+    db: &dyn SqlDb,
+    library: &str,
+    item_type: Option<&str>,
+) -> Result<(u64, Vec<ZoteroObject>), SqlError> {
+    let params = [Value::from(library), item_type.map_or(Value::Null, Value::from)];
     let rows = db
+        .query(
+            "SELECT key, match_keys FROM mirror_items
+             WHERE library = ?1 AND parent IS NULL AND trashed = 0 AND (?2 IS NULL OR item_type = ?2)",
+            &params,
+        )
+        .await?;
+    // Only the kinds of key the grouping compares (not citation keys or PMIDs).
+    let grouped = |line: &&str| ["d:", "i:", "a:", "t:"].iter().any(|kind| line.starts_with(kind));
+    let lines_of = |row: &Row| -> Vec<String> {
+        let text = row.get("match_keys").and_then(Value::as_str).unwrap_or_default();
+        text.lines().filter(grouped).map(str::to_owned).collect()
+    };
+    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for row in &rows {
+        for line in lines_of(row) {
+            *seen.entry(line).or_default() += 1;
+        }
+    }
+    let shared: Vec<&str> = rows
+        .iter()
+        .filter(|row| lines_of(row).iter().any(|line| seen.get(line).is_some_and(|n| *n > 1)))
+        .filter_map(|row| row.get("key").and_then(Value::as_str))
+        .collect();
+    if shared.is_empty() {
+        return Ok((rows.len() as u64, Vec::new()));
+    }
+    let found = db
         .query(
             "SELECT i.key AS key, i.version AS version, i.data AS data,
                     (SELECT count(*) FROM mirror_items AS c INDEXED BY mirror_items_parent
                      WHERE c.library = i.library AND c.parent = i.key AND c.trashed = 0) AS children
              FROM mirror_items AS i
-             WHERE i.library = ?1 AND i.parent IS NULL AND i.trashed = 0 AND (?2 IS NULL OR i.item_type = ?2)
+             WHERE i.library = ?1 AND i.key IN (SELECT value FROM json_each(?2))
              ORDER BY i.version DESC, i.key",
-            &[Value::from(library), item_type.map_or(Value::Null, Value::from)],
+            &[Value::from(library), json!(shared)],
         )
         .await?;
-    Ok(rows.iter().filter_map(|row| object_of(row, &[("numChildren", "children")])).collect())
+    let items = found.iter().filter_map(|row| object_of(row, &[("numChildren", "children")])).collect();
+    Ok((rows.len() as u64, items))
 }
 
 /// A row of `key`, `version` and `data` as the object Zotero would list, with `meta` fields taken from the named

@@ -233,10 +233,10 @@ impl Tool for FindDuplicates {
         let (mut mirror, mut note) = (None, None);
         let mirrored = match &input.collection_key {
             Some(_) => None,
-            None => match mirrored::top_items(ctx, input.item_type.as_deref()).await {
-                Mirrored::Answer(items, status) => {
+            None => match mirrored::duplicate_candidates(ctx, input.item_type.as_deref()).await {
+                Mirrored::Answer(found, status) => {
                     mirror = Some(status);
-                    Some(items)
+                    Some(found)
                 }
                 Mirrored::Partial(status) => {
                     note = Some(format!(
@@ -254,14 +254,18 @@ impl Tool for FindDuplicates {
                 Mirrored::Absent => None,
             },
         };
-        let items = match mirrored {
-            Some(items) => items,
-            None => match &input.collection_key {
-                Some(collection) => zotero.collection_items(&collection.0, true, &query, max).await?.items,
-                None => zotero.top_items(&query, max).await?.items,
-            },
+        // From the mirror: only the items that share a key with another (every group is among them), and how
+        // many top-level items it examined.
+        let (scanned, items) = match mirrored {
+            Some((scanned, candidates)) => (scanned as usize, candidates),
+            None => {
+                let items = match &input.collection_key {
+                    Some(collection) => zotero.collection_items(&collection.0, true, &query, max).await?.items,
+                    None => zotero.top_items(&query, max).await?.items,
+                };
+                (items.len(), items)
+            }
         };
-        let scanned = items.len();
         // Every group is planned first, so the person is asked once, about every merge this call would make.
         let mut slots = Vec::new();
         let mut merges = 0;

@@ -51,10 +51,10 @@ pub enum Mirrored<T> {
     Failed(String),
 }
 
-/// The library's top-level items not in the trash (of `item_type` when given), from the mirror brought forward
-/// first.
-pub async fn top_items(ctx: &RequestContext, item_type: Option<&str>) -> Mirrored<Vec<ZoteroObject>> {
-    read(ctx, |db, library| async move { store::top_items(db, &library, item_type).await }).await
+/// The library's top-level items not in the trash (of `item_type` when given) that share an identifier or a
+/// title key with another, and how many top-level items it has in all, from the mirror brought forward first.
+pub async fn duplicate_candidates(ctx: &RequestContext, item_type: Option<&str>) -> Mirrored<(u64, Vec<ZoteroObject>)> {
+    read(ctx, |db, library| async move { store::duplicate_candidates(db, &library, item_type).await }).await
 }
 
 /// The library's collections (with `meta.numItems` and `meta.numCollections`), from the mirror brought forward
