@@ -512,8 +512,7 @@ async fn a_denied_first_dialog_of_a_file_write_changes_nothing() {
 async fn zotero_desktop_s_library_is_read_whole_without_a_mirror() {
     let machine = Machine::new(Flavour::Zotero10, "mirror");
     let mut app = machine.app(&[]);
-    app.platform.mirror_db =
-        Some(Rc::new(zotero_mcp_core::mirror::sqlite::SqliteDb::in_memory().expect("an in-memory database")));
+    app.platform.mirror_db = Some(common::mirror_db());
     let result = machine.call(&app, Grant::read_write("owner"), "zotero_list_tags", json!({})).await;
     let out = ok(&result);
     assert!(out.get("mirror").is_none() && out.get("note").is_none(), "{out}");

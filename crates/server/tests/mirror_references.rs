@@ -32,7 +32,7 @@ impl SqlDb for Unreachable {
 
 fn with_mirror(sim: Rc<Simulator>) -> App {
     let mut app = app_with_sim(sim);
-    app.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+    app.platform.mirror_db = Some(common::mirror_db());
     app
 }
 

@@ -27,7 +27,7 @@ async fn call(app: &App, arguments: Value) -> Value {
 
 fn with_mirror(sim: &Rc<Simulator>) -> App {
     let mut app = app_with_sim(sim.clone());
-    app.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+    app.platform.mirror_db = Some(common::mirror_db());
     app
 }
 

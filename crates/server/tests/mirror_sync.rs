@@ -41,6 +41,12 @@ fn article(n: usize, doi: &str) -> Value {
     })
 }
 
+/// The schema made, as it is once the mirror has been used: a call that makes it reads fewer pages (its
+/// statements count against D1's per-call queries).
+async fn migrated(db: &SqliteDb) {
+    zotero_mcp_core::mirror::schema::migrate(db).await.expect("migrated");
+}
+
 fn requests(sim: &Simulator) -> usize {
     sim.requests().len()
 }
@@ -59,6 +65,7 @@ async fn fill(db: &SqliteDb, client: &ZoteroWriter, budget: usize) -> (usize, Mi
 #[tokio::test]
 async fn a_first_fill_spread_over_calls_never_starts_over_and_then_costs_one_request() {
     let (sim, client, db) = setup(250);
+    migrated(&db).await;
     let before = requests(&sim);
     // Two requests a call: 250 items are three pages, then collections and searches.
     let first = advance(&db, &client, 2, NOW).await.expect("advanced");
@@ -114,6 +121,7 @@ async fn changes_and_deletions_are_caught_up_and_dois_shared_are_found() {
 #[tokio::test]
 async fn a_fill_whose_pages_shift_under_it_reads_what_it_missed() {
     let (sim, client, db) = setup(250);
+    migrated(&db).await;
     // First page stored; then an item of the first page is deleted, shifting every later page by one.
     let first = advance(&db, &client, 1, NOW).await.expect("advanced");
     assert_eq!(first.items, 100);
@@ -196,6 +204,7 @@ async fn a_synthetic_library_fills_within_its_page_count_and_finds_every_shared_
 #[tokio::test]
 async fn an_empty_library_is_complete_after_one_pass_and_then_costs_one_request() {
     let (sim, client, db) = setup(0);
+    migrated(&db).await;
     let done = advance(&db, &client, 10, NOW).await.expect("advanced");
     assert!(done.complete, "{done:?}");
     assert_eq!(done.items, 0);
@@ -203,4 +212,46 @@ async fn an_empty_library_is_complete_after_one_pass_and_then_costs_one_request(
     let again = advance(&db, &client, 10, NOW).await.expect("advanced");
     assert!(again.complete);
     assert_eq!(requests(&sim) - before, 1, "{:?}", sim.requests());
+}
+
+/// SQLite, counting statements as D1 counts its queries: each statement of a batch is one.
+struct Counting(SqliteDb, std::cell::Cell<usize>);
+
+#[async_trait::async_trait(?Send)]
+impl zotero_mcp_core::mirror::SqlDb for Counting {
+    async fn query(
+        &self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Vec<zotero_mcp_core::mirror::Row>, zotero_mcp_core::mirror::SqlError> {
+        self.1.set(self.1.get() + 1);
+        self.0.query(sql, params).await
+    }
+    async fn batch(
+        &self,
+        statements: &[zotero_mcp_core::mirror::Statement],
+    ) -> Result<(), zotero_mcp_core::mirror::SqlError> {
+        self.1.set(self.1.get() + statements.len());
+        self.0.batch(statements).await
+    }
+}
+
+#[tokio::test]
+async fn a_call_s_share_of_a_fill_stays_within_d1_s_fifty_queries() {
+    // D1 on the free plan takes 50 queries a Worker invocation, each statement of a batch counted: a call's
+    // share of the fill (its 20 requests' pages and where the pass stands) leaves room for the tool's own.
+    let (sim, client, _) = setup(2_500);
+    let db = Counting(SqliteDb::in_memory().expect("a database"), std::cell::Cell::new(0));
+    let mut most = 0;
+    for _ in 0..10 {
+        db.1.set(0);
+        let status = advance(&db, &client, zotero_mcp_core::mirror::CALL_BUDGET, NOW).await.expect("advanced");
+        most = most.max(db.1.get());
+        if status.complete {
+            break;
+        }
+    }
+    assert!(most <= 45, "{most} statements in one call");
+    assert!(most >= 40, "the test measured full calls ({most})");
+    drop(sim);
 }

@@ -30,7 +30,7 @@ fn grown(n: usize, twins: usize) -> (Rc<zotero_sim::Simulator>, App) {
         sim.insert_item(LIB, article(i, format!("Grown Paper Number {i}.")));
     }
     let mut app = app_with_sim(sim.clone());
-    app.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+    app.platform.mirror_db = Some(common::mirror_db());
     (sim, app)
 }
 
@@ -155,7 +155,7 @@ async fn collections_from_the_mirror_are_those_zotero_lists_with_the_same_counts
     for sim in [demo, Rc::new(zotero_sim::Simulator::synthetic(3_000, 11))] {
         let live = app_with_sim(sim.clone());
         let mut mirrored = app_with_sim(sim.clone());
-        mirrored.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+        mirrored.platform.mirror_db = Some(common::mirror_db());
         let (from_zotero, from_mirror) = loop {
             let answer = call(&mirrored, "zotero_list_collections", json!({})).await;
             if ok(&answer)["mirror"]["complete"] == true {
@@ -195,7 +195,7 @@ async fn tags_from_the_mirror_are_those_zotero_lists_with_the_same_counts_by_nam
     for sim in [demo_sim(), Rc::new(zotero_sim::Simulator::synthetic(3_000, 11))] {
         let live = app_with_sim(sim.clone());
         let mut mirrored = app_with_sim(sim.clone());
-        mirrored.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+        mirrored.platform.mirror_db = Some(common::mirror_db());
         for arguments in [json!({ "limit": 1000 }), json!({ "limit": 1000, "query": "A" })] {
             let from_mirror = loop {
                 let answer = call(&mirrored, "zotero_list_tags", arguments.clone()).await;
@@ -254,7 +254,7 @@ async fn the_mirror_s_groups_are_those_a_scan_of_every_item_finds() {
     };
     let live = call(&app_with_sim(sim.clone()), "zotero_find_duplicates", json!({ "scanLimit": 2000 })).await;
     let mut mirrored = app_with_sim(sim.clone());
-    mirrored.platform.mirror_db = Some(Rc::new(SqliteDb::in_memory().expect("an in-memory database")));
+    mirrored.platform.mirror_db = Some(common::mirror_db());
     let mut answer = call(&mirrored, "zotero_find_duplicates", json!({})).await;
     for _ in 0..5 {
         if ok(&answer)["mirror"]["complete"] == true {

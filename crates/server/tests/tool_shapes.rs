@@ -426,8 +426,7 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     shapes.read(b, "zotero_find_duplicates", json!({})).await;
     // From a library mirror (the whole library), and with one that fails (the newest items, and why).
     let mut mirrored = common::dav::bench(false);
-    mirrored.app.platform.mirror_db =
-        Some(Rc::new(zotero_mcp_core::mirror::sqlite::SqliteDb::in_memory().expect("an in-memory database")));
+    mirrored.app.platform.mirror_db = Some(common::mirror_db());
     let whole = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert_eq!(whole["mirror"]["complete"], true, "{whole}");
     let tree = shapes.read(&mirrored, "zotero_list_collections", json!({})).await;

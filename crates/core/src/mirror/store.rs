@@ -62,47 +62,26 @@ impl Listing {
     }
 }
 
-/// The library's row, made if it is not there yet: the item count below is kept in it.
-const ENSURE_LIBRARY: &str = "INSERT INTO mirror_libraries (library) VALUES (?1) ON CONFLICT (library) DO NOTHING";
-
-/// Counts the items of a page that are new to the library, before the page is stored (a few primary-key reads).
-const COUNT_NEW_ITEMS: &str = "UPDATE mirror_libraries SET items = items + (
-        SELECT count(*) FROM json_each(?2) AS page WHERE NOT EXISTS (
-            SELECT 1 FROM mirror_items WHERE library = ?1 AND key = json_extract(page.value, '$.key')))
-    WHERE library = ?1";
-
-/// Counts the items about to be deleted that the library holds, before they go.
-const COUNT_GONE_ITEMS: &str = "UPDATE mirror_libraries SET items = items - (
-        SELECT count(*) FROM mirror_items WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2)))
-    WHERE library = ?1";
-
-/// The statements storing `objects` (one page of `listing`) for `library`: newer versions replace older ones,
-/// never the reverse. Items are counted as they come (`items` of the library's row), so that how many the
-/// mirror holds is one row's read, not a count over the library (which D1 bills as a read of every row).
-pub fn upsert(library: &str, listing: Listing, objects: &[ZoteroObject]) -> Vec<Statement> {
+/// The statement storing `objects` (one page of `listing`) for `library`: newer versions replace older ones,
+/// never the reverse. (The library's item count is kept by `sync::save`, which runs first in the same batch.)
+pub fn upsert(library: &str, listing: Listing, objects: &[ZoteroObject]) -> Statement {
     let rows: Vec<Value> = objects.iter().map(|object| row_of(listing, object)).collect();
-    let params = vec![Value::from(library), Value::Array(rows)];
-    match listing {
-        Listing::Items => vec![
-            Statement::new(ENSURE_LIBRARY, vec![Value::from(library)]),
-            Statement::new(COUNT_NEW_ITEMS, params.clone()),
-            Statement::new(UPSERT_ITEMS, params),
-        ],
-        Listing::Collections => vec![Statement::new(UPSERT_COLLECTIONS, params)],
-        Listing::Searches => vec![Statement::new(UPSERT_SEARCHES, params)],
-    }
+    let sql = match listing {
+        Listing::Items => UPSERT_ITEMS,
+        Listing::Collections => UPSERT_COLLECTIONS,
+        Listing::Searches => UPSERT_SEARCHES,
+    };
+    Statement::new(sql, vec![Value::from(library), Value::Array(rows)])
 }
 
-/// The statements removing `keys` of `listing` from `library` (items uncounted first).
-pub fn delete(library: &str, listing: Listing, keys: &[String]) -> Vec<Statement> {
-    let params = vec![Value::from(library), json!(keys)];
-    match listing {
-        Listing::Items => {
-            vec![Statement::new(COUNT_GONE_ITEMS, params.clone()), Statement::new(DELETE_ITEMS, params)]
-        }
-        Listing::Collections => vec![Statement::new(DELETE_COLLECTIONS, params)],
-        Listing::Searches => vec![Statement::new(DELETE_SEARCHES, params)],
-    }
+/// The statement removing `keys` of `listing` from `library`.
+pub fn delete(library: &str, listing: Listing, keys: &[String]) -> Statement {
+    let sql = match listing {
+        Listing::Items => DELETE_ITEMS,
+        Listing::Collections => DELETE_COLLECTIONS,
+        Listing::Searches => DELETE_SEARCHES,
+    };
+    Statement::new(sql, vec![Value::from(library), json!(keys)])
 }
 
 fn text(data: &Map<String, Value>, field: &str) -> Value {

@@ -18,8 +18,9 @@ use crate::platform::{SqlDb, SqlError, Statement};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, BATCH_SIZE, PAGE_LIMIT};
 
 /// Requests to Zotero a call (or a scheduled run) may spend bringing the mirror forward. Each page read is also
-/// two database statements (the page, and where the pass stands), and D1 on the free plan takes 50 queries a
-/// Worker invocation, as Workers take 50 subrequests: 20 pages leave room for the rest of the call. The first
+/// two database statements (where the pass stands, with the item count, and the page), and D1 on the free plan
+/// takes 50 queries a Worker invocation, each statement of a batch counted, as Workers take 50 subrequests: 20
+/// pages leave room for the rest of the call (`a_call_s_share_of_a_fill_stays_within_d1_s_fifty_queries`). The first
 /// fill of a large library takes several calls; each goes on where the last stopped.
 pub const CALL_BUDGET: usize = 20;
 
@@ -99,12 +100,27 @@ pub(super) struct Library {
 /// `If-Modified-Since-Version` answers with a 304) or a row left by a pass that went wrong.
 pub const VERIFY_EVERY_MS: u64 = 24 * 3600 * 1000;
 
-const SAVE_LIBRARY: &str =
-    "INSERT INTO mirror_libraries (library, version, progress, synced_at, verified_at) VALUES (?1, ?2, ?3, ?4, ?5)
+/// Saves where the library stands, and counts into its `items` what the rest of the batch adds (keys in `?6` it
+/// does not hold yet) and removes (keys in `?7` it holds): it runs first, before those rows change, so the count
+/// moves with them in one transaction, and by a difference, so two calls at once do not undo each other's.
+const SAVE_LIBRARY: &str = "INSERT INTO mirror_libraries (library, version, progress, synced_at, verified_at, items)
+    VALUES (?1, ?2, ?3, ?4, ?5,
+        (SELECT count(*) FROM json_each(?6) AS k
+         WHERE NOT EXISTS (SELECT 1 FROM mirror_items WHERE library = ?1 AND key = k.value))
+        - (SELECT count(*) FROM mirror_items WHERE library = ?1 AND key IN (SELECT value FROM json_each(?7))))
     ON CONFLICT (library) DO UPDATE SET version = excluded.version, progress = excluded.progress,
-    synced_at = excluded.synced_at, verified_at = excluded.verified_at";
+    synced_at = excluded.synced_at, verified_at = excluded.verified_at,
+    items = mirror_libraries.items + excluded.items";
 
-pub(super) fn save(library: &str, state: &Library) -> Statement {
+/// The item keys a batch writes and deletes, for [`save`] to count.
+#[derive(Debug, Default)]
+pub(super) struct Counted {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// The statement saving `state`, counting `counted`: the first of its batch.
+pub(super) fn save(library: &str, state: &Library, counted: &Counted) -> Statement {
     let pass = state.pass.as_ref().and_then(|pass| serde_json::to_string(pass).ok());
     Statement::new(
         SAVE_LIBRARY,
@@ -114,8 +130,18 @@ pub(super) fn save(library: &str, state: &Library) -> Statement {
             pass.map_or(Value::Null, Value::from),
             Value::from(state.synced_at),
             Value::from(state.verified_at),
+            serde_json::json!(counted.added),
+            serde_json::json!(counted.removed),
         ],
     )
+}
+
+/// `save`, then `statements`: one batch, one transaction, one round trip.
+fn saved_with(library: &str, state: &Library, counted: &Counted, statements: Vec<Statement>) -> Vec<Statement> {
+    let mut batch = Vec::with_capacity(statements.len() + 1);
+    batch.push(save(library, state, counted));
+    batch.extend(statements);
+    batch
 }
 
 pub(super) async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlError> {
@@ -171,10 +197,11 @@ pub async fn advance(
     budget: usize,
     now_ms: u64,
 ) -> Result<MirrorStatus, MirrorError> {
-    migrate(db).await?;
+    // A page costs two statements: a call whose migration sent some reads that many fewer pages.
+    let migrated = migrate(db).await?;
     let library = library_of(client).await?;
     let mut state = load(db, &library).await?;
-    let mut used = 0;
+    let mut used = migrated.div_ceil(2);
     while used < budget {
         let mut pass = state.pass.take().unwrap_or_else(|| {
             let due = state.synced_at > 0 && now_ms.saturating_sub(state.verified_at) >= VERIFY_EVERY_MS;
@@ -182,6 +209,7 @@ pub async fn advance(
         });
         used += 1;
         let mut statements = Vec::new();
+        let mut counted = Counted::default();
         match pass.step {
             Step::Verify => {
                 used += 2;
@@ -194,14 +222,15 @@ pub async fn advance(
                 let went_back = held.iter().any(|(key, held)| items.versions.get(key).is_some_and(|now| now < held));
                 if items.library_version < state.version || went_back {
                     // The library went back (reset on the server): these rows are of another history.
-                    reset(&library, &mut state, &mut statements);
-                    statements.push(save(&library, &state));
-                    db.batch(&statements).await?;
+                    reset(db, &library, &mut state).await?;
                     continue;
                 }
-                statements.extend(keep_only(&library, Listing::Items, &items.versions));
-                statements.extend(keep_only(&library, Listing::Collections, &collections.versions));
-                statements.extend(keep_only(&library, Listing::Searches, &searches.versions));
+                counted.removed = held.keys().filter(|key| !items.versions.contains_key(*key)).cloned().collect();
+                if !counted.removed.is_empty() {
+                    statements.push(store::delete(&library, Listing::Items, &counted.removed));
+                }
+                statements.push(keep_only(&library, Listing::Collections, &collections.versions));
+                statements.push(keep_only(&library, Listing::Searches, &searches.versions));
                 pass.missing = items
                     .versions
                     .iter()
@@ -229,18 +258,16 @@ pub async fn advance(
                         pass.step = if pass.lists_since.is_some() { Step::Collections } else { Step::Missing };
                         pass.at = state.version;
                         state.pass = Some(pass);
-                        db.batch(&[save(&library, &state)]).await?;
+                        db.batch(&[save(&library, &state, &counted)]).await?;
                         continue;
                     }
                     state.synced_at = now_ms;
-                    db.batch(&[save(&library, &state)]).await?;
+                    db.batch(&[save(&library, &state, &counted)]).await?;
                     return Ok(status_of(db, &library, &state).await?);
                 };
                 if page.library_version < state.version {
                     // The library went back (reset on the server): these rows are of another history.
-                    reset(&library, &mut state, &mut statements);
-                    statements.push(save(&library, &state));
-                    db.batch(&statements).await?;
+                    reset(db, &library, &mut state).await?;
                     continue;
                 }
                 if pass.at == 0 {
@@ -249,7 +276,10 @@ pub async fn advance(
                     pass.moved = true;
                 }
                 if !page.items.is_empty() {
-                    statements.extend(store::upsert(&library, listing, &page.items));
+                    if listing == Listing::Items {
+                        counted.added = page.items.iter().map(|item| item.key.clone()).collect();
+                    }
+                    statements.push(store::upsert(&library, listing, &page.items));
                 }
                 let read = pass.start + page.items.len();
                 let ended =
@@ -272,9 +302,10 @@ pub async fn advance(
                     (Listing::Searches, &deleted.searches),
                 ] {
                     if !keys.is_empty() {
-                        statements.extend(store::delete(&library, listing, keys));
+                        statements.push(store::delete(&library, listing, keys));
                     }
                 }
+                counted.removed = deleted.items.clone();
                 pass.step = Step::Check;
             }
             Step::Check if !pass.moved => {
@@ -288,7 +319,11 @@ pub async fn advance(
                 pass.missing.append(&mut more);
                 if pass.since == 0 {
                     // A first fill: every key is in the answer, so a row not in it was deleted while it ran.
-                    statements.extend(keep_only(&library, Listing::Items, &versions.versions));
+                    let held = held_versions(db, &library).await?;
+                    counted.removed = held.into_keys().filter(|key| !versions.versions.contains_key(key)).collect();
+                    if !counted.removed.is_empty() {
+                        statements.push(store::delete(&library, Listing::Items, &counted.removed));
+                    }
                 }
                 pass.step = Step::Missing;
             }
@@ -300,7 +335,7 @@ pub async fn advance(
                     // A first fill read every object: it is as good as a verification.
                     state.verified_at = now_ms;
                 }
-                db.batch(&[save(&library, &state)]).await?;
+                db.batch(&[save(&library, &state, &counted)]).await?;
                 return Ok(status_of(db, &library, &state).await?);
             }
             Step::Missing => {
@@ -309,37 +344,33 @@ pub async fn advance(
                     pass.missing.drain(..take).filter_map(|key| ObjectKey::parse(&key).ok()).collect();
                 let found = client.items_by_keys(&keys).await?;
                 if !found.is_empty() {
-                    statements.extend(store::upsert(&library, Listing::Items, &found));
+                    counted.added = found.iter().map(|item| item.key.clone()).collect();
+                    statements.push(store::upsert(&library, Listing::Items, &found));
                 }
             }
         }
         state.pass = Some(pass);
-        statements.push(save(&library, &state));
-        db.batch(&statements).await?;
+        db.batch(&saved_with(&library, &state, &counted, statements)).await?;
     }
     Ok(status_of(db, &library, &state).await?)
 }
 
 /// Empties the library's rows and starts its first fill again.
-fn reset(library: &str, state: &mut Library, statements: &mut Vec<Statement>) {
-    for listing in [Listing::Items, Listing::Collections, Listing::Searches] {
-        statements.extend(keep_only(library, listing, &std::collections::BTreeMap::new()));
-    }
+async fn reset(db: &dyn SqlDb, library: &str, state: &mut Library) -> Result<(), SqlError> {
     *state = Library { version: 0, pass: None, synced_at: 0, verified_at: 0, items: 0 };
+    let none = std::collections::BTreeMap::new();
+    let statements = vec![
+        keep_only(library, Listing::Items, &none),
+        keep_only(library, Listing::Collections, &none),
+        keep_only(library, Listing::Searches, &none),
+        Statement::new("UPDATE mirror_libraries SET items = 0 WHERE library = ?1", vec![Value::from(library)]),
+    ];
+    db.batch(&saved_with(library, state, &Counted::default(), statements)).await
 }
 
-/// The statement removing the rows of `listing` whose keys `versions` (every key Zotero has) lacks.
-fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTreeMap<String, u64>) -> Vec<Statement> {
-    let keys: Vec<&String> = versions.keys().collect();
-    let params = vec![Value::from(library), serde_json::json!(keys)];
-    let mut statements = Vec::new();
-    if listing == Listing::Items {
-        statements.push(Statement::new(
-            "UPDATE mirror_libraries SET items = items - (SELECT count(*) FROM mirror_items
-                WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))) WHERE library = ?1",
-            params.clone(),
-        ));
-    }
+/// The statement removing the rows of `listing` whose keys `versions` (every key Zotero has) lacks. (For items,
+/// only to empty the library: deleting items otherwise names them, for [`save`] to count.)
+fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTreeMap<String, u64>) -> Statement {
     let sql = match listing {
         Listing::Items => {
             "DELETE FROM mirror_items WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
@@ -351,8 +382,8 @@ fn keep_only(library: &str, listing: Listing, versions: &std::collections::BTree
             "DELETE FROM mirror_searches WHERE library = ?1 AND key NOT IN (SELECT value FROM json_each(?2))"
         }
     };
-    statements.push(Statement::new(sql, params));
-    statements
+    let keys: Vec<&String> = versions.keys().collect();
+    Statement::new(sql, vec![Value::from(library), serde_json::json!(keys)])
 }
 
 /// Every item key the mirror holds for `library`, with its version.

@@ -4,12 +4,12 @@
 //! of them: the next freshness check is a 304 again. Otherwise the rows are still written (a newer version
 //! replaces an older one, never the reverse) and the next pass reads what else changed.
 
-use serde_json::Map;
+use serde_json::{json, Map, Value};
 
 use super::schema::migrate;
 use super::store::{self, Listing};
-use super::sync::{load, save};
-use crate::platform::SqlDb;
+use super::sync::load;
+use crate::platform::{SqlDb, Statement};
 use crate::zotero::journal::{Kind, Written, WrittenThrough};
 use crate::zotero::ZoteroObject;
 
@@ -22,8 +22,13 @@ pub async fn write_through(db: &dyn SqlDb, library: &str, written: &WrittenThrou
         return Ok(false);
     }
     migrate(db).await?;
-    let mut state = load(db, library).await?;
+    let state = load(db, library).await?;
+    if state.synced_at == 0 && state.pass.is_none() {
+        // Never filled: its first fill reads these objects with the rest (and counts them as it stores them).
+        return Ok(false);
+    }
     let mut statements = Vec::new();
+    let (mut added, mut removed) = (Vec::new(), Vec::new());
     for kind in [Kind::Item, Kind::Collection] {
         let listing = match kind {
             Kind::Item => Listing::Items,
@@ -45,11 +50,15 @@ pub async fn write_through(db: &dyn SqlDb, library: &str, written: &WrittenThrou
             .collect();
         let gone: Vec<String> =
             newest.iter().filter(|object| object.data.is_none()).map(|object| object.key.clone()).collect();
+        if kind == Kind::Item {
+            added = kept.iter().map(|object| object.key.clone()).collect();
+            removed.clone_from(&gone);
+        }
         if !kept.is_empty() {
-            statements.extend(store::upsert(library, listing, &kept));
+            statements.push(store::upsert(library, listing, &kept));
         }
         if !gone.is_empty() {
-            statements.extend(store::delete(library, listing, &gone));
+            statements.push(store::delete(library, listing, &gone));
         }
     }
     let moved = written.exact
@@ -57,19 +66,30 @@ pub async fn write_through(db: &dyn SqlDb, library: &str, written: &WrittenThrou
         && state.synced_at > 0
         && state.pass.is_none()
         && follows(state.version, &written.versions);
-    if moved {
-        state.version = written.versions.iter().copied().max().unwrap_or(state.version);
-    }
-    if written.conflicted {
-        // The mirror may have held a version Zotero had moved past: the next pass compares every key.
-        state.verified_at = 0;
-    }
-    if moved || written.conflicted {
-        statements.push(save(library, &state));
-    }
-    if !statements.is_empty() {
-        db.batch(&statements).await?;
-    }
+    let version = if moved { written.versions.iter().copied().max().unwrap_or(state.version) } else { state.version };
+    // First in the batch, before the rows change: the count, the version when it moves, and a verification made
+    // due by a 412. Only these columns: a pass under way in another call keeps its place.
+    let update = Statement::new(
+        "UPDATE mirror_libraries SET
+            items = items
+                + (SELECT count(*) FROM json_each(?2) AS k
+                   WHERE NOT EXISTS (SELECT 1 FROM mirror_items WHERE library = ?1 AND key = k.value))
+                - (SELECT count(*) FROM mirror_items WHERE library = ?1 AND key IN (SELECT value FROM json_each(?3))),
+            version = CASE WHEN version = ?5 THEN ?4 ELSE version END,
+            verified_at = CASE WHEN ?6 THEN 0 ELSE verified_at END
+         WHERE library = ?1",
+        vec![
+            Value::from(library),
+            json!(added),
+            json!(removed),
+            Value::from(version),
+            // Moved only from where it was read: a pass that ended meanwhile in another call stands.
+            Value::from(state.version),
+            Value::from(written.conflicted),
+        ],
+    );
+    statements.insert(0, update);
+    db.batch(&statements).await?;
     Ok(moved)
 }
 

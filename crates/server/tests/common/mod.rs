@@ -200,3 +200,15 @@ pub fn error_text(result: &Value) -> String {
 pub fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap()
 }
+
+/// An in-memory library mirror with its schema made, as a mirror is once it has been used: the call that makes
+/// the schema reads fewer pages (its statements count against D1's queries a call), which tests of what the
+/// tools answer need not wait through.
+pub fn mirror_db() -> Rc<zotero_mcp_core::mirror::sqlite::SqliteDb> {
+    use futures_util::FutureExt;
+    let db = zotero_mcp_core::mirror::sqlite::SqliteDb::in_memory().expect("an in-memory database");
+    // SQLite answers at once: the future is ready when first polled.
+    let made = zotero_mcp_core::mirror::schema::migrate(&db).now_or_never().expect("ready at once");
+    made.expect("the schema made");
+    Rc::new(db)
+}

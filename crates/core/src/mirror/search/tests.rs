@@ -31,7 +31,7 @@ fn article(key: &str, version: u64, title: &str, creator: &str) -> ZoteroObject 
 async fn db_with(items: &[ZoteroObject]) -> SqliteDb {
     let db = SqliteDb::in_memory().expect("a database");
     migrate(&db).await.expect("migrated");
-    db.batch(&store::upsert(LIB, Kind::Items, items)).await.expect("stored");
+    db.batch(&[store::upsert(LIB, Kind::Items, items)]).await.expect("stored");
     db
 }
 
@@ -77,10 +77,10 @@ async fn words_match_inside_titles_and_names_ignoring_case() {
 #[tokio::test]
 async fn the_index_follows_changes_and_deletions() {
     let db = db_with(&[article("AAAAAAAA", 1, "Old title", "Smith")]).await;
-    db.batch(&store::upsert(LIB, Kind::Items, &[article("AAAAAAAA", 2, "New title", "Smith")])).await.expect("ok");
+    db.batch(&[store::upsert(LIB, Kind::Items, &[article("AAAAAAAA", 2, "New title", "Smith")])]).await.expect("ok");
     assert!(keys(&db, &listing(&["old"])).await.is_empty());
     assert_eq!(keys(&db, &listing(&["new"])).await, ["AAAAAAAA"]);
-    db.batch(&store::delete(LIB, Kind::Items, &["AAAAAAAA".to_owned()])).await.expect("deleted");
+    db.batch(&[store::delete(LIB, Kind::Items, &["AAAAAAAA".to_owned()])]).await.expect("deleted");
     assert!(keys(&db, &listing(&["title"])).await.is_empty());
     db.batch(&[crate::platform::Statement::new(
         "INSERT INTO mirror_search_text (mirror_search_text) VALUES ('integrity-check')",
