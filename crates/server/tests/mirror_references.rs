@@ -10,7 +10,6 @@ use std::rc::Rc;
 
 use common::*;
 use serde_json::{json, Value};
-use zotero_mcp_core::mirror::sqlite::SqliteDb;
 use zotero_mcp_core::mirror::{Row, SqlDb, SqlError, Statement};
 use zotero_mcp_server::app::App;
 use zotero_sim::{LibraryRef, Simulator};

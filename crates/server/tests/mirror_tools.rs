@@ -8,7 +8,6 @@ use std::rc::Rc;
 
 use common::*;
 use serde_json::{json, Value};
-use zotero_mcp_core::mirror::sqlite::SqliteDb;
 use zotero_mcp_server::app::App;
 use zotero_sim::LibraryRef;
 
