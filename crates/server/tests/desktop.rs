@@ -509,7 +509,7 @@ async fn a_denied_first_dialog_of_a_file_write_changes_nothing() {
 }
 
 #[tokio::test]
-async fn zotero_desktop_s_library_is_read_whole_without_a_mirror() {
+async fn the_desktop_library_is_read_whole_without_a_mirror() {
     let machine = Machine::new(Flavour::Zotero10, "mirror");
     let mut app = machine.app(&[]);
     app.platform.mirror_db = Some(common::mirror_db());
