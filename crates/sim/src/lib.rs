@@ -22,6 +22,8 @@ pub mod demo_groups;
 mod derived;
 mod error;
 mod hold;
+#[cfg(test)]
+mod index_agreement;
 mod item;
 mod keys;
 pub mod local;
