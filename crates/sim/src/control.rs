@@ -8,7 +8,8 @@
 //! with `{"method", "pathContains", "bodyContains", "skip", "afterApplying"}` holds the next request it selects
 //! (before applying it, or after with its answer kept back) until `POST /_sim/release`; `GET /_sim/hold` says how
 //! many are held, so a test knows when to cut the caller off. `GET /_sim/synthetic` says what each synthetic
-//! library holds (`synthetic::Counts`: duplicate pairs, tags, collections). Only requests a browser could not
+//! library holds (`synthetic::Counts`: duplicate pairs, tags, collections), and `GET /_sim/requests?after=N` the
+//! requests answered after the first `N`. Only requests a browser could not
 //! send without a CORS preflight are taken (JSON bodies, no `Origin`), and the simulator grants no preflight, so
 //! a web page cannot reach it even on loopback.
 
@@ -65,6 +66,7 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
         }
         ("GET", "/_sim/hold") => answer(200, json!({ "held": sim.held() })),
         ("GET", "/_sim/synthetic") => answer(200, synthetic(sim)),
+        ("GET", "/_sim/requests") => answer(200, requests(sim, request.uri().query().unwrap_or_default())),
         ("POST", "/_sim/release") => answer(200, json!({ "released": sim.release_holds() })),
         ("DELETE", "/_sim/fail") => {
             sim.clear_faults();
@@ -74,8 +76,8 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
             404,
             json!({ "error": "unknown control request: POST /_sim/fail {method, pathContains, bodyContains, status, \
                               times, retryAfter, afterApplying}, DELETE /_sim/fail, POST /_sim/hold {method, \
-                              pathContains, bodyContains, skip, afterApplying}, GET /_sim/hold, POST /_sim/release or GET \
-                              /_sim/synthetic" }),
+                              pathContains, bodyContains, skip, afterApplying}, GET /_sim/hold, POST /_sim/release, GET \
+                              /_sim/synthetic or GET /_sim/requests?after=N" }),
         ),
     }
 }
@@ -99,6 +101,20 @@ fn synthetic(sim: &Simulator) -> serde_json::Value {
         })
         .collect();
     json!({ "libraries": libraries })
+}
+
+/// `GET /_sim/requests?after=N`: how many API requests the simulator has answered (`last`), and the method, path
+/// and query of each after the first `N` (none without `after`): what a test through a server counts of one call.
+fn requests(sim: &Simulator, query: &str) -> serde_json::Value {
+    let after = crate::query::parse_pairs(query)
+        .into_iter()
+        .find(|(name, _)| name == "after")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(usize::MAX);
+    let (last, since) = sim.requests_after(after);
+    let listed: Vec<serde_json::Value> =
+        since.iter().map(|r| json!({ "method": r.method.as_str(), "path": r.path, "query": r.query })).collect();
+    json!({ "last": last, "requests": listed })
 }
 
 fn is_json(request: &http::Request<Vec<u8>>) -> bool {

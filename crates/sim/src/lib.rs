@@ -541,6 +541,13 @@ impl Simulator {
         self.state.borrow().requests.clone()
     }
 
+    /// How many requests have been recorded, and the requests after the first `after` of them (a test's
+    /// count of what one call sent, without copying the whole log).
+    pub fn requests_after(&self, after: usize) -> (usize, Vec<RecordedRequest>) {
+        let state = self.state.borrow();
+        (state.requests.len(), state.requests.get(after..).map(<[_]>::to_vec).unwrap_or_default())
+    }
+
     /// Answers the next `count` requests with `fault` (after recording them).
     pub fn fail_next(&self, count: usize, fault: Fault) {
         let mut state = self.state.borrow_mut();

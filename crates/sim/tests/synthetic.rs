@@ -432,4 +432,25 @@ fn a_synthetic_group_beside_the_demo_says_what_it_planted() {
     assert_eq!(listed["tags"], made.tags);
     assert_eq!(listed["collections"], made.collections);
     assert_eq!(s.synthetic_counts().get(&group), Some(&made));
+    // And what a call sent: the requests after a count taken before it.
+    let count = |after: usize| {
+        let request = http::Request::builder().uri(format!("/_sim/requests?after={after}")).body(Vec::new()).unwrap();
+        serde_json::from_slice::<Value>(zotero_sim::control::handle(&s, &request).body()).unwrap()
+    };
+    let request = http::Request::builder().uri("/_sim/requests").body(Vec::new()).unwrap();
+    let now: Value = serde_json::from_slice(zotero_sim::control::handle(&s, &request).body()).unwrap();
+    assert_eq!(now["requests"], serde_json::json!([]), "only the count without `after`");
+    let before = now["last"].as_u64().unwrap_or_default() as usize;
+    assert!(before >= 1, "the key's read above");
+    let request = http::Request::builder()
+        .uri(format!("https://api.zotero.org/groups/{}/items/top?limit=1", zotero_sim::synthetic::GROUP))
+        .header("Zotero-API-Key", zotero_sim::DEMO_API_KEY)
+        .body(Vec::new())
+        .unwrap();
+    assert_eq!(s.handle(request).status(), 200);
+    let sent = count(before);
+    assert_eq!(sent["last"], before + 1);
+    assert_eq!(sent["requests"][0]["path"], format!("/groups/{}/items/top", zotero_sim::synthetic::GROUP));
+    assert_eq!(sent["requests"][0]["query"], "limit=1");
+    assert_eq!(sent["requests"].as_array().map(Vec::len), Some(1));
 }
