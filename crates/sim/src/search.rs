@@ -178,20 +178,20 @@ pub fn plain_page<'a>(
     if !plain || !matches!(scope, ItemScope::All | ItemScope::Top | ItemScope::Trash) {
         return None;
     }
+    // A few changes since a recent version: selecting them by version and sorting those is cheaper than a walk
+    // (and than building an order for them).
+    if let (Some(d), Some(since)) = (derived, params.since) {
+        let changed = d.by_version.len() - d.by_version.partition_point(|(v, _)| *v <= since);
+        if changed.saturating_mul(16) < d.by_version.len() {
+            return None;
+        }
+    }
     let order = order_of(lib, derived, params)?;
     if matches!(scope, ItemScope::Top) && !order.tops_exact {
         return None;
     }
-    let since = params.since.unwrap_or(0);
-    // A few changes since a recent version: selecting them by version and sorting those is cheaper than a walk.
-    if let Some(d) = derived {
-        let changed = d.by_version.len() - d.by_version.partition_point(|(v, _)| *v <= since);
-        if changed.saturating_mul(16) < order.entries.len() {
-            return None;
-        }
-    }
     let selected = |e: &&derived::Entry| {
-        e.version > since
+        params.since.is_none_or(|since| e.version > since)
             && match scope {
                 ItemScope::Trash => e.deleted,
                 ItemScope::Top => e.top && (params.include_trashed || !e.deleted),
