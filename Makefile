@@ -83,6 +83,7 @@ bench: build
 	@bash scripts/bench-index.sh
 	@bash scripts/bench-desktop.sh
 	@bash scripts/bench-memory.sh
+	@bash scripts/bench-scale.sh
 
 ## The PDF engine as wasm in V8 beside pdf.js (unpdf) on a corpus of real PDFs, scored against poppler's pdftotext
 ## (docs/pdf.md). PDF_CORPUS=<dir> points at the corpus (default ../shared/data/pdf-corpus); PDF_FILES="a.pdf b.pdf"

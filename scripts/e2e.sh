@@ -31,6 +31,7 @@
 #   E2E_SKIP_ZOTERO_STORAGE=1    skip the second pass of the file suites (attachments, sources, semantic) with
 #                                the files on Zotero Storage
 #   E2E_TEST_FILES="a b"         run only these test files (default tests/e2e/*.test.mjs)
+#   E2E_LARGE_LIBRARY=<items>    the synthetic group's size (default 20000; mirror-scale.test.mjs needs 20,000 or more)
 #   E2E_KEEP_LOG=1               keep the server logs (their paths are printed)
 set -euo pipefail
 
@@ -91,9 +92,11 @@ trap 'exit 143' TERM
 cargo build --quiet --locked -p zotero-sim --bin zotero-sim --bin zotero-sim-files -p zotero-mcp-cli --bin zotero-mcp
 SIM_LOG="$WORK_DIR/zotero-sim.log"
 LOGS+=("$SIM_LOG")
-start_sim "$SIM_LOG" || die "zotero-sim did not start"
+# Beside the demo, a synthetic group of E2E_LARGE_LIBRARY items (default 20,000) for the library mirror's
+# whole-library answers (tests/e2e/mirror-scale.test.mjs).
+start_sim "$SIM_LOG" --synthetic-group "${E2E_LARGE_LIBRARY:-20000}" || die "zotero-sim did not start"
 PIDS+=("$SIM_PID")
-echo "e2e: zotero-sim (demo library) on $SIM_URL"
+echo "e2e: zotero-sim (demo library, and a synthetic group of ${E2E_LARGE_LIBRARY:-20000} items) on $SIM_URL"
 export SIM_URL
 WEBDAV_LOG="$WORK_DIR/webdav.log"
 LOGS+=("$WEBDAV_LOG")

@@ -95,6 +95,17 @@ fn main() {
             .take(10)
             .map(str::to_string)
             .collect();
+        // An item with children, and a collection, to list.
+        let notes: serde_json::Value =
+            serde_json::from_slice(sim.handle(request("GET", "/items?itemType=note&limit=1", &[])).body())
+                .unwrap_or_default();
+        let parent = notes[0]["data"]["parentItem"].as_str().unwrap_or_default().to_string();
+        let collection =
+            String::from_utf8_lossy(sim.handle(request("GET", "/collections?format=keys&limit=1", &[])).body())
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
         let cases = [
             ("GET /items?limit=100".to_string(), "/items?limit=100".to_string()),
             ("GET /items?limit=100&start=<n/2>".to_string(), format!("/items?limit=100&start={deep}")),
@@ -107,6 +118,30 @@ fn main() {
             ("GET /collections?limit=100".to_string(), "/collections?limit=100".to_string()),
             ("GET /tags?limit=100".to_string(), "/tags?limit=100".to_string()),
             ("GET /deleted?since=<v>".to_string(), format!("/deleted?since={version}")),
+            (
+                "GET /items?since=0&sort=dateAdded&limit=100 (a first fill's page)".to_string(),
+                format!("/items?since=0&includeTrashed=1&sort=dateAdded&direction=asc&limit=100&start={deep}"),
+            ),
+            (
+                "GET /items?since=<v-5>&sort=dateAdded&limit=100 (a catch-up's page)".to_string(),
+                format!("/items?since={since}&includeTrashed=1&sort=dateAdded&direction=asc&limit=100"),
+            ),
+            (
+                "GET /collections?since=0&sort=dateAdded&limit=100".to_string(),
+                "/collections?since=0&sort=dateAdded&direction=asc&limit=100".to_string(),
+            ),
+            ("GET /items/top?limit=100&sort=title".to_string(), "/items/top?limit=100&sort=title".to_string()),
+            (
+                "GET /items/top?since=<v-5>&format=versions".to_string(),
+                format!("/items/top?since={since}&format=versions&includeTrashed=1"),
+            ),
+            ("GET /items/<key>".to_string(), format!("/items/{parent}")),
+            ("GET /items/<key>/children".to_string(), format!("/items/{parent}/children")),
+            (
+                "GET /collections/<key>/items/top?limit=100".to_string(),
+                format!("/collections/{collection}/items/top?limit=100"),
+            ),
+            ("GET /items/top?q=<word>&limit=25".to_string(), "/items/top?q=glacier&limit=25".to_string()),
         ];
         for (label, path) in cases {
             let (time, _) = time_get(&sim, &path);

@@ -7,7 +7,9 @@
 //! answered with `status`, [`Fault::LoseAnswer`]); `DELETE /_sim/fail` drops every armed fault. `POST /_sim/hold`
 //! with `{"method", "pathContains", "bodyContains", "skip", "afterApplying"}` holds the next request it selects
 //! (before applying it, or after with its answer kept back) until `POST /_sim/release`; `GET /_sim/hold` says how
-//! many are held, so a test knows when to cut the caller off. Only requests a browser could not
+//! many are held, so a test knows when to cut the caller off. `GET /_sim/synthetic` says what each synthetic
+//! library holds (`synthetic::Counts`: duplicate pairs, tags, collections), and `GET /_sim/requests?after=N` the
+//! requests answered after the first `N`. Only requests a browser could not
 //! send without a CORS preflight are taken (JSON bodies, no `Origin`), and the simulator grants no preflight, so
 //! a web page cannot reach it even on loopback.
 
@@ -63,6 +65,8 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
             }
         }
         ("GET", "/_sim/hold") => answer(200, json!({ "held": sim.held() })),
+        ("GET", "/_sim/synthetic") => answer(200, synthetic(sim)),
+        ("GET", "/_sim/requests") => answer(200, requests(sim, request.uri().query().unwrap_or_default())),
         ("POST", "/_sim/release") => answer(200, json!({ "released": sim.release_holds() })),
         ("DELETE", "/_sim/fail") => {
             sim.clear_faults();
@@ -72,9 +76,45 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
             404,
             json!({ "error": "unknown control request: POST /_sim/fail {method, pathContains, bodyContains, status, \
                               times, retryAfter, afterApplying}, DELETE /_sim/fail, POST /_sim/hold {method, \
-                              pathContains, bodyContains, skip, afterApplying}, GET /_sim/hold or POST /_sim/release" }),
+                              pathContains, bodyContains, skip, afterApplying}, GET /_sim/hold, POST /_sim/release, GET \
+                              /_sim/synthetic or GET /_sim/requests?after=N" }),
         ),
     }
+}
+
+/// `GET /_sim/synthetic`: what each synthetic library holds (its duplicate pairs, tags, collections…), so a
+/// test through a server can check a whole-library answer against what the simulator planted.
+fn synthetic(sim: &Simulator) -> serde_json::Value {
+    let libraries: Vec<serde_json::Value> = sim
+        .synthetic_counts()
+        .into_iter()
+        .map(|(lib, counts)| {
+            let path = match lib {
+                crate::LibraryRef::User(id) => format!("users/{id}"),
+                crate::LibraryRef::Group(id) => format!("groups/{id}"),
+            };
+            let mut entry = serde_json::to_value(counts).unwrap_or_default();
+            if let Some(fields) = entry.as_object_mut() {
+                fields.insert("library".into(), json!(path));
+            }
+            entry
+        })
+        .collect();
+    json!({ "libraries": libraries })
+}
+
+/// `GET /_sim/requests?after=N`: how many API requests the simulator has answered (`last`), and the method, path
+/// and query of each after the first `N` (none without `after`): what a test through a server counts of one call.
+fn requests(sim: &Simulator, query: &str) -> serde_json::Value {
+    let after = crate::query::parse_pairs(query)
+        .into_iter()
+        .find(|(name, _)| name == "after")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(usize::MAX);
+    let (last, since) = sim.requests_after(after);
+    let listed: Vec<serde_json::Value> =
+        since.iter().map(|r| json!({ "method": r.method.as_str(), "path": r.path, "query": r.query })).collect();
+    json!({ "last": last, "requests": listed })
 }
 
 fn is_json(request: &http::Request<Vec<u8>>) -> bool {

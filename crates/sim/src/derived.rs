@@ -8,8 +8,15 @@
 //! the library's version, sequence and sizes would not show (a write stamps the objects before it advances the
 //! library's version). Single-object reads and write answers do not use it: they show one object, and keep the
 //! direct computation.
+//!
+//! What only some listings need is built on their first use within a state, and kept with the rest: the order
+//! of each `sort` asked for (`orders`), each item's children and each collection's members (`members`), and
+//! the lowered text quick search compares (`haystacks`). So the pages of a first fill (`since=0`, sorted by
+//! `dateAdded`) or of a listing sorted by title cost about what a page of a small library does, instead of
+//! sorting the whole library for each page.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use crate::item::{item_uri, relation_values, Tag};
 use std::sync::Arc;
@@ -55,6 +62,77 @@ pub struct Derived {
     /// `/tags` in its default order (`dateModified`, version, name, type), ascending and descending, as
     /// positions in the tag table; `None` when the table and the items' tags disagree (then the listing sorts).
     pub tag_order: Option<(Vec<u32>, Vec<u32>)>,
+    /// Every item in the order of a `sort`, built the first time that sort is asked for in this state.
+    orders: Mutex<HashMap<String, Arc<Order>>>,
+    /// Children per parent and members per collection, built on first use.
+    members: OnceLock<Members>,
+    /// What quick search compares, per item, built on the first search.
+    haystacks: OnceLock<HashMap<Key, Haystack>>,
+}
+
+/// An item's place in an [`Order`], with what the unfiltered listings select by, so that a page is found
+/// without looking the items up.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub key: Key,
+    pub version: u64,
+    pub deleted: bool,
+    /// A top-level item: no parent in the library (what `/items/top` lists).
+    pub top: bool,
+}
+
+/// Every item of the library, trash included, in the ascending order of one `sort` (descending is its
+/// reverse: ties are broken by version and creation, which no two items share).
+#[derive(Debug, Default)]
+pub struct Order {
+    pub entries: Vec<Entry>,
+    /// Each item's position in `entries`.
+    pub rank: HashMap<Key, u32>,
+    /// Whether `top` names every item's top-level ancestor: false when some chain of parents is deeper than the
+    /// listings follow, and then the listings select item by item.
+    pub tops_exact: bool,
+}
+
+impl Order {
+    /// The order of `sorted` (every item of `lib`, already sorted); `None` if some key is not eight bytes.
+    pub fn of_sorted(lib: &Library, sorted: &[&ItemRecord]) -> Option<Self> {
+        let mut entries = Vec::with_capacity(sorted.len());
+        let mut rank = HashMap::with_capacity(sorted.len());
+        let mut tops_exact = true;
+        for (at, rec) in sorted.iter().enumerate() {
+            let own = key(&rec.key)?;
+            let top = !is_child(lib, rec);
+            if !top && is_child(lib, lib.top_level(rec)) {
+                tops_exact = false;
+            }
+            entries.push(Entry { key: own, version: rec.version, deleted: rec.data.deleted, top });
+            rank.insert(own, u32::try_from(at).ok()?);
+        }
+        Some(Self { entries, rank, tops_exact })
+    }
+}
+
+/// Whether the item's parent is in the library (an item whose parent is gone lists as top-level).
+fn is_child(lib: &Library, rec: &ItemRecord) -> bool {
+    rec.data.parent.as_deref().is_some_and(|p| lib.items.contains_key(p))
+}
+
+/// Children and collection members, trash included.
+#[derive(Debug, Default)]
+pub struct Members {
+    /// Each parent's children, in key order.
+    pub children: HashMap<Key, Vec<Key>>,
+    /// The items filed directly in each collection, in key order.
+    pub in_collection: HashMap<Key, Vec<Key>>,
+}
+
+/// An item's text as quick search compares it, lowered once: its title fields (and a note's title), its
+/// creators' names, and its year.
+#[derive(Debug, Default, Clone)]
+pub struct Haystack {
+    pub titles: Vec<String>,
+    pub creators: Vec<String>,
+    pub year: Option<String>,
 }
 
 impl Derived {
@@ -135,7 +213,46 @@ impl Derived {
             tag_order: tag_order(lib, &tag_counts),
             subcollections,
             tag_counts,
+            orders: Mutex::default(),
+            members: OnceLock::new(),
+            haystacks: OnceLock::new(),
         })
+    }
+
+    /// The order of `sort`, from `build` the first time it is asked for (`None` when `build` cannot make one).
+    pub fn order(&self, sort: &str, build: impl FnOnce() -> Option<Order>) -> Option<Arc<Order>> {
+        if let Some(found) = self.orders.lock().ok().and_then(|orders| orders.get(sort).cloned()) {
+            return Some(found);
+        }
+        let order = Arc::new(build()?);
+        if let Ok(mut orders) = self.orders.lock() {
+            orders.insert(sort.to_string(), Arc::clone(&order));
+        }
+        Some(order)
+    }
+
+    /// Children per parent and members per collection of `lib` (the library this index was built from).
+    pub fn members(&self, lib: &Library) -> &Members {
+        self.members.get_or_init(|| {
+            let mut members = Members::default();
+            for rec in lib.items.values() {
+                let Some(own) = key(&rec.key) else { continue };
+                if let Some(parent) = rec.data.parent.as_deref().and_then(key) {
+                    members.children.entry(parent).or_default().push(own);
+                }
+                for (i, c) in rec.data.collections.iter().enumerate() {
+                    if let (false, Some(c)) = (rec.data.collections[..i].contains(c), key(c)) {
+                        members.in_collection.entry(c).or_default().push(own);
+                    }
+                }
+            }
+            members
+        })
+    }
+
+    /// What quick search compares, per item, from `build` on the first search.
+    pub fn haystacks(&self, build: impl FnOnce() -> HashMap<Key, Haystack>) -> &HashMap<Key, Haystack> {
+        self.haystacks.get_or_init(build)
     }
 
     /// The item's position in the default order.
@@ -148,6 +265,12 @@ impl Derived {
 /// library holds a key the index cannot).
 pub fn of(lib: &Library) -> Arc<Option<Derived>> {
     lib.cached(Derived::build)
+}
+
+/// The index of `lib` if one was built for it as it is now, without building one: a single object's read uses
+/// it when a listing has paid for it, and otherwise computes its counts directly.
+pub fn current(lib: &Library) -> Option<Arc<Option<Derived>>> {
+    lib.cached_now()
 }
 
 impl LibraryFacts for Derived {

@@ -22,6 +22,8 @@ pub mod demo_groups;
 mod derived;
 mod error;
 mod hold;
+#[cfg(test)]
+mod index_agreement;
 mod item;
 mod keys;
 pub mod local;
@@ -164,6 +166,8 @@ impl RecordedRequest {
 pub struct Simulator {
     state: RefCell<State>,
     holds: RefCell<hold::Holds>,
+    /// What each synthetic library was made with, for tests that check answers over it (`GET /_sim/synthetic`).
+    synthetic: RefCell<BTreeMap<LibraryRef, synthetic::Counts>>,
 }
 
 impl Default for Simulator {
@@ -189,7 +193,7 @@ pub const DEMO_API_KEY: &str = "demo";
 impl Simulator {
     /// A server with no libraries and no keys.
     pub fn new() -> Self {
-        Self { state: RefCell::new(State::new()), holds: RefCell::default() }
+        Self { state: RefCell::new(State::new()), holds: RefCell::default(), synthetic: RefCell::default() }
     }
 
     /// User library 1234567 with API key `demo` (write access), seeded from `sim/demo/library.json`.
@@ -232,7 +236,27 @@ impl Simulator {
         let Some(library) = state.libraries.get_mut(&lib) else {
             return Err(synthetic::SyntheticError::UnknownLibrary(lib));
         };
-        Ok(synthetic::fill(library, n, seed))
+        let made = synthetic::fill(library, n, seed);
+        self.synthetic.borrow_mut().insert(lib, made);
+        Ok(made)
+    }
+
+    /// Adds the synthetic group ([`synthetic::GROUP`], "Large Library") holding `n` top-level items from
+    /// `seed`, which `api_key` (added with `add_user` first) may read and write.
+    ///
+    /// # Panics
+    /// If `api_key` is unknown (see [`Simulator::add_group`]).
+    pub fn add_synthetic_group(&self, api_key: &str, n: usize, seed: u64) -> synthetic::Counts {
+        let group = LibraryRef::Group(synthetic::GROUP);
+        self.add_group(synthetic::GROUP, api_key, true);
+        self.set_library_name(group, synthetic::GROUP_NAME);
+        // The group has just been added, so it exists.
+        self.add_synthetic(group, n, seed).unwrap_or_default()
+    }
+
+    /// What each synthetic library holds, as made ([`Simulator::add_synthetic`]).
+    pub fn synthetic_counts(&self) -> BTreeMap<LibraryRef, synthetic::Counts> {
+        self.synthetic.borrow().clone()
     }
 
     /// Adds a user library (if new) and an API key for it.
@@ -515,6 +539,13 @@ impl Simulator {
     /// Every request handled so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.borrow().requests.clone()
+    }
+
+    /// How many requests have been recorded, and the requests after the first `after` of them (a test's
+    /// count of what one call sent, without copying the whole log).
+    pub fn requests_after(&self, after: usize) -> (usize, Vec<RecordedRequest>) {
+        let state = self.state.borrow();
+        (state.requests.len(), state.requests.get(after..).map(<[_]>::to_vec).unwrap_or_default())
     }
 
     /// Answers the next `count` requests with `fault` (after recording them).

@@ -7,9 +7,10 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use crate::dates;
-use crate::derived::Derived;
+use crate::derived::{self, Derived, Haystack, Key, Order};
 use crate::error::{ApiError, ApiResult};
 use crate::item::{ItemData, Tag};
 use crate::query::{search_sets, search_words, Params};
@@ -51,24 +52,63 @@ fn has_tag(data: &ItemData, name: &str) -> bool {
     data.tags.iter().any(|t| lower(&t.name) == name)
 }
 
-/// Quick search: every word must match a title, a note's title, a creator's name or the year; `everything`
-/// also searches stored full text.
-fn matches_q(lib: &Library, rec: &ItemRecord, words: &[String], everything: bool) -> bool {
-    let schema = Schema::get();
+/// The year quick search matches: the first four characters of the item's parsed date.
+fn year_of(data: &ItemData, schema: &Schema) -> Option<String> {
+    let date = data.date(schema);
+    (!date.is_empty()).then(|| dates::parse_date(&date).sql()[..4].to_string())
+}
+
+/// What quick search compares in an item, lowered: its title fields (a note's title too), its creators' names,
+/// and its year. Empty values are left out: no word is empty, so none matches them.
+fn haystack(rec: &ItemRecord, schema: &Schema, title_fields: &BTreeSet<String>) -> Haystack {
     let data = &rec.data;
+    let mut titles: Vec<String> =
+        title_fields.iter().map(|f| data.field(f)).filter(|v| !v.is_empty()).map(lower).collect();
+    if data.item_type == "note" {
+        let title = data.note_title();
+        if !title.is_empty() {
+            titles.push(lower(&title));
+        }
+    }
+    let creators = data.creators.iter().map(|c| lower(&c.full_name())).filter(|n| !n.is_empty()).collect();
+    Haystack { titles, creators, year: year_of(data, schema) }
+}
+
+/// Every item's [`haystack`], for the index.
+fn haystacks(lib: &Library) -> HashMap<Key, Haystack> {
+    let schema = Schema::get();
     let title_fields = schema.fields_for_base("title");
-    let year = {
-        let date = data.date(schema);
-        (!date.is_empty()).then(|| dates::parse_date(&date).sql()[..4].to_string())
+    lib.items
+        .values()
+        .filter_map(|rec| derived::key(&rec.key).map(|k| (k, haystack(rec, schema, &title_fields))))
+        .collect()
+}
+
+/// Quick search: every word must match a title, a note's title, a creator's name or the year; `everything`
+/// also searches stored full text. `found` is the item's text from the index, when there is one; `words` are
+/// each word as given and lowered.
+fn matches_q(
+    lib: &Library,
+    rec: &ItemRecord,
+    found: Option<&Haystack>,
+    words: &[(String, String)],
+    everything: bool,
+) -> bool {
+    let own;
+    let hay = match found {
+        Some(hay) => hay,
+        None => {
+            let schema = Schema::get();
+            own = haystack(rec, schema, &schema.fields_for_base("title"));
+            &own
+        }
     };
     let fulltext = everything.then(|| lib.fulltext.get(&rec.key).map(|f| lower(&f.content))).flatten();
-    words.iter().all(|word| {
-        let w = lower(word);
-        title_fields.iter().any(|f| contains_ci(data.field(f), &w))
-            || (data.item_type == "note" && contains_ci(&data.note_title(), &w))
-            || data.creators.iter().any(|c| contains_ci(&c.full_name(), &w))
-            || year.as_deref() == Some(word.as_str())
-            || fulltext.as_deref().is_some_and(|t| t.contains(&w))
+    words.iter().all(|(word, w)| {
+        hay.titles.iter().any(|t| t.contains(w.as_str()))
+            || hay.creators.iter().any(|c| c.contains(w.as_str()))
+            || hay.year.as_deref() == Some(word.as_str())
+            || fulltext.as_deref().is_some_and(|t| t.contains(w.as_str()))
     })
 }
 
@@ -107,6 +147,69 @@ pub fn unfiltered_page<'a>(
     Some((total, page))
 }
 
+/// The order of `params.sort` over every item of `lib`, from the index (built on its first use in this state);
+/// `None` without an index, or for `itemKeyList`, whose order is the request's own.
+fn order_of(lib: &Library, derived: Option<&Derived>, params: &Params) -> Option<Arc<Order>> {
+    let d = derived?;
+    if params.sort == "itemKeyList" {
+        return None;
+    }
+    d.order(&params.sort, || {
+        let mut all: Vec<&ItemRecord> = lib.items.values().collect();
+        sort_items(lib, &mut all, &Params { direction: "asc".into(), ..params.clone() });
+        Order::of_sorted(lib, &all)
+    })
+}
+
+/// The total and the page of a listing that selects by nothing but the trash and `since` (`/items`,
+/// `/items/top`, `/items/trash`, in any order but `itemKeyList`): a walk along the order's entries, looking up
+/// only the items on the page. A first fill's pages (`since=0`, sorted by `dateAdded`) are such listings.
+/// `None` for any other listing, which [`items`] selects.
+pub fn plain_page<'a>(
+    lib: &'a Library,
+    derived: Option<&Derived>,
+    scope: &ItemScope,
+    params: &Params,
+) -> Option<(usize, Vec<&'a ItemRecord>)> {
+    let plain = search_words(&params.q).is_empty()
+        && search_sets(&params.item_type).is_empty()
+        && search_sets(&params.tags).is_empty()
+        && params.item_keys.is_none();
+    if !plain || !matches!(scope, ItemScope::All | ItemScope::Top | ItemScope::Trash) {
+        return None;
+    }
+    // A few changes since a recent version: selecting them by version and sorting those is cheaper than a walk
+    // (and than building an order for them).
+    if let (Some(d), Some(since)) = (derived, params.since) {
+        let changed = d.by_version.len() - d.by_version.partition_point(|(v, _)| *v <= since);
+        if changed.saturating_mul(16) < d.by_version.len() {
+            return None;
+        }
+    }
+    let order = order_of(lib, derived, params)?;
+    if matches!(scope, ItemScope::Top) && !order.tops_exact {
+        return None;
+    }
+    let selected = |e: &&derived::Entry| {
+        params.since.is_none_or(|since| e.version > since)
+            && match scope {
+                ItemScope::Trash => e.deleted,
+                ItemScope::Top => e.top && (params.include_trashed || !e.deleted),
+                _ => params.include_trashed || !e.deleted,
+            }
+    };
+    let total = order.entries.iter().filter(selected).count();
+    let start = usize::try_from(params.start).unwrap_or(usize::MAX);
+    let limit = params.limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+    let keys: Vec<Key> = if params.is_desc() {
+        order.entries.iter().rev().filter(selected).skip(start).take(limit).map(|e| e.key).collect()
+    } else {
+        order.entries.iter().filter(selected).skip(start).take(limit).map(|e| e.key).collect()
+    };
+    let page = keys.iter().filter_map(|k| lib.items.get(derived::text(k))).collect();
+    Some((total, page))
+}
+
 /// Items for a listing request, filtered and sorted (pagination is the caller's).
 pub fn items<'a>(lib: &'a Library, scope: &ItemScope, params: &Params) -> ApiResult<Vec<&'a ItemRecord>> {
     items_with(lib, crate::derived::of(lib).as_ref().as_ref(), scope, params)
@@ -136,7 +239,13 @@ pub fn items_with<'a>(
     }
     let tag_sets = search_sets(&params.tags);
     let tag_negation = tag_sets.iter().any(|s| s.negated);
-    let words = search_words(&params.q);
+    let words: Vec<(String, String)> = search_words(&params.q)
+        .into_iter()
+        .map(|w| {
+            let lowered = lower(&w);
+            (w, lowered)
+        })
+        .collect();
     let everything = params.qmode == "everything";
     let only_top = scope.only_top();
     let trash_only = matches!(scope, ItemScope::Trash);
@@ -168,6 +277,29 @@ pub fn items_with<'a>(
         }
         (ItemScope::All | ItemScope::Top, _, _) => lib.items.values().collect(),
         (ItemScope::Trash, _, _) => lib.items.values().filter(|r| r.data.deleted).collect(),
+        (ItemScope::Children(key), _, _) if derived.is_some() => {
+            let members = derived.map(|d| d.members(lib));
+            let children = members.zip(derived::key(key)).and_then(|(m, k)| m.children.get(&k));
+            children.into_iter().flatten().filter_map(|k| lib.items.get(derived::text(k))).collect()
+        }
+        (ItemScope::Collection { key, top }, _, _) if derived.is_some() => {
+            let members = derived.map(|d| d.members(lib));
+            let filed = members.zip(derived::key(key)).and_then(|(m, k)| m.in_collection.get(&k));
+            let mut keys: BTreeSet<&str> = filed.into_iter().flatten().map(derived::text).collect();
+            if !*top {
+                let children = filed
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|k| members.and_then(|m| m.children.get(k)))
+                    .flatten()
+                    .map(derived::text)
+                    .filter(|k| {
+                        lib.items.get(*k).is_some_and(|r| matches!(r.data.item_type.as_str(), "note" | "attachment"))
+                    });
+                keys.extend(children.collect::<Vec<_>>());
+            }
+            keys.into_iter().filter_map(|k| lib.items.get(k)).collect()
+        }
         (ItemScope::Children(key), _, _) => {
             lib.items.values().filter(|r| r.data.parent.as_deref() == Some(key)).collect()
         }
@@ -190,6 +322,10 @@ pub fn items_with<'a>(
         }
     };
 
+    let hays = match (words.is_empty(), derived) {
+        (false, Some(d)) => Some(d.haystacks(|| haystacks(lib))),
+        _ => None,
+    };
     let mut selected: Vec<&ItemRecord> = Vec::new();
     let mut seen = BTreeSet::new();
     for rec in candidates {
@@ -197,8 +333,11 @@ pub fn items_with<'a>(
         if !include_trashed && data.deleted {
             continue;
         }
-        if !words.is_empty() && !matches_q(lib, rec, &words, everything) {
-            continue;
+        if !words.is_empty() {
+            let found = hays.and_then(|h| derived::key(&rec.key).and_then(|k| h.get(&k)));
+            if !matches_q(lib, rec, found, &words, everything) {
+                continue;
+            }
         }
         if let Some(set) = type_sets.first() {
             let hit = set.values.iter().any(|t| t == &data.item_type);
@@ -230,6 +369,18 @@ pub fn items_with<'a>(
     }
     if let (true, Some(d)) = (by_date_modified(params), derived) {
         let mut ranked: Vec<(usize, &ItemRecord)> = selected.into_iter().map(|r| (d.rank_of(&r.key), r)).collect();
+        ranked.sort_unstable_by_key(|(rank, _)| *rank);
+        if params.is_desc() {
+            ranked.reverse();
+        }
+        return Ok(ranked.into_iter().map(|(_, r)| r).collect());
+    }
+    // Another order kept in the index: positions compared, not values computed and compared. Worth building
+    // only for a selection that is not already small.
+    let order = if selected.len() > 200 { order_of(lib, derived, params) } else { None };
+    if let Some(order) = order {
+        let rank = |r: &ItemRecord| derived::key(&r.key).and_then(|k| order.rank.get(&k).copied()).unwrap_or(u32::MAX);
+        let mut ranked: Vec<(u32, &ItemRecord)> = selected.into_iter().map(|r| (rank(r), r)).collect();
         ranked.sort_unstable_by_key(|(rank, _)| *rank);
         if params.is_desc() {
             ranked.reverse();

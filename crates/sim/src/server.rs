@@ -18,7 +18,7 @@ use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups] | --synthetic N [--seed S]] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups] | --synthetic N] [--synthetic-group N] [--seed S] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -76,22 +76,31 @@ pub struct SyntheticOptions {
     pub seed: u64,
 }
 
-/// What the command line asks for: the server's options, and the library to serve when it is a synthetic one.
+/// What the command line asks for: the server's options, the library to serve when it is a synthetic one, and
+/// a synthetic group beside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandLine {
     pub options: Options,
     pub synthetic: Option<SyntheticOptions>,
+    /// A synthetic group library ([`crate::synthetic::GROUP`]) the key may read and write, beside the library
+    /// served (`--synthetic-group N`): the demo and a large library from one simulator.
+    pub synthetic_group: Option<SyntheticOptions>,
 }
 
 impl CommandLine {
-    /// The simulator to serve: a synthetic library under the key and user ID given, or what the options say.
+    /// The simulator to serve: a synthetic library under the key and user ID given, or what the options say;
+    /// and the synthetic group when asked for.
     pub fn simulator(&self) -> Simulator {
-        match self.synthetic {
+        let sim = match self.synthetic {
             Some(SyntheticOptions { items, seed }) => {
                 Simulator::synthetic_with(self.options.user_id, &self.options.api_key, items, seed)
             }
             None => simulator(&self.options),
+        };
+        if let Some(SyntheticOptions { items, seed }) = self.synthetic_group {
+            sim.add_synthetic_group(&self.options.api_key, items, seed);
         }
+        sim
     }
 }
 
@@ -113,6 +122,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
     let mut disabled = false;
     let mut dialog = DialogAnswer::AlwaysAllow;
     let mut synthetic_items: Option<usize> = None;
+    let mut synthetic_group: Option<usize> = None;
     let mut seed: Option<u64> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -165,6 +175,12 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
                     ServerError::Usage(format!("--synthetic is a number of items (such as 10000), not {v:?}"))
                 })?);
             }
+            "--synthetic-group" => {
+                let v = value("--synthetic-group")?;
+                synthetic_group = Some(v.parse().map_err(|_| {
+                    ServerError::Usage(format!("--synthetic-group is a number of items (such as 20000), not {v:?}"))
+                })?);
+            }
             "--seed" => {
                 let v = value("--seed")?;
                 seed = Some(
@@ -206,9 +222,12 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
             return Err(ServerError::Usage("--synthetic and --demo each choose the library: give one of them".into()))
         }
         (Some(items), seed) => Some(SyntheticOptions { items, seed: seed.unwrap_or(1) }),
-        (None, Some(_)) => return Err(ServerError::Usage("--seed needs --synthetic N".into())),
-        (None, None) => None,
+        (None, Some(_)) if synthetic_group.is_none() => {
+            return Err(ServerError::Usage("--seed needs --synthetic N or --synthetic-group N".into()))
+        }
+        (None, _) => None,
     };
+    let synthetic_group = synthetic_group.map(|items| SyntheticOptions { items, seed: seed.unwrap_or(1) });
     let local = match flavour {
         Some(flavour) => Some(LocalOptions { flavour, data_dir, disabled, dialog }),
         None if data_dir.is_some() || disabled => {
@@ -232,7 +251,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
         storage_origin,
         demo_groups,
     };
-    Ok(CommandLine { options, synthetic })
+    Ok(CommandLine { options, synthetic, synthetic_group })
 }
 
 /// Resolves the listen address and checks that every address it names is loopback.
@@ -366,7 +385,20 @@ pub fn run(opts: &Options) -> Result<(), ServerError> {
 
 /// Serves what the command line asks for (the binary's entry): [`run`], or a synthetic library.
 pub fn run_command_line(command_line: &CommandLine) -> Result<(), ServerError> {
-    serve(&command_line.options, command_line.simulator())
+    let sim = command_line.simulator();
+    if let Some(made) = sim.synthetic_counts().get(&LibraryRef::Group(crate::synthetic::GROUP)) {
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(
+            stdout,
+            "zotero-sim synthetic group groups/{}: {} items, {} duplicate pairs, {} tags, {} collections",
+            crate::synthetic::GROUP,
+            made.top_level,
+            made.duplicate_pairs,
+            made.tags,
+            made.collections
+        );
+    }
+    serve(&command_line.options, sim)
 }
 
 fn serve(opts: &Options, sim: Simulator) -> Result<(), ServerError> {
@@ -555,5 +587,21 @@ mod tests {
         assert!(parse(&["--listen", "127.0.0.1:9", "--synthetic", "many"]).is_err());
         assert!(parse(&["--listen", "127.0.0.1:9", "--seed", "3"]).is_err());
         assert!(parse(&["--listen", "127.0.0.1:9", "--synthetic", "5", "--demo"]).is_err());
+    }
+
+    #[test]
+    fn a_synthetic_group_sits_beside_the_demo() {
+        let parse = |args: &[&str]| parse_args(args.iter().map(|s| s.to_string()));
+        let cl = parse(&["--listen", "127.0.0.1:9", "--demo", "--synthetic-group", "300", "--seed", "4"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cl.synthetic_group, Some(SyntheticOptions { items: 300, seed: 4 }));
+        assert_eq!(cl.synthetic, None);
+        let sim = cl.simulator();
+        let group = LibraryRef::Group(crate::synthetic::GROUP);
+        let top = sim.items(group).iter().filter(|i| i["data"].get("parentItem").is_none()).count();
+        assert_eq!(top, 300);
+        assert!(sim.items(LibraryRef::User(crate::DEMO_USER_ID)).len() > 30, "the demo library is still there");
+        assert_eq!(sim.synthetic_counts().get(&group).map(|c| c.top_level), Some(300));
+        assert!(parse(&["--listen", "127.0.0.1:9", "--synthetic-group", "lots"]).is_err());
     }
 }

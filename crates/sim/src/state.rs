@@ -175,25 +175,32 @@ impl Library {
 
     /// What `build` derives from the library as it is now: built on first use after a change, then kept.
     pub fn cached<T: Any + Send + Sync>(&self, build: impl FnOnce(&Self) -> T) -> Arc<T> {
-        let stamp = Stamp {
-            version: self.version,
-            seq: self.seq,
-            items: self.items.len(),
-            collections: self.collections.len(),
-            changes: self.changes,
-        };
-        if let Some((built, value)) = self.cache.borrow().as_ref() {
-            if *built == stamp {
-                if let Ok(value) = Arc::clone(value).downcast::<T>() {
-                    return value;
-                }
-            }
+        if let Some(value) = self.cached_now() {
+            return value;
         }
+        let stamp = self.stamp();
         // Drop the old value before building the new one, so that its memory is reused.
         *self.cache.borrow_mut() = None;
         let value = Arc::new(build(self));
         *self.cache.borrow_mut() = Some((stamp, Arc::clone(&value) as Arc<dyn Any + Send + Sync>));
         value
+    }
+
+    /// What [`Library::cached`] holds, if it was built for the library as it is now; never builds it.
+    pub fn cached_now<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let cache = self.cache.borrow();
+        let (built, value) = cache.as_ref()?;
+        (*built == self.stamp()).then(|| Arc::clone(value).downcast::<T>().ok()).flatten()
+    }
+
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            version: self.version,
+            seq: self.seq,
+            items: self.items.len(),
+            collections: self.collections.len(),
+            changes: self.changes,
+        }
     }
 
     pub fn is_user(&self) -> bool {

@@ -38,7 +38,8 @@ pub enum SyntheticError {
 }
 
 /// How many objects of each kind a generated library got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Counts {
     pub top_level: usize,
     pub notes: usize,
@@ -50,6 +51,11 @@ pub struct Counts {
     /// The library version after generation: the number of write batches modelled.
     pub version: u64,
 }
+
+/// The synthetic group beside another library (`zotero-sim --synthetic-group N`,
+/// `Simulator::add_synthetic_group`): one simulator serves the demo and a large library.
+pub const GROUP: u64 = 100_003;
+pub const GROUP_NAME: &str = "Large Library";
 
 /// Top-level items per modelled write, and collections per modelled write (the API's batch limit).
 pub const BATCH: usize = 50;

@@ -406,3 +406,51 @@ fn listings_agree_with_single_reads_and_the_general_path_after_changes() {
         assert_eq!(Some(c), s.collection(LIB, key).as_ref(), "{key}");
     }
 }
+
+#[test]
+fn a_synthetic_group_beside_the_demo_says_what_it_planted() {
+    let s = Simulator::demo();
+    let made = s.add_synthetic_group(zotero_sim::DEMO_API_KEY, 1_000, 3);
+    let group = zotero_sim::LibraryRef::Group(zotero_sim::synthetic::GROUP);
+    assert_eq!(made.top_level, 1_000);
+    assert!(made.duplicate_pairs >= 15, "{made:?}");
+    // The key reaches the group, under its name, beside the demo library.
+    let request = http::Request::builder()
+        .uri("https://api.zotero.org/keys/current")
+        .header("Zotero-API-Key", zotero_sim::DEMO_API_KEY)
+        .body(Vec::new())
+        .unwrap();
+    let keys: Value = serde_json::from_slice(s.handle(request).body()).unwrap();
+    assert_eq!(keys["access"]["groups"][zotero_sim::synthetic::GROUP.to_string()]["write"], true, "{keys}");
+    assert!(s.items(zotero_sim::LibraryRef::User(zotero_sim::DEMO_USER_ID)).len() > 30);
+    // What the control endpoint tells a test through a server.
+    let request = http::Request::builder().method("GET").uri("/_sim/synthetic").body(Vec::new()).unwrap();
+    let answer: Value = serde_json::from_slice(zotero_sim::control::handle(&s, &request).body()).unwrap();
+    let listed = &answer["libraries"][0];
+    assert_eq!(listed["library"], format!("groups/{}", zotero_sim::synthetic::GROUP));
+    assert_eq!(listed["duplicatePairs"], made.duplicate_pairs);
+    assert_eq!(listed["tags"], made.tags);
+    assert_eq!(listed["collections"], made.collections);
+    assert_eq!(s.synthetic_counts().get(&group), Some(&made));
+    // And what a call sent: the requests after a count taken before it.
+    let count = |after: usize| {
+        let request = http::Request::builder().uri(format!("/_sim/requests?after={after}")).body(Vec::new()).unwrap();
+        serde_json::from_slice::<Value>(zotero_sim::control::handle(&s, &request).body()).unwrap()
+    };
+    let request = http::Request::builder().uri("/_sim/requests").body(Vec::new()).unwrap();
+    let now: Value = serde_json::from_slice(zotero_sim::control::handle(&s, &request).body()).unwrap();
+    assert_eq!(now["requests"], serde_json::json!([]), "only the count without `after`");
+    let before = now["last"].as_u64().unwrap_or_default() as usize;
+    assert!(before >= 1, "the key's read above");
+    let request = http::Request::builder()
+        .uri(format!("https://api.zotero.org/groups/{}/items/top?limit=1", zotero_sim::synthetic::GROUP))
+        .header("Zotero-API-Key", zotero_sim::DEMO_API_KEY)
+        .body(Vec::new())
+        .unwrap();
+    assert_eq!(s.handle(request).status(), 200);
+    let sent = count(before);
+    assert_eq!(sent["last"], before + 1);
+    assert_eq!(sent["requests"][0]["path"], format!("/groups/{}/items/top", zotero_sim::synthetic::GROUP));
+    assert_eq!(sent["requests"][0]["query"], "limit=1");
+    assert_eq!(sent["requests"].as_array().map(Vec::len), Some(1));
+}

@@ -16,7 +16,7 @@ use crate::keys::is_valid_key;
 use crate::query::{self, Action};
 use crate::reply::Reply;
 use crate::search::{CollectionScope, ItemScope, TagScope};
-use crate::state::State;
+use crate::state::{LibraryFacts, State};
 use crate::write::{self, ObjectType, Writer};
 use crate::LibraryRef;
 
@@ -269,13 +269,19 @@ fn single_object(
             match kind {
                 ObjectType::Item => {
                     let Some(rec) = l.items.get(key) else { return Err(ApiError::not_found("Item does not exist")) };
-                    Ok(Reply::json(200, &l.item_json(rec, include_data)).version(rec.version))
+                    // Its child count and reverse relations from the listings' index when one is current: computed
+                    // directly, each is a pass over the whole library.
+                    let derived = crate::derived::current(l);
+                    let facts = derived.as_deref().and_then(Option::as_ref).map(|d| d as &dyn LibraryFacts);
+                    Ok(Reply::json(200, &l.item_json_with(rec, include_data, facts)).version(rec.version))
                 }
                 ObjectType::Collection => {
                     let Some(rec) = l.collections.get(key) else {
                         return Err(ApiError::not_found("Collection not found"));
                     };
-                    Ok(Reply::json(200, &l.collection_json(rec, include_data)).version(rec.version))
+                    let derived = crate::derived::current(l);
+                    let facts = derived.as_deref().and_then(Option::as_ref).map(|d| d as &dyn LibraryFacts);
+                    Ok(Reply::json(200, &l.collection_json_with(rec, include_data, facts)).version(rec.version))
                 }
                 ObjectType::Search => {
                     let Some(rec) = l.searches.get(key) else { return Err(ApiError::not_found("Search not found")) };

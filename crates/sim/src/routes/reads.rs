@@ -45,7 +45,9 @@ pub(super) fn list_items(state: &State, req: &Req, lref: LibraryRef, scope: Item
     let derived = crate::derived::of(l);
     let derived = derived.as_ref().as_ref();
     // Page first, then build JSON for the page alone.
-    let (total, page) = match search::unfiltered_page(l, derived, &scope, &params) {
+    let quick = search::unfiltered_page(l, derived, &scope, &params)
+        .or_else(|| search::plain_page(l, derived, &scope, &params));
+    let (total, page) = match quick {
         Some(found) => found,
         None => {
             let all = search::items_with(l, derived, &scope, &params)?;
