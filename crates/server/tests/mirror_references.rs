@@ -10,44 +10,15 @@ use std::rc::Rc;
 
 use common::*;
 use serde_json::{json, Value};
-use zotero_mcp_core::mirror::{Row, SqlDb, SqlError, Statement};
 use zotero_mcp_server::app::App;
 use zotero_sim::{LibraryRef, Simulator};
 
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
 
-/// A mirror's database that cannot be reached.
-struct Unreachable;
-
-#[async_trait::async_trait(?Send)]
-impl SqlDb for Unreachable {
-    async fn query(&self, _: &str, _: &[Value]) -> Result<Vec<Row>, SqlError> {
-        Err(SqlError::Unavailable("closed for the test".into()))
-    }
-    async fn batch(&self, _: &[Statement]) -> Result<(), SqlError> {
-        Err(SqlError::Unavailable("closed for the test".into()))
-    }
-}
-
-fn with_mirror(sim: Rc<Simulator>) -> App {
-    let mut app = app_with_sim(sim);
-    app.platform.mirror_db = Some(common::mirror_db());
-    app
-}
-
-async fn call(app: &App, tool: &str, arguments: Value) -> Value {
-    let session = zotero_mcp_server::call::Session::new(
-        zotero_mcp_server::auth::Grant::read_write("owner"),
-        app.config.clone(),
-        app.platform.clone(),
-    );
-    zotero_mcp_server::tools::registry(&app.config).call_tool(&session, tool, arguments).await.expect("the tool exists")
-}
-
 async fn check(app: &App, text: &str, format: &str) -> Value {
     let arguments =
         json!({ "text": text, "format": format, "checkRegistry": false, "checkSupport": false, "limit": 60 });
-    ok(&call(app, "zotero_check_references", arguments).await).clone()
+    ok(&call_tool(app, "zotero_check_references", arguments).await).clone()
 }
 
 fn field<'a>(item: &'a Value, name: &str) -> Option<&'a str> {
@@ -77,7 +48,7 @@ fn keys_with_doi(items: &[Value], doi: &str) -> BTreeSet<String> {
 #[tokio::test]
 async fn references_are_matched_across_a_large_library_in_one_call_once_its_mirror_is_complete() {
     let sim = Rc::new(Simulator::synthetic(3_000, 11));
-    let app = with_mirror(sim.clone());
+    let app = app_with_mirror(sim.clone());
     let items = regular(&sim);
     // 20 DOIs spread over the whole library (the oldest and the newest included), and one no item has.
     let cited: Vec<&str> =
@@ -127,7 +98,7 @@ async fn references_are_matched_across_a_large_library_in_one_call_once_its_mirr
 #[tokio::test]
 async fn a_citation_key_and_a_title_without_identifiers_are_found_in_the_mirror() {
     let sim = Rc::new(Simulator::synthetic(400, 5));
-    let app = with_mirror(sim.clone());
+    let app = app_with_mirror(sim.clone());
     let items = regular(&sim);
     let with_key = items
         .iter()
@@ -187,7 +158,7 @@ async fn over_the_demo_library_the_mirror_matches_as_zotero_read_live_does() {
     bib.push_str("@article{absent,\n  title = {A work this library has never heard of at all},\n  year = {2001}\n}\n");
     let live = check(&app_with_sim(sim.clone()), &bib, "bibtex").await;
     assert!(live.get("mirror").is_none());
-    let mirrored = check(&with_mirror(sim.clone()), &bib, "bibtex").await;
+    let mirrored = check(&app_with_mirror(sim.clone()), &bib, "bibtex").await;
     assert_eq!(mirrored["mirror"]["complete"], true, "the demo library fills in one call: {mirrored}");
     assert!(live["counts"]["matched"].as_u64().unwrap() >= 10, "{live}");
     assert_eq!(verdicts(&mirrored), verdicts(&live));
@@ -198,7 +169,7 @@ async fn a_failing_mirror_leaves_the_check_to_zotero_and_says_so() {
     let sim = demo_sim();
     let doi = regular(&sim).iter().find_map(|item| field(item, "DOI").map(str::to_owned)).expect("a DOI");
     let mut app = app_with_sim(sim);
-    app.platform.mirror_db = Some(Rc::new(Unreachable));
+    app.platform.mirror_db = Some(Rc::new(UnreachableMirror));
     let answer = check(&app, &doi, "identifiers").await;
     assert_eq!(answer["counts"]["matched"], 1, "{answer}");
     assert!(answer.get("mirror").is_none());
@@ -215,14 +186,14 @@ async fn each_library_is_matched_against_its_own_mirror_only() {
         json!({ "itemType": "journalArticle", "title": "Only in the group", "DOI": "10.7777/group.only" }),
     );
     let personal_doi = regular(&sim).iter().find_map(|item| field(item, "DOI").map(str::to_owned)).expect("a DOI");
-    let app = with_mirror(sim.clone());
+    let app = app_with_mirror(sim.clone());
     let ask = |doi: &str, library: Option<&str>| {
         let mut arguments = json!({ "text": doi, "format": "identifiers", "checkRegistry": false });
         if let Some(library) = library {
             arguments["library"] = json!(library);
         }
         let app = &app;
-        async move { ok(&call(app, "zotero_check_references", arguments).await).clone() }
+        async move { ok(&call_tool(app, "zotero_check_references", arguments).await).clone() }
     };
     let in_group = ask("10.7777/group.only", Some("groups/777")).await;
     assert_eq!(in_group["counts"]["matched"], 1, "{in_group}");

@@ -25,12 +25,6 @@ async fn call(app: &App, arguments: Value) -> Value {
     registry.call_tool(&session, "zotero_search", arguments).await.expect("the tool exists")
 }
 
-fn with_mirror(sim: &Rc<Simulator>) -> App {
-    let mut app = app_with_sim(sim.clone());
-    app.platform.mirror_db = Some(common::mirror_db());
-    app
-}
-
 /// Searches until the mirror is complete (each call fills it further).
 async fn filled(app: &App, library: Option<&str>) {
     let mut arguments = json!({ "query": "x" });
@@ -136,7 +130,7 @@ fn queries(collection: &str) -> Vec<Value> {
 async fn searches_from_the_mirror_find_what_zotero_finds_in_zoteros_order() {
     let (sim, collection, report) = library(3_000);
     let live = app_with_sim(sim.clone());
-    let mirrored = with_mirror(&sim);
+    let mirrored = app_with_mirror(sim.clone());
     filled(&mirrored, None).await;
     let mut answers = Vec::new();
     for arguments in queries(&collection) {
@@ -173,7 +167,7 @@ async fn searches_from_the_mirror_find_what_zotero_finds_in_zoteros_order() {
 async fn the_demo_library_searches_the_same_from_its_mirror() {
     let sim = demo_sim();
     let live = app_with_sim(sim.clone());
-    let mirrored = with_mirror(&sim);
+    let mirrored = app_with_mirror(sim.clone());
     filled(&mirrored, None).await;
     for arguments in [
         json!({}),
@@ -198,7 +192,7 @@ async fn the_demo_library_searches_the_same_from_its_mirror() {
 #[tokio::test]
 async fn a_mirrored_search_costs_the_check_and_one_question_to_the_full_text_index() {
     let (sim, _, _) = library(600);
-    let app = with_mirror(&sim);
+    let app = app_with_mirror(sim.clone());
     filled(&app, None).await;
     let before = sim.requests().len();
     let answer = call(&app, json!({ "query": "xylophonic stripes" })).await;
@@ -226,7 +220,7 @@ async fn without_a_mirror_or_while_it_fills_zotero_answers_and_says_why() {
     assert!(ok(&plain).get("mirror").is_none() && ok(&plain).get("note").is_none(), "{plain}");
 
     // More pages than one call reads: the first call fills part of the mirror and Zotero answers.
-    let filling = with_mirror(&sim);
+    let filling = app_with_mirror(sim.clone());
     let first = call(&filling, json!({ "query": "coral bleaching", "limit": 100 })).await;
     let out = ok(&first);
     assert_eq!(out["mirror"]["complete"], false, "{out}");
@@ -251,7 +245,7 @@ async fn without_a_mirror_or_while_it_fills_zotero_answers_and_says_why() {
 async fn a_failing_mirror_leaves_the_search_to_zotero_in_one_line() {
     let (sim, _, _) = library(50);
     let mut app = app_with_sim(sim.clone());
-    app.platform.mirror_db = Some(Rc::new(Unreachable));
+    app.platform.mirror_db = Some(Rc::new(UnreachableMirror));
     let answer = call(&app, json!({ "query": "zebra" })).await;
     let out = ok(&answer);
     assert!(out.get("mirror").is_none(), "{out}");
@@ -261,21 +255,6 @@ async fn a_failing_mirror_leaves_the_search_to_zotero_in_one_line() {
 }
 
 /// A mirror database that cannot be reached.
-struct Unreachable;
-
-#[async_trait::async_trait(?Send)]
-impl zotero_mcp_core::mirror::SqlDb for Unreachable {
-    async fn query(
-        &self,
-        _: &str,
-        _: &[Value],
-    ) -> Result<Vec<zotero_mcp_core::mirror::Row>, zotero_mcp_core::mirror::SqlError> {
-        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
-    }
-    async fn batch(&self, _: &[zotero_mcp_core::mirror::Statement]) -> Result<(), zotero_mcp_core::mirror::SqlError> {
-        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
-    }
-}
 
 #[tokio::test]
 async fn one_group_s_rows_never_answer_another_group_s_search() {
@@ -288,7 +267,7 @@ async fn one_group_s_rows_never_answer_another_group_s_search() {
         sim.insert_item(LibraryRef::Group(group), json!({ "itemType": "book", "title": title }));
     }
     let live = app_with_sim(sim.clone());
-    let mirrored = with_mirror(&sim);
+    let mirrored = app_with_mirror(sim.clone());
     for group in [LAB_GROUP, READING_GROUP] {
         filled(&mirrored, Some(&format!("groups/{group}"))).await;
     }

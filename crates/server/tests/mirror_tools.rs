@@ -33,17 +33,8 @@ fn grown(n: usize, twins: usize) -> (Rc<zotero_sim::Simulator>, App) {
     (sim, app)
 }
 
-async fn call(app: &App, tool: &str, arguments: Value) -> Value {
-    let session = zotero_mcp_server::call::Session::new(
-        zotero_mcp_server::auth::Grant::read_write("owner"),
-        app.config.clone(),
-        app.platform.clone(),
-    );
-    zotero_mcp_server::tools::registry(&app.config).call_tool(&session, tool, arguments).await.expect("the tool exists")
-}
-
 async fn find_duplicates(app: &App) -> Value {
-    call(app, "zotero_find_duplicates", json!({})).await
+    call_tool(app, "zotero_find_duplicates", json!({})).await
 }
 
 fn grown_groups(out: &Value) -> usize {
@@ -79,7 +70,7 @@ async fn more_groups_than_an_answer_holds_follow_page_by_page_each_once() {
     let mut offset = 0;
     let mut total = None;
     for _ in 0..10 {
-        let page = call(&app, "zotero_find_duplicates", json!({ "offset": offset })).await;
+        let page = call_tool(&app, "zotero_find_duplicates", json!({ "offset": offset })).await;
         let out = ok(&page);
         let groups = out["groups"].as_array().expect("groups");
         assert!(groups.len() <= 50, "{}", groups.len());
@@ -98,7 +89,7 @@ async fn more_groups_than_an_answer_holds_follow_page_by_page_each_once() {
     let total = total.expect("the total is given");
     assert!(total >= 120, "{total}");
     assert_eq!(seen.len() as u64, total, "every group, once");
-    let past = call(&app, "zotero_find_duplicates", json!({ "offset": total + 5 })).await;
+    let past = call_tool(&app, "zotero_find_duplicates", json!({ "offset": total + 5 })).await;
     assert!(ok(&past)["groups"].as_array().expect("groups").is_empty());
     assert!(text(&past).contains("none past offset"), "{}", text(&past));
 }
@@ -156,9 +147,9 @@ async fn collections_from_the_mirror_are_those_zotero_lists_with_the_same_counts
         let mut mirrored = app_with_sim(sim.clone());
         mirrored.platform.mirror_db = Some(common::mirror_db());
         let (from_zotero, from_mirror) = loop {
-            let answer = call(&mirrored, "zotero_list_collections", json!({})).await;
+            let answer = call_tool(&mirrored, "zotero_list_collections", json!({})).await;
             if ok(&answer)["mirror"]["complete"] == true {
-                break (call(&live, "zotero_list_collections", json!({})).await, answer);
+                break (call_tool(&live, "zotero_list_collections", json!({})).await, answer);
             }
         };
         let (zotero_tree, mirror_tree) = (&ok(&from_zotero)["collections"], &ok(&from_mirror)["collections"]);
@@ -169,7 +160,7 @@ async fn collections_from_the_mirror_are_those_zotero_lists_with_the_same_counts
         assert!(ok(&from_zotero).get("mirror").is_none());
         // With the mirror in step: one request to check it, the saved searches from the mirror too.
         let before = sim.requests().len();
-        call(&mirrored, "zotero_list_collections", json!({})).await;
+        call_tool(&mirrored, "zotero_list_collections", json!({})).await;
         assert_eq!(sim.requests().len() - before, 1, "{:?}", &sim.requests()[before..]);
     }
 }
@@ -197,12 +188,12 @@ async fn tags_from_the_mirror_are_those_zotero_lists_with_the_same_counts_by_nam
         mirrored.platform.mirror_db = Some(common::mirror_db());
         for arguments in [json!({ "limit": 1000 }), json!({ "limit": 1000, "query": "A" })] {
             let from_mirror = loop {
-                let answer = call(&mirrored, "zotero_list_tags", arguments.clone()).await;
+                let answer = call_tool(&mirrored, "zotero_list_tags", arguments.clone()).await;
                 if ok(&answer)["mirror"]["complete"] == true {
                     break answer;
                 }
             };
-            let from_zotero = call(&live, "zotero_list_tags", arguments.clone()).await;
+            let from_zotero = call_tool(&live, "zotero_list_tags", arguments.clone()).await;
             assert!(by_name(&from_zotero).len() >= 5, "{from_zotero}");
             assert_eq!(by_name(&from_mirror), by_name(&from_zotero), "{arguments}");
             assert_eq!(ok(&from_mirror)["totalResults"], ok(&from_zotero)["totalResults"]);
@@ -215,7 +206,7 @@ async fn tags_from_the_mirror_are_those_zotero_lists_with_the_same_counts_by_nam
             assert_eq!(listed, names);
         }
         let before = sim.requests().len();
-        call(&mirrored, "zotero_list_tags", json!({ "limit": 1000 })).await;
+        call_tool(&mirrored, "zotero_list_tags", json!({ "limit": 1000 })).await;
         assert_eq!(sim.requests().len() - before, 1, "the mirror's check only");
     }
 }
@@ -251,15 +242,15 @@ async fn the_mirror_s_groups_are_those_a_scan_of_every_item_finds() {
         found.sort();
         found
     };
-    let live = call(&app_with_sim(sim.clone()), "zotero_find_duplicates", json!({ "scanLimit": 2000 })).await;
+    let live = call_tool(&app_with_sim(sim.clone()), "zotero_find_duplicates", json!({ "scanLimit": 2000 })).await;
     let mut mirrored = app_with_sim(sim.clone());
     mirrored.platform.mirror_db = Some(common::mirror_db());
-    let mut answer = call(&mirrored, "zotero_find_duplicates", json!({})).await;
+    let mut answer = call_tool(&mirrored, "zotero_find_duplicates", json!({})).await;
     for _ in 0..5 {
         if ok(&answer)["mirror"]["complete"] == true {
             break;
         }
-        answer = call(&mirrored, "zotero_find_duplicates", json!({})).await;
+        answer = call_tool(&mirrored, "zotero_find_duplicates", json!({})).await;
     }
     assert_eq!(ok(&answer)["mirror"]["complete"], true);
     assert_eq!(ok(&answer)["scanned"], ok(&live)["scanned"], "every top-level item counted as examined");

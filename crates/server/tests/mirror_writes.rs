@@ -4,29 +4,15 @@
 
 mod common;
 
-use std::rc::Rc;
-
 use common::*;
 use serde_json::{json, Value};
 use zotero_mcp_server::app::App;
-use zotero_sim::{LibraryRef, Simulator};
+use zotero_sim::LibraryRef;
 
 const LIB: LibraryRef = LibraryRef::User(DEMO_USER);
 
-fn with_mirror(sim: Rc<Simulator>) -> App {
-    let mut app = app_with_sim(sim);
-    app.platform.mirror_db = Some(common::mirror_db());
-    app
-}
-
 async fn call(app: &App, tool: &str, arguments: Value) -> Value {
-    let session = zotero_mcp_server::call::Session::new(
-        zotero_mcp_server::auth::Grant::read_write("owner"),
-        app.config.clone(),
-        app.platform.clone(),
-    );
-    let result = zotero_mcp_server::tools::registry(&app.config).call_tool(&session, tool, arguments).await;
-    ok(&result.expect("the tool exists")).clone()
+    ok(&call_tool(app, tool, arguments).await).clone()
 }
 
 async fn tags(app: &App) -> Value {
@@ -45,7 +31,7 @@ async fn doi_matched(app: &App, doi: &str) -> (bool, Value) {
 #[tokio::test]
 async fn a_write_is_in_the_next_answer_for_one_request_when_nobody_else_wrote() {
     let sim = demo_sim();
-    let app = with_mirror(sim.clone());
+    let app = app_with_mirror(sim.clone());
     let filled = tags(&app).await;
     assert_eq!(filled["mirror"]["complete"], true, "{filled}");
     let at = filled["mirror"]["libraryVersion"].as_u64().unwrap();
@@ -81,7 +67,7 @@ async fn a_write_is_in_the_next_answer_for_one_request_when_nobody_else_wrote() 
 #[tokio::test]
 async fn when_somebody_else_wrote_between_the_next_answer_holds_both_writes() {
     let sim = demo_sim();
-    let app = with_mirror(sim.clone());
+    let app = app_with_mirror(sim.clone());
     tags(&app).await;
     // Somebody else (Zotero Desktop, another client) writes first; then the server writes.
     sim.insert_item(LIB, json!({ "itemType": "book", "title": "Theirs", "tags": [{ "tag": "their-tag" }] }));

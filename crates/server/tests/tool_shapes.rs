@@ -173,23 +173,6 @@ impl HttpClient for MovingLibrary {
 }
 
 /// The demo library, WebDAV with the unindexed paper's PDF, AI Search bound, BibTeX exports answered.
-/// A library mirror's database that cannot be reached.
-struct Unreachable;
-
-#[async_trait::async_trait(?Send)]
-impl zotero_mcp_core::mirror::SqlDb for Unreachable {
-    async fn query(
-        &self,
-        _: &str,
-        _: &[Value],
-    ) -> Result<Vec<zotero_mcp_core::mirror::Row>, zotero_mcp_core::mirror::SqlError> {
-        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
-    }
-    async fn batch(&self, _: &[zotero_mcp_core::mirror::Statement]) -> Result<(), zotero_mcp_core::mirror::SqlError> {
-        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
-    }
-}
-
 fn bench_with_files() -> (Bench, Rc<MemoryAiSearch>) {
     let mut bench = bench(true);
     bench.upload(ATTACHMENT, "Marchetti et al. - 2022.pdf", &three_pages());
@@ -438,7 +421,7 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     assert_eq!(matched["mirror"]["complete"], true, "{matched}");
     let found = shapes.read(&mirrored, "zotero_search", json!({ "query": "protein" })).await;
     assert_eq!(found["mirror"]["complete"], true, "{found}");
-    mirrored.app.platform.mirror_db = Some(Rc::new(Unreachable));
+    mirrored.app.platform.mirror_db = Some(Rc::new(common::UnreachableMirror));
     let partial = shapes.read(&mirrored, "zotero_find_duplicates", json!({})).await;
     assert!(partial["note"].is_string(), "{partial}");
     let live = shapes.read(&mirrored, "zotero_check_references", refs).await;

@@ -212,3 +212,37 @@ pub fn mirror_db() -> Rc<zotero_mcp_core::mirror::sqlite::SqliteDb> {
     made.expect("the schema made");
     Rc::new(db)
 }
+
+/// A library mirror's database that cannot be reached: every statement fails.
+pub struct UnreachableMirror;
+
+#[async_trait::async_trait(?Send)]
+impl zotero_mcp_core::mirror::SqlDb for UnreachableMirror {
+    async fn query(
+        &self,
+        _: &str,
+        _: &[Value],
+    ) -> Result<Vec<zotero_mcp_core::mirror::Row>, zotero_mcp_core::mirror::SqlError> {
+        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
+    }
+    async fn batch(&self, _: &[zotero_mcp_core::mirror::Statement]) -> Result<(), zotero_mcp_core::mirror::SqlError> {
+        Err(zotero_mcp_core::mirror::SqlError::Unavailable("closed for the test".into()))
+    }
+}
+
+/// The app over `sim` with an in-memory library mirror ([`mirror_db`]).
+pub fn app_with_mirror(sim: Rc<zotero_sim::Simulator>) -> App {
+    let mut app = app_with_sim(sim);
+    app.platform.mirror_db = Some(mirror_db());
+    app
+}
+
+/// Calls a tool through the registry with a read-write grant, as one request would.
+pub async fn call_tool(app: &App, tool: &str, arguments: Value) -> Value {
+    let session = zotero_mcp_server::call::Session::new(
+        zotero_mcp_server::auth::Grant::read_write("owner"),
+        app.config.clone(),
+        app.platform.clone(),
+    );
+    zotero_mcp_server::tools::registry(&app.config).call_tool(&session, tool, arguments).await.expect("the tool exists")
+}
