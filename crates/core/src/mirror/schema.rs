@@ -77,9 +77,10 @@ const MIGRATIONS: &[&[&str]] = &[&[
     "CREATE VIRTUAL TABLE mirror_search_text USING fts5(
         text, content='', columnsize=0, tokenize='trigram case_sensitive 1'
     )",
-    // Its largest pages (64 KiB, not SQLite's 4 KB): D1 counts rows written, not bytes, and fewer, larger pages
-    // are fewer rows (`the_search_index_of_a_ten_thousand_item_library_stays_a_fraction_of_the_mirror`).
-    "INSERT INTO mirror_search_text (mirror_search_text, rank) VALUES ('pgsz', 65536)",
+    // Large pages (32 KiB, not SQLite's 4 KB): D1 counts rows written, not bytes, and fewer, larger pages are
+    // fewer rows (`the_search_index_of_a_ten_thousand_item_library_stays_a_fraction_of_the_mirror`). Not 64 KiB:
+    // a page addresses its contents in 16 bits (`the_search_index_holds_a_trigram_every_item_shares`).
+    "INSERT INTO mirror_search_text (mirror_search_text, rank) VALUES ('pgsz', 32768)",
     // The index follows the items, whoever writes them. A contentless index forgets a text only when told what
     // it was (the `delete` command, with the old text). `OR IGNORE` would give way to the upsert that fires the
     // trigger, so a library is added only where there is none.
@@ -189,5 +190,29 @@ mod tests {
         db.1.set(0);
         migrate(&db).await.expect("migrated");
         assert_eq!(db.1.get(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_search_index_holds_a_trigram_every_item_shares() {
+        // FTS5 pages keep 16-bit offsets: with pages of 64 KiB, a trigram on some 50,000 items (`the`) made a
+        // doclist the page could not address, and the index read as corrupt. Its pages are 32 KiB.
+        let db = SqliteDb::in_memory().expect("a database");
+        migrate(&db).await.expect("migrated");
+        db.query(
+            "INSERT INTO mirror_search_text (rowid, text)
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000)
+             SELECT i * 7919, 'the theory of the thing ' || i FROM n",
+            &[],
+        )
+        .await
+        .expect("indexed");
+        db.query("INSERT INTO mirror_search_text (mirror_search_text, rank) VALUES ('integrity-check', 0)", &[])
+            .await
+            .expect("the index is whole");
+        let found = db
+            .query("SELECT count(*) AS n FROM mirror_search_text WHERE mirror_search_text MATCH '\"the t\"'", &[])
+            .await
+            .expect("a search");
+        assert_eq!(found[0]["n"], 60000);
     }
 }
