@@ -16,8 +16,14 @@ use zotero_mcp_core::platform::{KvStore, KvWrite};
 use zotero_mcp_core::sources::Identifier;
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroClient, ZoteroObject};
 
+use super::manuscript;
+use super::REGISTRY_REQUESTS;
+use crate::context::RequestContext;
 use crate::mcp::ToolError;
+use crate::tools::import_reference::REQUEST_BUDGET;
+use crate::tools::mirrored::{self, MirrorOut, Mirrored};
 use crate::tools::search::has_citation_key;
+use zotero_mcp_core::mirror::matching;
 
 /// The cache key (under the library's prefix, see `RequestContext::cache`).
 pub const CACHE_KEY: &str = "refcheck:library:v1";
@@ -308,4 +314,33 @@ pub fn pmids(identifiers: &[Identifier]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The library the references in `window` are matched against: from a complete library mirror, the items sharing
+/// a key with one of them (the mirror's size as `library_items`); while the mirror fills, nothing (the caller
+/// stops, the next call goes on); else the snapshot read from Zotero, with the mirror's failure in `note`.
+pub async fn for_window(
+    ctx: &RequestContext,
+    window: &[manuscript::Cited],
+) -> Result<(Snapshot, u64, Option<MirrorOut>, Option<String>), ToolError> {
+    let probes: Vec<String> = window
+        .iter()
+        .flat_map(|one| {
+            let ours = one.data.clone().unwrap_or_else(|| manuscript::identifier_data(&one.identifiers));
+            matching::probes_of(&ours, &pmids(&one.identifiers), one.key.as_deref())
+        })
+        .collect();
+    let note = match mirrored::reference_candidates(ctx, &probes).await {
+        Mirrored::Answer(items, status) => {
+            let snapshot = Snapshot::of_items(status.library_version, items);
+            return Ok((snapshot, status.items, Some(status), None));
+        }
+        Mirrored::Partial(status) => return Ok((Snapshot::default(), status.items, Some(status), None)),
+        Mirrored::Failed(why) => Some(format!("{why} The library was read from Zotero instead.")),
+        Mirrored::Absent => None,
+    };
+    // The library snapshot may take most of a first call's budget; the references take what is left.
+    let snapshot = refresh(ctx.zotero()?, ctx.cache(), REQUEST_BUDGET - REGISTRY_REQUESTS * 2).await?;
+    let items = snapshot.items.len() as u64;
+    Ok((snapshot, items, None, note))
 }

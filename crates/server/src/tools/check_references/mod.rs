@@ -8,6 +8,7 @@
 //! against (`library`), the registries (`registry`), the citing sentences checked (`support`), the checklist
 //! (`render`). One call checks as many references as its request budget allows and hands back a cursor.
 
+mod cursor;
 mod library;
 mod manuscript;
 mod registry;
@@ -17,17 +18,17 @@ mod support;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use zotero_mcp_core::mirror::matching;
 use zotero_mcp_core::refcheck::compare::{disagreements, Disagreement};
 use zotero_mcp_core::refcheck::confidence::Confidence;
 use zotero_mcp_core::refcheck::{Detected, Format, TooLarge};
 use zotero_mcp_core::sources::{Identifier, Reference};
 
+use self::cursor::{fingerprint, parse_cursor};
 use self::library::{Library, MatchedBy};
 use self::manuscript::Cited;
 use super::import_reference::entries::Entry as ImportEntry;
 use super::import_reference::{steps as import_steps, REQUEST_BUDGET};
-use super::mirrored::{self, MirrorOut, Mirrored};
+use super::mirrored::MirrorOut;
 use super::next_step::NextStep;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
@@ -37,7 +38,7 @@ use crate::mcp::{Tool, ToolError, ToolSpec};
 pub const MAX_PER_CALL: u32 = 60;
 /// Requests a reference may cost, at most: a registry lookup (a DOI's CrossRef and DataCite) or a search, and a
 /// second lookup for a preprint's published version.
-const REGISTRY_REQUESTS: usize = 3;
+pub(super) const REGISTRY_REQUESTS: usize = 3;
 /// Requests a support check may cost: the item and its children, the attachment's annotations and its text
 /// (from Zotero's index, or the file from the store: a download and perhaps a lookup).
 const SUPPORT_REQUESTS: usize = 7;
@@ -387,7 +388,7 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
     }
 
     let end = (start + input.limit as usize).min(cited.len());
-    let (snapshot, library_items, mirror, note) = library_for(ctx, &cited[start..end]).await?;
+    let (snapshot, library_items, mirror, note) = library::for_window(ctx, &cited[start..end]).await?;
     let mut reports = Vec::new();
     // The registry's record of each work reported, for the importer.
     let mut works: Vec<Option<Reference>> = Vec::new();
@@ -457,35 +458,6 @@ async fn check(ctx: &RequestContext, mut input: CheckReferencesInput) -> Result<
         mirror,
         note,
     })
-}
-
-/// The library the references in `window` are matched against: from a complete library mirror, the items sharing
-/// a key with one of them (the mirror's size as `library_items`); while the mirror fills, nothing (the caller
-/// stops, the next call goes on); else the snapshot read from Zotero, with the mirror's failure in `note`.
-async fn library_for(
-    ctx: &RequestContext,
-    window: &[Cited],
-) -> Result<(library::Snapshot, u64, Option<MirrorOut>, Option<String>), ToolError> {
-    let probes: Vec<String> = window
-        .iter()
-        .flat_map(|one| {
-            let ours = one.data.clone().unwrap_or_else(|| manuscript::identifier_data(&one.identifiers));
-            matching::probes_of(&ours, &library::pmids(&one.identifiers), one.key.as_deref())
-        })
-        .collect();
-    let note = match mirrored::reference_candidates(ctx, &probes).await {
-        Mirrored::Answer(items, status) => {
-            let snapshot = library::Snapshot::of_items(status.library_version, items);
-            return Ok((snapshot, status.items, Some(status), None));
-        }
-        Mirrored::Partial(status) => return Ok((library::Snapshot::default(), status.items, Some(status), None)),
-        Mirrored::Failed(why) => Some(format!("{why} The library was read from Zotero instead.")),
-        Mirrored::Absent => None,
-    };
-    // The library snapshot may take most of a first call's budget; the references take what is left.
-    let snapshot = library::refresh(ctx.zotero()?, ctx.cache(), REQUEST_BUDGET - REGISTRY_REQUESTS * 2).await?;
-    let items = snapshot.items.len() as u64;
-    Ok((snapshot, items, None, note))
 }
 
 /// The manuscript's form (`asked`, or detected), the fingerprint its cursors carry, and its references: the
@@ -782,7 +754,7 @@ async fn import_missing(ctx: &RequestContext, works: Vec<Option<Reference>>, rep
     }
 }
 
-fn format_name(format: Format) -> &'static str {
+pub(super) fn format_name(format: Format) -> &'static str {
     match format {
         Format::Bibtex => "bibtex",
         Format::Latex => "latex",
@@ -790,25 +762,4 @@ fn format_name(format: Format) -> &'static str {
         Format::Identifiers => "identifiers",
         Format::ReferenceList => "referenceList",
     }
-}
-
-/// A short hash of what was given, so a cursor is refused on another manuscript (FNV-1a, 64 bits).
-fn fingerprint(text: &str, bibtex: Option<&str>, format: Format) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes().chain([0]).chain(bibtex.unwrap_or_default().bytes()).chain(format_name(format).bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
-}
-
-fn parse_cursor(cursor: &str, fingerprint: &str) -> Result<usize, ToolError> {
-    let (at, theirs) =
-        cursor.split_once('.').ok_or_else(|| ToolError::invalid("the cursor is not one this tool gave"))?;
-    if theirs != fingerprint {
-        return Err(ToolError::invalid(
-            "the cursor belongs to another text: pass the same text (and bibtex and format) as the call that gave it",
-        ));
-    }
-    at.parse().map_err(|_| ToolError::invalid("the cursor is not one this tool gave"))
 }

@@ -8,9 +8,14 @@ use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::mirror::search::{self as mirror_search, Listed, Listing, SortField as MirrorSort, TermSet};
-use zotero_mcp_core::zotero::{
-    Evaluated, ItemCard, ItemScope, ObjectKey, Page, QMode, Query, SavedSearch, ZoteroClient, ZoteroError,
-};
+use zotero_mcp_core::zotero::{ItemCard, ItemScope, ObjectKey, Page, QMode, Query, ZoteroClient, ZoteroError};
+
+mod citation_key;
+mod saved;
+
+pub use citation_key::has_citation_key;
+use citation_key::search_citation_key;
+use saved::{nothing_in, saved_search_page, scope_of};
 
 use super::args::{Key, YearRange};
 use super::mirrored::{self, MirrorOut, Mirrored, Opened};
@@ -20,8 +25,6 @@ use crate::context::RequestContext;
 use crate::format::items::{item_list, summarize, ItemSummary};
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
-/// How far a citation-key scan reads before it gives up (20 pages of 100).
-const CITATION_KEY_SCAN_LIMIT: usize = 2000;
 /// How many more candidates to fetch when a local filter (years) may discard some.
 const FILTER_OVERSHOOT: usize = 3;
 
@@ -307,89 +310,6 @@ fn narrows(input: &SearchInput) -> bool {
         || input.from_year.is_some()
         || input.to_year.is_some()
         || input.since.is_some()
-}
-
-/// A saved search's own result, one page of it: its rows as Zotero's items list shows them (newest change
-/// first), a row shown only for its matching children saying so.
-async fn saved_search_page(
-    zotero: &ZoteroClient,
-    input: &SearchInput,
-    name: &str,
-    evaluated: &Evaluated,
-) -> Result<SearchOutput, ToolError> {
-    let paging = Paging::new(input.offset, input.limit);
-    let (rows, next_offset) = paging.slice(&evaluated.rows);
-    let items: Vec<SearchHit> = rows
-        .iter()
-        .enumerate()
-        .map(|(at, row)| SearchHit {
-            item: summarize(&saved_searches::card(&row.item)),
-            matched_attachment: None,
-            consumed: Some(at + 1),
-        })
-        .collect();
-    let shown_for_children = rows.iter().filter(|row| !row.matched).count();
-    let note = (shown_for_children > 0).then(|| {
-        format!(
-            "{shown_for_children} of these items did not match the saved search {name:?} themselves: they are shown \
-             for their notes or attachments that did, as Zotero shows them."
-        )
-    });
-    // The saved search read the library; its version is asked for once more (one item's worth).
-    let version = zotero.item_cards(ItemScope::Top, &Query::new(), 1).await?.library_version;
-    Ok(SearchOutput {
-        total: items.len(),
-        items,
-        total_results: Some(evaluated.rows.len() as u64),
-        next_offset,
-        library_version: version,
-        note,
-        mirror: None,
-        offset: paging.offset,
-    })
-}
-
-/// The most items a saved search may show to serve as a scope: one request's `itemKey` list.
-const MAX_SCOPE_KEYS: usize = 50;
-
-/// The items a saved search shows, as a search's scope.
-struct SavedScope {
-    name: String,
-    /// The top-level items it shows and their children that matched.
-    keys: Vec<String>,
-}
-
-fn scope_of(search: &SavedSearch, evaluated: &Evaluated) -> Result<SavedScope, ToolError> {
-    let mut keys: Vec<String> = Vec::new();
-    for row in &evaluated.rows {
-        keys.push(row.item.key.clone());
-        keys.extend(row.children.iter().map(|child| child.key.clone()));
-    }
-    if keys.len() > MAX_SCOPE_KEYS {
-        return Err(ToolError::Failed(format!(
-            "The saved search {:?} shows {} items, more than the {MAX_SCOPE_KEYS} a search can be limited to. Call \
-             zotero_search with only savedSearch (and offset) to page through its items, or search without it",
-            search.name,
-            keys.len()
-        )));
-    }
-    Ok(SavedScope { name: search.name.clone(), keys })
-}
-
-/// The answer when the scope's saved search shows nothing: no search is sent, but the library version is read
-/// (one item's worth) so the answer can still serve as a `since` mark.
-async fn nothing_in(zotero: &ZoteroClient, name: &str) -> Result<SearchOutput, ToolError> {
-    let page = zotero.item_cards(ItemScope::Top, &Query::new(), 1).await?;
-    Ok(SearchOutput {
-        total: 0,
-        items: Vec::new(),
-        total_results: Some(0),
-        next_offset: None,
-        library_version: page.library_version,
-        note: Some(format!("The saved search {name:?} shows no items, so nothing was searched.")),
-        mirror: None,
-        offset: 0,
-    })
 }
 
 /// The filters Zotero applies itself.
@@ -756,65 +676,4 @@ async fn add_full_text_parents(
         });
     }
     Ok(())
-}
-
-/// Whether `extra` has a line `Citation Key: <key>` for exactly this key (case-insensitive, as BBT writes it).
-pub fn has_citation_key(extra: &str, key: &str) -> bool {
-    extra.lines().any(|line| {
-        let line = line.trim();
-        line.get(..13)
-            .filter(|prefix| prefix.eq_ignore_ascii_case("citation key:"))
-            .is_some_and(|_| line[13..].trim().eq_ignore_ascii_case(key))
-    })
-}
-
-async fn search_citation_key(
-    zotero: &ZoteroClient,
-    input: &SearchInput,
-    key: &str,
-    scope: Option<&[String]>,
-) -> Result<SearchOutput, ToolError> {
-    let query = within_scope(server_filters(input), scope);
-    let page = list(zotero, input, &query, true, CITATION_KEY_SCAN_LIMIT).await?;
-    let hits: Vec<SearchHit> = page
-        .items
-        .iter()
-        .filter(|item| item.data.extra.as_deref().is_some_and(|extra| has_citation_key(extra, key)))
-        .filter(|item| within_years(item, input))
-        .take(input.limit as usize)
-        .map(|item| SearchHit { item: summarize(item), matched_attachment: None, consumed: None })
-        .collect();
-    let truncated_scan = page.items.len() >= CITATION_KEY_SCAN_LIMIT
-        && page.total_results.is_none_or(|total| total as usize > page.items.len());
-    let note = (hits.is_empty() && truncated_scan).then(|| {
-        format!(
-            "The scan stopped after {CITATION_KEY_SCAN_LIMIT} items without reaching the end of the library, so \
-             citation key \"{key}\" may still exist beyond it. Narrow the search with collectionKey, tags or \
-             itemType to cover the rest."
-        )
-    });
-    Ok(SearchOutput {
-        total: hits.len(),
-        items: hits,
-        total_results: None,
-        next_offset: None,
-        library_version: page.library_version,
-        note,
-        mirror: None,
-        offset: 0,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_citation_key;
-
-    #[test]
-    fn citation_keys_match_whole_lines_only() {
-        let extra = "tex.ids: x\nCitation Key:  gu2023mamba \nPMID: 1";
-        assert!(has_citation_key(extra, "gu2023mamba"));
-        assert!(has_citation_key(extra, "GU2023MAMBA"));
-        assert!(!has_citation_key(extra, "gu2023"));
-        assert!(!has_citation_key("Original Citation Key: gu2023mamba", "gu2023mamba"));
-    }
 }
