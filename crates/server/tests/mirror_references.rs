@@ -205,3 +205,28 @@ async fn each_library_is_matched_against_its_own_mirror_only() {
     assert!(group_in_personal["mirror"]["items"].as_u64().unwrap() > 1);
     assert_eq!(ask(&personal_doi, None).await["counts"]["matched"], 1);
 }
+
+#[tokio::test]
+async fn the_most_references_a_call_takes_are_matched_in_one_query() {
+    // `limit` takes at most 60: every one of them, as DOIs and as titles, selects its candidates in one query.
+    let sim = Rc::new(Simulator::synthetic(3_000, 11));
+    let app = app_with_mirror(sim.clone());
+    let items = regular(&sim);
+    let mut bib = String::new();
+    for (at, item) in items.iter().step_by(items.len() / 60).take(60).enumerate() {
+        let title = field(item, "title").unwrap_or("Untitled");
+        let doi = field(item, "DOI").unwrap_or("10.9999/none");
+        bib.push_str(&format!("@article{{ref{at},\n  title = {{{title}}},\n  doi = {{{doi}}}\n}}\n\n"));
+    }
+    let mut answer = check(&app, &bib, "bibtex").await;
+    for _ in 0..10 {
+        if answer["mirror"]["complete"] == true {
+            break;
+        }
+        answer = check(&app, &bib, "bibtex").await;
+    }
+    let answer = check(&app, &bib, "bibtex").await;
+    assert_eq!(answer["references"].as_array().map(Vec::len), Some(60), "{answer}");
+    assert_eq!(answer["counts"]["matched"], 60, "{answer}");
+    assert_eq!(answer["requests"], 1);
+}

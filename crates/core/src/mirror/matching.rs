@@ -44,9 +44,9 @@ fn keys(data: &Map<String, Value>, pmids: &[String], citation_keys: Vec<String>)
     keys
 }
 
-/// The PMIDs an item's `extra` names (`PMID: 123`).
-fn pmids_in_extra(data: &Map<String, Value>) -> Vec<String> {
-    labelled_lines(data, "pmid")
+/// The PMIDs an item's `extra` names (`PMID: 0123` is 123).
+pub fn pmids_in_extra(data: &Map<String, Value>) -> Vec<String> {
+    labelled_lines(data, "pmid").into_iter().map(|pmid| pmid.trim_start_matches('0').to_owned()).collect()
 }
 
 /// Zotero's `citationKey` field and Better BibTeX's `Citation Key:` lines of `extra`.

@@ -175,16 +175,18 @@ pub async fn duplicate_candidates(
         let text = row.get("match_keys").and_then(Value::as_str).unwrap_or_default();
         text.lines().filter(grouped).map(str::to_owned).collect()
     };
-    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-    for row in &rows {
-        for line in lines_of(row) {
-            *seen.entry(line).or_default() += 1;
+    let keyed: Vec<(&str, Vec<String>)> =
+        rows.iter().filter_map(|row| Some((row.get("key")?.as_str()?, lines_of(row)))).collect();
+    let mut seen: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for (_, lines) in &keyed {
+        for line in lines {
+            *seen.entry(line.as_str()).or_default() += 1;
         }
     }
-    let shared: Vec<&str> = rows
+    let shared: Vec<&str> = keyed
         .iter()
-        .filter(|row| lines_of(row).iter().any(|line| seen.get(line).is_some_and(|n| *n > 1)))
-        .filter_map(|row| row.get("key").and_then(Value::as_str))
+        .filter(|(_, lines)| lines.iter().any(|line| seen.get(line.as_str()).is_some_and(|n| *n > 1)))
+        .map(|(key, _)| *key)
         .collect();
     if shared.is_empty() {
         return Ok((rows.len() as u64, Vec::new()));

@@ -274,7 +274,7 @@ impl<'a> Library<'a> {
         for (kept, theirs) in &self.items {
             let by = if shares(&prints.dois, &theirs.dois) {
                 Some(MatchedBy::Doi)
-            } else if !pmids.is_empty() && pmids.iter().any(|p| pmids_of(&kept.data).contains(p)) {
+            } else if !pmids.is_empty() && pmids.iter().any(|p| matching::pmids_in_extra(&kept.data).contains(p)) {
                 Some(MatchedBy::Pmid)
             } else if !same_work(&prints, theirs) {
                 None
@@ -291,18 +291,6 @@ impl<'a> Library<'a> {
         }
         found
     }
-}
-
-/// The PMIDs an item's `extra` names (`PMID: 123`).
-fn pmids_of(data: &Map<String, Value>) -> Vec<String> {
-    let extra = data.get("extra").and_then(Value::as_str).unwrap_or_default();
-    extra
-        .lines()
-        .filter_map(|line| {
-            let (label, value) = line.split_once(':')?;
-            label.trim().eq_ignore_ascii_case("pmid").then(|| value.trim().trim_start_matches('0').to_owned())
-        })
-        .collect()
 }
 
 /// The PMIDs among `identifiers`.
@@ -330,6 +318,8 @@ pub async fn for_window(
             matching::probes_of(&ours, &pmids(&one.identifiers), one.key.as_deref())
         })
         .collect();
+    // References naming one work share its keys: each probe once (the query tries every probe on every row).
+    let probes: Vec<String> = probes.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     let note = match mirrored::reference_candidates(ctx, &probes).await {
         Mirrored::Answer(items, status) => {
             let snapshot = Snapshot::of_items(status.library_version, items);
