@@ -48,19 +48,25 @@ pub fn citation_keys(items: &[ZoteroObject]) -> Vec<String> {
         }
     }
     // The others of each group, in the items' order: a suffix that is itself taken (a chosen key spelled like
-    // one, or one item given twice) gets a number too, so every key is unique whatever the input.
+    // one, or one item given twice) gets a number too, so every key is unique whatever the input. The next
+    // number of each such key is remembered, so even one item given many times costs linear time.
+    let mut next_number: HashMap<String, usize> = HashMap::new();
     keys.into_iter()
         .enumerate()
         .map(|(index, key)| {
             key.unwrap_or_else(|| {
                 let base = format!("{}_{}", candidates[index].key, clean(&items[index].key).to_lowercase());
-                let mut key = base.clone();
-                let mut number = 2;
-                while !taken.insert(key.to_lowercase()) {
-                    key = format!("{base}_{number}");
-                    number += 1;
+                if taken.insert(base.to_lowercase()) {
+                    return base;
                 }
-                key
+                let number = next_number.entry(base.to_lowercase()).or_insert(2);
+                loop {
+                    let key = format!("{base}_{number}");
+                    *number += 1;
+                    if taken.insert(key.to_lowercase()) {
+                        return key;
+                    }
+                }
             })
         })
         .collect()

@@ -18,7 +18,8 @@
 //!    first creator; of a one-field name its first word), then the four-digit year of `date`, then the first
 //!    word of the title that is not a stop word (`a`, `an`, `the`, `of`, `on`, …). Each part is folded to ASCII
 //!    lower-case letters and digits (é → e, ß → ss, ø → o; anything without an ASCII form is dropped), so
-//!    `Müller, 2020, "The Deep Net"` gives `muller2020deep`. No creator gives `anon`; no year, nothing; when
+//!    `Müller, 2020, "The Deep Net"` gives `muller2020deep`. No creator (or a name with no letter that folds)
+//!    gives `anon`; no year, nothing; when
 //!    there is no creator, no year and no title word, the key is the item's Zotero key in lower case.
 //!
 //! A key the user chose (1, 2) keeps the characters BibTeX accepts in a key: white space, control characters

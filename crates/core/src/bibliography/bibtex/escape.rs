@@ -53,7 +53,12 @@ pub(super) fn prose(out: &mut String, text: &str, dialect: Dialect, how: Prose) 
     let mut rest = text.as_str();
     let mut offset = 0;
     while !rest.is_empty() {
-        let markup = if how.markup { rest.find('<').and_then(|at| Some((at, markup_tag(&rest[at..])?))) } else { None };
+        // The first `<` that begins a tag (a `<` that does not is text).
+        let markup = if how.markup {
+            rest.match_indices('<').find_map(|(at, _)| Some((at, markup_tag(&rest[at..])?)))
+        } else {
+            None
+        };
         let segment_end = markup.map_or(rest.len(), |(at, _)| at);
         let protect = how.protect_case && !writer.open.contains(&Style::NoCase);
         writer.segment(&rest[..segment_end], offset, protect);

@@ -214,6 +214,11 @@ fn rich_text_and_acronyms_in_titles() {
     assert!(text.contains("title = {{DNA} and {mRNA} on the {iPhone}, not Bayesian ({NASA})}"), "{text}");
     assert_eq!(data["title"], "DNA and mRNA on the iPhone, not Bayesian (NASA)");
 
+    // A `<` that begins no tag is text, and the tags after it still count.
+    let (text, data) = round_trip(Format::BibTex, titled("When a < b <i>in vivo</i>"));
+    assert!(text.contains("title = {When a {\\textless} b \\textit{in vivo}}"), "{text}");
+    assert_eq!(data["title"], "When a < b in vivo");
+
     // Markup that does not close, or closes nothing, still gives balanced braces.
     let (text, data) = round_trip(Format::BibTex, titled("<i>open and </b>stray"));
     assert!(balanced(&text), "{text}");

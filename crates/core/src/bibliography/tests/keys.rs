@@ -142,6 +142,7 @@ fn many_generated_keys_are_all_unique_and_safe() {
     impostor.data.insert("citationKey".to_owned(), json!("smith2020deep_k0000001"));
     items.push(impostor);
     items.push(items[3].clone());
+    items.extend(std::iter::repeat_n(items[7].clone(), 1_000));
     let keys = citation_keys(&items);
     let unique: std::collections::HashSet<String> = keys.iter().map(|key| key.to_lowercase()).collect();
     assert_eq!(unique.len(), items.len());
