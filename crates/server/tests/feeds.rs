@@ -67,12 +67,18 @@ fn library(mirror: bool) -> Library {
         }
     }
     for i in 0..10 {
-        sim.insert_item(LIB, json!({ "itemType": "journalArticle", "title": format!("Chapter two source {i}"),
-                                     "creators": [], "collections": [chapter] }));
+        sim.insert_item(
+            LIB,
+            json!({ "itemType": "journalArticle", "title": format!("Chapter two source {i}"),
+                                     "creators": [], "collections": [chapter] }),
+        );
     }
     for i in 0..20 {
-        sim.insert_item(LIB, json!({ "itemType": "journalArticle", "title": format!("Unrelated source {i}"),
-                                     "creators": [], "collections": [other] }));
+        sim.insert_item(
+            LIB,
+            json!({ "itemType": "journalArticle", "title": format!("Unrelated source {i}"),
+                                     "creators": [], "collections": [other] }),
+        );
     }
     let mut app = app_with(&[("ZOTERO_API_KEY", API_KEY), ("ZOTERO_LIBRARY_ID", "1234567")]);
     let (platform, clock, _) = zotero_mcp_core::testing::memory_platform(1_800_000_000_000);
@@ -131,7 +137,13 @@ async fn a_collection_of_250_items_is_served_whole_under_its_items_citation_keys
         ] {
             let (url, out) = make_link(&lib.app, json!({ "collection": "Thesis", "format": format })).await;
             assert_eq!(out["links"][0]["collection"], lib.thesis.as_str(), "{out}");
-            let extension = if format == "csljson" { ".json" } else if format == "ris" { ".ris" } else { ".bib" };
+            let extension = if format == "csljson" {
+                ".json"
+            } else if format == "ris" {
+                ".ris"
+            } else {
+                ".bib"
+            };
             assert!(url.starts_with("/feeds/") && url.ends_with(extension), "{url}");
             let response = get(&lib.app, &url, &[]).await;
             let text = body(&response);
@@ -148,8 +160,7 @@ async fn a_collection_of_250_items_is_served_whole_under_its_items_citation_keys
             }
         }
         // With its subcollection: 260.
-        let (url, _) =
-            make_link(&lib.app, json!({ "collection": lib.thesis, "includeSubcollections": true })).await;
+        let (url, _) = make_link(&lib.app, json!({ "collection": lib.thesis, "includeSubcollections": true })).await;
         let text = body(&get(&lib.app, &url, &[]).await);
         assert_eq!(entries("bibtex", &text), 260, "mirror: {mirror}");
         assert!(text.contains("Chapter two source 3"));

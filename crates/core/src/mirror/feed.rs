@@ -38,7 +38,11 @@ impl FeedItems<'_> {
 
 /// Every item of the feed in key order, each with only what its citation key is made of (`itemType`,
 /// `citationKey`, `extra`, `creators`, `date`, `title`, `dateAdded`), read in pages.
-pub async fn feed_key_parts(db: &dyn SqlDb, library: &str, items: FeedItems<'_>) -> Result<Vec<ZoteroObject>, SqlError> {
+pub async fn feed_key_parts(
+    db: &dyn SqlDb,
+    library: &str,
+    items: FeedItems<'_>,
+) -> Result<Vec<ZoteroObject>, SqlError> {
     let sql = "SELECT key, version, json_object(
                    'itemType', item_type, 'citationKey', json_extract(data, '$.citationKey'),
                    'extra', json_extract(data, '$.extra'), 'creators', json_extract(data, '$.creators'),

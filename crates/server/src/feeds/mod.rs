@@ -33,7 +33,11 @@ pub const PER_HOUR: u32 = 120;
 pub async fn route(request: &HttpRequest, app: &App) -> Option<HttpResponse> {
     let name = request.uri().path().strip_prefix(PREFIX)?;
     if !matches!(*request.method(), http::Method::GET | http::Method::HEAD) {
-        return Some(respond::with_header(respond::text(405, "Method not allowed\n"), http::header::ALLOW, "GET, HEAD"));
+        return Some(respond::with_header(
+            respond::text(405, "Method not allowed\n"),
+            http::header::ALLOW,
+            "GET, HEAD",
+        ));
     }
     let response = serve(request, app, name).await;
     // Never cached by anything in between (the URL is a credential), and never sniffed or framed.
@@ -116,9 +120,12 @@ async fn over_limit(app: &App, secret: &str) -> Option<HttpResponse> {
 }
 
 fn matches_etag(request: &HttpRequest, etag: &str) -> bool {
-    request.headers().get_all(IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok()).any(|value| {
-        value.split(',').map(str::trim).any(|tag| tag == "*" || tag.trim_start_matches("W/") == etag)
-    })
+    request
+        .headers()
+        .get_all(IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|value| value.split(',').map(str::trim).any(|tag| tag == "*" || tag.trim_start_matches("W/") == etag))
 }
 
 fn with_etag(mut response: HttpResponse, etag: &str) -> HttpResponse {

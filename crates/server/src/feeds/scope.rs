@@ -56,9 +56,7 @@ pub async fn open(app: &App, link: &FeedLink) -> Result<RequestContext, String> 
     // The configured library needs no lookup of what the key reaches (one request fewer for every fetch).
     let configured = session.services().configured_library().map(|id| id.path());
     let library = (configured.as_deref() != Some(link.library.as_str())).then(|| link.library.clone());
-    RequestContext::resolve(&session, Plan::reading("feed", library))
-        .await
-        .map_err(|error| error.to_string())
+    RequestContext::resolve(&session, Plan::reading("feed", library)).await.map_err(|error| error.to_string())
 }
 
 /// The mirror brought forward (one request when nothing changed), or the library's version from Zotero.
@@ -75,7 +73,12 @@ pub async fn source(ctx: &RequestContext) -> Result<Source<'_>, NotNow> {
 }
 
 /// The feed's whole text.
-pub async fn write(ctx: &RequestContext, source: &Source<'_>, link: &FeedLink, format: Format) -> Result<String, NotNow> {
+pub async fn write(
+    ctx: &RequestContext,
+    source: &Source<'_>,
+    link: &FeedLink,
+    format: Format,
+) -> Result<String, NotNow> {
     let zotero = zotero_of(ctx)?;
     if let Some(search) = &link.saved_search {
         // Zotero's Web API never runs a saved search: it is evaluated here, within its own bounds.
@@ -193,10 +196,7 @@ async fn live_items(ctx: &RequestContext, zotero: &ZoteroClient, link: &FeedLink
         if !all.items.iter().any(|c| c.key == collection.as_str()) {
             return Err(NotNow::Gone);
         }
-        keys = with_descendants(collection, true, &all.items)
-            .iter()
-            .filter_map(|k| ObjectKey::parse(k).ok())
-            .collect();
+        keys = with_descendants(collection, true, &all.items).iter().filter_map(|k| ObjectKey::parse(k).ok()).collect();
     }
     let mut items = Vec::new();
     for key in &keys {

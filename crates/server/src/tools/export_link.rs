@@ -159,7 +159,11 @@ impl Tool for ExportLink {
     }
 }
 
-async fn create(ctx: &RequestContext, store: &LinkStore<'_>, input: ExportLinkInput) -> Result<ExportLinkOutput, ToolError> {
+async fn create(
+    ctx: &RequestContext,
+    store: &LinkStore<'_>,
+    input: ExportLinkInput,
+) -> Result<ExportLinkOutput, ToolError> {
     if input.collection.is_some() && input.saved_search.is_some() {
         return Err(ToolError::invalid("give `collection` or `savedSearch`, not both".to_owned()));
     }
@@ -218,7 +222,8 @@ async fn find_collection(zotero: &ZoteroClient, wanted: &str) -> Result<(String,
     }
     let all = zotero.collections(&Query::new(), 2000).await?;
     let lower = wanted.to_lowercase();
-    let named: Vec<_> = all.items.iter().filter(|c| c.field("name").is_some_and(|n| n.trim().to_lowercase() == lower)).collect();
+    let named: Vec<_> =
+        all.items.iter().filter(|c| c.field("name").is_some_and(|n| n.trim().to_lowercase() == lower)).collect();
     match named.as_slice() {
         [one] => Ok((one.key.clone(), one.field("name").unwrap_or(wanted).to_owned())),
         [] => Err(ToolError::Failed(format!(
