@@ -325,9 +325,10 @@ fn the_cycle_check_reaches_every_depth() {
 const SERVER_LAYERS: &Layers = &[
     ("the router", &["router"]),
     // `jobs` (the scheduled index sync) is called by the shells beside the router, and builds a RequestContext.
-    ("the request handlers", &["auth", "mcp", "tools", "pages", "jobs"]),
+    // `feeds` serves a feed link's file (`GET /feeds/…`) with the tools' mirror and saved-search readers.
+    ("the request handlers", &["auth", "mcp", "tools", "pages", "jobs", "feeds"]),
     // `call` resolves each tools/call once (plan, target, record) for the registry to run the tool with.
-    ("what handlers share", &["call", "context", "format", "library", "journal", "confirm"]),
+    ("what handlers share", &["call", "context", "format", "library", "journal", "confirm", "feed_links"]),
     ("the foundations", &["app", "grant", "config", "respond"]),
 ];
 

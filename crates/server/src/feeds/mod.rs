@@ -1,6 +1,7 @@
 //! Bibliography feeds: `GET /feeds/<secret>.<ext>` serves a library, a collection or a saved search as one
 //! BibTeX, BibLaTeX, CSL-JSON or RIS file, for Overleaf ("New file → From external URL"), latexmk, Pandoc and
-//! Quarto, which cannot sign in. The secret in the URL is the only credential (a capability: [`links`]), so
+//! Quarto, which cannot sign in. The secret in the URL is the only credential (a capability:
+//! [`crate::feed_links`]), so
 //! every refusal is the same bare 404, whether the link never existed, was revoked or expired.
 //!
 //! - the whole scope is served, never a page of it: from the library mirror where the runtime has one, else read
@@ -10,22 +11,18 @@
 //! - nothing in an answer names the Zotero key, a token or an internal address: a failure reading Zotero is
 //!   answered with a fixed text, and its cause goes to the server's log.
 
-pub mod links;
 mod scope;
 mod writer;
 
 use http::header::{HeaderValue, ETAG, IF_NONE_MATCH, RETRY_AFTER};
-use zotero_mcp_core::bibliography::Format;
 use zotero_mcp_core::platform::{CounterStep, CountersError};
 
 use crate::app::App;
+use crate::feed_links::{sha256_hex, LinkStore, PREFIX};
 use crate::platform::{HttpRequest, HttpResponse};
 use crate::respond;
-use links::{FeedLink, LinkStore};
 use scope::NotNow;
 
-/// The path feeds are served under.
-pub const PREFIX: &str = "/feeds/";
 /// Fetches allowed per link per hour: Overleaf refreshes on demand and a build tool once a build.
 pub const PER_HOUR: u32 = 120;
 
@@ -68,7 +65,7 @@ async fn serve(request: &HttpRequest, app: &App, name: &str) -> HttpResponse {
     }
     let ctx = match scope::open(app, &link).await {
         Ok(ctx) => ctx,
-        Err(error) => return unavailable(&error, 300),
+        Err(error) => return unavailable(&error.to_string(), 300),
     };
     let source = match scope::source(&ctx).await {
         Ok(source) => source,
@@ -96,7 +93,7 @@ fn refusal(not_now: NotNow) -> HttpResponse {
 /// Counts the fetch against the link's hourly allowance; a 429 when it is used up.
 async fn over_limit(app: &App, secret: &str) -> Option<HttpResponse> {
     // Counted under the secret's hash: the counters never hold a secret.
-    let key = format!("feed-fetches:{}", crate::auth::crypto::sha256_hex(secret));
+    let key = format!("feed-fetches:{}", sha256_hex(secret));
     let steps = [
         CounterStep::Below { key: key.clone(), limit: PER_HOUR },
         CounterStep::Add { key, window_secs: 3600, rolling: false },
@@ -164,9 +161,4 @@ fn unavailable(cause: &str, retry_after_secs: u64) -> HttpResponse {
         response.headers_mut().insert(RETRY_AFTER, value);
     }
     response
-}
-
-/// The link's format, by the name a feed URL ends in.
-pub fn extension_of(link: &FeedLink) -> &'static str {
-    link.format().map_or("bib", Format::extension)
 }

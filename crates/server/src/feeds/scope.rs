@@ -7,11 +7,11 @@ use zotero_mcp_core::bibliography::{self, Format};
 use zotero_mcp_core::mirror::feed::{feed_key_parts, feed_page, FeedItems};
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroClient, ZoteroError, ZoteroObject};
 
-use super::links::FeedLink;
 use super::writer::Writer;
 use crate::app::App;
-use crate::call::{Plan, Session};
+use crate::call::{Plan, Session, Unresolved};
 use crate::context::RequestContext;
+use crate::feed_links::FeedLink;
 use crate::grant::Grant;
 use crate::tools::mirrored::{self, Mirrored, Opened};
 use crate::tools::saved_searches;
@@ -51,12 +51,12 @@ impl Source<'_> {
 }
 
 /// The context of a feed's read: a reading call on the link's library, with no grant beyond reading.
-pub async fn open(app: &App, link: &FeedLink) -> Result<RequestContext, String> {
+pub async fn open(app: &App, link: &FeedLink) -> Result<RequestContext, Unresolved> {
     let session = Session::new(Grant::read_only("feed"), app.config.clone(), app.platform.clone());
     // The configured library needs no lookup of what the key reaches (one request fewer for every fetch).
     let configured = session.services().configured_library().map(|id| id.path());
     let library = (configured.as_deref() != Some(link.library.as_str())).then(|| link.library.clone());
-    RequestContext::resolve(&session, Plan::reading("feed", library)).await.map_err(|error| error.to_string())
+    RequestContext::resolve(&session, Plan::reading("feed", library)).await
 }
 
 /// The mirror brought forward (one request when nothing changed), or the library's version from Zotero.

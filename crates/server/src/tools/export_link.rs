@@ -10,8 +10,7 @@ use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroClient};
 
 use crate::confirm::Proposal;
 use crate::context::RequestContext;
-use crate::feeds::links::{FeedLink, LinkStore, Listed};
-use crate::feeds::{extension_of, PREFIX};
+use crate::feed_links::{FeedLink, LinkStore, LinkStoreError, Listed, PREFIX};
 use crate::mcp::{Tool, ToolError, ToolSpec};
 use crate::tools::saved_searches;
 
@@ -133,7 +132,7 @@ impl Tool for ExportLink {
 
     async fn call(ctx: &RequestContext, input: ExportLinkInput) -> Result<ExportLinkOutput, ToolError> {
         let store = LinkStore { kv: ctx.services().platform().oauth_kv.as_ref() };
-        let failed = |error: crate::feeds::links::LinkStoreError| ToolError::Failed(error.to_string());
+        let failed = |error: LinkStoreError| ToolError::Failed(error.to_string());
         match input.action {
             LinkAction::List => {
                 let links = store.list().await.map_err(failed)?;
@@ -202,7 +201,7 @@ async fn create(
     )))
     .await?;
     let minted = store.mint(&link).await.map_err(|error| ToolError::Failed(error.to_string()))?;
-    let path = format!("{PREFIX}{}.{}", minted.secret, extension_of(&link));
+    let path = format!("{PREFIX}{}.{}", minted.secret, link.extension());
     let url = match ctx.services().origin() {
         Some(origin) => format!("{origin}{path}"),
         None => path,

@@ -6,11 +6,12 @@
 //! is listed and revoked by its `id`, the first 16 hex digits of the hash, which does not open it.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use zotero_mcp_core::bibliography::Format;
 use zotero_mcp_core::platform::{KvError, KvStore, KvWrite};
 
-use crate::auth::crypto::{random_string, sha256_hex};
-
+/// The path feeds are served under (`GET /feeds/<secret>.<ext>`).
+pub const PREFIX: &str = "/feeds/";
 const KEY_PREFIX: &str = "feed:";
 /// Characters of a link's secret: 32 of 64 symbols, 192 bits.
 pub const SECRET_LEN: usize = 32;
@@ -49,6 +50,11 @@ pub struct FeedLink {
 impl FeedLink {
     pub fn format(&self) -> Option<Format> {
         Format::parse(&self.format)
+    }
+
+    /// The file name ending its URL (`bib`, `json`, `ris`).
+    pub fn extension(&self) -> &'static str {
+        self.format().map_or("bib", Format::extension)
     }
 
     /// Whether it has expired at `now_ms`.
@@ -94,7 +100,7 @@ impl LinkStore<'_> {
         if self.names().await?.len() >= MAX_LINKS {
             return Err(LinkStoreError::TooMany);
         }
-        let secret = random_string(SECRET_LEN).map_err(|_| LinkStoreError::Random)?;
+        let secret = random_secret()?;
         let hash = sha256_hex(&secret);
         let lifetime = match link.expires_ms {
             // KV forgets the record a day after it stops working; until then it is refused as expired.
@@ -159,5 +165,34 @@ impl LinkStore<'_> {
             }
         }
         Ok(names)
+    }
+}
+
+/// URL-safe characters of a secret: 64 symbols, 6 bits each.
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// [`SECRET_LEN`] characters from the platform's CSPRNG (`crypto.getRandomValues` on Workers).
+fn random_secret() -> Result<String, LinkStoreError> {
+    let mut bytes = [0u8; SECRET_LEN];
+    getrandom::fill(&mut bytes).map_err(|_| LinkStoreError::Random)?;
+    Ok(bytes.iter().map(|b| char::from(ALPHABET[usize::from(*b % 64)])).collect())
+}
+
+/// Lowercase hex SHA-256: how a secret is stored and counted, never the secret itself.
+pub fn sha256_hex(value: &str) -> String {
+    Sha256::digest(value.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_32_url_safe_characters_and_never_the_same_twice() {
+        let (a, b) = (random_secret().unwrap(), random_secret().unwrap());
+        assert_eq!(a.len(), SECRET_LEN);
+        assert!(a.bytes().all(|c| ALPHABET.contains(&c)));
+        assert_ne!(a, b);
+        assert_eq!(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }
