@@ -170,7 +170,36 @@ pub(super) fn fold(text: &str) -> String {
             out.push(c.to_ascii_lowercase());
         } else if let Some(folded) = table.get(&c) {
             out.extend(folded.chars().map(|c| c.to_ascii_lowercase()));
+        } else if let Some(base) = stacked_accent_base(c) {
+            out.push(base);
         }
     }
     out
+}
+
+/// The base letter of a letter with two accents, or with a horn: Vietnamese writes them (Nguyễn, Phạm, Trương),
+/// and the one-accent table above cannot compose them. Unicode keeps them in runs by base letter (Latin Extended
+/// Additional, U+1EA0–U+1EF9), so ranges name them all.
+fn stacked_accent_base(c: char) -> Option<char> {
+    Some(match u32::from(c) {
+        0x1EA0..=0x1EB7 => 'a',
+        0x1EB8..=0x1EC7 => 'e',
+        0x1EC8..=0x1ECB => 'i',
+        0x1ECC..=0x1EE3 | 0x01A0 | 0x01A1 => 'o',
+        0x1EE4..=0x1EF1 | 0x01AF | 0x01B0 => 'u',
+        0x1EF2..=0x1EF9 => 'y',
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod stacked_accents {
+    use super::fold;
+
+    #[test]
+    fn vietnamese_names_fold_to_their_base_letters() {
+        assert_eq!(fold("Nguyễn"), "nguyen");
+        assert_eq!(fold("Trương Phạm Đặng Hồ Lưu Vũ Huỳnh Ỷ"), "truongphamdangholuuvuhuynhy");
+        assert_eq!(fold("Ơn Ư"), "onu");
+    }
 }
