@@ -46,15 +46,22 @@ const DOI_TITLE = 'Triose Phosphate Isomerase Deficiency Is Caused by Altered Di
 const onWorker = process.env.E2E_TARGET === 'worker';
 
 /**
- * The synthetic groups the simulator serves beside the demo's (scripts/e2e.sh adds a large one for
- * mirror-scale.test.mjs: zotero-sim --synthetic-group), as its control endpoint lists them.
+ * The groups the simulator serves beside the demo's, as its control endpoint lists them: the synthetic ones
+ * (scripts/e2e.sh adds a large one for mirror-scale.test.mjs: zotero-sim --synthetic-group) and the feeds group
+ * (feeds.test.mjs: zotero-sim --feeds-group).
  */
 async function syntheticGroups() {
   if (!process.env.SIM_URL) return [];
-  const response = await fetch(`${process.env.SIM_URL}/_sim/synthetic`, { signal: AbortSignal.timeout(10_000) });
-  if (!response.ok) return [];
-  const { libraries } = await response.json();
-  return libraries.map((l) => l.library).filter((l) => l.startsWith('groups/'));
+  const read = (path) => fetch(`${process.env.SIM_URL}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const groups = [];
+  const synthetic = await read('/_sim/synthetic');
+  if (synthetic.ok) {
+    const { libraries } = await synthetic.json();
+    groups.push(...libraries.map((l) => l.library).filter((l) => l.startsWith('groups/')));
+  }
+  const feeds = await read('/_sim/feeds');
+  if (feeds.ok) groups.push((await feeds.json()).library);
+  return groups;
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
