@@ -10,6 +10,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod attachment;
+pub mod bibliography;
 pub mod calendar;
 pub mod desktop;
 pub mod duplicates;

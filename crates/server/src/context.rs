@@ -125,6 +125,19 @@ impl RequestContext {
     /// this very call and summary, given through the protocol (`crate::confirm`).
     pub async fn confirm(&self, proposal: Proposal) -> Result<Confirmed<'_>, NotConfirmed> {
         self.may_write()?;
+        self.ask(proposal).await?;
+        Ok(Confirmed { ctx: self })
+    }
+
+    /// Lets a tool hand out what `proposal` describes (a feed link: read access to part of the library for
+    /// whoever holds it), asked as [`Self::confirm`] asks, on a grant with the write scope; the library's own
+    /// rights do not matter, since nothing in it changes.
+    pub async fn confirm_handout(&self, proposal: Proposal) -> Result<(), NotConfirmed> {
+        self.target.may_hand_out()?;
+        self.ask(proposal).await
+    }
+
+    async fn ask(&self, proposal: Proposal) -> Result<(), NotConfirmed> {
         let services = self.services();
         if proposal.ask && services.config().confirm_writes && self.asking.can_ask {
             // A question asked on one route is answered on that route only.
@@ -138,7 +151,7 @@ impl RequestContext {
             };
             questions.decide(self.record_tool(), &self.asking, &proposal).await?;
         }
-        Ok(Confirmed { ctx: self })
+        Ok(())
     }
 
     /// The library chosen for this call, when it is not the configured one.

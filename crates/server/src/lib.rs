@@ -16,6 +16,7 @@ pub mod call;
 pub mod config;
 pub mod confirm;
 pub mod context;
+pub mod feeds;
 pub mod format;
 pub mod grant;
 pub mod jobs;

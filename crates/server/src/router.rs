@@ -25,6 +25,9 @@ pub async fn route(request: HttpRequest, app: &App) -> HttpResponse {
             return response;
         }
     }
+    if let Some(response) = crate::feeds::route(&request, app).await {
+        return response;
+    }
     let path = request.uri().path();
     match path {
         "/mcp" => mcp(&request, app).await,
@@ -42,7 +45,8 @@ async fn mcp(request: &HttpRequest, app: &App) -> HttpResponse {
         Ok(()) => match crate::auth::grant_for_mcp_request(request, app).await {
             Ok(grant) => {
                 let registry = crate::tools::registry(&app.config);
-                let session = Session::new(grant, app.config.clone(), app.platform.clone());
+                let origin = crate::auth::http_util::request_origin(request);
+                let session = Session::at(grant, app.config.clone(), app.platform.clone(), origin);
                 crate::mcp::transport::serve_post(request, &registry, &session).await
             }
             Err(refusal) => *refusal,

@@ -395,6 +395,14 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     let undone = shapes.write(b, "zotero_undo", json!({ "id": first["id"] })).await;
     assert_eq!(undone["objects"][0]["outcome"], "changedSince", "{undone}");
 
+    // ---- feed links: made, listed, revoked ----
+    let made = shapes
+        .write(b, "zotero_export_link", json!({ "format": "csljson", "label": "shapes", "expiresInDays": 7 }))
+        .await;
+    assert!(made["url"].as_str().is_some_and(|url| url.ends_with(".json")), "{made}");
+    shapes.write(b, "zotero_export_link", json!({ "action": "list" })).await;
+    shapes.write(b, "zotero_export_link", json!({ "action": "revoke", "id": made["links"][0]["id"] })).await;
+
     // ---- the pair ChatGPT's connectors call ----
     let found = shapes.read(b, "search", json!({ "query": "protein" })).await;
     let id = found["results"][0]["id"].as_str().expect("a result").to_owned();

@@ -6,6 +6,7 @@
 //!   same SQL);
 //! - [`schema`]: the tables, made by numbered migrations;
 //! - [`matching`]: the keys a reference is matched on, and the items sharing one;
+//! - [`feed`]: the items of a bibliography feed, a page at a time;
 //! - [`store`]: writing pages of objects and the queries over them, every row keyed by its library;
 //! - [`through`]: this server's own writes, applied as Zotero answered them;
 //! - [`search`]: Zotero's item listing and quick search, with the Web API's semantics, over what [`derive`]
@@ -15,6 +16,7 @@
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
 
 pub mod derive;
+pub mod feed;
 pub mod matching;
 pub mod schema;
 pub mod search;

@@ -66,7 +66,7 @@
 //! Any other field is ignored, and a field goes only into an item type whose Zotero schema has it
 //! ([`crate::zotero::schema`]).
 
-mod latex;
+pub(crate) mod latex;
 mod names;
 mod parse;
 #[cfg(test)]

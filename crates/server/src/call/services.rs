@@ -22,6 +22,9 @@ pub struct Services {
     platform: Platform,
     /// Outbound requests sent so far, by every client of the request ([`Self::requests_sent`]).
     sent: Rc<Cell<usize>>,
+    /// The scheme and host the request reached this server at (`https://zotero.example`), for links it hands out;
+    /// `None` on stdio, which has no address.
+    origin: Option<String>,
 }
 
 /// The platform's HTTP client, counting what it sends: a Worker invocation may make only so many subrequests,
@@ -54,7 +57,18 @@ impl Services {
     pub fn new(config: Rc<Config>, mut platform: Platform) -> Self {
         let sent = Rc::new(Cell::new(0));
         platform.http = Rc::new(CountedHttp { inner: platform.http, sent: sent.clone() });
-        Self { config, platform, sent }
+        Self { config, platform, sent, origin: None }
+    }
+
+    /// Where the request reached this server ([`Self::origin`]).
+    pub fn with_origin(mut self, origin: String) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// The scheme and host the request reached this server at, for links it hands out; `None` on stdio.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     pub(crate) fn config(&self) -> &Config {

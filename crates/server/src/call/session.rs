@@ -19,6 +19,11 @@ impl Session {
         Self { grant, services: Rc::new(Services::new(config, platform)) }
     }
 
+    /// A session of a request that reached this server at `origin` (scheme and host), for links it hands out.
+    pub fn at(grant: Grant, config: Rc<Config>, platform: Platform, origin: String) -> Self {
+        Self { grant, services: Rc::new(Services::new(config, platform).with_origin(origin)) }
+    }
+
     pub fn services(&self) -> &Rc<Services> {
         &self.services
     }

@@ -168,6 +168,16 @@ impl Target {
         }
     }
 
+    /// The grant's write scope and the deployment's writes, without the library's own rights: for a tool that
+    /// hands out something of the library (a feed link) rather than changing it, which a library the key may
+    /// only read does not refuse.
+    pub fn may_hand_out(&self) -> Result<(), WriterRefused> {
+        match &self.writes {
+            Err(WriteBlock::Scope | WriteBlock::Off) => self.may_write(),
+            _ => Ok(()),
+        }
+    }
+
     /// The tool (or resource, prompt, job) the call runs.
     pub fn tool(&self) -> &'static str {
         self.tool

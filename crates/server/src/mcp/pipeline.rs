@@ -139,8 +139,8 @@ async fn resolve(
     }
     // Write refusals the target decided (a read-only library or Desktop) are said here, before the tool
     // reads anything, for every tool that changes the library on every call and every call its tool will ask
-    // about: no tool repeats this check.
-    if (spec.access == Access::Write && spec.changes_library) || prepared.confirms() {
+    // about (a tool that only hands something out checks the grant itself): no tool repeats this check.
+    if spec.changes_library && (spec.access == Access::Write || prepared.confirms()) {
         ctx.may_write()?;
     }
     Ok((ctx, prepared))

@@ -13,6 +13,7 @@ pub mod collections;
 pub mod connector;
 pub mod delete_items;
 pub mod duplicates;
+pub mod export_link;
 pub mod fixtures;
 pub mod import_reference;
 pub mod items;
@@ -100,6 +101,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<retrieve::Retrieve>();
     registry.tool::<check_references::CheckReferences>();
     registry.tool::<undo::Undo>();
+    registry.tool::<export_link::ExportLink>();
     registry.tool::<connector::Search>().tool::<connector::Fetch>();
     resources::register(registry);
     if test_fixtures {

@@ -4,7 +4,7 @@
 //! nothing but time linear in the text.
 
 /// Precomposed letters, by combining mark: the string alternates a base letter and the letter with the mark.
-const COMPOSED: &[(char, &str)] = &[
+pub(crate) const COMPOSED: &[(char, &str)] = &[
     ('\u{0300}', "AÀEÈIÌNǸOÒUÙWẀYỲaàeèiìnǹoòuùwẁyỳ"), // grave
     ('\u{0301}', "AÁCĆEÉGǴIÍKḰLĹMḾNŃOÓPṔRŔSŚUÚWẂYÝZŹaácćeégǵiíkḱlĺmḿnńoópṕrŕsśuúwẃyýzź"), // acute
     ('\u{0302}', "AÂCĈEÊGĜHĤIÎJĴOÔSŜUÛWŴYŶZẐaâcĉeêgĝhĥiîjĵoôsŝuûwŵyŷzẑ"), // circumflex
@@ -22,93 +22,113 @@ const COMPOSED: &[(char, &str)] = &[
     ('\u{0331}', "BḆDḎKḴLḺNṈRṞTṮZẔbḇdḏhẖkḵlḻnṉrṟtṯzẕ"), // macron below
 ];
 
+/// The accent commands and the combining mark each puts on a letter: the one-character commands (`\"o`,
+/// `\'e`, …) first, then the one-letter ones (`\c{c}`, `\v s`, …). The bibliography writer reads this table the
+/// other way round, so that what it writes reads back here as the same letter.
+pub(crate) const ACCENTS: &[(&str, char)] = &[
+    ("`", '\u{0300}'),
+    ("'", '\u{0301}'),
+    ("^", '\u{0302}'),
+    ("~", '\u{0303}'),
+    ("=", '\u{0304}'),
+    (".", '\u{0307}'),
+    ("\"", '\u{0308}'),
+    ("u", '\u{0306}'),
+    ("r", '\u{030a}'),
+    ("H", '\u{030b}'),
+    ("v", '\u{030c}'),
+    ("d", '\u{0323}'),
+    ("c", '\u{0327}'),
+    ("k", '\u{0328}'),
+    ("b", '\u{0331}'),
+];
+
 /// The combining mark of a one-character accent command (`\"o`, `\'e`, …).
 fn symbol_accent(c: char) -> Option<char> {
-    Some(match c {
-        '`' => '\u{0300}',
-        '\'' => '\u{0301}',
-        '^' => '\u{0302}',
-        '~' => '\u{0303}',
-        '=' => '\u{0304}',
-        '.' => '\u{0307}',
-        '"' => '\u{0308}',
-        _ => return None,
-    })
+    let mut buffer = [0u8; 4];
+    let name: &str = c.encode_utf8(&mut buffer);
+    ACCENTS.iter().find(|(command, _)| *command == name && !c.is_ascii_alphabetic()).map(|(_, mark)| *mark)
 }
 
 /// The combining mark of a one-letter accent command (`\c{c}`, `\v s`, …).
 fn letter_accent(name: &str) -> Option<char> {
-    Some(match name {
-        "u" => '\u{0306}',
-        "r" => '\u{030a}',
-        "H" => '\u{030b}',
-        "v" => '\u{030c}',
-        "d" => '\u{0323}',
-        "c" => '\u{0327}',
-        "k" => '\u{0328}',
-        "b" => '\u{0331}',
-        _ => return None,
-    })
+    ACCENTS
+        .iter()
+        .find(|(command, _)| *command == name && command.bytes().all(|b| b.is_ascii_alphabetic()))
+        .map(|(_, mark)| *mark)
 }
 
-/// Named letters and symbols; the bool says whether spaces after the command are swallowed (as TeX does after
-/// a letter command, so `Stra\ss e` reads `Straße`).
+/// Named letters and symbols: the command, its text, and whether spaces after the command are swallowed (as TeX
+/// does after a letter command, so `Stra\ss e` reads `Straße`). Of two commands for one text the first is the one
+/// the bibliography writer uses.
+pub(crate) const NAMED: &[(&str, &str, bool)] = &[
+    ("ss", "ß", true),
+    ("SS", "SS", true),
+    ("o", "ø", true),
+    ("O", "Ø", true),
+    ("aa", "å", true),
+    ("AA", "Å", true),
+    ("ae", "æ", true),
+    ("AE", "Æ", true),
+    ("oe", "œ", true),
+    ("OE", "Œ", true),
+    ("l", "ł", true),
+    ("L", "Ł", true),
+    ("i", "ı", true),
+    ("j", "ȷ", true),
+    ("dh", "ð", true),
+    ("DH", "Ð", true),
+    ("th", "þ", true),
+    ("TH", "Þ", true),
+    ("ng", "ŋ", true),
+    ("NG", "Ŋ", true),
+    ("dj", "đ", true),
+    ("DJ", "Đ", true),
+    ("textendash", "–", true),
+    ("textemdash", "—", true),
+    ("textquoteleft", "‘", true),
+    ("textquoteright", "’", true),
+    ("textquotedblleft", "“", true),
+    ("textquotedblright", "”", true),
+    ("guillemotleft", "«", true),
+    ("guillemetleft", "«", true),
+    ("guillemotright", "»", true),
+    ("guillemetright", "»", true),
+    ("ldots", "…", true),
+    ("dots", "…", true),
+    ("textellipsis", "…", true),
+    ("S", "§", true),
+    ("P", "¶", true),
+    ("dag", "†", true),
+    ("ddag", "‡", true),
+    ("copyright", "©", true),
+    ("textcopyright", "©", true),
+    ("textregistered", "®", true),
+    ("texttrademark", "™", true),
+    ("pounds", "£", true),
+    ("textsterling", "£", true),
+    ("texteuro", "€", true),
+    ("euro", "€", true),
+    ("textdegree", "°", true),
+    ("textexclamdown", "¡", true),
+    ("textquestiondown", "¿", true),
+    ("textbackslash", "\\", true),
+    ("textasciitilde", "~", true),
+    ("textasciicircum", "^", true),
+    ("textbraceleft", "{", true),
+    ("textbraceright", "}", true),
+    ("textunderscore", "_", true),
+    ("textbar", "|", true),
+    ("textless", "<", true),
+    ("textgreater", ">", true),
+    ("LaTeX", "LaTeX", false),
+    ("TeX", "TeX", false),
+    ("BibTeX", "BibTeX", false),
+];
+
+/// The text of a named letter or symbol command, and whether spaces after it are swallowed.
 fn named(name: &str) -> Option<(&'static str, bool)> {
-    Some(match name {
-        "ss" => ("ß", true),
-        "SS" => ("SS", true),
-        "o" => ("ø", true),
-        "O" => ("Ø", true),
-        "aa" => ("å", true),
-        "AA" => ("Å", true),
-        "ae" => ("æ", true),
-        "AE" => ("Æ", true),
-        "oe" => ("œ", true),
-        "OE" => ("Œ", true),
-        "l" => ("ł", true),
-        "L" => ("Ł", true),
-        "i" => ("ı", true),
-        "j" => ("ȷ", true),
-        "dh" => ("ð", true),
-        "DH" => ("Ð", true),
-        "th" => ("þ", true),
-        "TH" => ("Þ", true),
-        "ng" => ("ŋ", true),
-        "NG" => ("Ŋ", true),
-        "dj" => ("đ", true),
-        "DJ" => ("Đ", true),
-        "textendash" => ("–", true),
-        "textemdash" => ("—", true),
-        "textquoteleft" => ("‘", true),
-        "textquoteright" => ("’", true),
-        "textquotedblleft" => ("“", true),
-        "textquotedblright" => ("”", true),
-        "guillemotleft" | "guillemetleft" => ("«", true),
-        "guillemotright" | "guillemetright" => ("»", true),
-        "ldots" | "dots" | "textellipsis" => ("…", true),
-        "S" => ("§", true),
-        "P" => ("¶", true),
-        "dag" => ("†", true),
-        "ddag" => ("‡", true),
-        "copyright" | "textcopyright" => ("©", true),
-        "textregistered" => ("®", true),
-        "texttrademark" => ("™", true),
-        "pounds" | "textsterling" => ("£", true),
-        "euro" | "texteuro" => ("€", true),
-        "textdegree" => ("°", true),
-        "textexclamdown" => ("¡", true),
-        "textquestiondown" => ("¿", true),
-        "textbackslash" => ("\\", true),
-        "textasciitilde" => ("~", true),
-        "textunderscore" => ("_", true),
-        "textbar" => ("|", true),
-        "textless" => ("<", true),
-        "textgreater" => (">", true),
-        "LaTeX" => ("LaTeX", false),
-        "TeX" => ("TeX", false),
-        "BibTeX" => ("BibTeX", false),
-        _ => return None,
-    })
+    NAMED.iter().find(|(command, _, _)| *command == name).map(|(_, text, swallow)| (*text, *swallow))
 }
 
 /// `base` with the combining `mark`: the precomposed letter where Unicode has one, else the base followed by
