@@ -20,6 +20,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
+import { fetchFeed } from './feeds/feed-helpers.mjs';
 import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, connectValidating, mcpUrl, textOf } from './helpers.mjs';
 
 const PERSONAL = 'users/1234567';
@@ -651,6 +652,29 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     assert.deepEqual(collections.structuredContent.collections ?? [], []);
     const imported = await ok('zotero_search', { query: 'Triose Phosphate Isomerase', library: READING });
     assert.deepEqual(imported.structuredContent.items, []);
+  });
+
+  it('serves a group\'s collection as a feed, and a group it may only read', async () => {
+    const made = [];
+    try {
+      const lab = await ok('zotero_export_link', { collection: LAB_MEETING, format: 'bibtex', label: MARK, library: LAB });
+      made.push([lab.structuredContent.links[0].id, LAB]);
+      assert.equal(lab.structuredContent.links[0].library, LAB);
+      const labFeed = await fetchFeed(lab.structuredContent.url);
+      assert.equal(labFeed.status, 200, labFeed.body.slice(0, 300));
+      assert.match(labFeed.body, /Folding intermediates seen by the lab/);
+      assert.doesNotMatch(labFeed.body, /reading group/i);
+      // Nothing in a library the key may only read changes by serving it.
+      const reading = await ok('zotero_export_link', { format: 'csljson', label: MARK, library: READING });
+      made.push([reading.structuredContent.links[0].id, READING]);
+      const readingFeed = await fetchFeed(reading.structuredContent.url);
+      assert.equal(readingFeed.status, 200, readingFeed.body.slice(0, 300));
+      assert.deepEqual(JSON.parse(readingFeed.body).map((i) => i.title), ["A reading group's folding classic"]);
+      const listed = await ok('zotero_export_link', { action: 'list', library: LAB });
+      assert.ok(listed.structuredContent.links.some((l) => l.id === made[0][0]), textOf(listed));
+    } finally {
+      for (const [id, library] of made) await raw('zotero_export_link', { action: 'revoke', id, library }).catch(() => undefined);
+    }
   });
 
   it('called every listed tool with the lab\'s library', () => {
