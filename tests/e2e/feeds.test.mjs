@@ -24,7 +24,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { FORMATS, assertHolds, fetchFeed, parseFeed, runChecker } from './feeds/feed-helpers.mjs';
+import { FORMATS, assertHolds, assertKeys, fetchFeed, parseFeed, runChecker } from './feeds/feed-helpers.mjs';
 import { MODERN_VERSION, READ_SCOPES, REQUEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, connectValidating, mcpUrl, textOf } from './helpers.mjs';
 
 /** The label on every link this file makes, so that its clean-up finds them. */
@@ -170,7 +170,7 @@ describe('bibliography feeds of the feeds group', { timeout: 15 * 60_000 }, () =
       const parsed = await parseFeed(format, answer.body);
       for (const note of parsed.notes) t.diagnostic(`${format}: ${note}`);
       const expected = planned(manifest.collections.thesis);
-      assertHolds(format, parsed, expected, forbiddenBut(expected));
+      const records = assertHolds(format, parsed, expected, forbiddenBut(expected));
 
       // HEAD: the same headers, no body.
       const head = await fetchFeed(url, { method: 'HEAD' });
@@ -186,6 +186,8 @@ describe('bibliography feeds of the feeds group', { timeout: 15 * 60_000 }, () =
         assert.ok(!answer.body.includes(secret) && !headers.includes(secret), `the ${format} feed shows ${what}`);
       }
       assert.doesNotMatch(`${headers}\n${answer.body}`, /\bdemo\b|zotero-api-key|ZOTERO_API_KEY/i, `the ${format} feed shows the Zotero API key`);
+      // Last, so that a wrong key does not hide the checks above.
+      assertKeys(format, records, expected);
     });
   }
 
@@ -195,7 +197,7 @@ describe('bibliography feeds of the feeds group', { timeout: 15 * 60_000 }, () =
     const parsed = await parseFeed('biblatex', (await fetchOk(url, 'biblatex')).body);
     const expected = planned(manifest.collections.thesis, manifest.collections.chapter2);
     assert.equal(expected.length, 260);
-    assertHolds('biblatex', parsed, expected, forbiddenBut(expected));
+    assertKeys('biblatex', assertHolds('biblatex', parsed, expected, forbiddenBut(expected)), expected);
   });
 
   it('serves the saved search\'s results', async () => {
@@ -205,7 +207,7 @@ describe('bibliography feeds of the feeds group', { timeout: 15 * 60_000 }, () =
     const expected = manifest.plan.items.filter((i) => i.core);
     assert.ok(new Set(expected.map((i) => i.collection)).size === 3, 'the search finds items of every collection');
     // The standalone note and the trashed article carry the search's tag too: neither is cited.
-    assertHolds('csljson', parsed, expected, forbiddenBut(expected));
+    assertKeys('csljson', assertHolds('csljson', parsed, expected, forbiddenBut(expected)), expected);
   });
 
   it('answers 304 to If-None-Match until an item changes, then 200 with the edit and a new ETag', async (t) => {
