@@ -93,10 +93,11 @@ cargo build --quiet --locked -p zotero-sim --bin zotero-sim --bin zotero-sim-fil
 SIM_LOG="$WORK_DIR/zotero-sim.log"
 LOGS+=("$SIM_LOG")
 # Beside the demo, a synthetic group of E2E_LARGE_LIBRARY items (default 20,000) for the library mirror's
-# whole-library answers (tests/e2e/mirror-scale.test.mjs).
-start_sim "$SIM_LOG" --synthetic-group "${E2E_LARGE_LIBRARY:-20000}" || die "zotero-sim did not start"
+# whole-library answers (tests/e2e/mirror-scale.test.mjs), and the feeds group for the bibliography feeds
+# (tests/e2e/feeds.test.mjs).
+start_sim "$SIM_LOG" --synthetic-group "${E2E_LARGE_LIBRARY:-20000}" --feeds-group || die "zotero-sim did not start"
 PIDS+=("$SIM_PID")
-echo "e2e: zotero-sim (demo library, and a synthetic group of ${E2E_LARGE_LIBRARY:-20000} items) on $SIM_URL"
+echo "e2e: zotero-sim (demo library, a synthetic group of ${E2E_LARGE_LIBRARY:-20000} items, the feeds group) on $SIM_URL"
 export SIM_URL
 WEBDAV_LOG="$WORK_DIR/webdav.log"
 LOGS+=("$WEBDAV_LOG")

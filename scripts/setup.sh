@@ -142,12 +142,21 @@ main() {
   fi
 
   if [ "$purpose" = test ]; then
-    # The official Python MCP SDK, for the stdio client test of the native binary (tests/e2e/stdio/python_client.py).
-    local py_mcp_version=2.3.0
-    if ! .venv/bin/python -c "import mcp, sys; sys.exit(0 if __import__('importlib.metadata').metadata.version('mcp') == '${py_mcp_version}' else 1)" 2>/dev/null; then
-      log "installing the Python mcp ${py_mcp_version} SDK into .venv (under a minute)"
+    # The official Python MCP SDK, for the stdio client test of the native binary (tests/e2e/stdio/python_client.py),
+    # and the parsers the bibliography feeds are read with (tests/e2e/feeds/check_feed.py): bibtexparser (with
+    # pylatexenc) for BibTeX and BibLaTeX, rispy for RIS, jsonschema for CSL-JSON. Installed when one is missing
+    # or at another version.
+    local py_packages="mcp==2.3.0 bibtexparser==2.1.0 pylatexenc==2.11 rispy==0.10.0 jsonschema==4.26.0"
+    # shellcheck disable=SC2086  # one argument per package is intended
+    if ! .venv/bin/python - $py_packages <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+sys.exit(0 if all(version(name) == wanted for name, wanted in (p.split("==") for p in sys.argv[1:])) else 1)
+PY
+      log "installing the Python mcp SDK and the feed parsers into .venv (under a minute)"
       python3 -m venv .venv
-      timed .venv/bin/pip install --quiet --disable-pip-version-check "mcp==${py_mcp_version}"
+      # shellcheck disable=SC2086
+      timed .venv/bin/pip install --quiet --disable-pip-version-check $py_packages
     fi
   fi
 

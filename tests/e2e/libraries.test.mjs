@@ -20,6 +20,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
+import { fetchFeed } from './feeds/feed-helpers.mjs';
 import { MODERN_VERSION, REQUEST_TIMEOUT_MS, TEST_TIMEOUT_MS, WRITE_SCOPES, authHeaders, connectValidating, mcpUrl, textOf } from './helpers.mjs';
 
 const PERSONAL = 'users/1234567';
@@ -46,15 +47,22 @@ const DOI_TITLE = 'Triose Phosphate Isomerase Deficiency Is Caused by Altered Di
 const onWorker = process.env.E2E_TARGET === 'worker';
 
 /**
- * The synthetic groups the simulator serves beside the demo's (scripts/e2e.sh adds a large one for
- * mirror-scale.test.mjs: zotero-sim --synthetic-group), as its control endpoint lists them.
+ * The groups the simulator serves beside the demo's, as its control endpoint lists them: the synthetic ones
+ * (scripts/e2e.sh adds a large one for mirror-scale.test.mjs: zotero-sim --synthetic-group) and the feeds group
+ * (feeds.test.mjs: zotero-sim --feeds-group).
  */
 async function syntheticGroups() {
   if (!process.env.SIM_URL) return [];
-  const response = await fetch(`${process.env.SIM_URL}/_sim/synthetic`, { signal: AbortSignal.timeout(10_000) });
-  if (!response.ok) return [];
-  const { libraries } = await response.json();
-  return libraries.map((l) => l.library).filter((l) => l.startsWith('groups/'));
+  const read = (path) => fetch(`${process.env.SIM_URL}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const groups = [];
+  const synthetic = await read('/_sim/synthetic');
+  if (synthetic.ok) {
+    const { libraries } = await synthetic.json();
+    groups.push(...libraries.map((l) => l.library).filter((l) => l.startsWith('groups/')));
+  }
+  const feeds = await read('/_sim/feeds');
+  if (feeds.ok) groups.push((await feeds.json()).library);
+  return groups;
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -644,6 +652,29 @@ describe('group libraries through the library argument', { timeout: TEST_TIMEOUT
     assert.deepEqual(collections.structuredContent.collections ?? [], []);
     const imported = await ok('zotero_search', { query: 'Triose Phosphate Isomerase', library: READING });
     assert.deepEqual(imported.structuredContent.items, []);
+  });
+
+  it('serves a group\'s collection as a feed, and a group it may only read', async () => {
+    const made = [];
+    try {
+      const lab = await ok('zotero_export_link', { collection: LAB_MEETING, format: 'bibtex', label: MARK, library: LAB });
+      made.push([lab.structuredContent.links[0].id, LAB]);
+      assert.equal(lab.structuredContent.links[0].library, LAB);
+      const labFeed = await fetchFeed(lab.structuredContent.url);
+      assert.equal(labFeed.status, 200, labFeed.body.slice(0, 300));
+      assert.match(labFeed.body, /Folding intermediates seen by the lab/);
+      assert.doesNotMatch(labFeed.body, /reading group/i);
+      // Nothing in a library the key may only read changes by serving it.
+      const reading = await ok('zotero_export_link', { format: 'csljson', label: MARK, library: READING });
+      made.push([reading.structuredContent.links[0].id, READING]);
+      const readingFeed = await fetchFeed(reading.structuredContent.url);
+      assert.equal(readingFeed.status, 200, readingFeed.body.slice(0, 300));
+      assert.deepEqual(JSON.parse(readingFeed.body).map((i) => i.title), ["A reading group's folding classic"]);
+      const listed = await ok('zotero_export_link', { action: 'list', library: LAB });
+      assert.ok(listed.structuredContent.links.some((l) => l.id === made[0][0]), textOf(listed));
+    } finally {
+      for (const [id, library] of made) await raw('zotero_export_link', { action: 'revoke', id, library }).catch(() => undefined);
+    }
   });
 
   it('called every listed tool with the lab\'s library', () => {

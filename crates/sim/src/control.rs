@@ -9,14 +9,19 @@
 //! (before applying it, or after with its answer kept back) until `POST /_sim/release`; `GET /_sim/hold` says how
 //! many are held, so a test knows when to cut the caller off. `GET /_sim/synthetic` says what each synthetic
 //! library holds (`synthetic::Counts`: duplicate pairs, tags, collections), and `GET /_sim/requests?after=N` the
-//! requests answered after the first `N`. Only requests a browser could not
+//! requests answered after the first `N`. `GET /_sim/feeds` gives the plan of the feeds group
+//! ([`crate::feeds_group`], 404 without `--feeds-group`), and `POST /_sim/touch` with `{"library", "key",
+//! "fields"}` edits an item as another client would (the fields given, which it must have already, are set; its
+//! version and the library's advance). Only requests a browser could not
 //! send without a CORS preflight are taken (JSON bodies, no `Origin`), and the simulator grants no preflight, so
 //! a web page cannot reach it even on loopback.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::{Fault, FaultMatch, Simulator};
+use crate::{Fault, FaultMatch, LibraryRef, Simulator};
 
 /// Where the control endpoint lives; nothing of the Zotero API starts with it.
 pub const PREFIX: &str = "/_sim/";
@@ -66,6 +71,19 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
         }
         ("GET", "/_sim/hold") => answer(200, json!({ "held": sim.held() })),
         ("GET", "/_sim/synthetic") => answer(200, synthetic(sim)),
+        ("GET", "/_sim/feeds") if sim.has_feeds_group() => answer(200, crate::feeds_group::manifest()),
+        ("GET", "/_sim/feeds") => {
+            answer(404, json!({ "error": "no feeds group here: start zotero-sim with --feeds-group" }))
+        }
+        ("POST", "/_sim/touch") => {
+            if !is_json(request) {
+                return answer(415, json!({ "error": "send the edit as JSON (Content-Type: application/json)" }));
+            }
+            match touch(sim, request.body()) {
+                Ok(done) => answer(200, done),
+                Err(problem) => answer(400, json!({ "error": problem })),
+            }
+        }
         ("GET", "/_sim/requests") => answer(200, requests(sim, request.uri().query().unwrap_or_default())),
         ("POST", "/_sim/release") => answer(200, json!({ "released": sim.release_holds() })),
         ("DELETE", "/_sim/fail") => {
@@ -77,7 +95,8 @@ pub fn handle(sim: &Simulator, request: &http::Request<Vec<u8>>) -> http::Respon
             json!({ "error": "unknown control request: POST /_sim/fail {method, pathContains, bodyContains, status, \
                               times, retryAfter, afterApplying}, DELETE /_sim/fail, POST /_sim/hold {method, \
                               pathContains, bodyContains, skip, afterApplying}, GET /_sim/hold, POST /_sim/release, GET \
-                              /_sim/synthetic or GET /_sim/requests?after=N" }),
+                              /_sim/synthetic, GET /_sim/feeds, POST /_sim/touch {library, key, fields} or GET \
+                              /_sim/requests?after=N" }),
         ),
     }
 }
@@ -115,6 +134,55 @@ fn requests(sim: &Simulator, query: &str) -> serde_json::Value {
     let listed: Vec<serde_json::Value> =
         since.iter().map(|r| json!({ "method": r.method.as_str(), "path": r.path, "query": r.query })).collect();
     json!({ "last": last, "requests": listed })
+}
+
+/// The body of `POST /_sim/touch`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TouchRequest {
+    /// `users/<id>` or `groups/<id>`.
+    library: String,
+    key: String,
+    #[serde(default)]
+    fields: BTreeMap<String, String>,
+}
+
+fn touch(sim: &Simulator, body: &[u8]) -> Result<serde_json::Value, String> {
+    let request: TouchRequest = serde_json::from_slice(body)
+        .map_err(|e| format!("not an edit ({e}): expected {{\"library\", \"key\", \"fields\"}}"))?;
+    let library = parse_library(&request.library)?;
+    let version = sim.edit_elsewhere(library, &request.key, &request.fields)?;
+    Ok(json!({ "library": request.library, "key": request.key, "version": version }))
+}
+
+/// `users/<id>` or `groups/<id>`.
+fn parse_library(path: &str) -> Result<LibraryRef, String> {
+    let problem = || format!("`{path}` is not a library: users/<id> or groups/<id>");
+    let (kind, id) = path.trim_matches('/').split_once('/').ok_or_else(problem)?;
+    let id: u64 = id.parse().map_err(|_| problem())?;
+    match kind {
+        "users" => Ok(LibraryRef::User(id)),
+        "groups" => Ok(LibraryRef::Group(id)),
+        _ => Err(problem()),
+    }
+}
+
+impl Simulator {
+    /// An edit by another client: sets `fields` of the item (each one it has already, so the item stays valid)
+    /// and advances its version and the library's, as a write would. Returns the new library version.
+    pub fn edit_elsewhere(&self, lib: LibraryRef, key: &str, fields: &BTreeMap<String, String>) -> Result<u64, String> {
+        let mut state = self.state.borrow_mut();
+        let library = state.libraries.get_mut(&lib).ok_or_else(|| format!("no library {lib:?} here"))?;
+        let item = library.items.get_mut(key).ok_or_else(|| format!("no item {key} in {lib:?}"))?;
+        if let Some(unknown) = fields.keys().find(|name| !item.data.fields.contains_key(*name)) {
+            return Err(format!("item {key} has no field `{unknown}` to change (only fields it has can be set)"));
+        }
+        for (name, value) in fields {
+            item.data.fields.insert(name.clone(), value.clone());
+        }
+        crate::write::external_edit(&mut state, lib, key);
+        Ok(state.libraries.get(&lib).map_or(0, |l| l.version))
+    }
 }
 
 fn is_json(request: &http::Request<Vec<u8>>) -> bool {

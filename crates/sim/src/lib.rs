@@ -21,6 +21,7 @@ pub mod demo_files;
 pub mod demo_groups;
 mod derived;
 mod error;
+pub mod feeds_group;
 mod hold;
 #[cfg(test)]
 mod index_agreement;

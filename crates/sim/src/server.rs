@@ -18,7 +18,7 @@ use crate::{control, LibraryRef, Simulator, DEMO_API_KEY, DEMO_USER_ID};
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups] | --synthetic N] [--synthetic-group N] [--seed S] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
+    #[error("{0}\n\nusage: zotero-sim --listen 127.0.0.1:PORT [--storage-listen 127.0.0.1:PORT] [--storage-origin http://127.0.0.1:PORT] [--demo [--demo-files-on-zotero-storage] [--demo-groups] | --synthetic N] [--synthetic-group N] [--feeds-group] [--seed S] [--api-key KEY] [--user-id N] [--exit-after SECONDS] [--control] [--local-api 7|10 [--local-data-dir DIR] [--local-api-disabled] [--local-dialog always|once|deny]]")]
     Usage(String),
     #[error("refusing to listen on {0}: zotero-sim serves loopback addresses only (127.0.0.0/8 or [::1])")]
     NotLoopback(String),
@@ -85,6 +85,9 @@ pub struct CommandLine {
     /// A synthetic group library ([`crate::synthetic::GROUP`]) the key may read and write, beside the library
     /// served (`--synthetic-group N`): the demo and a large library from one simulator.
     pub synthetic_group: Option<SyntheticOptions>,
+    /// The feeds group ([`crate::feeds_group`], `--feeds-group`): a library made for the bibliography feeds'
+    /// end-to-end test, which the key may read.
+    pub feeds_group: bool,
 }
 
 impl CommandLine {
@@ -99,6 +102,9 @@ impl CommandLine {
         };
         if let Some(SyntheticOptions { items, seed }) = self.synthetic_group {
             sim.add_synthetic_group(&self.options.api_key, items, seed);
+        }
+        if self.feeds_group {
+            sim.add_feeds_group(&self.options.api_key);
         }
         sim
     }
@@ -123,6 +129,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
     let mut dialog = DialogAnswer::AlwaysAllow;
     let mut synthetic_items: Option<usize> = None;
     let mut synthetic_group: Option<usize> = None;
+    let mut feeds_group = false;
     let mut seed: Option<u64> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -181,6 +188,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
                     ServerError::Usage(format!("--synthetic-group is a number of items (such as 20000), not {v:?}"))
                 })?);
             }
+            "--feeds-group" => feeds_group = true,
             "--seed" => {
                 let v = value("--seed")?;
                 seed = Some(
@@ -251,7 +259,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<CommandLine
         storage_origin,
         demo_groups,
     };
-    Ok(CommandLine { options, synthetic, synthetic_group })
+    Ok(CommandLine { options, synthetic, synthetic_group, feeds_group })
 }
 
 /// Resolves the listen address and checks that every address it names is loopback.
