@@ -437,3 +437,35 @@ async fn two_answers_to_one_question_sent_together_pass_once() {
     assert!(error_text(refused).contains("already used"), "{refused}");
     assert_eq!(writes(&b.sim), 1, "one trash write");
 }
+
+#[tokio::test]
+async fn making_a_feed_link_is_asked_about_even_for_a_group_the_key_may_only_read() {
+    let b = bench(false);
+    b.sim.add_demo_groups(DEMO_KEY);
+    let args = json!({ "library": "groups/100002", "format": "ris", "label": "reading" });
+    let links = |listed: &Value| ok(listed)["links"].as_array().map_or(0, Vec::len);
+    let list = json!({ "action": "list" });
+
+    // A no makes nothing.
+    let (_, state) = question(&call(&b, Client::Asks, "zotero_export_link", args.clone(), json!({})).await);
+    let declined = call(&b, Client::Asks, "zotero_export_link", args.clone(), answer(&state, "decline", false)).await;
+    assert!(error_text(&declined).contains("declined"), "{declined}");
+    assert_eq!(links(&call(&b, Client::Asks, "zotero_export_link", list.clone(), json!({})).await), 0);
+
+    // The question says what is handed out and to whom; the yes makes the link, for a library the key may only
+    // read (nothing in it changes).
+    let asked = call(&b, Client::Asks, "zotero_export_link", args.clone(), json!({})).await;
+    let (message, state) = question(&asked);
+    assert!(message.contains("anyone who has it") && message.contains("groups/100002"), "{message}");
+    assert!(message.contains("ris") && message.contains("until revoked"), "{message}");
+    let made = call(&b, Client::Asks, "zotero_export_link", args, answer(&state, "accept", true)).await;
+    assert!(ok(&made)["url"].as_str().is_some_and(|url| url.ends_with(".ris")), "{made}");
+    assert_eq!(links(&call(&b, Client::Asks, "zotero_export_link", list.clone(), json!({})).await), 1);
+
+    // Listing and revoking are not asked about.
+    let listed = call(&b, Client::Asks, "zotero_export_link", list, json!({})).await;
+    let id = ok(&listed)["links"][0]["id"].clone();
+    let revoked =
+        call(&b, Client::Asks, "zotero_export_link", json!({ "action": "revoke", "id": id }), json!({})).await;
+    assert_eq!(ok(&revoked)["action"], "revoke");
+}
