@@ -11,6 +11,7 @@
 //! - [`through`]: this server's own writes, applied as Zotero answered them;
 //! - [`search`]: Zotero's item listing and quick search, with the Web API's semantics, over what [`derive`]
 //!   keeps of each item;
+//! - [`saved`]: saved searches run over it;
 //! - [`sync`]: the passes that fill the mirror and keep it in step, resumable within a request budget.
 //!
 //! The mirror is a copy: deleting it loses nothing, it is filled again.
@@ -18,6 +19,7 @@
 pub mod derive;
 pub mod feed;
 pub mod matching;
+pub mod saved;
 pub mod schema;
 pub mod search;
 #[cfg(not(target_arch = "wasm32"))]

@@ -19,9 +19,10 @@ mod tests;
 use serde_json::{json, Value};
 
 use crate::platform::{Row, SqlDb, SqlError};
-use crate::zotero::{schema, ItemCard};
+use crate::zotero::{schema, ItemCard, ZoteroObject};
 
 use super::derive;
+use super::store::{object_of, with_parsed_date};
 pub use syntax::{words, TermSet};
 
 /// The most parameters a listing's statement binds (D1 takes 100).
@@ -92,6 +93,8 @@ pub struct Listing {
     pub words: Vec<String>,
     /// `itemKey`: only these items.
     pub keys: Option<Vec<String>>,
+    /// Top-level items only (`/items/top`).
+    pub top: bool,
     pub sort: SortField,
     pub descending: bool,
     pub start: usize,
@@ -184,6 +187,9 @@ fn indexed(phrases: &str) -> String {
 /// The conditions an item `s` must meet, binding their values.
 fn conditions(listing: &Listing, bound: &mut Bound) -> Vec<String> {
     let mut all = vec!["s.library = ?1".to_owned()];
+    if listing.top {
+        all.push("s.parent IS NULL".into());
+    }
     if !listing.include_trashed {
         all.push("s.trashed = 0".into());
     }
@@ -273,6 +279,7 @@ fn page_statement(library: &str, listing: &Listing) -> (String, Vec<Value>) {
     let offset = bound.add(Value::from(listing.start));
     let sql = format!(
         "SELECT i.key AS key, i.version AS version, i.item_type AS type, i.data AS data, p.total AS total,
+                json_extract(i.search, '$.date') AS date,
                 (SELECT count(*) FROM mirror_items AS c INDEXED BY mirror_items_parent
                  WHERE c.library = i.library AND c.parent = i.key AND c.parent IS NOT NULL AND c.trashed = 0)
                  AS children
@@ -287,8 +294,43 @@ fn page_statement(library: &str, listing: &Listing) -> (String, Vec<Value>) {
 /// A page of `listing` over `library`'s items in the mirror, each item read as Zotero lists it (with
 /// `meta.numChildren` where Zotero gives it).
 pub async fn list(db: &dyn SqlDb, library: &str, listing: &Listing) -> Result<Listed, SqlError> {
+    Ok(match page_rows(db, library, listing).await? {
+        Paged::Rows(rows, total) => Listed::Found(Found { items: rows.iter().filter_map(card).collect(), total }),
+        Paged::NoSuchCollection => Listed::NoSuchCollection,
+        Paged::Unsupported(why) => Listed::Unsupported(why),
+    })
+}
+
+/// A page of `listing` as whole objects (`meta.numChildren` included), and how many the listing holds: what
+/// a saved search's evaluation reads. A collection the mirror does not hold lists nothing, as Zotero's 404
+/// does for the evaluation; `None` for a listing the mirror cannot answer exactly.
+pub async fn objects(
+    db: &dyn SqlDb,
+    library: &str,
+    listing: &Listing,
+) -> Result<Option<(Vec<ZoteroObject>, u64)>, SqlError> {
+    Ok(match page_rows(db, library, listing).await? {
+        Paged::Rows(rows, total) => {
+            let objects = rows
+                .iter()
+                .filter_map(|row| object_of(row, &[("numChildren", "children")]).map(|o| with_parsed_date(o, row)))
+                .collect();
+            Some((objects, total))
+        }
+        Paged::NoSuchCollection => Some((Vec::new(), 0)),
+        Paged::Unsupported(_) => None,
+    })
+}
+
+enum Paged {
+    Rows(Vec<Row>, u64),
+    NoSuchCollection,
+    Unsupported(Unsupported),
+}
+
+async fn page_rows(db: &dyn SqlDb, library: &str, listing: &Listing) -> Result<Paged, SqlError> {
     if let Some(why) = listing.unsupported() {
-        return Ok(Listed::Unsupported(why));
+        return Ok(Paged::Unsupported(why));
     }
     if let Some(collection) = &listing.collection {
         let held = db
@@ -298,7 +340,7 @@ pub async fn list(db: &dyn SqlDb, library: &str, listing: &Listing) -> Result<Li
             )
             .await?;
         if held.is_empty() {
-            return Ok(Listed::NoSuchCollection);
+            return Ok(Paged::NoSuchCollection);
         }
     }
     let (sql, params) = page_statement(library, listing);
@@ -315,7 +357,7 @@ pub async fn list(db: &dyn SqlDb, library: &str, listing: &Listing) -> Result<Li
         }
         None => 0,
     };
-    Ok(Listed::Found(Found { items: rows.iter().filter_map(card).collect(), total }))
+    Ok(Paged::Rows(rows, total))
 }
 
 /// The items of `library` with these keys, in the order given (those the mirror lacks left out).

@@ -206,6 +206,29 @@ pub async fn duplicate_candidates(
     Ok((rows.len() as u64, items))
 }
 
+/// The items of `library` with these keys, in the trash or not (those the mirror lacks left out), in key order.
+pub async fn items_by_keys(db: &dyn SqlDb, library: &str, keys: &[String]) -> Result<Vec<ZoteroObject>, SqlError> {
+    let rows = db
+        .query(
+            "SELECT key, version, data, json_extract(search, '$.date') AS date FROM mirror_items
+             WHERE library = ?1 AND key IN (SELECT value FROM json_each(?2)) ORDER BY key",
+            &[Value::from(library), json!(keys)],
+        )
+        .await?;
+    Ok(rows.iter().filter_map(|row| object_of(row, &[]).map(|object| with_parsed_date(object, row))).collect())
+}
+
+/// The object with `meta.parsedDate` as Zotero gives it (`2021`, `2021-07`, `2021-07-15`), from the sort date
+/// the mirror keeps (`2021-07-00`) in the row's `date` column: what a saved search's date conditions read.
+pub(crate) fn with_parsed_date(mut object: ZoteroObject, row: &Row) -> ZoteroObject {
+    let sortable = row.get("date").and_then(Value::as_str).unwrap_or_default();
+    let parts: Vec<&str> = sortable.split('-').take_while(|part| part.bytes().any(|b| b != b'0')).collect();
+    if !parts.is_empty() {
+        object.meta.insert("parsedDate".to_owned(), Value::from(parts.join("-")));
+    }
+    object
+}
+
 /// A row of `key`, `version` and `data` as the object Zotero would list, with `meta` fields taken from the named
 /// columns (`(meta field, column)`).
 pub(crate) fn object_of(row: &Row, meta: &[(&str, &str)]) -> Option<ZoteroObject> {

@@ -30,8 +30,8 @@ pub use key::{KeyError, ObjectKey};
 pub use library::{KeyAccess, LibraryId, LibraryKind, LibraryRights};
 pub use query::{QMode, Query};
 pub use saved_search::{
-    Evaluated, EvaluationLimits, ResultRow, SavedSearch, SavedSearchError, SearchCondition, SearchPlan, Unsupported,
-    UnsupportedSearch,
+    Evaluated, EvaluationLimits, ListingSource, LocalItems, ResultRow, SavedSearch, SavedSearchError, SearchCondition,
+    SearchPlan, Unsupported, UnsupportedSearch,
 };
 pub use settle::PendingOutcome;
 pub(crate) use transport::{retry_after_ms, retry_wait};

@@ -59,6 +59,11 @@ impl Query {
         self.params.iter().any(|(n, _)| n == name)
     }
 
+    /// The values of every parameter `name`, in the order set (`tag` may be given more than once).
+    pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.params.iter().filter(move |(n, _)| n == name).map(|(_, value)| value.as_str())
+    }
+
     /// One item type, optionally negated (`-attachment`).
     pub fn item_type(self, expression: &str) -> Self {
         self.param("itemType", expression)
@@ -90,7 +95,12 @@ impl Query {
     }
 
     /// The `start` this query begins at.
-    pub(crate) fn initial_offset(&self) -> usize {
+    /// The names of the parameters set, in the order set.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.params.iter().map(|(name, _)| name.as_str())
+    }
+
+    pub fn initial_offset(&self) -> usize {
         self.params.iter().find(|(n, _)| n == "start").and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
     }
 

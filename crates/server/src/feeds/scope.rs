@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use zotero_mcp_core::bibliography::{self, Format};
 use zotero_mcp_core::mirror::feed::{feed_key_parts, feed_page, FeedItems};
-use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroClient, ZoteroError, ZoteroObject};
+use zotero_mcp_core::mirror::saved::MirrorItems;
+use zotero_mcp_core::mirror::store;
+use zotero_mcp_core::zotero::{LocalItems, ObjectKey, Query, SavedSearch, ZoteroClient, ZoteroError, ZoteroObject};
 
 use super::writer::Writer;
 use crate::app::App;
@@ -82,8 +84,21 @@ pub async fn write(
     let zotero = zotero_of(ctx)?;
     if let Some(search) = &link.saved_search {
         // Zotero's Web API never runs a saved search: it is evaluated here, within its own bounds.
-        let search = saved_searches::find(zotero, search).await.map_err(|_| NotNow::Gone)?;
-        let evaluated = saved_searches::run(ctx, zotero, &search).await.map_err(|e| too_large(e.to_string()))?;
+        // Over a complete mirror the search and its items are read from it (the full text, when a condition
+        // needs it, from Zotero); without one, from Zotero within the bounds of one request.
+        let (search, mirror) = match source {
+            Source::Mirror(opened, _) => {
+                let searches = store::searches(opened.db, &opened.library).await.map_err(failed)?;
+                let found = searches.iter().find(|s| &s.key == search).ok_or(NotNow::Gone)?;
+                let json = serde_json::to_value(found).map_err(failed)?;
+                let search = SavedSearch::from_api(&json).ok_or(NotNow::Gone)?;
+                (search, Some(MirrorItems { db: opened.db, library: &opened.library }))
+            }
+            Source::Live(_) => (saved_searches::find(zotero, search).await.map_err(|_| NotNow::Gone)?, None),
+        };
+        let local = mirror.as_ref().map(|m| m as &dyn LocalItems);
+        let evaluated =
+            saved_searches::run_over(ctx, zotero, &search, local).await.map_err(|e| too_large(e.to_string()))?;
         let items: Vec<ZoteroObject> = evaluated.rows.into_iter().map(|row| row.item).collect();
         return Ok(whole(format, items));
     }
@@ -122,7 +137,7 @@ async fn from_mirror(opened: &Opened<'_>, link: &FeedLink, format: Format) -> Re
     let items = match &link.collection {
         None => FeedItems::Library,
         Some(key) => {
-            let all = zotero_mcp_core::mirror::store::collections(opened.db, &opened.library).await.map_err(failed)?;
+            let all = store::collections(opened.db, &opened.library).await.map_err(failed)?;
             if !all.iter().any(|c| &c.key == key) {
                 return Err(NotNow::Gone);
             }

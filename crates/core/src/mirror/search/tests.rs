@@ -44,6 +44,7 @@ fn listing(words: &[&str]) -> Listing {
         since: None,
         words: words.iter().map(|w| (*w).to_owned()).collect(),
         keys: None,
+        top: false,
         sort: SortField::Title,
         descending: false,
         start: 0,

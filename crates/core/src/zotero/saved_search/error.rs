@@ -62,4 +62,7 @@ pub enum SavedSearchError {
 
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
+    /// The copy of the library the search read instead of Zotero (the library mirror) failed.
+    #[error("The library mirror could not be read ({0}); try again, or run the search in Zotero")]
+    Local(#[from] crate::platform::SqlError),
 }

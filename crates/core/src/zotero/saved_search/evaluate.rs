@@ -7,7 +7,7 @@ use super::error::SavedSearchError;
 use super::family::{holds, keys_of, parent_key, CollectionTree, Family, KeySets};
 use super::fulltext::{self, API_FULLTEXT_HITS};
 use super::plan::{Narrowing, SearchPlan};
-use super::reader::{EvaluationLimits, Reader, Source};
+use super::reader::{EvaluationLimits, LocalItems, Reader, Source};
 use super::rule::{Context, Rule, Test};
 use crate::zotero::{ObjectKey, Query, ZoteroClient, ZoteroObject, PAGE_LIMIT};
 
@@ -229,9 +229,21 @@ impl SearchPlan {
         limits: &EvaluationLimits,
         now_ms: u64,
     ) -> Result<Evaluated, SavedSearchError> {
+        self.evaluate_over(zotero, None, limits, now_ms).await
+    }
+
+    /// As [`Self::evaluate`], reading the items from `local` (the library mirror) where it can answer, and only
+    /// full text from Zotero.
+    pub async fn evaluate_over(
+        &self,
+        zotero: &ZoteroClient,
+        local: Option<&dyn LocalItems>,
+        limits: &EvaluationLimits,
+        now_ms: u64,
+    ) -> Result<Evaluated, SavedSearchError> {
         // Counted before anything is read: the conditions are known, and each costs every item read.
         self.check_size(limits)?;
-        let mut reader = Reader::new(zotero, *limits, &self.name);
+        let mut reader = Reader::new(zotero, local, *limits, &self.name);
         let mut run = Run::new(self, now_ms);
         if run.needs_collections() {
             let query = Query::new().include_trashed(true);

@@ -57,7 +57,7 @@ pub use error::{SavedSearchError, Unsupported, UnsupportedSearch};
 pub use evaluate::{Evaluated, ResultRow};
 pub use model::{SavedSearch, SearchCondition};
 pub use plan::SearchPlan;
-pub use reader::EvaluationLimits;
+pub use reader::{EvaluationLimits, LocalItems, Source as ListingSource};
 
 /// The fields that stand for the base field `base` in some item type (`publicationTitle`: a book section's
 /// `bookTitle`, …), from Zotero's schema; empty for a field no other stands for.

@@ -1,9 +1,11 @@
 //! The reads one evaluation makes, each counted against its bounds before it is sent: a search that needs more
 //! than the bounds fails with what it would have needed, never with a silently shortened answer.
 
+use async_trait::async_trait;
 use futures_util::future::{join4, OptionFuture};
 
 use super::error::SavedSearchError;
+use crate::platform::SqlError;
 use crate::zotero::{FullText, ObjectKey, Page, Query, ZoteroClient, ZoteroError, ZoteroObject, PAGE_LIMIT};
 
 /// How much one evaluation may read.
@@ -28,9 +30,26 @@ impl Default for EvaluationLimits {
     }
 }
 
+/// A copy of the library that answers a search's listings instead of Zotero (the library mirror): its reads
+/// cost no request, and an item read from it still counts against `max_items`. Full text is always Zotero's.
+#[async_trait(?Send)]
+pub trait LocalItems {
+    /// A listing from the query's offset, at most `max` objects, as Zotero would answer it (its parameters:
+    /// `tag`, `itemType`, `includeTrashed`), and how many the whole listing holds; `None` for one it cannot
+    /// answer exactly, which Zotero then answers.
+    async fn listing(
+        &self,
+        source: Source<'_>,
+        query: &Query,
+        max: usize,
+    ) -> Result<Option<(Vec<ZoteroObject>, u64)>, SqlError>;
+    /// The items with these keys, in the trash or not.
+    async fn by_keys(&self, keys: &[ObjectKey]) -> Result<Vec<ZoteroObject>, SqlError>;
+}
+
 /// Where a listing reads from.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Source<'a> {
+pub enum Source<'a> {
     /// `/items`, or `/items/top` when `top`.
     Library { top: bool },
     /// `/collections/<key>/items[/top]`.
@@ -41,6 +60,7 @@ pub(super) enum Source<'a> {
 
 pub(super) struct Reader<'a> {
     pub zotero: &'a ZoteroClient,
+    local: Option<&'a dyn LocalItems>,
     limits: EvaluationLimits,
     pub search: &'a str,
     pub requests: usize,
@@ -53,10 +73,15 @@ fn pages(count: usize, per_page: usize) -> usize {
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(zotero: &'a ZoteroClient, limits: EvaluationLimits, search: &'a str) -> Self {
+    pub fn new(
+        zotero: &'a ZoteroClient,
+        local: Option<&'a dyn LocalItems>,
+        limits: EvaluationLimits,
+        search: &'a str,
+    ) -> Self {
         // The library is looked up from the key on the first request when it was not configured.
-        let requests = usize::from(zotero.needs_key_lookup());
-        Self { zotero, limits, search, requests, items: 0, fulltext_reads: 0 }
+        let requests = usize::from(zotero.needs_key_lookup() && local.is_none());
+        Self { zotero, local, limits, search, requests, items: 0, fulltext_reads: 0 }
     }
 
     pub fn fulltext_reads_left(&self) -> usize {
@@ -111,6 +136,20 @@ impl<'a> Reader<'a> {
         query: &Query,
         cap: usize,
     ) -> Result<(Vec<ZoteroObject>, u64), SavedSearchError> {
+        if let Some(local) = self.local {
+            // At most one item past what may still be read: the total then says whether the bound is passed,
+            // and no more is held than the bound allows.
+            let counted = !matches!(source, Source::Collections);
+            let room = if counted { self.limits.max_items.saturating_sub(self.items).saturating_add(1) } else { cap };
+            let read = local.listing(source, query, cap.min(room)).await.map_err(SavedSearchError::Local)?;
+            if let Some((objects, total)) = read {
+                if counted {
+                    let left = total.saturating_sub(query.initial_offset() as u64);
+                    self.spend_items(left.min(cap as u64))?;
+                }
+                return Ok((objects, total));
+            }
+        }
         self.spend_requests(1)?;
         let first = match self.page(source, query, PAGE_LIMIT.min(cap)).await {
             Ok(page) => page,
@@ -152,6 +191,10 @@ impl<'a> Reader<'a> {
     pub async fn by_keys(&mut self, keys: &[ObjectKey]) -> Result<Vec<ZoteroObject>, SavedSearchError> {
         if keys.is_empty() {
             return Ok(Vec::new());
+        }
+        if let Some(local) = self.local {
+            self.spend_items(keys.len() as u64)?;
+            return local.by_keys(keys).await.map_err(SavedSearchError::Local);
         }
         self.spend_requests(pages(keys.len(), crate::zotero::BATCH_SIZE))?;
         self.spend_items(keys.len() as u64)?;

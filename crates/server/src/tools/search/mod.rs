@@ -478,6 +478,7 @@ fn mirror_listing(input: &SearchInput, ask: Ask<'_>) -> Option<Listing> {
         since: input.since,
         words: ask.text.map(|(text, _)| mirror_search::words(text)).unwrap_or_default(),
         keys: ask.keys.map(<[String]>::to_vec),
+        top: false,
         sort,
         descending,
         start: ask.offset,
