@@ -18,8 +18,8 @@ pub struct MirrorItems<'a> {
 /// The parameters a listing of the mirror reads; a query with any other goes to Zotero.
 const KNOWN: &[&str] = &["tag", "itemType", "includeTrashed", "start"];
 
-/// The most rows one read asks for: SQLite's LIMIT is a signed 64-bit number.
-const MAX_ROWS: usize = 1 << 40;
+/// The most rows one read asks for (SQLite takes a signed 64-bit LIMIT; `usize` is 32 bits in the Worker).
+const MAX_ROWS: usize = 1 << 30;
 
 #[async_trait(?Send)]
 impl LocalItems for MirrorItems<'_> {
