@@ -3,6 +3,22 @@
 
 /// Days since 1970-01-01 of a civil date; months and days past their end roll over, as SQLite's date arithmetic
 /// does (`2024-02-31` is `2024-03-02`).
+/// The English month names, lowercased, January first: dates people type and Zotero reads name months so.
+pub const MONTH_NAMES: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let (year, month) = (year + (month - 1).div_euclid(12), (month - 1).rem_euclid(12) + 1);
     let y = if month <= 2 { year - 1 } else { year };

@@ -335,26 +335,12 @@ fn read_date(text: &str) -> Option<Date> {
         return Some(date);
     }
     let year = year_of(text)?;
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let month = text.split(|c: char| !c.is_ascii_alphabetic()).find_map(|word| {
         let word = word.to_ascii_lowercase();
         let named = |name: &&str| {
             *name == word || (word.len() == 3 && name.starts_with(&word)) || word == "sept" && *name == "september"
         };
-        MONTHS.iter().position(named).and_then(|index| u8::try_from(index + 1).ok())
+        crate::calendar::MONTH_NAMES.iter().position(named).and_then(|index| u8::try_from(index + 1).ok())
     });
     Some(Date { year, month, day: None })
 }

@@ -281,24 +281,13 @@ fn month_number(month: &str) -> Option<u32> {
     if let Ok(number) = month.parse::<u32>() {
         return (1..=12).contains(&number).then_some(number);
     }
-    const NAMES: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     if month.len() < 3 {
         return None;
     }
-    NAMES.iter().position(|name| name.starts_with(&month)).and_then(|index| u32::try_from(index + 1).ok())
+    crate::calendar::MONTH_NAMES
+        .iter()
+        .position(|name| name.starts_with(&month))
+        .and_then(|index| u32::try_from(index + 1).ok())
 }
 
 /// Whether `text` is an ISO date `YYYY`, `YYYY-MM` or `YYYY-MM-DD`.

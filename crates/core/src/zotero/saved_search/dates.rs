@@ -35,27 +35,12 @@ pub(super) enum Unit {
     Years,
 }
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 fn month_named(word: &str) -> Option<u32> {
     let word = word.trim_end_matches('.').to_lowercase();
     if word.len() < 3 {
         return None;
     }
-    MONTHS.iter().position(|m| m.starts_with(&word)).and_then(|i| u32::try_from(i + 1).ok())
+    crate::calendar::MONTH_NAMES.iter().position(|m| m.starts_with(&word)).and_then(|i| u32::try_from(i + 1).ok())
 }
 
 fn number(part: &str, digits: std::ops::RangeInclusive<usize>) -> Option<u32> {
