@@ -291,14 +291,34 @@ async fn no_answer_names_the_zotero_key_a_token_or_an_internal_address() {
         answers.push(body(&response));
         answers.push(format!("{:?}", response.headers()));
     }
-    // A failing Zotero is answered with a fixed text too.
-    lib.sim.fail_next(50, zotero_sim::Fault::Status { status: 500 });
-    let failing = get(&lib.app, &url, &[]).await;
+    // A failing Zotero is answered with a fixed text too, a saved search's read included.
+    let (search, _) = make_link(&lib.app, json!({ "library": "groups/100001", "savedSearch": "Folding papers" })).await;
+    for url in [&url, &search] {
+        lib.sim.fail_next(50, zotero_sim::Fault::Status { status: 500 });
+        let failing = get(&lib.app, url, &[]).await;
+        assert_eq!(failing.status(), 503);
+        answers.push(body(&failing));
+        lib.sim.clear_faults();
+    }
+    // Without a mirror, the saved search's own reads failing (after the library's version was read).
+    let live = library(false);
+    let (search, _) =
+        make_link(&live.app, json!({ "library": "groups/100001", "savedSearch": "Folding papers" })).await;
+    let fault = zotero_sim::FaultMatch {
+        method: None,
+        path_contains: Some("/groups/100001/items".into()),
+        body_contains: None,
+        skip: 1,
+    };
+    live.sim.fail_matching(50, fault, zotero_sim::Fault::Status { status: 500 });
+    let failing = get(&live.app, &search, &[]).await;
     assert_eq!(failing.status(), 503);
+    assert!(body(&failing).contains("could not be read just now"), "{}", body(&failing));
     answers.push(body(&failing));
-    lib.sim.clear_faults();
     for answer in answers {
-        for secret in [API_KEY, TEST_TOKEN, WRITE_TOKEN, "Bearer", "api.zotero.org", "users/1234567/items"] {
+        for secret in
+            [API_KEY, TEST_TOKEN, WRITE_TOKEN, "Bearer", "api.zotero.org", "users/1234567/items", "groups/100001"]
+        {
             assert!(!answer.contains(secret), "{secret:?} in {answer}");
         }
     }

@@ -1,8 +1,8 @@
 //! Bibliography feeds: `GET /feeds/<secret>.<ext>` serves a library, a collection or a saved search as one
 //! BibTeX, BibLaTeX, CSL-JSON or RIS file, for Overleaf ("New file → From external URL"), latexmk, Pandoc and
 //! Quarto, which cannot sign in. The secret in the URL is the only credential (a capability:
-//! [`crate::feed_links`]), so
-//! every refusal is the same bare 404, whether the link never existed, was revoked or expired.
+//! [`crate::feed_links`]), so every refusal is the same bare 404, whether the link never existed, was revoked or
+//! expired.
 //!
 //! - the whole scope is served, never a page of it: from the library mirror where the runtime has one, else read
 //!   live within the request's budget, and when neither can answer whole, a 503 that says when to come back;
@@ -37,7 +37,7 @@ pub async fn route(request: &HttpRequest, app: &App) -> Option<HttpResponse> {
         ));
     }
     let response = serve(request, app, name).await;
-    // Never cached by anything in between (the URL is a credential), and never sniffed or framed.
+    // Never cached by anything in between (the URL is a credential), never sniffed, never sent on as a referrer.
     let mut response = respond::no_store(response);
     let headers = response.headers_mut();
     headers.insert(http::header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));

@@ -7,7 +7,9 @@ use zotero_mcp_core::bibliography::{self, Format};
 use zotero_mcp_core::mirror::feed::{feed_key_parts, feed_page, FeedItems};
 use zotero_mcp_core::mirror::saved::MirrorItems;
 use zotero_mcp_core::mirror::store;
-use zotero_mcp_core::zotero::{LocalItems, ObjectKey, Query, SavedSearch, ZoteroClient, ZoteroError, ZoteroObject};
+use zotero_mcp_core::zotero::{
+    LocalItems, ObjectKey, Query, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient, ZoteroError, ZoteroObject,
+};
 
 use super::writer::Writer;
 use crate::app::App;
@@ -83,9 +85,9 @@ pub async fn write(
 ) -> Result<String, NotNow> {
     let zotero = zotero_of(ctx)?;
     if let Some(search) = &link.saved_search {
-        // Zotero's Web API never runs a saved search: it is evaluated here, within its own bounds.
-        // Over a complete mirror the search and its items are read from it (the full text, when a condition
-        // needs it, from Zotero); without one, from Zotero within the bounds of one request.
+        // Zotero's Web API never runs a saved search: it is evaluated here. Over a complete mirror the search and
+        // its items are read from it (the full text, when a condition needs it, from Zotero); without one, from
+        // Zotero within the bounds of one request.
         let (search, mirror) = match source {
             Source::Mirror(opened, _) => {
                 let searches = store::searches(opened.db, &opened.library).await.map_err(failed)?;
@@ -97,8 +99,14 @@ pub async fn write(
             Source::Live(_) => (saved_searches::find(zotero, search).await.map_err(|_| NotNow::Gone)?, None),
         };
         let local = mirror.as_ref().map(|m| m as &dyn LocalItems);
-        let evaluated =
-            saved_searches::run_over(ctx, zotero, &search, local).await.map_err(|e| too_large(e.to_string()))?;
+        let plan = SearchPlan::new(&search).map_err(|refused| NotNow::TooLarge(refused.to_string()))?;
+        let limits = if local.is_some() { &saved_searches::MIRROR_LIMITS } else { &saved_searches::LIMITS };
+        let now_ms = ctx.services().clock().now_ms();
+        let evaluated = plan.evaluate_over(zotero, local, limits, now_ms).await.map_err(|error| match error {
+            // What reading failed on goes to the log only; what the search asks too much of is said.
+            SavedSearchError::Zotero(_) | SavedSearchError::Local(_) => failed(error),
+            refused => NotNow::TooLarge(refused.to_string()),
+        })?;
         let items: Vec<ZoteroObject> = evaluated.rows.into_iter().map(|row| row.item).collect();
         return Ok(whole(format, items));
     }
@@ -114,10 +122,6 @@ fn zotero_of(ctx: &RequestContext) -> Result<&ZoteroClient, NotNow> {
 
 fn failed(error: impl std::fmt::Display) -> NotNow {
     NotNow::Failed(error.to_string())
-}
-
-fn too_large(why: String) -> NotNow {
-    NotNow::TooLarge(why)
 }
 
 /// A bibliography of `items` (citable ones, outside the trash), in key order so the file is the same for the same
@@ -192,7 +196,7 @@ fn with_descendants(key: &str, subcollections: bool, all: &[ZoteroObject]) -> Ve
 /// The scope read from Zotero, refused when it is more than one request can read.
 async fn live_items(ctx: &RequestContext, zotero: &ZoteroClient, link: &FeedLink) -> Result<Vec<ZoteroObject>, NotNow> {
     let over = |count: String| {
-        too_large(format!(
+        NotNow::TooLarge(format!(
             "{count} items are more than this server reads from Zotero in one request ({LIVE_MAX}); with the \
              library mirror (a MIRROR_DB binding) every feed is served whole"
         ))

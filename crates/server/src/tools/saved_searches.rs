@@ -7,8 +7,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use zotero_mcp_core::zotero::{
-    Evaluated, EvaluationLimits, ItemCard, LocalItems, ObjectKey, SavedSearch, SavedSearchError, SearchPlan,
-    ZoteroClient, ZoteroObject,
+    Evaluated, EvaluationLimits, ItemCard, ObjectKey, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient,
+    ZoteroObject,
 };
 
 use crate::context::RequestContext;
@@ -149,27 +149,15 @@ pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, To
     }
 }
 
-/// What one run over the library mirror may read: the mirror's reads cost no request, so more items may be
-/// decided, up to what a Worker holds in memory at once (each is held whole while the search is decided).
+/// What one run over the library mirror may read (a feed's): the mirror's reads cost no request, so more items
+/// may be decided, up to what a Worker holds in memory at once (each is held whole while the search is decided).
 pub const MIRROR_LIMITS: EvaluationLimits = EvaluationLimits { max_items: 10_000, ..LIMITS };
 
 /// Evaluates the search over the context's library, or says why it cannot be.
 pub async fn run(ctx: &RequestContext, zotero: &ZoteroClient, search: &SavedSearch) -> Result<Evaluated, ToolError> {
-    run_over(ctx, zotero, search, None).await
-}
-
-/// As [`run`], reading the items from `local` (the library mirror, complete and brought forward) within
-/// [`MIRROR_LIMITS`]; full text still from Zotero.
-pub async fn run_over(
-    ctx: &RequestContext,
-    zotero: &ZoteroClient,
-    search: &SavedSearch,
-    local: Option<&dyn LocalItems>,
-) -> Result<Evaluated, ToolError> {
     let plan = SearchPlan::new(search).map_err(|refused| ToolError::Failed(refused.to_string()))?;
     let now_ms = ctx.services().clock().now_ms();
-    let limits = if local.is_some() { &MIRROR_LIMITS } else { &LIMITS };
-    plan.evaluate_over(zotero, local, limits, now_ms).await.map_err(|error| match error {
+    plan.evaluate(zotero, &LIMITS, now_ms).await.map_err(|error| match error {
         SavedSearchError::Zotero(error) => ToolError::from(error),
         other => ToolError::Failed(other.to_string()),
     })
