@@ -6,11 +6,14 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use zotero_mcp_core::mirror::saved::MirrorItems;
+use zotero_mcp_core::mirror::store;
 use zotero_mcp_core::zotero::{
-    Evaluated, EvaluationLimits, ItemCard, ObjectKey, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient,
-    ZoteroObject,
+    Evaluated, EvaluationLimits, ItemCard, LocalItems, ObjectKey, SavedSearch, SavedSearchError, SearchPlan,
+    ZoteroClient, ZoteroObject,
 };
 
+use super::mirrored::{self, MirrorOut, Mirrored};
 use crate::context::RequestContext;
 use crate::mcp::ToolError;
 
@@ -110,16 +113,24 @@ pub fn listed(search: &SavedSearch) -> SavedSearchOut {
 /// has it.
 pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, ToolError> {
     let (searches, total) = zotero.saved_searches_up_to(MAX_SAVED_SEARCHES).await?;
+    let unread = total.filter(|total| *total > searches.len() as u64);
+    // A key beyond the searches read is asked for by itself.
+    if let (Some(_), Ok(key)) = (unread, ObjectKey::parse(wanted.trim())) {
+        if !searches.iter().any(|s| s.key == wanted.trim()) {
+            if let Ok(search) = zotero.saved_search(&key).await {
+                return Ok(search);
+            }
+        }
+    }
+    pick(&searches, wanted, unread)
+}
+
+/// The search of `searches` that `wanted` names (see [`find`]); `unread` is how many the library has when some
+/// were not read.
+fn pick(searches: &[SavedSearch], wanted: &str, unread: Option<u64>) -> Result<SavedSearch, ToolError> {
     let wanted = wanted.trim();
     if let Some(search) = searches.iter().find(|s| s.key == wanted) {
         return Ok(search.clone());
-    }
-    let unread = total.is_some_and(|total| total > searches.len() as u64);
-    // A key beyond the searches read is asked for by itself.
-    if let (true, Ok(key)) = (unread, ObjectKey::parse(wanted)) {
-        if let Ok(search) = zotero.saved_search(&key).await {
-            return Ok(search);
-        }
     }
     let lower = wanted.to_lowercase();
     let named: Vec<&SavedSearch> = searches.iter().filter(|s| s.name.trim().to_lowercase() == lower).collect();
@@ -128,12 +139,12 @@ pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, To
         [] => {
             let known: Vec<String> = searches.iter().take(20).map(|s| format!("{:?} ({})", s.name, s.key)).collect();
             let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-            let searched = match (unread, total) {
-                (true, Some(total)) => format!(
+            let searched = match unread {
+                Some(total) => format!(
                     " (of its {total} saved searches the {MAX_SAVED_SEARCHES} changed last were searched by name: \
                      give the key of another)"
                 ),
-                _ => String::new(),
+                None => String::new(),
             };
             Err(ToolError::Failed(format!(
                 "no saved search is called or keyed {:?} in this library{searched} (its saved searches: {known}); \
@@ -149,15 +160,53 @@ pub async fn find(zotero: &ZoteroClient, wanted: &str) -> Result<SavedSearch, To
     }
 }
 
-/// What one run over the library mirror may read (a feed's): the mirror's reads cost no request, so more items
+/// The saved search `wanted` names, run: over the library's complete mirror where there is one (the search and
+/// its items read there, for the mirror's one freshness request; full text from Zotero), else found and run
+/// through Zotero. With the mirror's state when it answered.
+pub async fn find_and_run(
+    ctx: &RequestContext,
+    zotero: &ZoteroClient,
+    wanted: &str,
+) -> Result<(SavedSearch, Evaluated, Option<MirrorOut>), ToolError> {
+    if let Mirrored::Answer(opened, status) = mirrored::opened(ctx).await {
+        if let Ok(objects) = store::searches(opened.db, &opened.library).await {
+            let searches: Vec<SavedSearch> = objects
+                .iter()
+                .filter_map(|object| serde_json::to_value(object).ok())
+                .filter_map(|json| SavedSearch::from_api(&json))
+                .collect();
+            let search = pick(&searches, wanted, None)?;
+            let local = MirrorItems { db: opened.db, library: &opened.library };
+            let evaluated = evaluate(ctx, zotero, &search, Some(&local)).await?;
+            return Ok((search, evaluated, Some(status)));
+        }
+    }
+    let search = find(zotero, wanted).await?;
+    let evaluated = run(ctx, zotero, &search).await?;
+    Ok((search, evaluated, None))
+}
+
+/// What one run over the library mirror may read: the mirror's reads cost no request, so more items
 /// may be decided, up to what a Worker holds in memory at once (each is held whole while the search is decided).
 pub const MIRROR_LIMITS: EvaluationLimits = EvaluationLimits { max_items: 10_000, ..LIMITS };
 
-/// Evaluates the search over the context's library, or says why it cannot be.
+/// Evaluates the search over the context's library through Zotero, or says why it cannot be.
 pub async fn run(ctx: &RequestContext, zotero: &ZoteroClient, search: &SavedSearch) -> Result<Evaluated, ToolError> {
+    evaluate(ctx, zotero, search, None).await
+}
+
+/// Evaluates the search, reading its items from `local` (the library mirror, within [`MIRROR_LIMITS`]) or from
+/// Zotero (within [`LIMITS`]).
+async fn evaluate(
+    ctx: &RequestContext,
+    zotero: &ZoteroClient,
+    search: &SavedSearch,
+    local: Option<&dyn LocalItems>,
+) -> Result<Evaluated, ToolError> {
     let plan = SearchPlan::new(search).map_err(|refused| ToolError::Failed(refused.to_string()))?;
     let now_ms = ctx.services().clock().now_ms();
-    plan.evaluate(zotero, &LIMITS, now_ms).await.map_err(|error| match error {
+    let limits = if local.is_some() { &MIRROR_LIMITS } else { &LIMITS };
+    plan.evaluate_over(zotero, local, limits, now_ms).await.map_err(|error| match error {
         SavedSearchError::Zotero(error) => ToolError::from(error),
         other => ToolError::Failed(other.to_string()),
     })

@@ -275,10 +275,9 @@ impl Tool for ZoteroSearch {
         let zotero = ctx.zotero()?;
         let scope = match input.saved_search.as_deref() {
             Some(wanted) => {
-                let search = saved_searches::find(zotero, wanted).await?;
-                let evaluated = saved_searches::run(ctx, zotero, &search).await?;
+                let (search, evaluated, mirror) = saved_searches::find_and_run(ctx, zotero, wanted).await?;
                 if !narrows(&input) {
-                    return saved_search_page(zotero, &input, &search.name, &evaluated).await;
+                    return saved_search_page(zotero, &input, &search.name, &evaluated, mirror).await;
                 }
                 Some(scope_of(&search, &evaluated)?)
             }

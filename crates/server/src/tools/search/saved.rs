@@ -1,11 +1,13 @@
 //! `zotero_search` with `savedSearch`: the saved search's own result a page at a time, or its items as the
-//! scope another search is limited to.
+//! scope another search is limited to. The search runs over the library mirror when it is complete
+//! (`saved_searches::find_and_run`).
 
 use zotero_mcp_core::zotero::{Evaluated, ItemScope, Query, SavedSearch, ZoteroClient};
 
 use super::{SearchHit, SearchInput, SearchOutput};
 use crate::format::items::summarize;
 use crate::mcp::ToolError;
+use crate::tools::mirrored::MirrorOut;
 use crate::tools::paging::Paging;
 use crate::tools::saved_searches;
 
@@ -16,6 +18,7 @@ pub(super) async fn saved_search_page(
     input: &SearchInput,
     name: &str,
     evaluated: &Evaluated,
+    mirror: Option<MirrorOut>,
 ) -> Result<SearchOutput, ToolError> {
     let paging = Paging::new(input.offset, input.limit);
     let (rows, next_offset) = paging.slice(&evaluated.rows);
@@ -35,8 +38,11 @@ pub(super) async fn saved_search_page(
              for their notes or attachments that did, as Zotero shows them."
         )
     });
-    // The saved search read the library; its version is asked for once more (one item's worth).
-    let version = zotero.item_cards(ItemScope::Top, &Query::new(), 1).await?.library_version;
+    // Over the mirror, its version; through Zotero, the version is asked for once more (one item's worth).
+    let version = match &mirror {
+        Some(mirror) => mirror.library_version,
+        None => zotero.item_cards(ItemScope::Top, &Query::new(), 1).await?.library_version,
+    };
     Ok(SearchOutput {
         total: items.len(),
         items,
@@ -44,7 +50,7 @@ pub(super) async fn saved_search_page(
         next_offset,
         library_version: version,
         note,
-        mirror: None,
+        mirror,
         offset: paging.offset,
     })
 }
