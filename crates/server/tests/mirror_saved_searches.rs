@@ -29,17 +29,26 @@ fn library(n: usize) -> Rc<Simulator> {
                     "collections": if i < 10 { json!([shelf]) } else { json!([]) } }),
         );
         if i % 7 == 0 {
-            sim.insert_item(LIB, json!({ "itemType": "note", "parentItem": key, "note": format!("<p>remark {i}</p>") }));
+            sim.insert_item(
+                LIB,
+                json!({ "itemType": "note", "parentItem": key, "note": format!("<p>remark {i}</p>") }),
+            );
         }
     }
     for (name, conditions) in [
-        ("core books", json!([{ "condition": "tag", "operator": "is", "value": "core" },
-                              { "condition": "itemType", "operator": "is", "value": "book" }])),
+        (
+            "core books",
+            json!([{ "condition": "tag", "operator": "is", "value": "core" },
+                              { "condition": "itemType", "operator": "is", "value": "book" }]),
+        ),
         ("shelf", json!([{ "condition": "collection", "operator": "is", "value": shelf }])),
         ("remarks", json!([{ "condition": "note", "operator": "contains", "value": "remark 7" }])),
-        ("old or writer3", json!([{ "condition": "date", "operator": "isBefore", "value": "1983" },
+        (
+            "old or writer3",
+            json!([{ "condition": "date", "operator": "isBefore", "value": "1983" },
                                   { "condition": "creator", "operator": "is", "value": "Writer3" },
-                                  { "condition": "joinMode", "operator": "any", "value": "" }])),
+                                  { "condition": "joinMode", "operator": "any", "value": "" }]),
+        ),
         ("grown", json!([{ "condition": "title", "operator": "contains", "value": "grown source 1" }])),
     ] {
         sim.insert_search(LIB, json!({ "name": name, "conditions": conditions }));
