@@ -140,16 +140,21 @@ impl LinkStore<'_> {
         Ok(listed)
     }
 
-    /// Revokes the link `id` names; false when none does.
-    pub async fn revoke(&self, id: &str) -> Result<bool, LinkStoreError> {
+    /// Revokes the link `id` names, and says what it served; `None` when no link has that id.
+    pub async fn revoke(&self, id: &str) -> Result<Option<Listed>, LinkStoreError> {
         let id = id.trim().to_ascii_lowercase();
         if id.len() != ID_LEN || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(false);
+            return Ok(None);
         }
         let names = self.names().await?;
-        let Some(name) = names.iter().find(|name| name[KEY_PREFIX.len()..].starts_with(&id)) else { return Ok(false) };
+        let Some(name) = names.iter().find(|name| name.trim_start_matches(KEY_PREFIX).starts_with(&id)) else {
+            return Ok(None);
+        };
+        let Some(link) = self.kv.get(name).await?.and_then(|record| serde_json::from_str(&record).ok()) else {
+            return Ok(None);
+        };
         self.kv.delete(name).await?;
-        Ok(true)
+        Ok(Some(Listed { id, link }))
     }
 
     async fn names(&self) -> Result<Vec<String>, KvError> {

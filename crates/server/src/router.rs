@@ -45,7 +45,7 @@ async fn mcp(request: &HttpRequest, app: &App) -> HttpResponse {
         Ok(()) => match crate::auth::grant_for_mcp_request(request, app).await {
             Ok(grant) => {
                 let registry = crate::tools::registry(&app.config);
-                let origin = crate::auth::http_util::request_origin(request);
+                let origin = crate::auth::http_util::raw_origin(request);
                 let session = Session::at(grant, app.config.clone(), app.platform.clone(), origin);
                 crate::mcp::transport::serve_post(request, &registry, &session).await
             }

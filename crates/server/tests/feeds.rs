@@ -459,3 +459,18 @@ async fn a_saved_search_s_feed_from_the_mirror_is_zotero_s_own_for_one_request()
         assert_eq!(mirror_titles, zotero_titles, "{name}");
     }
 }
+
+#[tokio::test]
+async fn without_a_mirror_a_collection_tree_too_large_to_read_is_refused_not_served_in_part() {
+    let lib = library(false);
+    for i in 0..2000 {
+        lib.sim.insert_collection(LIB, json!({ "name": format!("Shelf {i}") }));
+    }
+    let (url, _) = make_link(&lib.app, json!({ "collection": lib.thesis, "includeSubcollections": true })).await;
+    let refused = get(&lib.app, &url, &[]).await;
+    assert_eq!(refused.status(), 503, "{}", body(&refused));
+    assert!(body(&refused).contains("more than 2000 collections"), "{}", body(&refused));
+    // Without its subcollections the collection is still served.
+    let (url, _) = make_link(&lib.app, json!({ "collection": lib.thesis })).await;
+    assert_eq!(entries("bibtex", &body(&get(&lib.app, &url, &[]).await)), 250);
+}

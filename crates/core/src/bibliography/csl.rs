@@ -20,20 +20,15 @@ use serde_json::{json, Map, Value};
 
 use super::{roles, Date, Entry, Name};
 
-/// Appends the whole array.
-pub(super) fn write_all<'a>(out: &mut String, entries: impl Iterator<Item = Entry<'a>>) {
-    out.push('[');
-    let mut first = true;
-    for entry in entries {
-        // A map of strings always serialises; the check is only so that nothing here can panic.
-        let Ok(json) = serde_json::to_string(&Value::Object(item(&entry))) else {
-            continue;
-        };
-        out.push_str(if first { "\n" } else { ",\n" });
-        out.push_str(&json);
-        first = false;
-    }
-    out.push_str(if first { "]\n" } else { "\n]\n" });
+/// Appends one item of the array: after `[` for the first, after `,` for the others ([`super::Writer`] opens
+/// and closes the array).
+pub(super) fn write_entry(out: &mut String, entry: &Entry<'_>, first: bool) {
+    // A map of strings always serialises; the check is only so that nothing here can panic.
+    let Ok(json) = serde_json::to_string(&Value::Object(item(entry))) else {
+        return;
+    };
+    out.push_str(if first { "[\n" } else { ",\n" });
+    out.push_str(&json);
 }
 
 /// The CSL type of a Zotero item type.

@@ -109,21 +109,53 @@ pub fn is_citable(item: &ZoteroObject) -> bool {
 /// [`citation_keys`]); an item without one is written under its Zotero key. Every item given is written, in
 /// order: leave out what [`is_citable`] refuses first.
 pub fn write(format: Format, items: &[ZoteroObject], keys: &[String]) -> String {
-    // About 600 bytes an entry, so the buffer rarely grows more than a few times.
-    let mut out = String::with_capacity(items.len().saturating_mul(600));
-    let entries = items.iter().enumerate().map(|(index, item)| {
-        let key = keys.get(index).map_or(item.key.as_str(), String::as_str);
-        Entry { item, key }
-    });
-    match format {
-        Format::BibTex | Format::BibLaTex => {
-            let dialect = if format == Format::BibTex { bibtex::Dialect::BibTex } else { bibtex::Dialect::BibLaTex };
-            entries.for_each(|entry| bibtex::write_entry(&mut out, &entry, dialect));
-        }
-        Format::CslJson => csl::write_all(&mut out, entries),
-        Format::Ris => entries.for_each(|entry| ris::write_entry(&mut out, &entry)),
+    let mut writer = Writer::new(format);
+    writer.page(items, keys);
+    writer.finish()
+}
+
+/// A bibliography written a page of items at a time, so a library read in pages (from the mirror) is never held
+/// whole: the file grows page by page, and CSL-JSON's one array is opened by the first entry and closed by
+/// [`Writer::finish`].
+pub struct Writer {
+    format: Format,
+    out: String,
+    /// CSL-JSON entries written so far (whether the array is open).
+    written: usize,
+}
+
+impl Writer {
+    pub fn new(format: Format) -> Self {
+        Self { format, out: String::new(), written: 0 }
     }
-    out
+
+    /// Writes `items` as [`write`] does.
+    pub fn page(&mut self, items: &[ZoteroObject], keys: &[String]) {
+        // About 600 bytes an entry, so the buffer rarely grows more than a few times.
+        self.out.reserve(items.len().saturating_mul(600));
+        for (index, item) in items.iter().enumerate() {
+            let key = keys.get(index).map_or(item.key.as_str(), String::as_str);
+            let entry = Entry { item, key };
+            match self.format {
+                Format::BibTex => bibtex::write_entry(&mut self.out, &entry, bibtex::Dialect::BibTex),
+                Format::BibLaTex => bibtex::write_entry(&mut self.out, &entry, bibtex::Dialect::BibLaTex),
+                Format::CslJson => {
+                    let before = self.out.len();
+                    csl::write_entry(&mut self.out, &entry, self.written == 0);
+                    self.written += usize::from(self.out.len() > before);
+                }
+                Format::Ris => ris::write_entry(&mut self.out, &entry),
+            }
+        }
+    }
+
+    /// The whole file.
+    pub fn finish(mut self) -> String {
+        if self.format == Format::CslJson {
+            self.out.push_str(if self.written == 0 { "[]\n" } else { "\n]\n" });
+        }
+        self.out
+    }
 }
 
 /// One item being written, with its key.

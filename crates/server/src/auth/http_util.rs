@@ -21,6 +21,12 @@ pub fn header(request: &HttpRequest, name: impl http::header::AsHeaderName) -> O
 /// the metadata derive from it, as in the TypeScript project. Production pins the host (one custom domain,
 /// `workers_dev = false`), so a client cannot steer it.
 pub fn request_origin(request: &HttpRequest) -> String {
+    normalized_origin(&raw_origin(request))
+}
+
+/// `scheme://host[:port]` as the request names it, not yet normalized: cheap enough for every request, for
+/// [`normalized_origin`] to finish when a link is actually made.
+pub fn raw_origin(request: &HttpRequest) -> String {
     let scheme = request.uri().scheme_str().unwrap_or("https");
     let host = request
         .uri()
@@ -28,10 +34,15 @@ pub fn request_origin(request: &HttpRequest) -> String {
         .map(|a| a.as_str().to_owned())
         .or_else(|| header(request, http::header::HOST).map(str::to_owned))
         .unwrap_or_default();
-    // The URL parser drops a default port and lowercases the host, as WHATWG URL `origin` does.
-    match parse_url(&format!("{scheme}://{host}/")) {
+    format!("{scheme}://{host}")
+}
+
+/// [`raw_origin`] as an origin: the URL parser drops a default port and lowercases the host, as WHATWG URL
+/// `origin` does.
+pub fn normalized_origin(raw: &str) -> String {
+    match parse_url(&format!("{raw}/")) {
         Ok(url) => url.origin().ascii_serialization(),
-        Err(_) => format!("{scheme}://{host}"),
+        Err(_) => raw.to_owned(),
     }
 }
 

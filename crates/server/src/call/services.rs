@@ -22,8 +22,8 @@ pub struct Services {
     platform: Platform,
     /// Outbound requests sent so far, by every client of the request ([`Self::requests_sent`]).
     sent: Rc<Cell<usize>>,
-    /// The scheme and host the request reached this server at (`https://zotero.example`), for links it hands out;
-    /// `None` on stdio, which has no address.
+    /// The scheme and host the request reached this server at, as the request names them (not yet normalized:
+    /// `auth::http_util::normalized_origin` finishes it for a link handed out); `None` on stdio.
     origin: Option<String>,
 }
 
@@ -66,7 +66,7 @@ impl Services {
         self
     }
 
-    /// The scheme and host the request reached this server at, for links it hands out; `None` on stdio.
+    /// The scheme and host the request reached this server at, as the request names them; `None` on stdio.
     pub fn origin(&self) -> Option<&str> {
         self.origin.as_deref()
     }

@@ -12,7 +12,6 @@
 //!   answered with a fixed text, and its cause goes to the server's log.
 
 mod scope;
-mod writer;
 
 use http::header::{HeaderValue, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use zotero_mcp_core::platform::{CounterStep, CountersError};

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use zotero_mcp_core::bibliography::{self, Format};
+use zotero_mcp_core::bibliography::{self, Format, Writer};
 use zotero_mcp_core::mirror::feed::{feed_key_parts, feed_page, FeedItems};
 use zotero_mcp_core::mirror::saved::MirrorItems;
 use zotero_mcp_core::mirror::store;
@@ -11,7 +11,6 @@ use zotero_mcp_core::zotero::{
     LocalItems, ObjectKey, Query, SavedSearch, SavedSearchError, SearchPlan, ZoteroClient, ZoteroError, ZoteroObject,
 };
 
-use super::writer::Writer;
 use crate::app::App;
 use crate::call::{Plan, Session, Unresolved};
 use crate::context::RequestContext;
@@ -23,6 +22,8 @@ use crate::tools::saved_searches;
 /// The most items a feed is read live with, without a mirror: 40 pages of 100, inside a Worker's 50
 /// subrequests with room for the freshness check and the collection tree.
 pub const LIVE_MAX: usize = 4000;
+/// The most collections read live to find a collection's subcollections (20 pages).
+const LIVE_COLLECTIONS: usize = 2000;
 /// The most requests a live read may send in all (the collection tree and each subcollection cost one or more).
 const LIVE_REQUESTS: usize = 45;
 /// When to come back while the mirror fills: the scheduled sync and every call advance it.
@@ -211,7 +212,15 @@ async fn live_items(ctx: &RequestContext, zotero: &ZoteroClient, link: &FeedLink
     let key = ObjectKey::parse(collection).map_err(|_| NotNow::Gone)?;
     let mut keys = vec![key];
     if link.subcollections {
-        let all = zotero.collections(&Query::new(), 2000).await.map_err(failed)?;
+        let all = zotero.collections(&Query::new(), LIVE_COLLECTIONS).await.map_err(failed)?;
+        if all.total_results.is_some_and(|total| total > all.items.len() as u64) {
+            // A tree read in part could leave out subcollections, and their items, unseen.
+            return Err(NotNow::TooLarge(format!(
+                "the library has more than {LIVE_COLLECTIONS} collections, more than this server reads from Zotero \
+                 in one request to find the subcollections; with the library mirror (a MIRROR_DB binding) every \
+                 feed is served whole"
+            )));
+        }
         if !all.items.iter().any(|c| c.key == collection.as_str()) {
             return Err(NotNow::Gone);
         }

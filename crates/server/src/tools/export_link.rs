@@ -142,15 +142,11 @@ impl Tool for ExportLink {
                 let id = input.id.as_deref().ok_or_else(|| {
                     ToolError::invalid("revoke needs `id`: the link's id from action \"list\"".to_owned())
                 })?;
-                let listed = store.list().await.map_err(failed)?;
-                let Some(found) = listed.into_iter().find(|l| l.id.eq_ignore_ascii_case(id.trim())) else {
+                let Some(found) = store.revoke(id).await.map_err(failed)? else {
                     return Err(ToolError::Failed(format!(
                         "no feed link has the id {id:?}; action \"list\" shows the ids of those that exist"
                     )));
                 };
-                if !store.revoke(&found.id).await.map_err(failed)? {
-                    return Err(ToolError::Failed(format!("the feed link {id} was revoked already")));
-                }
                 Ok(ExportLinkOutput { action: input.action, url: None, links: vec![out(&found)] })
             }
             LinkAction::Create => create(ctx, &store, input).await,
@@ -203,7 +199,7 @@ async fn create(
     let minted = store.mint(&link).await.map_err(|error| ToolError::Failed(error.to_string()))?;
     let path = format!("{PREFIX}{}.{}", minted.secret, link.extension());
     let url = match ctx.services().origin() {
-        Some(origin) => format!("{origin}{path}"),
+        Some(origin) => format!("{}{path}", crate::auth::http_util::normalized_origin(origin)),
         None => path,
     };
     let listed = Listed { id: minted.id, link };

@@ -154,3 +154,23 @@ fn fifty_thousand_items_in_one_pass() {
     let csl: Value = serde_json::from_str(&write(Format::CslJson, &items, &keys)).unwrap();
     assert_eq!(csl.as_array().map(Vec::len), Some(50_000));
 }
+
+#[test]
+fn pages_written_one_after_another_make_one_file() {
+    let one = article("AAAAAAAA", "One", "2020", json!([]));
+    let two = article("BBBBBBBB", "Two", "2021", json!([]));
+    let three = article("CCCCCCCC", "Three", "2022", json!([]));
+    let keys = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+    for format in [Format::BibTex, Format::BibLaTex, Format::CslJson, Format::Ris] {
+        let mut writer = Writer::new(format);
+        writer.page(&[one.clone(), two.clone()], &keys(&["one", "two"]));
+        writer.page(&[], &[]);
+        writer.page(std::slice::from_ref(&three), &keys(&["three"]));
+        let whole = write(format, &[one.clone(), two.clone(), three.clone()], &keys(&["one", "two", "three"]));
+        assert_eq!(writer.finish(), whole, "{format:?}");
+    }
+    let parsed: Vec<Value> = serde_json::from_str(&write(Format::CslJson, &[one, two], &keys(&["a", "b"]))).unwrap();
+    assert_eq!(parsed.iter().map(|e| e["id"].clone()).collect::<Vec<_>>(), [json!("a"), json!("b")]);
+    let empty: Vec<Value> = serde_json::from_str(&Writer::new(Format::CslJson).finish()).unwrap();
+    assert!(empty.is_empty());
+}
