@@ -571,9 +571,24 @@ async fn search_in(
             false => Ok(None),
         }
     };
-    let (page, attachments) = join(listing(zotero, source, input, ask), bodies).await;
+    // Without filters the attachments' parents can be asked for in that same round trip too: Zotero's top-level
+    // listing with `everything` lists an item when its own fields or a child's indexed text match. With filters
+    // it cannot stand in (Zotero applies them to the matching child, not to the parent), so the parents missing
+    // from the main page are looked up after it, through the same filters.
+    let parents_at_once = look_in_bodies && matches!(source, Source::Zotero) && scope.is_none() && !filtered(input);
+    let parents = async {
+        match parents_at_once {
+            true => {
+                let query = Query::new().q(&text, QMode::Everything).include_trashed(input.include_trashed);
+                Ok::<_, Failure>(Some(zotero.item_cards(ItemScope::Top, &query, (limit * 2).min(100)).await?))
+            }
+            false => Ok(None),
+        }
+    };
+    let (page, (attachments, parents)) = join(listing(zotero, source, input, ask), join(bodies, parents)).await;
     let page = page?;
     let attachments = attachments?;
+    let parents = parents?;
     // Keep matches up to `limit`, and remember how far into the fetched page that went: the next page must
     // start right after the last item looked at, or matches fetched but not returned would be skipped.
     let mut hits = Vec::new();
@@ -594,7 +609,8 @@ async fn search_in(
     let next_offset = paging.next_offset(consumed, Some(available));
 
     if let Some(attachments) = attachments.filter(|_| hits.len() < limit) {
-        add_full_text_parents(zotero, source, input, &attachments, &mut hits, limit, scope).await?;
+        let found = Found { attachments: &attachments, parents: parents.as_ref() };
+        add_full_text_parents(zotero, source, input, found, &mut hits, limit, scope).await?;
     }
     Ok(SearchOutput {
         total: hits.len(),
@@ -628,17 +644,34 @@ async fn full_text_attachments(
     }
 }
 
-/// Reports the parents of matching attachments that the main query did not return (the only second round
-/// trip a search makes, and only when such parents exist).
+/// Whether the search has filters Zotero applies beyond its words (the years are checked here, on the results).
+fn filtered(input: &SearchInput) -> bool {
+    input.item_type.is_some()
+        || input.tags.as_ref().is_some_and(|t| !t.is_empty())
+        || input.exclude_tags.as_ref().is_some_and(|t| !t.is_empty())
+        || input.collection_key.is_some()
+        || input.since.is_some()
+}
+
+/// What the first round trip found beside the main page: the attachments whose text matched, and (for a search
+/// without filters) the top-level items matching by their own fields or a child's text.
+struct Found<'a> {
+    attachments: &'a Page<ItemCard>,
+    parents: Option<&'a Page<ItemCard>>,
+}
+
+/// Reports the parents of matching attachments that the main query did not return. Those the first round trip
+/// did not already bring are fetched in a second (only a filtered search, or a parent beyond that page, needs it).
 async fn add_full_text_parents(
     zotero: &ZoteroClient,
     source: Source<'_>,
     input: &SearchInput,
-    attachments: &Page<ItemCard>,
+    found: Found<'_>,
     hits: &mut Vec<SearchHit>,
     limit: usize,
     scope: Option<&[String]>,
 ) -> Result<(), Failure> {
+    let attachments = found.attachments;
     let known: HashSet<String> = hits.iter().map(|h| h.item.key.clone()).collect();
     let mut parents: Vec<(ObjectKey, &ItemCard)> = Vec::new();
     for attachment in &attachments.items {
@@ -653,15 +686,25 @@ async fn add_full_text_parents(
     if parents.is_empty() {
         return Ok(());
     }
-    // Fetch the parents through the same filters, so Zotero decides whether they match the other criteria.
-    let keys: Vec<String> = parents.iter().map(|(k, _)| k.as_str().to_owned()).collect();
-    let ask = Ask { text: None, keys: Some(&keys), offset: 0, max: parents.len() };
-    let found = listing(zotero, source, input, ask).await?;
+    let prefetched = found.parents.map(|page| page.items.as_slice()).unwrap_or_default();
+    let missing: Vec<String> = parents
+        .iter()
+        .filter(|(k, _)| !prefetched.iter().any(|p| p.key == k.as_str()))
+        .map(|(k, _)| k.as_str().to_owned())
+        .collect();
+    // Fetch the others through the same filters, so Zotero decides whether they match the other criteria.
+    let fetched = match missing.is_empty() {
+        true => Vec::new(),
+        false => {
+            let ask = Ask { text: None, keys: Some(&missing), offset: 0, max: missing.len() };
+            listing(zotero, source, input, ask).await?.items
+        }
+    };
     for (key, attachment) in &parents {
         if hits.len() >= limit {
             break;
         }
-        let Some(parent) = found.items.iter().find(|p| p.key == key.as_str()) else { continue };
+        let Some(parent) = prefetched.iter().chain(&fetched).find(|p| p.key == key.as_str()) else { continue };
         if !within_years(parent, input) {
             continue;
         }
