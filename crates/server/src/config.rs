@@ -88,6 +88,10 @@ pub struct Config {
     /// Zotero requests one sync run may make (`SYNC_SUBREQUEST_BUDGET`): a Worker invocation may make 50
     /// subrequests on the free plan, and a run stops taking items before it would exceed its budget.
     pub sync_subrequest_budget: usize,
+    /// The CPU milliseconds the deployment's plan gives a request (`CPU_LIMIT_MS`, unset: not known). Set to
+    /// 10 on Cloudflare's free plan: reads that would parse a PDF are then refused before they start, with what
+    /// to do instead, rather than stopped part-way by Cloudflare.
+    pub cpu_limit_ms: Option<u32>,
     /// Whether indexed documents carry the paper's text from Zotero's full-text index (`INDEX_FULL_TEXT`,
     /// default on; `0` or `false` indexes metadata only, as the TypeScript project did).
     pub index_full_text: bool,
@@ -193,6 +197,7 @@ impl std::fmt::Debug for Config {
             .field("index", &self.index)
             .field("sync_batch_limit", &self.sync_batch_limit)
             .field("sync_subrequest_budget", &self.sync_subrequest_budget)
+            .field("cpu_limit_ms", &self.cpu_limit_ms)
             // WebDavSettings' own Debug leaves the password out.
             .field("webdav", &self.webdav)
             .field("tool_groups", &self.tool_groups.names())
@@ -275,6 +280,7 @@ impl Config {
             index: IndexSettings::from_lookup(get).map_err(|e| IndexSetupError::Settings(Rc::new(e))),
             sync_batch_limit: positive(get("SYNC_BATCH_LIMIT")).unwrap_or(DEFAULT_BATCH),
             sync_subrequest_budget: positive(get("SYNC_SUBREQUEST_BUDGET")).unwrap_or(DEFAULT_SUBREQUEST_BUDGET),
+            cpu_limit_ms: positive(get("CPU_LIMIT_MS")).map(|ms| u32::try_from(ms).unwrap_or(u32::MAX)),
             index_full_text: !matches!(get("INDEX_FULL_TEXT").as_deref(), Some("0" | "false" | "off" | "no")),
             index_libraries: index_libraries(get("INDEX_LIBRARIES").as_deref()),
             sources: source_settings(get("CONTACT_EMAIL"), get("SOURCES_TEST_BASE_URL").filter(|_| fixtures)),

@@ -92,6 +92,49 @@ async fn a_page_range_reads_the_file_once_and_then_the_cache() {
     assert_eq!(s.dav_requests().len(), 1);
 }
 
+/// The demo's settings with WebDAV and `CPU_LIMIT_MS`, as on Cloudflare's free plan.
+fn free_plan_config(limit: &str) -> std::rc::Rc<zotero_mcp_server::config::Config> {
+    let vars = [
+        ("ZOTERO_API_KEY", DEMO_KEY),
+        ("ZOTERO_LIBRARY_ID", "1234567"),
+        ("WEBDAV_URL", DAV),
+        ("WEBDAV_USERNAME", "me"),
+        ("WEBDAV_PASSWORD", "dav-pass"),
+        ("CPU_LIMIT_MS", limit),
+    ];
+    app_with(&vars).config
+}
+
+#[tokio::test]
+async fn on_the_free_plan_a_pdf_parse_is_refused_before_its_download_and_the_index_and_cache_still_serve() {
+    let mut s = setup(true);
+    s.upload(NOT_INDEXED, "Marchetti et al. - 2022.pdf", &three_pages());
+    // A range read before the limit was set is cached.
+    let cached = s.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 1, "toPage": 1 })).await;
+    ok(&cached);
+    assert_eq!(s.dav_requests().len(), 1);
+
+    s.app.config = free_plan_config("10");
+    // Another range would parse the file: refused, with what to do, before anything is downloaded.
+    let refused = s.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 2, "toPage": 3 })).await;
+    let message = error_text(&refused);
+    assert!(message.contains("10 ms") && message.contains("CPU_LIMIT_MS"), "{message}");
+    assert!(message.contains("Zotero's full-text index") && message.contains("zotero-mcp serve"), "{message}");
+    assert_eq!(s.dav_requests().len(), 1, "no download was started");
+    // The cached range, and a whole document Zotero has indexed, are still served.
+    let again = s.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 1, "toPage": 1 })).await;
+    assert_eq!(ok(&again)["text"], ok(&cached)["text"]);
+    let indexed = s.read(json!({ "itemKey": INDEXED })).await;
+    assert_eq!(ok(&indexed)["source"], "zotero-index");
+    assert_eq!(s.dav_requests().len(), 1);
+
+    // A limit a parse fits in (a paid plan's) reads the file.
+    s.app.config = free_plan_config("30000");
+    let read = s.read(json!({ "itemKey": NOT_INDEXED, "fromPage": 2, "toPage": 3 })).await;
+    assert_eq!(ok(&read)["pages"], json!([2, 3]));
+    assert_eq!(s.dav_requests().len(), 2);
+}
+
 #[tokio::test]
 async fn max_pages_cuts_a_long_read_and_says_where_to_go_on() {
     let s = setup(true);

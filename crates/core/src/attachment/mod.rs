@@ -42,6 +42,8 @@ pub enum AttachmentError {
     Unsupported { key: String, content_type: String },
     #[error("attachment {key} is not a PDF, so it has no outline")]
     NotPdf { key: String },
+    #[error("reading the text of PDF {key} means parsing the file, which takes more CPU than the {limit_ms} ms a request gets here (CPU_LIMIT_MS: Cloudflare's free plan), so it was not started. Its text can still be read from Zotero's full-text index: let Zotero Desktop index the PDF and sync, then read it again without fromPage/toPage. Or read it through the native server (zotero-mcp serve), or on Workers Paid raise CPU_LIMIT_MS")]
+    OverCpuLimit { key: String, limit_ms: u32 },
     #[error("page {from} is past the end of this {total}-page document")]
     PastTheEnd { from: usize, total: usize },
     #[error(transparent)]

@@ -25,12 +25,25 @@ pub struct PageRange {
     /// are kept whole while they fit; the first one that does not ends the read, reported as truncated, so the
     /// caller continues from it. `None`: no limit.
     pub max_chars: Option<usize>,
+    /// The CPU milliseconds the runtime gives a request, when it is known to be too few to parse a PDF
+    /// ([`PDF_PARSE_MIN_CPU_MS`]): a read that would parse one is then refused before its download, since the
+    /// runtime would stop it part-way. `None`: no such limit.
+    pub cpu_limit_ms: Option<u32>,
 }
+
+/// The fewest CPU milliseconds a first read of a PDF's text took in a Worker on the smallest files measured
+/// (`make bench`, the CPU table in docs/performance.md): a deployment allowing less cannot parse one.
+pub const PDF_PARSE_MIN_CPU_MS: u32 = 20;
 
 impl PageRange {
     /// The whole document (as far as `max_pages` and `max_chars` go).
     pub fn whole(max_pages: usize, max_chars: Option<usize>) -> Self {
-        Self { from: None, to: None, max_pages, max_chars }
+        Self { from: None, to: None, max_pages, max_chars, cpu_limit_ms: None }
+    }
+
+    /// The same range, under a runtime giving each request `limit` CPU milliseconds (`None`: unknown).
+    pub fn within_cpu(self, limit: Option<u32>) -> Self {
+        Self { cpu_limit_ms: limit, ..self }
     }
 
     fn fits(&self, text: &str) -> bool {
@@ -155,6 +168,11 @@ pub async fn read_text(
                 read.from_cache = true;
                 return Ok(read);
             }
+        }
+    }
+    if let Some(limit) = range.cpu_limit_ms.filter(|limit| *limit < PDF_PARSE_MIN_CPU_MS) {
+        if attachment.field("contentType") == Some("application/pdf") {
+            return Err(AttachmentError::OverCpuLimit { key: key.to_string(), limit_ms: limit });
         }
     }
     let (store, filename, data) = fetch(files, attachment, &key).await?;

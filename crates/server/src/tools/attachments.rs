@@ -294,6 +294,7 @@ impl Tool for ReadAttachment {
                     to: input.to_page.map(|p| p as usize),
                     max_pages: input.max_pages as usize,
                     max_chars: Some(MAX_TEXT_CHARS),
+                    cpu_limit_ms: ctx.services().config().cpu_limit_ms,
                 };
                 let read = attachment::read_text(zotero, files, ctx.cache(), &item, range, input.force_file).await?;
                 if let Some(writer) = writer {

@@ -345,7 +345,8 @@ async fn append_attachment_text(
         }
     }
     let Ok(zotero) = ctx.zotero() else { return };
-    let range = attachment::PageRange::whole(attachment::DEFAULT_MAX_PAGES, Some(budget));
+    let range = attachment::PageRange::whole(attachment::DEFAULT_MAX_PAGES, Some(budget))
+        .within_cpu(ctx.services().config().cpu_limit_ms);
     match attachment::read_text(zotero, files, ctx.cache(), attachment, range, false).await {
         Ok(read) => {
             text.push_str(&format!("\n\n## Text of attachment {}\n\n", attachment.key));

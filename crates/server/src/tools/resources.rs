@@ -158,6 +158,7 @@ impl Resource for AttachmentPagesResource {
             to: Some(to),
             max_pages: DEFAULT_MAX_PAGES,
             max_chars: Some(RESOURCE_TEXT_CHARS),
+            cpu_limit_ms: ctx.services().config().cpu_limit_ms,
         };
         attachment_text(ctx, uri, &variables.key, range).await
     }
