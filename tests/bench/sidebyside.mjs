@@ -63,6 +63,12 @@ const CALLS = [
   // T6W7H8UE has a PDF attachment with annotations and a note in the demo library (crates/sim/demo).
   { label: 'get_item +children', ...tool('zotero_get_item', { key: 'T6W7H8UE', includeChildren: true }) },
   { label: 'list_collections', ...tool('zotero_list_collections', {}) },
+  { label: 'list_tags', ...tool('zotero_list_tags', {}) },
+  { label: 'notes list', ...tool('zotero_notes', { action: 'list', itemKey: 'T6W7H8UE' }) },
+  { label: 'annotations list', ...tool('zotero_annotations', { action: 'list', itemKey: 'T6W7H8UE' }) },
+  // 93WJRKG5's text is in Zotero's full-text index: both servers read it from there, without a file store.
+  { label: 'read_attachment (index)', ...tool('zotero_read_attachment', { itemKey: '93WJRKG5' }) },
+  { label: 'find_duplicates', ...tool('zotero_find_duplicates', {}) },
 ].filter((call) => !process.env.BENCH_CALLS || process.env.BENCH_CALLS.split(',').includes(call.label));
 
 // ---------------------------------------------------------------------------------------------------------
