@@ -255,3 +255,35 @@ async fn a_call_s_share_of_a_fill_stays_within_d1_s_fifty_queries() {
     assert!(most >= 40, "the test measured full calls ({most})");
     drop(sim);
 }
+
+#[tokio::test]
+async fn a_call_finding_the_mirror_in_step_reads_one_row_and_writes_only_when_its_record_is_old() {
+    let (sim, client, _) = setup(30);
+    let db = Counting(SqliteDb::in_memory().expect("a database"), std::cell::Cell::new(0));
+    let (_, done) = {
+        let mut status = advance(&db, &client, 20, NOW).await.expect("advanced");
+        while !status.complete {
+            status = advance(&db, &client, 20, NOW).await.expect("advanced");
+        }
+        ((), status)
+    };
+    assert_eq!(done.items, 30);
+    // Nothing changed, the record of being in step is recent: one D1 statement (the schema and the library's
+    // row together) and one request, Zotero's 304.
+    db.1.set(0);
+    let before = requests(&sim);
+    let later = NOW + 1_000;
+    let again = advance(&db, &client, 20, later).await.expect("advanced");
+    assert_eq!((db.1.get(), requests(&sim) - before), (1, 1));
+    assert_eq!((again.complete, again.items, again.synced_at), (true, 30, later));
+    // Once that record is older than a minute, it is written again: one statement more.
+    db.1.set(0);
+    let much_later = NOW + zotero_mcp_core::mirror::SYNCED_AT_REFRESH_MS + 1_000;
+    let status = advance(&db, &client, 20, much_later).await.expect("advanced");
+    assert_eq!(db.1.get(), 2);
+    assert_eq!((status.items, status.synced_at), (30, much_later));
+    // A change since is read and counted as before.
+    sim.insert_item(LIB, article(31, "10.1000/new"));
+    let status = advance(&db, &client, 20, much_later + 1_000).await.expect("advanced");
+    assert_eq!(status.items, 31);
+}

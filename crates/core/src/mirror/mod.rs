@@ -29,5 +29,5 @@ pub mod sync;
 pub mod through;
 
 pub use crate::platform::{Row, SqlDb, SqlError, Statement};
-pub use sync::{advance, library_of, status, MirrorError, MirrorStatus, CALL_BUDGET};
+pub use sync::{advance, library_of, status, MirrorError, MirrorStatus, CALL_BUDGET, SYNCED_AT_REFRESH_MS};
 pub use through::write_through;

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::schema::migrate;
+use super::schema::{migrate, SCHEMA_VERSION};
 use super::store::{self, Listing};
 use crate::platform::{SqlDb, SqlError, Statement};
 use crate::zotero::{ObjectKey, ZoteroClient, ZoteroError, BATCH_SIZE, PAGE_LIMIT};
@@ -151,19 +151,23 @@ pub(super) async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlEr
             &[Value::from(library)],
         )
         .await?;
-    let row = rows.first();
+    Ok(library_from(rows.first()))
+}
+
+/// A library's row as read (none yet: an empty mirror).
+fn library_from(row: Option<&crate::platform::Row>) -> Library {
     let number = |name: &str| row.and_then(|row| row.get(name)).and_then(Value::as_u64).unwrap_or(0);
     let pass = row
         .and_then(|row| row.get("progress"))
         .and_then(Value::as_str)
         .and_then(|text| serde_json::from_str(text).ok());
-    Ok(Library {
+    Library {
         version: number("version"),
         pass,
         synced_at: number("synced_at"),
         verified_at: number("verified_at"),
         items: number("items"),
-    })
+    }
 }
 
 /// The library's mirror as it stands, without asking Zotero.
@@ -174,14 +178,37 @@ pub async fn status(db: &dyn SqlDb, library: &str) -> Result<MirrorStatus, Mirro
 }
 
 async fn status_of(db: &dyn SqlDb, library: &str, state: &Library) -> Result<MirrorStatus, SqlError> {
+    Ok(status_from(state, load(db, library).await?.items))
+}
+
+fn status_from(state: &Library, items: u64) -> MirrorStatus {
     let filling_to = state.pass.as_ref().map_or(0, |pass| pass.at);
     let complete = state.synced_at > 0;
-    Ok(MirrorStatus {
+    MirrorStatus {
         library_version: if complete { state.version } else { filling_to },
-        items: load(db, library).await?.items,
+        items,
         complete,
         synced_at: state.synced_at,
-    })
+    }
+}
+
+/// How long a recorded "in step at" stands before a call that finds nothing changed records it again.
+pub const SYNCED_AT_REFRESH_MS: u64 = 60_000;
+
+/// The library's row with the schema's version in one read, when the schema is this build's; `None` when it is
+/// not (or has no table yet): [`migrate`] decides then.
+async fn load_current(db: &dyn SqlDb, library: &str) -> Option<Library> {
+    let rows = db
+        .query(
+            "SELECT s.version AS schema_version, l.version, l.progress, l.synced_at, l.verified_at, l.items \
+             FROM mirror_schema s LEFT JOIN mirror_libraries l ON l.library = ?1 WHERE s.id = 1",
+            &[Value::from(library)],
+        )
+        .await
+        .ok()?;
+    let row = rows.first()?;
+    let current = row.get("schema_version").and_then(Value::as_u64) == Some(SCHEMA_VERSION as u64);
+    current.then(|| library_from(Some(row)))
 }
 
 /// The library `client` reads, as the mirror names it: `users/<id>` or `groups/<id>`.
@@ -197,11 +224,19 @@ pub async fn advance(
     budget: usize,
     now_ms: u64,
 ) -> Result<MirrorStatus, MirrorError> {
-    // A page costs two statements: a call whose migration sent some reads that many fewer pages.
-    let migrated = migrate(db).await?;
     let library = library_of(client).await?;
-    let mut state = load(db, &library).await?;
+    // Most calls find the schema current: then one read gives it and the library's row together.
+    let (migrated, mut state) = match load_current(db, &library).await {
+        Some(state) => (0, state),
+        None => {
+            let migrated = migrate(db).await?;
+            (migrated, load(db, &library).await?)
+        }
+    };
+    // A page costs two statements: a call whose migration sent some reads that many fewer pages.
     let mut used = migrated.div_ceil(2);
+    // Whether this call has written the library's rows yet (its count of items is then read again).
+    let mut wrote = false;
     while used < budget {
         let mut pass = state.pass.take().unwrap_or_else(|| {
             let due = state.synced_at > 0 && now_ms.saturating_sub(state.verified_at) >= VERIFY_EVERY_MS;
@@ -223,6 +258,7 @@ pub async fn advance(
                 if items.library_version < state.version || went_back {
                     // The library went back (reset on the server): these rows are of another history.
                     reset(db, &library, &mut state).await?;
+                    wrote = true;
                     continue;
                 }
                 counted.removed = held.keys().filter(|key| !items.versions.contains_key(*key)).cloned().collect();
@@ -259,15 +295,25 @@ pub async fn advance(
                         pass.at = state.version;
                         state.pass = Some(pass);
                         db.batch(&[save(&library, &state, &counted)]).await?;
+                        wrote = true;
                         continue;
                     }
+                    // In step. Saying when costs a write, spared while the one on record is recent: a call
+                    // then waits for one read and Zotero's 304 only.
+                    let recorded = state.synced_at;
                     state.synced_at = now_ms;
-                    db.batch(&[save(&library, &state, &counted)]).await?;
+                    if wrote || now_ms.saturating_sub(recorded) >= SYNCED_AT_REFRESH_MS {
+                        db.batch(&[save(&library, &state, &counted)]).await?;
+                    }
+                    if !wrote {
+                        return Ok(status_from(&state, state.items));
+                    }
                     return Ok(status_of(db, &library, &state).await?);
                 };
                 if page.library_version < state.version {
                     // The library went back (reset on the server): these rows are of another history.
                     reset(db, &library, &mut state).await?;
+                    wrote = true;
                     continue;
                 }
                 if pass.at == 0 {
@@ -351,6 +397,7 @@ pub async fn advance(
         }
         state.pass = Some(pass);
         db.batch(&saved_with(&library, &state, &counted, statements)).await?;
+        wrote = true;
     }
     Ok(status_of(db, &library, &state).await?)
 }
