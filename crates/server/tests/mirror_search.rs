@@ -192,12 +192,18 @@ async fn the_demo_library_searches_the_same_from_its_mirror() {
 #[tokio::test]
 async fn a_mirrored_search_costs_the_check_and_one_question_to_the_full_text_index() {
     let (sim, _, _) = library(600);
-    let app = app_with_mirror(sim.clone());
+    let mut app = app_with_mirror(sim.clone());
     filled(&app, None).await;
+    let steps = common::steps::Steps::over(app.platform.http.clone());
+    app.platform.http = steps.clone();
+    // Stopped: the memory clock's sleeps end at once, so a request waiting its turn in `Steps` would time out.
+    app.platform.clock = Rc::new(zotero_mcp_core::testing::StoppedClock(app.platform.clock.now_ms()));
     let before = sim.requests().len();
     let answer = call(&app, json!({ "query": "xylophonic stripes" })).await;
     let asked = &sim.requests()[before..];
     assert_eq!(asked.len(), 2, "{asked:?}");
+    // The mirror was complete at the last call: the index is asked while the mirror is checked, one round trip.
+    assert_eq!(steps.steps(), 1, "{:?}", steps.log());
     assert!(asked.iter().any(|r| r.query_values("format") == ["keys"]), "keys only from the index: {asked:?}");
     let out = ok(&answer);
     assert_eq!(out["mirror"]["complete"], true);

@@ -29,5 +29,7 @@ pub mod sync;
 pub mod through;
 
 pub use crate::platform::{Row, SqlDb, SqlError, Statement};
-pub use sync::{advance, library_of, status, MirrorError, MirrorStatus, CALL_BUDGET, SYNCED_AT_REFRESH_MS};
+pub use sync::{
+    advance, advance_telling, library_of, status, MirrorError, MirrorStatus, CALL_BUDGET, SYNCED_AT_REFRESH_MS,
+};
 pub use through::write_through;

@@ -224,6 +224,16 @@ pub async fn advance(
     budget: usize,
     now_ms: u64,
 ) -> Result<MirrorStatus, MirrorError> {
+    Ok(advance_telling(db, client, budget, now_ms).await?.0)
+}
+
+/// [`advance`], and whether it changed any row (a query run on the rows meanwhile may then be out of date).
+pub async fn advance_telling(
+    db: &dyn SqlDb,
+    client: &ZoteroClient,
+    budget: usize,
+    now_ms: u64,
+) -> Result<(MirrorStatus, bool), MirrorError> {
     let library = library_of(client).await?;
     // Most calls find the schema current: then one read gives it and the library's row together.
     let (migrated, mut state) = match load_current(db, &library).await {
@@ -306,9 +316,9 @@ pub async fn advance(
                         db.batch(&[save(&library, &state, &counted)]).await?;
                     }
                     if !wrote {
-                        return Ok(status_from(&state, state.items));
+                        return Ok((status_from(&state, state.items), false));
                     }
-                    return Ok(status_of(db, &library, &state).await?);
+                    return Ok((status_of(db, &library, &state).await?, true));
                 };
                 if page.library_version < state.version {
                     // The library went back (reset on the server): these rows are of another history.
@@ -382,7 +392,7 @@ pub async fn advance(
                     state.verified_at = now_ms;
                 }
                 db.batch(&[save(&library, &state, &counted)]).await?;
-                return Ok(status_of(db, &library, &state).await?);
+                return Ok((status_of(db, &library, &state).await?, true));
             }
             Step::Missing => {
                 let take = pass.missing.len().min(BATCH_SIZE);
@@ -399,7 +409,7 @@ pub async fn advance(
         db.batch(&saved_with(&library, &state, &counted, statements)).await?;
         wrote = true;
     }
-    Ok(status_of(db, &library, &state).await?)
+    Ok((status_of(db, &library, &state).await?, wrote))
 }
 
 /// Empties the library's rows and starts its first fill again.

@@ -3,6 +3,7 @@
 //! nothing changed), and each answer says how far it is (`mirror` in its structured content), so an answer over a
 //! mirror still filling is never taken for one over the whole library.
 
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::Serialize;
 use zotero_mcp_core::calendar::iso_time;
@@ -96,10 +97,33 @@ pub struct Opened<'a> {
     pub library: String,
 }
 
+thread_local! {
+    /// The libraries whose mirror this isolate (or thread) last found complete.
+    static FOUND_COMPLETE: std::cell::RefCell<std::collections::HashSet<String>> = Default::default();
+}
+
+/// Whether this isolate last found the call's library mirror complete: a call may then ask Zotero what it needs
+/// besides the mirror while the mirror is brought forward.
+pub async fn last_found_complete(ctx: &RequestContext) -> bool {
+    if ctx.services().platform().mirror_db.is_none() {
+        return false;
+    }
+    let Ok(zotero) = ctx.zotero() else { return false };
+    match mirror::library_of(zotero).await {
+        Ok(library) => FOUND_COMPLETE.with(|found| found.borrow().contains(&library)),
+        Err(_) => false,
+    }
+}
+
 /// Brings the mirror forward, then runs `query` on it for the call's library when it is complete.
+///
+/// Where the mirror was complete at this isolate's last call, the query is run while the mirror is brought
+/// forward (on its rows as they stood), and its answer kept when that changed no row: most calls find the mirror
+/// in step, and then wait for Zotero's answer and the database's at the same time. When rows changed, the query
+/// runs again on them.
 async fn read<'a, T, F, Fut>(ctx: &'a RequestContext, query: F) -> Mirrored<T>
 where
-    F: FnOnce(&'a dyn SqlDb, String) -> Fut,
+    F: Fn(&'a dyn SqlDb, String) -> Fut,
     Fut: std::future::Future<Output = Result<T, SqlError>> + 'a,
 {
     let Some(db) = ctx.services().platform().mirror_db.as_deref() else { return Mirrored::Absent };
@@ -109,21 +133,40 @@ where
         // copy in step with: there the library needs no mirror.
         return Mirrored::Absent;
     }
-    let now = ctx.services().clock().now_ms();
-    let status = match mirror::advance(db, zotero, CALL_BUDGET, now).await {
-        Ok(status) => status,
-        Err(error) => {
-            return Mirrored::Failed(format!("The library mirror could not be brought up to date ({error})."))
-        }
-    };
-    if !status.complete {
-        return Mirrored::Partial(MirrorOut::from(&status));
-    }
     let library = match mirror::library_of(zotero).await {
         Ok(library) => library,
         Err(error) => return Mirrored::Failed(format!("The library mirror could not be read ({error}).")),
     };
-    match query(db, library).await {
+    let now = ctx.services().clock().now_ms();
+    // Only where this isolate last found the mirror complete: a mirror still filling would be read for nothing
+    // (D1 counts the rows read), and a whole-library scan twice is only paid when the library changed.
+    let speculate = FOUND_COMPLETE.with(|found| found.borrow().contains(&library));
+    let early = async {
+        match speculate {
+            true => Some(query(db, library.clone()).await),
+            false => None,
+        }
+    };
+    let (advanced, early) = join(mirror::advance_telling(db, zotero, CALL_BUDGET, now), early).await;
+    let (status, changed) = match advanced {
+        Ok(advanced) => advanced,
+        Err(error) => {
+            return Mirrored::Failed(format!("The library mirror could not be brought up to date ({error})."))
+        }
+    };
+    FOUND_COMPLETE.with(|found| match status.complete {
+        true => found.borrow_mut().insert(library.clone()),
+        false => found.borrow_mut().remove(&library),
+    });
+    if !status.complete {
+        return Mirrored::Partial(MirrorOut::from(&status));
+    }
+    // An early read that failed is tried again too.
+    let found = match early {
+        Some(Ok(found)) if !changed => Ok(found),
+        _ => query(db, library).await,
+    };
+    match found {
         Ok(found) => Mirrored::Answer(found, MirrorOut::from(&status)),
         Err(error) => Mirrored::Failed(format!("The library mirror could not be read ({error}).")),
     }

@@ -394,8 +394,9 @@ async fn list(
 #[derive(Clone, Copy)]
 enum Source<'a> {
     Zotero,
-    /// The library's complete mirror, at this library version.
-    Mirror(&'a Opened<'a>, u64),
+    /// The library's complete mirror, at this library version, and the keys Zotero's full-text index already
+    /// gave for the search's words (asked while the mirror was brought forward).
+    Mirror(&'a Opened<'a>, u64, Option<&'a Page<String>>),
 }
 
 /// Why a word search did not answer.
@@ -448,7 +449,7 @@ async fn listing(
             }
             Ok(list(zotero, input, &query.offset(ask.offset), false, ask.max).await?)
         }
-        Source::Mirror(opened, version) => {
+        Source::Mirror(opened, version, _) => {
             let listing = mirror_listing(input, ask).ok_or(Failure::Declined(None))?;
             match mirror_search::list(opened.db, &opened.library, &listing).await.map_err(unreadable)? {
                 Listed::Found(found) => {
@@ -508,9 +509,24 @@ async fn search_mirrored(
     if !mirror_may_answer(input) {
         return search_words(zotero, input, None).await;
     }
-    let (note, mirror) = match mirrored::opened(ctx).await {
+    // Where the mirror was complete at this isolate's last call, Zotero's full-text index is asked for the
+    // words' attachments while the mirror is brought forward: the search then waits for one round trip.
+    let early = match mirrored::last_found_complete(ctx).await {
+        true => body_query(input),
+        false => None,
+    };
+    let bodies = async {
+        match early {
+            Some((query, max)) => Some(zotero.item_keys(ItemScope::All, &query, max).await),
+            None => None,
+        }
+    };
+    let (opened, asked) = join(mirrored::opened(ctx), bodies).await;
+    let (note, mirror) = match opened {
         Mirrored::Answer(opened, status) => {
-            match search_in(zotero, Source::Mirror(&opened, status.library_version), input, None).await {
+            let asked = asked.transpose()?;
+            let source = Source::Mirror(&opened, status.library_version, asked.as_ref());
+            match search_in(zotero, source, input, None).await {
                 Ok(mut out) => {
                     out.mirror = Some(status);
                     return Ok(out);
@@ -548,6 +564,19 @@ pub(super) async fn search_words(
     })
 }
 
+/// The query for attachments whose indexed text matches the search's words, and how many to ask for, when the
+/// search looks in PDF bodies: it has words, does not ask for attachments themselves, and is at its first page.
+fn body_query(input: &SearchInput) -> Option<(Query, usize)> {
+    let paging = Paging::new(input.offset, input.limit);
+    let text = input.query.as_deref().unwrap_or("").trim();
+    let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
+    if text.is_empty() || wants_attachments || paging.offset != 0 {
+        return None;
+    }
+    let query = Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed);
+    Some((query, paging.limit))
+}
+
 async fn search_in(
     zotero: &ZoteroClient,
     source: Source<'_>,
@@ -563,12 +592,12 @@ async fn search_in(
     let ask = Ask { text: words, keys: scope, offset, max: wanted };
     // A phrase inside a PDF matches the attachment, which the default filter leaves out: those attachments are
     // looked for in the same round trip as the main query (not after it), and their parents reported.
-    let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
-    let look_in_bodies = !text.is_empty() && !wants_attachments && offset == 0;
+    let body_query = body_query(input);
+    let look_in_bodies = body_query.is_some();
     let bodies = async {
-        match look_in_bodies {
-            true => full_text_attachments(zotero, source, input, &text, limit).await.map(Some),
-            false => Ok(None),
+        match &body_query {
+            Some((query, max)) => full_text_attachments(zotero, source, query, *max).await.map(Some),
+            None => Ok(None),
         }
     };
     // Without filters the attachments' parents can be asked for in that same round trip too: Zotero's top-level
@@ -629,15 +658,16 @@ async fn search_in(
 async fn full_text_attachments(
     zotero: &ZoteroClient,
     source: Source<'_>,
-    input: &SearchInput,
-    text: &str,
+    query: &Query,
     limit: usize,
 ) -> Result<Page<ItemCard>, Failure> {
-    let query = Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed);
     match source {
-        Source::Zotero => Ok(zotero.item_cards(ItemScope::All, &query, limit).await?),
-        Source::Mirror(opened, _) => {
-            let keys = zotero.item_keys(ItemScope::All, &query, limit).await?;
+        Source::Zotero => Ok(zotero.item_cards(ItemScope::All, query, limit).await?),
+        Source::Mirror(opened, _, asked) => {
+            let keys = match asked {
+                Some(keys) => keys,
+                None => &zotero.item_keys(ItemScope::All, query, limit).await?,
+            };
             let items = mirror_search::cards(opened.db, &opened.library, &keys.items).await.map_err(unreadable)?;
             Ok(Page { items, total_results: keys.total_results, library_version: keys.library_version })
         }
