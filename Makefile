@@ -74,6 +74,7 @@ bench: build
 	cargo bench -p zotero-sim --bench client_page
 	cargo bench -p zotero-mcp-server --bench tools_call
 	@bash scripts/bench-runtimes.sh
+	@bash scripts/bench-cpu.sh
 	@bash scripts/bench-load.sh
 	@bash scripts/bench-sidebyside.sh
 	@bash scripts/bench-coldstart.sh
