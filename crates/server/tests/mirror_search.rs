@@ -361,3 +361,22 @@ async fn the_search_index_of_a_ten_thousand_item_library_stays_a_fraction_of_the
     assert!(with_bytes < without_bytes * 115 / 100, "{with_bytes} against {without_bytes}");
     assert!(with_rows - without_rows < items * 12 / 10, "{with_rows} against {without_rows}");
 }
+
+#[tokio::test]
+async fn a_search_run_while_the_mirror_is_checked_is_run_again_when_the_check_brought_changes() {
+    let (sim, _, _) = library(300);
+    let mut app = app_with_mirror(sim.clone());
+    filled(&app, None).await;
+    // Requests that take a turn, so the search really runs while Zotero is asked (as on a real network).
+    app.platform.http = common::steps::Steps::over(app.platform.http.clone());
+    app.platform.clock = Rc::new(zotero_mcp_core::testing::StoppedClock(app.platform.clock.now_ms()));
+    let hits = |answer: &Value| ok(answer)["items"].as_array().map_or(0, Vec::len);
+    let before = call(&app, json!({ "query": "Okapi" })).await;
+    assert_eq!(hits(&before), 0, "{before}");
+    // Added in Zotero after the mirror's last check: the search that ran meanwhile did not see it, the answer must.
+    let added = sim.insert_item(LIB, json!({ "itemType": "book", "title": "Okapi stripes of the Congo" }));
+    let after = call(&app, json!({ "query": "Okapi" })).await;
+    assert_eq!(ok(&after)["items"][0]["key"], added.as_str(), "{after}");
+    assert_eq!(ok(&after)["mirror"]["complete"], true);
+    assert_eq!(ok(&after)["libraryVersion"], sim.library_version(LIB));
+}

@@ -90,6 +90,21 @@ pub async fn opened(ctx: &RequestContext) -> Mirrored<Opened<'_>> {
     read(ctx, |db, library| async move { Ok(Opened { db, library }) }).await
 }
 
+/// Runs `answer` over the call's library in its complete mirror, as [`read`] runs a query (meanwhile the mirror
+/// is brought forward, where this isolate last found it complete), for an answer that makes several queries and
+/// requests of its own (`zotero_search`); its outcome is the caller's to read.
+pub async fn answer<'a, T, F, Fut>(ctx: &'a RequestContext, answer: F) -> Mirrored<T>
+where
+    F: Fn(Opened<'a>) -> Fut,
+    Fut: std::future::Future<Output = T> + 'a,
+{
+    read(ctx, |db, library| {
+        let answered = answer(Opened { db, library });
+        async move { Ok(answered.await) }
+    })
+    .await
+}
+
 /// A complete library mirror, in step with Zotero as of this call.
 pub struct Opened<'a> {
     pub db: &'a dyn SqlDb,
@@ -100,19 +115,6 @@ pub struct Opened<'a> {
 thread_local! {
     /// The libraries whose mirror this isolate (or thread) last found complete.
     static FOUND_COMPLETE: std::cell::RefCell<std::collections::HashSet<String>> = Default::default();
-}
-
-/// Whether this isolate last found the call's library mirror complete: a call may then ask Zotero what it needs
-/// besides the mirror while the mirror is brought forward.
-pub async fn last_found_complete(ctx: &RequestContext) -> bool {
-    if ctx.services().platform().mirror_db.is_none() {
-        return false;
-    }
-    let Ok(zotero) = ctx.zotero() else { return false };
-    match mirror::library_of(zotero).await {
-        Ok(library) => FOUND_COMPLETE.with(|found| found.borrow().contains(&library)),
-        Err(_) => false,
-    }
 }
 
 /// Brings the mirror forward, then runs `query` on it for the call's library when it is complete.

@@ -394,9 +394,8 @@ async fn list(
 #[derive(Clone, Copy)]
 enum Source<'a> {
     Zotero,
-    /// The library's complete mirror, at this library version, and the keys Zotero's full-text index already
-    /// gave for the search's words (asked while the mirror was brought forward).
-    Mirror(&'a Opened<'a>, u64, Option<&'a Page<String>>),
+    /// The library's complete mirror (the answer's library version is the mirror's, set by the caller).
+    Mirror(&'a Opened<'a>),
 }
 
 /// Why a word search did not answer.
@@ -449,11 +448,11 @@ async fn listing(
             }
             Ok(list(zotero, input, &query.offset(ask.offset), false, ask.max).await?)
         }
-        Source::Mirror(opened, version, _) => {
+        Source::Mirror(opened) => {
             let listing = mirror_listing(input, ask).ok_or(Failure::Declined(None))?;
             match mirror_search::list(opened.db, &opened.library, &listing).await.map_err(unreadable)? {
                 Listed::Found(found) => {
-                    Ok(Page { items: found.items, total_results: Some(found.total), library_version: version })
+                    Ok(Page { items: found.items, total_results: Some(found.total), library_version: 0 })
                 }
                 // Zotero answers an unknown collection with its own error.
                 Listed::NoSuchCollection | Listed::Unsupported(_) => Err(Failure::Declined(None)),
@@ -509,32 +508,21 @@ async fn search_mirrored(
     if !mirror_may_answer(input) {
         return search_words(zotero, input, None).await;
     }
-    // Where the mirror was complete at this isolate's last call, Zotero's full-text index is asked for the
-    // words' attachments while the mirror is brought forward: the search then waits for one round trip.
-    let early = match mirrored::last_found_complete(ctx).await {
-        true => body_query(input),
-        false => None,
-    };
-    let bodies = async {
-        match early {
-            Some((query, max)) => Some(zotero.item_keys(ItemScope::All, &query, max).await),
-            None => None,
-        }
-    };
-    let (opened, asked) = join(mirrored::opened(ctx), bodies).await;
-    let (note, mirror) = match opened {
-        Mirrored::Answer(opened, status) => {
-            let asked = asked.transpose()?;
-            let source = Source::Mirror(&opened, status.library_version, asked.as_ref());
-            match search_in(zotero, source, input, None).await {
-                Ok(mut out) => {
-                    out.mirror = Some(status);
-                    return Ok(out);
-                }
-                Err(Failure::Tool(error)) => return Err(error),
-                Err(Failure::Declined(why)) => (why.map(|why| format!("{why} Zotero answered this search.")), None),
+    // Where this isolate last found the mirror complete, the whole search runs on it while it is brought forward
+    // (`mirrored::answer`), Zotero's full-text index asked meanwhile: the search waits for one round trip.
+    let searched =
+        mirrored::answer(ctx, |opened| async move { search_in(zotero, Source::Mirror(&opened), input, None).await })
+            .await;
+    let (note, mirror) = match searched {
+        Mirrored::Answer(searched, status) => match searched {
+            Ok(mut out) => {
+                out.library_version = status.library_version;
+                out.mirror = Some(status);
+                return Ok(out);
             }
-        }
+            Err(Failure::Tool(error)) => return Err(error),
+            Err(Failure::Declined(why)) => (why.map(|why| format!("{why} Zotero answered this search.")), None),
+        },
         Mirrored::Partial(status) => (
             Some(format!(
                 "The library mirror is still being filled ({} items so far), so Zotero answered this search.",
@@ -663,11 +651,8 @@ async fn full_text_attachments(
 ) -> Result<Page<ItemCard>, Failure> {
     match source {
         Source::Zotero => Ok(zotero.item_cards(ItemScope::All, query, limit).await?),
-        Source::Mirror(opened, _, asked) => {
-            let keys = match asked {
-                Some(keys) => keys,
-                None => &zotero.item_keys(ItemScope::All, query, limit).await?,
-            };
+        Source::Mirror(opened) => {
+            let keys = zotero.item_keys(ItemScope::All, query, limit).await?;
             let items = mirror_search::cards(opened.db, &opened.library, &keys.items).await.map_err(unreadable)?;
             Ok(Page { items, total_results: keys.total_results, library_version: keys.library_version })
         }
