@@ -39,6 +39,7 @@
 //   CPU_WITHOUT_MIRROR=1  the Worker without MIRROR_DB (tools read Zotero, writes do not go through to D1): the
 //                       mirror's share of the demo's calls; no second part
 //   CPU_JSON=<file>     every figure and sample, as JSON
+//   CPU_VARS="NAME=value ..."  more settings for the Worker (e.g. TOOL_GROUPS=read: a smaller tools/list)
 //   CPU_DEADLINE_S=1500 the run's bound: past it, every instance is disposed and the run fails
 
 import assert from 'node:assert/strict';
@@ -236,6 +237,13 @@ function workerOptions(apiBase, persistRoot) {
       UNLIMITED_REGISTRATION: '1',
       FILE_STORAGE: 'zotero',
       ...(SOURCES_URL ? { SOURCES_TEST_BASE_URL: SOURCES_URL } : {}),
+      // CPU_VARS="NAME=value ...": more settings for this run (e.g. TOOL_GROUPS=read, a smaller catalogue).
+      ...Object.fromEntries(
+        (process.env.CPU_VARS ?? '')
+          .split(/\s+/)
+          .filter(Boolean)
+          .map((pair) => pair.split(/=(.*)/s).slice(0, 2)),
+      ),
     },
     outboundService: (request) => upstream.handle(request),
     handleRuntimeStdio: keepRuntimeOutput,
