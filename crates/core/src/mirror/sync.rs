@@ -156,7 +156,7 @@ pub(super) async fn load(db: &dyn SqlDb, library: &str) -> Result<Library, SqlEr
     let pass = row
         .and_then(|row| row.get("progress"))
         .and_then(Value::as_str)
-        .and_then(|text| serde_json::from_str(text).ok());
+        .and_then(|text| serde_json::from_slice(text.as_bytes()).ok());
     Ok(Library {
         version: number("version"),
         pass,

@@ -92,7 +92,7 @@ impl Snapshot {
 /// larger than that allows: the caller stops, and the next call carries on.
 pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize) -> Result<Snapshot, ToolError> {
     let mut snapshot: Snapshot = match cache.get(CACHE_KEY).await {
-        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or_default(),
+        Ok(Some(text)) => serde_json::from_slice(text.as_bytes()).unwrap_or_default(),
         _ => Snapshot::default(),
     };
     let mut spent = 0;
