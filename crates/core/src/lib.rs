@@ -24,6 +24,7 @@ pub mod pdf;
 pub mod platform;
 pub mod refcheck;
 pub mod retrieve;
+pub mod sort;
 pub mod sources;
 pub mod webdav;
 pub mod write_gate;

@@ -310,7 +310,7 @@ fn feed_canonical(hasher: &mut Sha256, value: &Value) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            zotero_mcp_core::sort::sort(&mut keys);
             hasher.update(b"{");
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {

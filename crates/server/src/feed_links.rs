@@ -138,7 +138,7 @@ impl LinkStore<'_> {
                 listed.push(Listed { id, link });
             }
         }
-        listed.sort_by_key(|l| l.link.created_ms);
+        zotero_mcp_core::sort::sort_by_key(&mut listed, |l| l.link.created_ms);
         Ok(listed)
     }
 

@@ -87,7 +87,7 @@ pub fn group_duplicates(items: &[ZoteroObject]) -> Vec<DuplicateGroup> {
         sort_by_richness(&mut group);
         groups.push((indices[0], DuplicateGroup { reason, items: group }));
     }
-    groups.sort_by_key(|(first, _)| *first);
+    crate::sort::sort_by_key(&mut groups, |(first, _)| *first);
     groups.into_iter().map(|(_, group)| group).collect()
 }
 

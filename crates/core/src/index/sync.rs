@@ -701,7 +701,7 @@ fn best_attachment<'a>(children: &'a [ZoteroObject], texts: Option<&TextIndex>) 
             Some((u8::from(has_text(&c.key) != Some(true)), kind, link, c))
         })
         .collect();
-    candidates.sort_by_key(|(known, kind, link, _)| (*known, *kind, *link));
+    crate::sort::sort_by_key(&mut candidates, |(known, kind, link, _)| (*known, *kind, *link));
     candidates.into_iter().next().map(|(_, _, _, c)| c)
 }
 

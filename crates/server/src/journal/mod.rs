@@ -504,7 +504,7 @@ impl Journal<'_> {
                 None => break,
             }
         }
-        keys.sort_by(|a, b| a.name.cmp(&b.name));
+        zotero_mcp_core::sort::sort_by(&mut keys, |a, b| a.name.cmp(&b.name));
         Ok(keys)
     }
 }

@@ -242,7 +242,9 @@ impl Tool for Annotations {
                 .is_some();
             let mut batch: Vec<ZoteroObject> =
                 children.items.into_iter().filter(|c| c.item_type() == Some("annotation")).collect();
-            batch.sort_by(|a, b| a.field("annotationSortIndex").cmp(&b.field("annotationSortIndex")));
+            zotero_mcp_core::sort::sort_by(&mut batch, |a, b| {
+                a.field("annotationSortIndex").cmp(&b.field("annotationSortIndex"))
+            });
             found.extend(batch);
         }
         let (page, next_offset) = paging.slice(&found);
