@@ -18,6 +18,7 @@ pub mod file_changes;
 pub mod files;
 pub mod html_text;
 pub mod index;
+pub mod join;
 pub mod mirror;
 pub mod net;
 pub mod pdf;

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use futures_util::future::join_all;
+use crate::join::join_all;
 use serde_json::{json, Value};
 
 use super::documents::{item_key_of, Document};

@@ -31,7 +31,7 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-use futures_util::future::join_all;
+use crate::join::join_all;
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{ObjectKey, ZoteroObject};
 

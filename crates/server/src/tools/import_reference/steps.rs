@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::future::join_all;
 use serde_json::{Map, Value};
 use zotero_mcp_core::attachment::filename::{build_renamed_filename, DEFAULT_TEMPLATE};
 use zotero_mcp_core::attachment::write::{self, NewAttachment, Upload, WriteError};
 use zotero_mcp_core::duplicates::{is_candidate, normalise_title, same_work, Fingerprints};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::net::DownloadError;
 use zotero_mcp_core::sources::{fit_to_template, Identifier};
 use zotero_mcp_core::zotero::{
