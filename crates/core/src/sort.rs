@@ -25,6 +25,18 @@ pub fn sort_by_key<T, K: Ord>(items: &mut [T], mut key: impl FnMut(&T) -> K) {
     sort_by(items, |a, b| key(a).cmp(&key(b)));
 }
 
+/// [`slice::sort_by_cached_key`]: each key computed once; stable, as the standard one's order is (it breaks ties
+/// between equal keys by position).
+pub fn sort_by_cached_key<T, K: Ord>(items: &mut [T], key: impl FnMut(&T) -> K) {
+    let keys: Vec<K> = items.iter().map(key).collect();
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    sort_positions(&mut order, &mut |a, b| match (keys.get(a), keys.get(b)) {
+        (Some(a), Some(b)) => a.cmp(b),
+        _ => Ordering::Equal,
+    });
+    permute(items, order);
+}
+
 /// [`slice::sort`], and `sort_unstable` over elements that are equal whenever they compare equal.
 pub fn sort<T: Ord>(items: &mut [T]) {
     sort_by(items, T::cmp);
@@ -54,7 +66,7 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{sort, sort_by, sort_by_key};
+    use super::{sort, sort_by, sort_by_cached_key, sort_by_key};
 
     /// A small deterministic generator, so the cases are the same on every run.
     fn numbers(seed: u64, count: usize, range: u64) -> Vec<u64> {
@@ -84,6 +96,11 @@ mod tests {
             let mut std = pairs.clone();
             std.sort_by_key(|p| std::cmp::Reverse(p.0));
             assert_eq!(ours, std, "sort_by_key, seed {seed}");
+            let mut ours = pairs.clone();
+            sort_by_cached_key(&mut ours, |p| p.0 / 3);
+            let mut std = pairs.clone();
+            std.sort_by_cached_key(|p| p.0 / 3);
+            assert_eq!(ours, std, "sort_by_cached_key, seed {seed}");
         }
     }
 
