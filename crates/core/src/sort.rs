@@ -52,8 +52,7 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
     const DONE: usize = usize::MAX;
     for start in 0..order.len() {
         let mut current = start;
-        loop {
-            let Some(slot) = order.get_mut(current) else { break };
+        while let Some(slot) = order.get_mut(current) {
             let next = std::mem::replace(slot, DONE);
             if next == start || next == DONE {
                 break;
@@ -88,8 +87,10 @@ mod tests {
             let pairs: Vec<(u64, usize)> = numbers(seed, count, range).into_iter().zip(0..).collect();
             let mut ours = pairs.clone();
             let mut std = pairs.clone();
-            sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
-            std.sort_by(|a, b| a.0.cmp(&b.0));
+            // Ties are the values equal under the comparison: the same key.
+            let compare = |a: &(u64, usize), b: &(u64, usize)| (a.0 % 7).cmp(&(b.0 % 7)).then(b.0.cmp(&a.0));
+            sort_by(&mut ours, compare);
+            std.sort_by(compare);
             assert_eq!(ours, std, "sort_by, seed {seed}");
             let mut ours = pairs.clone();
             sort_by_key(&mut ours, |p| std::cmp::Reverse(p.0));
