@@ -4,7 +4,7 @@ PORT ?= 8787
 # When this make started: `make dev` says how long it took to be ready.
 export ZOTERO_MCP_MAKE_STARTED := $(shell date +%s)
 
-.PHONY: setup setup-build setup-dev build dev deploy test fmt lint unit wasm-unit e2e deploy-test size bench bench-pdf read-corpus fuzz clean
+.PHONY: setup setup-build setup-dev build dev deploy test fmt lint unit wasm-unit e2e deploy-test size size-breakdown bench bench-pdf read-corpus fuzz clean
 
 ## What each target needs, installed once (scripts/setup.sh; docs/development.md says what each OS gets).
 setup:
@@ -68,6 +68,10 @@ deploy-test:
 
 size:
 	@bash scripts/size.sh
+
+## Where the wasm's bytes are, by crate and module, as shares of the gzip size (docs/performance.md).
+size-breakdown: setup-build
+	@bash scripts/size-breakdown.sh
 
 ## Benchmarks (print figures; compare within one run).
 bench: build

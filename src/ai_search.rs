@@ -126,7 +126,7 @@ async fn settle(call: Result<js_sys::Promise, JsValue>) -> Result<Value, AiSearc
         .map_err(|e| error_of(&e))?
         .as_string()
         .ok_or_else(|| AiSearchError::Malformed { reason: "an answer that is not JSON".into() })?;
-    serde_json::from_str(&text).map_err(|e| AiSearchError::Malformed { reason: e.to_string() })
+    serde_json::from_slice(text.as_bytes()).map_err(|e| AiSearchError::Malformed { reason: e.to_string() })
 }
 
 /// A thrown JavaScript value as our error: "not found" by its name or message, as the binding names it.

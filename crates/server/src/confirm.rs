@@ -197,7 +197,7 @@ impl Questions<'_> {
         }
         let key = self.key(state);
         let asked: Asked = match self.kv.get(&key).await? {
-            Some(text) => serde_json::from_str(&text).map_err(|_| refused(unknown))?,
+            Some(text) => serde_json::from_slice(text.as_bytes()).map_err(|_| refused(unknown))?,
             None => return Err(refused(unknown)),
         };
         if asked.expires_ms <= self.now_ms {
@@ -310,7 +310,7 @@ fn feed_canonical(hasher: &mut Sha256, value: &Value) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            zotero_mcp_core::sort::sort(&mut keys);
             hasher.update(b"{");
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {

@@ -120,7 +120,7 @@ impl LinkStore<'_> {
             return Ok(None);
         }
         let stored = self.kv.get(&format!("{KEY_PREFIX}{}", sha256_hex(secret))).await?;
-        Ok(stored.and_then(|record| serde_json::from_str(&record).ok()))
+        Ok(stored.and_then(|record| serde_json::from_slice(record.as_bytes()).ok()))
     }
 
     /// Every stored link, oldest first.
@@ -131,12 +131,14 @@ impl LinkStore<'_> {
         for chunk in keys.chunks(zotero_mcp_core::platform::KV_BULK_READ_MAX) {
             let records = self.kv.get_many(chunk).await?;
             for (name, record) in chunk.iter().zip(records) {
-                let Some(link) = record.and_then(|r| serde_json::from_str::<FeedLink>(&r).ok()) else { continue };
+                let Some(link) = record.and_then(|r| serde_json::from_slice::<FeedLink>(r.as_bytes()).ok()) else {
+                    continue;
+                };
                 let id = name.trim_start_matches(KEY_PREFIX).chars().take(ID_LEN).collect();
                 listed.push(Listed { id, link });
             }
         }
-        listed.sort_by_key(|l| l.link.created_ms);
+        zotero_mcp_core::sort::sort_by_key(&mut listed, |l| l.link.created_ms);
         Ok(listed)
     }
 
@@ -150,7 +152,8 @@ impl LinkStore<'_> {
         let Some(name) = names.iter().find(|name| name.trim_start_matches(KEY_PREFIX).starts_with(&id)) else {
             return Ok(None);
         };
-        let Some(link) = self.kv.get(name).await?.and_then(|record| serde_json::from_str(&record).ok()) else {
+        let Some(link) = self.kv.get(name).await?.and_then(|record| serde_json::from_slice(record.as_bytes()).ok())
+        else {
             return Ok(None);
         };
         self.kv.delete(name).await?;

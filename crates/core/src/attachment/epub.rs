@@ -43,7 +43,7 @@ pub(super) fn text(bytes: &[u8]) -> Result<String, AttachmentError> {
         })
         .collect();
     // Sorted by name for lookups: a spine may list far more chapters than there are entries.
-    records.sort_by(|a, b| a.file_path().as_bytes().cmp(b.file_path().as_bytes()));
+    crate::sort::sort_by(&mut records, |a, b| a.file_path().as_bytes().cmp(b.file_path().as_bytes()));
     let mut book = Book { archive: &archive, records, budget: MAX_TOTAL_BYTES };
     let chapters = match spine(&mut book) {
         Some(chapters) if !chapters.is_empty() => chapters,

@@ -117,7 +117,7 @@ pub async fn best_of(
     children: Vec<ZoteroObject>,
 ) -> Result<(Option<ZoteroObject>, Vec<Candidate>), AttachmentError> {
     let mut stored: Vec<ZoteroObject> = children.into_iter().filter(|c| require_stored_file(c).is_ok()).collect();
-    stored.sort_by_key(|c| content_type_rank(c.field("contentType").unwrap_or_default()));
+    crate::sort::sort_by_key(&mut stored, |c| content_type_rank(c.field("contentType").unwrap_or_default()));
     let pdfs = stored.iter().take_while(|c| c.field("contentType") == Some("application/pdf")).count();
     let mut chars: Vec<Option<u64>> = vec![None; stored.len()];
     if pdfs > 1 {

@@ -162,7 +162,7 @@ pub async fn read_text(
     require_readable_file(attachment, files)?;
     let cache_key = cache_key(attachment, range);
     if let Ok(Some(hit)) = cache.get(&cache_key).await {
-        if let Ok(mut read) = serde_json::from_str::<TextRead>(&hit) {
+        if let Ok(mut read) = serde_json::from_slice::<TextRead>(hit.as_bytes()) {
             // A read cached under another budget (or by the TypeScript server, which has none) may not fit.
             if range.fits(&read.text) {
                 read.from_cache = true;

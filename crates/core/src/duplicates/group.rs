@@ -87,7 +87,7 @@ pub fn group_duplicates(items: &[ZoteroObject]) -> Vec<DuplicateGroup> {
         sort_by_richness(&mut group);
         groups.push((indices[0], DuplicateGroup { reason, items: group }));
     }
-    groups.sort_by_key(|(first, _)| *first);
+    crate::sort::sort_by_key(&mut groups, |(first, _)| *first);
     groups.into_iter().map(|(_, group)| group).collect()
 }
 
@@ -112,7 +112,7 @@ pub fn richness(item: &ZoteroObject) -> u64 {
 
 /// Richest first; among equals the one added first (it has been cited longest), then by key for a stable order.
 pub fn sort_by_richness(items: &mut [ZoteroObject]) {
-    items.sort_by_cached_key(|item| {
+    crate::sort::sort_by_cached_key(items, |item| {
         (Reverse(richness(item)), item.field("dateAdded").unwrap_or("~").to_owned(), item.key.clone())
     });
 }

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use futures_util::future::join_all;
+use crate::join::join_all;
 use serde_json::{json, Map, Value};
 
 use super::group::is_candidate;

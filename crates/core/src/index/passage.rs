@@ -207,7 +207,7 @@ pub(crate) fn occurrences(visible: &[Visible], words: &[Vec<char>]) -> Vec<(usiz
             }
         }
     }
-    hits.sort_unstable();
+    crate::sort::sort(&mut hits);
     hits.truncate(MAX_OCCURRENCES);
     hits
 }

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use futures_util::future::join_all;
+use crate::join::join_all;
 use serde_json::{json, Value};
 
 use super::documents::{item_key_of, Document};
@@ -181,7 +181,7 @@ impl SemanticIndex {
         let mut ids = Vec::new();
         if outstanding.len() <= EXACT_LOOKUP_MAX_KEYS {
             let mut names: Vec<String> = outstanding.iter().cloned().collect();
-            names.sort_unstable();
+            crate::sort::sort(&mut names);
             for name in names {
                 let page = self.service.list(self.instance(), &json!({ "key": name, "source": "builtin" })).await?;
                 let entries = entries(&page)?;

@@ -31,7 +31,7 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-use futures_util::future::join_all;
+use crate::join::join_all;
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -135,7 +135,7 @@ impl SyncState {
     /// The stored JSON, leniently: missing or odd fields are `0/0/[]`, as the TypeScript project reads them; a
     /// value that is not a JSON object is no state at all.
     pub(super) fn parse(text: &str) -> Option<Self> {
-        let value: Value = serde_json::from_str(text).ok()?;
+        let value: Value = serde_json::from_slice(text.as_bytes()).ok()?;
         let object = value.as_object()?;
         let number = |name: &str| object.get(name).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f as u64)));
         let pending = object
@@ -353,7 +353,7 @@ pub fn texts_key(instance: &str) -> String {
 
 /// The full-text versions saved for this cycle, when they are for exactly this cycle.
 async fn read_texts(kv: &dyn KvStore, key: &str, state: &SyncState) -> Option<TextIndex> {
-    let saved: Value = serde_json::from_str(&kv.get(key).await.ok().flatten()?).ok()?;
+    let saved: Value = serde_json::from_slice(kv.get(key).await.ok().flatten()?.as_bytes()).ok()?;
     if saved["since"].as_u64() != Some(state.since) || saved["target"].as_u64() != Some(state.target) {
         return None;
     }
@@ -701,7 +701,7 @@ fn best_attachment<'a>(children: &'a [ZoteroObject], texts: Option<&TextIndex>) 
             Some((u8::from(has_text(&c.key) != Some(true)), kind, link, c))
         })
         .collect();
-    candidates.sort_by_key(|(known, kind, link, _)| (*known, *kind, *link));
+    crate::sort::sort_by_key(&mut candidates, |(known, kind, link, _)| (*known, *kind, *link));
     candidates.into_iter().next().map(|(_, _, _, c)| c)
 }
 

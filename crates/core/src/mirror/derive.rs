@@ -59,7 +59,7 @@ pub fn derive(object: &ZoteroObject) -> Value {
         .and_then(Value::as_array)
         .map(|tags| tags.iter().filter_map(|t| t.get("tag")?.as_str()).map(lower).collect())
         .unwrap_or_default();
-    tags.sort();
+    crate::sort::sort(&mut tags);
     tags.dedup();
     json!({
         "n": key_number(&object.key),

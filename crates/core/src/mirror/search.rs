@@ -387,7 +387,7 @@ fn card(row: &Row) -> Option<ItemCard> {
     let version = row.get("version")?.as_u64()?;
     let data = row.get("data")?.as_str()?;
     let text = format!("{{\"key\":{},\"version\":{version},\"data\":{data}}}", Value::from(key));
-    let mut card: ItemCard = serde_json::from_str(&text).ok()?;
+    let mut card: ItemCard = serde_json::from_slice(text.as_bytes()).ok()?;
     let item_type = row.get("type").and_then(Value::as_str).unwrap_or_default();
     let regular = !matches!(item_type, "note" | "attachment" | "annotation");
     let pdf = item_type == "attachment" && card.data.content_type.as_deref() == Some("application/pdf");

@@ -232,7 +232,7 @@ pub(crate) fn with_parsed_date(mut object: ZoteroObject, row: &Row) -> ZoteroObj
 /// A row of `key`, `version` and `data` as the object Zotero would list, with `meta` fields taken from the named
 /// columns (`(meta field, column)`).
 pub(crate) fn object_of(row: &Row, meta: &[(&str, &str)]) -> Option<ZoteroObject> {
-    let data: Map<String, Value> = serde_json::from_str(row.get("data")?.as_str()?).ok()?;
+    let data: Map<String, Value> = serde_json::from_slice(row.get("data")?.as_str()?.as_bytes()).ok()?;
     let meta = meta
         .iter()
         .map(|(field, column)| ((*field).to_owned(), row.get(*column).cloned().unwrap_or(Value::from(0))))
@@ -312,7 +312,7 @@ pub async fn shared_dois(db: &dyn SqlDb, library: &str) -> Result<Vec<(String, V
 
 fn group_of(row: &Row) -> Option<(String, Vec<String>)> {
     let doi = row.get("doi")?.as_str()?.to_owned();
-    let keys: Vec<String> = serde_json::from_str(row.get("keys")?.as_str()?).ok()?;
+    let keys: Vec<String> = serde_json::from_slice(row.get("keys")?.as_str()?.as_bytes()).ok()?;
     Some((doi, keys))
 }
 

@@ -160,7 +160,7 @@ fn library_from(row: Option<&crate::platform::Row>) -> Library {
     let pass = row
         .and_then(|row| row.get("progress"))
         .and_then(Value::as_str)
-        .and_then(|text| serde_json::from_str(text).ok());
+        .and_then(|text| serde_json::from_slice(text.as_bytes()).ok());
     Library {
         version: number("version"),
         pass,

@@ -96,7 +96,7 @@ pub async fn write_through(db: &dyn SqlDb, library: &str, written: &WrittenThrou
 /// Whether `versions` are `from + 1`, `from + 2`, … each once, in any order.
 fn follows(from: u64, versions: &[u64]) -> bool {
     let mut sorted = versions.to_vec();
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     !sorted.is_empty() && sorted.iter().enumerate().all(|(at, version)| *version == from + 1 + at as u64)
 }
 

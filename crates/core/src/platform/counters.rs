@@ -310,7 +310,7 @@ fn parse_kv_count(value: &str, now_ms: u64, window_ms: u64) -> Option<CountRow> 
     if let Ok(count) = value.parse::<u32>() {
         return Some(CountRow { count, expires_at_ms: now_ms.saturating_add(window_ms) });
     }
-    let json: serde_json::Value = serde_json::from_str(value).ok()?;
+    let json: serde_json::Value = serde_json::from_slice(value.as_bytes()).ok()?;
     let count = u32::try_from(json.get("count")?.as_u64()?).ok()?;
     let reset_at_secs = json.get("resetAt")?.as_u64()?;
     Some(CountRow { count, expires_at_ms: reset_at_secs.saturating_mul(1000) })

@@ -308,7 +308,7 @@ impl SentenceBounds {
             }
         }
         // The reach of a start may pass the next one's (a mark and its space), so order them by reach.
-        starts.sort_unstable();
+        crate::sort::sort(&mut starts);
         let mut highest = 0;
         for (_, start) in &mut starts {
             highest = (*start).max(highest);

@@ -175,7 +175,7 @@ impl<'a> WorkIndex<'a> {
                 }
             }
         }
-        out.sort_unstable();
+        crate::sort::sort(out);
         out.dedup();
     }
 }

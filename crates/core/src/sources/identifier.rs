@@ -385,7 +385,7 @@ impl Partners {
                 }
             }
         }
-        pairs.sort_unstable();
+        crate::sort::sort(&mut pairs);
         Partners { pairs }
     }
 

@@ -164,19 +164,29 @@ fn flag(value: &Value) -> bool {
     }
 }
 
-fn tag_set(value: &Value) -> std::collections::BTreeSet<(String, u64)> {
+/// The tags as a set: sorted, each once (a sorted `Vec` rather than a `BTreeSet`, whose collecting brings a sort
+/// of its own into the wasm: `crate::sort`).
+fn tag_set(value: &Value) -> Vec<(String, u64)> {
     let tags = value.as_array().map(Vec::as_slice).unwrap_or_default();
-    tags.iter()
+    let mut set: Vec<(String, u64)> = tags
+        .iter()
         .filter_map(|tag| {
             let name = tag.get("tag")?.as_str()?.to_owned();
             Some((name, tag.get("type").and_then(Value::as_u64).unwrap_or(0)))
         })
-        .collect()
+        .collect();
+    crate::sort::sort(&mut set);
+    set.dedup();
+    set
 }
 
-fn string_set(value: &Value) -> std::collections::BTreeSet<String> {
+/// The strings as a set, sorted, each once (as [`tag_set`]).
+fn string_set(value: &Value) -> Vec<String> {
     let items = value.as_array().map(Vec::as_slice).unwrap_or_default();
-    items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+    let mut set: Vec<String> = items.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+    crate::sort::sort(&mut set);
+    set.dedup();
+    set
 }
 
 #[cfg(test)]

@@ -123,7 +123,7 @@ pub async fn resolve(platform: &Platform, url: &str) -> Result<StoredClient, Cim
 fn parse_document(url: &str, body: &[u8]) -> Result<StoredClient, CimdError> {
     let malformed = |what| CimdError::Malformed { url: url.to_owned(), what };
     let text = std::str::from_utf8(body).map_err(|_| malformed("valid UTF-8"))?;
-    let raw: Map<String, Value> = match serde_json::from_str(text) {
+    let raw: Map<String, Value> = match serde_json::from_slice(text.as_bytes()) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return Err(malformed("a JSON object")),
         Err(_) => return Err(malformed("valid JSON")),

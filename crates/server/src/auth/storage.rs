@@ -342,7 +342,7 @@ impl<'a> Store<'a> {
     async fn read<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, AuthError> {
         match self.kv.get(key).await? {
             None => Ok(None),
-            Some(text) => serde_json::from_str(&text)
+            Some(text) => serde_json::from_slice(text.as_bytes())
                 .map(Some)
                 .map_err(|e| AuthError::Corrupt { key: key.to_owned(), reason: e.to_string() }),
         }
@@ -396,7 +396,7 @@ impl<'a> Store<'a> {
         let token = match token {
             None => None,
             Some(text) => Some(
-                serde_json::from_str(&text)
+                serde_json::from_slice(text.as_bytes())
                     .map_err(|e| AuthError::Corrupt { key: token_key, reason: e.to_string() })?,
             ),
         };

@@ -129,7 +129,7 @@ fn failed(error: impl std::fmt::Display) -> NotNow {
 /// library whichever way it was read.
 fn whole(format: Format, mut items: Vec<ZoteroObject>) -> String {
     items.retain(|item| bibliography::is_citable(item) && !item.is_trashed());
-    items.sort_by(|a, b| a.key.cmp(&b.key));
+    zotero_mcp_core::sort::sort_by(&mut items, |a, b| a.key.cmp(&b.key));
     items.dedup_by(|a, b| a.key == b.key);
     let keys = bibliography::citation_keys(&items);
     let mut writer = Writer::new(format);

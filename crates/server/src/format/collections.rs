@@ -44,7 +44,7 @@ pub fn tree(collections: &[ZoteroObject]) -> Vec<CollectionSummary> {
         children.entry(parent).or_default().push(c);
     }
     for list in children.values_mut() {
-        list.sort_by_key(|c| (name_of(c).to_lowercase(), c.key.clone()));
+        zotero_mcp_core::sort::sort_by_key(list, |c| (name_of(c).to_lowercase(), c.key.clone()));
     }
     let mut out = Vec::with_capacity(collections.len());
     let mut seen = HashSet::new();

@@ -259,7 +259,7 @@ pub fn detail_fields(data: &Map<String, Value>) -> Map<String, Value> {
         push(name);
     }
     let mut rest: Vec<&String> = data.keys().filter(|k| !PREFERRED_ORDER.contains(&k.as_str())).collect();
-    rest.sort();
+    zotero_mcp_core::sort::sort(&mut rest);
     for name in rest {
         push(name);
     }

@@ -70,8 +70,10 @@ pub struct Step {
 impl Step {
     /// A step as stored; an earlier version's is a bare list of the changes that landed.
     fn parse(text: &str) -> Option<Self> {
-        serde_json::from_str(text).ok().or_else(|| {
-            serde_json::from_str::<Vec<Change>>(text).ok().map(|changes| Step { changes, ..Step::default() })
+        serde_json::from_slice(text.as_bytes()).ok().or_else(|| {
+            serde_json::from_slice::<Vec<Change>>(text.as_bytes())
+                .ok()
+                .map(|changes| Step { changes, ..Step::default() })
         })
     }
 
@@ -124,7 +126,7 @@ impl Entry {
         for (key, text) in steps {
             let Some(text) = text else { continue };
             if key.ends_with(&step_suffix(0)) {
-                entry = serde_json::from_str(&text).ok();
+                entry = serde_json::from_slice(text.as_bytes()).ok();
             } else if let Some(step) = Step::parse(&text) {
                 later.push(step);
             }

@@ -335,7 +335,7 @@ impl Journal<'_> {
             return Ok(entry);
         };
         let entry: Entry =
-            serde_json::from_str(&text).map_err(|e| JournalError::Corrupt(id.to_owned(), e.to_string()))?;
+            serde_json::from_slice(text.as_bytes()).map_err(|e| JournalError::Corrupt(id.to_owned(), e.to_string()))?;
         // The key says the route; an entry saying another (a value copied between keys) is not trusted either.
         match entry.route.as_deref() {
             Some(route) if route == self.route => Ok(entry),
@@ -385,7 +385,9 @@ impl Journal<'_> {
         let mut entries = Vec::new();
         for group in page {
             if group.main.is_some() {
-                if let Some(entry) = texts.next().and_then(|(_, text)| serde_json::from_str::<Entry>(&text?).ok()) {
+                if let Some(entry) =
+                    texts.next().and_then(|(_, text)| serde_json::from_slice::<Entry>(text?.as_bytes()).ok())
+                {
                     entries.push(entry);
                 }
                 continue;
@@ -420,8 +422,11 @@ impl Journal<'_> {
         for (index, group) in groups(own_keys, &own).into_iter().enumerate() {
             if index >= MAX_ENTRIES || past_time(group.expiration()) {
                 if let Some(main) = &group.main {
-                    if let Some(entry) =
-                        self.kv.get(&main.name).await?.and_then(|text| serde_json::from_str::<Entry>(&text).ok())
+                    if let Some(entry) = self
+                        .kv
+                        .get(&main.name)
+                        .await?
+                        .and_then(|text| serde_json::from_slice::<Entry>(text.as_bytes()).ok())
                     {
                         pruned.gone.push(entry);
                     }
@@ -447,7 +452,7 @@ impl Journal<'_> {
                 continue;
             }
             if let Some(entry) =
-                self.kv.get(&key.name).await?.and_then(|text| serde_json::from_str::<Entry>(&text).ok())
+                self.kv.get(&key.name).await?.and_then(|text| serde_json::from_slice::<Entry>(text.as_bytes()).ok())
             {
                 pruned.gone.push(entry);
             }
@@ -483,7 +488,8 @@ impl Journal<'_> {
             Some(key) => self.kv.get(&key.name).await.ok().flatten(),
             None => None,
         };
-        let run = started.and_then(|text| serde_json::from_str::<Entry>(&text).ok()).and_then(|entry| entry.run);
+        let run =
+            started.and_then(|text| serde_json::from_slice::<Entry>(text.as_bytes()).ok()).and_then(|entry| entry.run);
         run.as_deref() != Some(this_run)
     }
 
@@ -498,7 +504,7 @@ impl Journal<'_> {
                 None => break,
             }
         }
-        keys.sort_by(|a, b| a.name.cmp(&b.name));
+        zotero_mcp_core::sort::sort_by(&mut keys, |a, b| a.name.cmp(&b.name));
         Ok(keys)
     }
 }

@@ -56,7 +56,7 @@ fn check_bounds(arguments: &Value, schema: Option<&Value>) -> Result<(), ToolErr
         let mut problems = Vec::new();
         broken_bounds(arguments, schema, "", &mut problems);
         if !problems.is_empty() {
-            problems.sort();
+            zotero_mcp_core::sort::sort(&mut problems);
             return Err(ToolError::invalid(problems.join("; ")));
         }
     }

@@ -31,7 +31,7 @@ pub fn mismatch(tool: &str, arguments: &Value, structured: &str, schema: &Value)
     if PAUSED.with(Cell::get) {
         return None;
     }
-    let instance: Value = match serde_json::from_str(structured) {
+    let instance: Value = match serde_json::from_slice(structured.as_bytes()) {
         Ok(value) => value,
         Err(error) => return Some(format!("{tool}: structuredContent is not JSON ({error})")),
     };

@@ -28,7 +28,7 @@ impl Published {
     }
 
     fn parse(text: &str) -> Option<Self> {
-        let Value::Object(mut root) = serde_json::from_str(text).ok()? else {
+        let Value::Object(mut root) = serde_json::from_slice(text.as_bytes()).ok()? else {
             return None;
         };
         let Some(Value::Object(tools)) = root.remove("tools") else {

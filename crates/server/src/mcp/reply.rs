@@ -35,7 +35,8 @@ impl ToolReply {
             return (**question).clone();
         }
         let mut result = self.envelope();
-        let structured = self.structured.as_deref().and_then(|text| serde_json::from_str::<Value>(text).ok());
+        let structured =
+            self.structured.as_deref().and_then(|text| serde_json::from_slice::<Value>(text.as_bytes()).ok());
         if let (Some(object), Some(structured)) = (result.as_object_mut(), structured) {
             object.insert("structuredContent".into(), structured);
         }

@@ -27,7 +27,7 @@ pub async fn answer_line(line: &str, registry: &Registry, session: &Session) -> 
     if holds_more_values_than(line.as_bytes(), MAX_MESSAGE_VALUES) {
         return Some(error_message(&Value::Null, &too_many_values()).to_string());
     }
-    let body: Value = match serde_json::from_str(line) {
+    let body: Value = match serde_json::from_slice(line.as_bytes()) {
         Ok(value) => value,
         Err(e) => {
             let error = RpcError::new(code::PARSE_ERROR, format!("Parse error: the line is not valid JSON ({e})"));

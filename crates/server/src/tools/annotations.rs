@@ -2,12 +2,13 @@
 //! new ones: a highlight or underline anchored to a quoted passage, or a note on a page. Listing is a read;
 //! creating checks `zotero:write` itself, so the tool is declared [`ToolSpec::mixed`].
 
-use futures_util::future::{join, join_all};
+use futures_util::future::join;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use zotero_mcp_core::attachment::annotate::{self, AnnotationKind, AnnotationRequest};
 use zotero_mcp_core::attachment::{self, AttachmentError};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::pdf::{PdfDocument, PdfLimits};
 use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 
@@ -242,7 +243,9 @@ impl Tool for Annotations {
                 .is_some();
             let mut batch: Vec<ZoteroObject> =
                 children.items.into_iter().filter(|c| c.item_type() == Some("annotation")).collect();
-            batch.sort_by(|a, b| a.field("annotationSortIndex").cmp(&b.field("annotationSortIndex")));
+            zotero_mcp_core::sort::sort_by(&mut batch, |a, b| {
+                a.field("annotationSortIndex").cmp(&b.field("annotationSortIndex"))
+            });
             found.extend(batch);
         }
         let (page, next_offset) = paging.slice(&found);

@@ -414,7 +414,7 @@ impl Found {
         };
         // Zotero lists deletions in no stated order: sorted, so that parts cut from them line up.
         let mut names = |mut all: Vec<String>| {
-            all.sort_unstable();
+            zotero_mcp_core::sort::sort(&mut all);
             window.of(all, &mut more)
         };
         let deleted = self.deleted.map(|deleted| DeletedOut {

@@ -625,7 +625,9 @@ impl Tool for ListTags {
                 if let Some(needle) = text.map(str::to_lowercase) {
                     tags.retain(|tag| tag.tag.to_lowercase().contains(&needle));
                 }
-                tags.sort_by(|a, b| a.tag.to_lowercase().cmp(&b.tag.to_lowercase()).then(a.kind.cmp(&b.kind)));
+                zotero_mcp_core::sort::sort_by(&mut tags, |a, b| {
+                    a.tag.to_lowercase().cmp(&b.tag.to_lowercase()).then(a.kind.cmp(&b.kind))
+                });
                 let total = tags.len() as u64;
                 tags.truncate(input.limit as usize);
                 return Ok(ListTagsOutput {

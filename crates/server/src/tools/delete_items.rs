@@ -1,10 +1,10 @@
 //! `zotero_delete_items`: items to the trash, or deleted for good, each only at the version it was read at, after
 //! the person confirmed it where the client can ask (`crate::confirm`).
 
-use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{ObjectKey, ObjectKind, ZoteroObject};
 

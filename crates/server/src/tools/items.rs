@@ -2,7 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use futures_util::future::{join3, join_all};
+use futures_util::future::join3;
+use zotero_mcp_core::join::join_all;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

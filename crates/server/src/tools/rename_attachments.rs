@@ -1,11 +1,11 @@
 //! `zotero_rename_attachments`: names stored files after their parent items with Zotero 7's filename template,
 //! as a dry run unless `apply` is set.
 
-use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_mcp_core::attachment::filename::{file_name_from, RenderError, Template, DEFAULT_TEMPLATE};
 use zotero_mcp_core::attachment::{require_stored_file, write};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::zotero::{ObjectKey, Query, ZoteroObject};
 
 use super::args::Key;

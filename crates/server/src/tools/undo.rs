@@ -165,7 +165,7 @@ impl Tool for Undo {
             let (entries, more) = journal.recent(now_ms, input.offset, input.limit).await?;
             let mut entries: Vec<JournalEntry> = entries.iter().map(listed).collect();
             // Calls cut off first (not yet undone): what they left half-done is what most needs a decision.
-            entries.sort_by_key(|entry| !entry.incomplete || entry.undone_by.is_some());
+            zotero_mcp_core::sort::sort_by_key(&mut entries, |entry| !entry.incomplete || entry.undone_by.is_some());
             return Ok(UndoOutput {
                 entries: Some(entries),
                 next_offset: more.then_some(input.offset + input.limit),

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::zotero::journal::title_of;
 use zotero_mcp_core::zotero::{ObjectKey, ZoteroObject};
 
@@ -183,7 +183,7 @@ fn item_patch(data: &Map<String, Value>, input: &UpdateItemInput) -> Map<String,
     if let Some(tags) = new_tags {
         let names = |list: &[Value]| {
             let mut n: Vec<String> = list.iter().map(tag_name).collect();
-            n.sort();
+            zotero_mcp_core::sort::sort(&mut n);
             n
         };
         if names(&tags) != names(&current_tags) {
@@ -211,8 +211,8 @@ fn item_patch(data: &Map<String, Value>, input: &UpdateItemInput) -> Map<String,
     };
     if let Some(collections) = new_collections {
         let (mut a, mut b) = (collections.clone(), current.clone());
-        a.sort();
-        b.sort();
+        zotero_mcp_core::sort::sort(&mut a);
+        zotero_mcp_core::sort::sort(&mut b);
         if a != b {
             patch.insert("collections".into(), json!(collections));
         }

@@ -107,7 +107,7 @@ fn unmatched_braces(text: &str) -> Vec<usize> {
         }
     }
     unmatched.extend(open);
-    unmatched.sort_unstable();
+    crate::sort::sort(&mut unmatched);
     unmatched
 }
 

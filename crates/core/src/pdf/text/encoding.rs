@@ -1,8 +1,14 @@
 //! Simple fonts' encodings: the named base encodings (PDF 32000-1 Annex D) and glyph names read as text by the
 //! Adobe Glyph List's rules. The tables and the glyph list come from `pdf_encoding` (pdf-rs): data and a
-//! binary-searchable list, where lopdf's own glyph-name lookup compiles to half a megabyte of wasm code.
+//! binary-searchable list, where lopdf's own glyph-name lookup compiles to half a megabyte of wasm code. The list
+//! is searched as the text build.rs writes from pdf_encoding's, not through its hash map (build.rs says why).
 
-use pdf_encoding::{glyphname_to_unicode, ForwardMap, MACEXPERT, MACROMAN, STANDARD, SYMBOL, WINANSI};
+use std::cmp::Ordering;
+
+use pdf_encoding::{ForwardMap, MACEXPERT, MACROMAN, STANDARD, SYMBOL, WINANSI};
+
+/// The Adobe Glyph List: `name`, a tab, `text` and a NUL per glyph name, sorted by the name's bytes (build.rs).
+const GLYPH_LIST: &str = include_str!(concat!(env!("OUT_DIR"), "/glyph_list.txt"));
 
 /// The base encoding a name stands for (`/WinAnsiEncoding`, …); `None` for names that are not one.
 pub(super) fn named(name: &[u8]) -> Option<&'static ForwardMap> {
@@ -54,6 +60,26 @@ pub(super) fn glyph_text(name: &str) -> Option<String> {
     component(name)
 }
 
+/// The text the glyph list gives `name`, by binary search over its entries: each step takes the entry around the
+/// middle of the bytes still in play, so no index of the entries is kept.
+fn glyphname_to_unicode(name: &str) -> Option<&'static str> {
+    let list = GLYPH_LIST.as_bytes();
+    // `low` is always an entry's start, `high` an entry's start or the end.
+    let (mut low, mut high) = (0, list.len());
+    while low < high {
+        let middle = low + (high - low) / 2;
+        let start = list.get(low..middle)?.iter().rposition(|&b| b == 0).map_or(low, |i| low + i + 1);
+        let end = list.get(start..)?.iter().position(|&b| b == 0).map_or(list.len(), |i| start + i);
+        let (key, text) = GLYPH_LIST.get(start..end)?.split_once('\t')?;
+        match key.as_bytes().cmp(name.as_bytes()) {
+            Ordering::Equal => return Some(text),
+            Ordering::Less => low = end + 1,
+            Ordering::Greater => high = start,
+        }
+    }
+    None
+}
+
 fn component(name: &str) -> Option<String> {
     if let Some(text) = glyphname_to_unicode(name) {
         return Some(text.to_owned());
@@ -79,7 +105,19 @@ fn scalar(hex: &str) -> Option<char> {
 
 #[cfg(test)]
 mod tests {
-    use super::{base_text, default_for, glyph_text, named};
+    use super::{base_text, default_for, glyph_text, glyphname_to_unicode, named};
+
+    #[test]
+    fn glyph_list_matches_pdf_encoding() {
+        for &(name, _) in pdf_encoding::GLYPH_LIST {
+            assert_eq!(glyphname_to_unicode(name), pdf_encoding::glyphname_to_unicode(name), "{name}");
+        }
+        for name in ["", "A0", "Zzzz", "zzzzzz", "\u{FFFF}", "AE.sc", "~"] {
+            assert_eq!(glyphname_to_unicode(name), pdf_encoding::glyphname_to_unicode(name), "{name:?}");
+        }
+        assert_eq!(glyphname_to_unicode("A"), Some("A"));
+        assert_eq!(glyphname_to_unicode("controlHT"), Some("\t"));
+    }
 
     #[test]
     fn glyph_names_follow_the_glyph_list_rules() {

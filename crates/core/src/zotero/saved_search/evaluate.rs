@@ -80,7 +80,7 @@ fn newest_first(family: &Family) -> Vec<usize> {
     for i in 0..n {
         stamps.push(modified(family.item(i)));
     }
-    stamps.sort_unstable();
+    crate::sort::sort(&mut stamps);
     stamps.dedup();
     let m = stamps.len();
     let mut start = vec![0usize; m + 1];
@@ -125,7 +125,7 @@ fn texts_of(rules: &[Rule], test: Test) -> Vec<String> {
     for rule in rules.iter().filter(|r| r.test == test) {
         texts.push(rule.value.clone());
     }
-    texts.sort_unstable();
+    crate::sort::sort(&mut texts);
     texts.dedup();
     texts
 }

@@ -54,7 +54,7 @@ impl Keyed {
         for object in &self.objects {
             keys.push(object.key.clone());
         }
-        keys.sort_unstable();
+        crate::sort::sort(&mut keys);
         keys.dedup();
         let mut at = vec![0; keys.len()];
         for (i, object) in self.objects.iter().enumerate() {
@@ -138,7 +138,7 @@ impl Family {
                 missing.push(parent.to_owned());
             }
         }
-        missing.sort_unstable();
+        crate::sort::sort(&mut missing);
         missing.dedup();
         missing
     }
@@ -234,7 +234,7 @@ impl CollectionTree {
         for n in (0..all.len()).filter(|n| inside[*n]) {
             out.push(all.nth(n).key.clone());
         }
-        out.sort_unstable();
+        crate::sort::sort(&mut out);
         out.dedup();
         out
     }

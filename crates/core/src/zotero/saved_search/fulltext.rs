@@ -35,7 +35,7 @@ pub(super) fn narrow(pool: &mut Vec<String>, found: Vec<ZoteroObject>) {
     for item in found {
         keys.push(item.key);
     }
-    keys.sort_unstable();
+    crate::sort::sort(&mut keys);
     pool.retain(|key| holds(&keys, key));
 }
 

@@ -92,7 +92,7 @@ impl Snapshot {
 /// larger than that allows: the caller stops, and the next call carries on.
 pub async fn refresh(zotero: &ZoteroClient, cache: &dyn KvStore, requests: usize) -> Result<Snapshot, ToolError> {
     let mut snapshot: Snapshot = match cache.get(CACHE_KEY).await {
-        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or_default(),
+        Ok(Some(text)) => serde_json::from_slice(text.as_bytes()).unwrap_or_default(),
         _ => Snapshot::default(),
     };
     let mut spent = 0;
@@ -311,7 +311,7 @@ pub async fn for_window(
     ctx: &RequestContext,
     window: &[manuscript::Cited],
 ) -> Result<(Snapshot, u64, Option<MirrorOut>, Option<String>), ToolError> {
-    let probes: Vec<String> = window
+    let mut probes: Vec<String> = window
         .iter()
         .flat_map(|one| {
             let ours = one.data.clone().unwrap_or_else(|| manuscript::identifier_data(&one.identifiers));
@@ -319,7 +319,8 @@ pub async fn for_window(
         })
         .collect();
     // References naming one work share its keys: each probe once (the query tries every probe on every row).
-    let probes: Vec<String> = probes.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    zotero_mcp_core::sort::sort(&mut probes);
+    probes.dedup();
     let note = match mirrored::reference_candidates(ctx, &probes).await {
         Mirrored::Answer(items, status) => {
             let snapshot = Snapshot::of_items(status.library_version, items);

@@ -75,7 +75,7 @@ fn encode(reference: &Reference) -> String {
 
 /// A kept record (`None` for anything unreadable, which is then asked again).
 fn decode(text: &str) -> Option<Result<Reference, NoRecord>> {
-    let kept: Value = serde_json::from_str(text).ok()?;
+    let kept: Value = serde_json::from_slice(text.as_bytes()).ok()?;
     if let Some(why) = kept.get("missing").and_then(Value::as_str) {
         return Some(Err(NoRecord::Missing(why.to_owned())));
     }

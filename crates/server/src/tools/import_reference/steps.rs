@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::future::join_all;
 use serde_json::{Map, Value};
 use zotero_mcp_core::attachment::filename::{build_renamed_filename, DEFAULT_TEMPLATE};
 use zotero_mcp_core::attachment::write::{self, NewAttachment, Upload, WriteError};
 use zotero_mcp_core::duplicates::{is_candidate, normalise_title, same_work, Fingerprints};
+use zotero_mcp_core::join::join_all;
 use zotero_mcp_core::net::DownloadError;
 use zotero_mcp_core::sources::{fit_to_template, Identifier};
 use zotero_mcp_core::zotero::{
@@ -80,7 +80,7 @@ async fn existing_copies(zotero: &ZoteroClient, data: &Map<String, Value>) -> Re
 fn title_words(title: &str) -> String {
     let plain = normalise_title(title);
     let mut words: Vec<&str> = plain.split(' ').filter(|w| w.chars().count() > 3).collect();
-    words.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
+    zotero_mcp_core::sort::sort_by_key(&mut words, |w| std::cmp::Reverse(w.chars().count()));
     words.truncate(6);
     words.join(" ")
 }
@@ -98,7 +98,7 @@ pub async fn create(
         entry.record.as_ref().and_then(|r| r.data.get("itemType")).and_then(Value::as_str).map(str::to_owned)
     };
     let mut types: Vec<String> = entries.iter().filter(|e| e.is_pending()).filter_map(item_type).collect();
-    types.sort();
+    zotero_mcp_core::sort::sort(&mut types);
     types.dedup();
     let fetched = join_all(types.iter().map(|t| zotero.template(t, None))).await;
     let mut templates: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
@@ -225,7 +225,7 @@ fn requests_before_pdfs(entries: &[Entry]) -> usize {
         })
         .collect();
     let mut types: Vec<&str> = created.iter().filter_map(|item| item.item_type()).collect();
-    types.sort_unstable();
+    zotero_mcp_core::sort::sort(&mut types);
     types.dedup();
     identifiers * 2 + entries.len() + types.len() + created.len().div_ceil(50)
 }
