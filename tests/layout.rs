@@ -670,3 +670,72 @@ fn the_string_error_check_reads_generics() {
         assert!(string_error(fine).is_none(), "{fine}");
     }
 }
+
+// 6. What the Worker compiles once
+
+/// The call in `line` that the Worker's code makes through a shared routine instead, if any: each of these is
+/// compiled again for every type it is used with (docs/performance.md, "Bundle size").
+fn compiled_per_type(line: &str) -> Option<&'static str> {
+    let code = line.split("//").next().unwrap_or_default();
+    const CALLS: [(&str, &str); 7] = [
+        ("serde_json::from_str", "read JSON text with serde_json::from_slice(text.as_bytes())"),
+        ("future::join_all(", "wait through zotero_mcp_core::join::join_all"),
+        (".sort()", "sort through zotero_mcp_core::sort"),
+        (".sort_by(", "sort through zotero_mcp_core::sort"),
+        (".sort_by_key(", "sort through zotero_mcp_core::sort"),
+        (".sort_by_cached_key(", "sort through zotero_mcp_core::sort"),
+        (".sort_unstable", "sort through zotero_mcp_core::sort"),
+    ];
+    CALLS.iter().find(|(call, _)| code.contains(call)).map(|(_, instead)| *instead)
+}
+
+/// The code the Worker runs (core, server and the shell, not their tests) sorts, waits on many futures and reads
+/// JSON text through the shared routines, so each is compiled once.
+#[test]
+fn worker_code_sorts_waits_and_reads_json_through_the_shared_routines() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in ["crates/core/src", "crates/server/src", "src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let shared = [root.join("crates/core/src/sort.rs"), root.join("crates/core/src/join.rs")];
+    let mut failures = Vec::new();
+    let own_code = |f: &&PathBuf| {
+        !f.ends_with("tests.rs")
+            && !f.components().any(|c| c.as_os_str() == "tests" || c.as_os_str() == "testing")
+            && !shared.contains(f)
+    };
+    for file in files.iter().filter(own_code) {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (number, line) in text.lines().take_while(|line| line.trim() != "#[cfg(test)]").enumerate() {
+            if let Some(instead) = compiled_per_type(line) {
+                let shown = file.strip_prefix(&root).unwrap_or(file).display();
+                failures.push(format!("{shown}:{}: {} ({instead})", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "compiled again for each type in the Worker:\n  - {}\n", failures.join("\n  - "));
+}
+
+/// The check on made-up lines.
+#[test]
+fn the_shared_routine_check_reads_calls_not_comments() {
+    for flagged in [
+        "let v: T = serde_json::from_str(&s)?;",
+        "keys.sort();",
+        "xs.sort_by(|a, b| a.cmp(b));",
+        "futures_util::future::join_all(calls).await",
+        "v.sort_unstable_by_key(|x| *x);",
+    ] {
+        assert!(compiled_per_type(flagged).is_some(), "{flagged}");
+    }
+    for fine in [
+        "zotero_mcp_core::sort::sort_by_key(&mut v, |x| *x);",
+        "join_all(reads).await",
+        "// keys.sort() would compile a sort per type",
+        "serde_json::from_slice(text.as_bytes())",
+    ] {
+        assert!(compiled_per_type(fine).is_none(), "{fine}");
+    }
+}

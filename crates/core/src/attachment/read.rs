@@ -31,8 +31,10 @@ pub struct PageRange {
     pub cpu_limit_ms: Option<u32>,
 }
 
-/// The fewest CPU milliseconds a first read of a PDF's text took in a Worker on the smallest files measured
-/// (`make bench`, the CPU table in docs/performance.md): a deployment allowing less cannot parse one.
+/// The CPU milliseconds below which a PDF is not parsed. In the Worker (`make bench`, the CPU table in
+/// docs/performance.md) a first read of five pages of a 230 KB PDF took 17 ms warm and 59 ms on the main thread
+/// of a fresh isolate: a page or two of a small file may fit 10 ms when the isolate is warm, none when it is cold,
+/// and which it will be is not known before the call, so a limit under this is taken as too little.
 pub const PDF_PARSE_MIN_CPU_MS: u32 = 20;
 
 impl PageRange {

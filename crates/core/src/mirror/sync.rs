@@ -172,9 +172,20 @@ fn library_from(row: Option<&crate::platform::Row>) -> Library {
 
 /// The library's mirror as it stands, without asking Zotero.
 pub async fn status(db: &dyn SqlDb, library: &str) -> Result<MirrorStatus, MirrorError> {
-    migrate(db).await?;
-    let state = load(db, library).await?;
-    Ok(status_of(db, library, &state).await?)
+    let (_, state) = current(db, library).await?;
+    Ok(status_from(&state, state.items))
+}
+
+/// The library's row, with the schema brought to this build's first when it is not (and how many statements
+/// that sent besides its reads). Most calls find the schema current: then one read gives it and the row together.
+async fn current(db: &dyn SqlDb, library: &str) -> Result<(usize, Library), SqlError> {
+    match load_current(db, library).await {
+        Some(state) => Ok((0, state)),
+        None => {
+            let migrated = migrate(db).await?;
+            Ok((migrated, load(db, library).await?))
+        }
+    }
 }
 
 async fn status_of(db: &dyn SqlDb, library: &str, state: &Library) -> Result<MirrorStatus, SqlError> {
@@ -235,14 +246,7 @@ pub async fn advance_telling(
     now_ms: u64,
 ) -> Result<(MirrorStatus, bool), MirrorError> {
     let library = library_of(client).await?;
-    // Most calls find the schema current: then one read gives it and the library's row together.
-    let (migrated, mut state) = match load_current(db, &library).await {
-        Some(state) => (0, state),
-        None => {
-            let migrated = migrate(db).await?;
-            (migrated, load(db, &library).await?)
-        }
-    };
+    let (migrated, mut state) = current(db, &library).await?;
     // A page costs two statements: a call whose migration sent some reads that many fewer pages.
     let mut used = migrated.div_ceil(2);
     // Whether this call has written the library's rows yet (its count of items is then read again).

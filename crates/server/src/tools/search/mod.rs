@@ -552,17 +552,13 @@ pub(super) async fn search_words(
     })
 }
 
-/// The query for attachments whose indexed text matches the search's words, and how many to ask for, when the
-/// search looks in PDF bodies: it has words, does not ask for attachments themselves, and is at its first page.
-fn body_query(input: &SearchInput) -> Option<(Query, usize)> {
-    let paging = Paging::new(input.offset, input.limit);
-    let text = input.query.as_deref().unwrap_or("").trim();
+/// The query for attachments whose indexed text matches the search's words, when the search looks in PDF bodies: it has words, does not ask for attachments themselves, and is at its first page.
+fn body_query(input: &SearchInput, text: &str, offset: usize) -> Option<Query> {
     let wants_attachments = input.item_type.as_deref().map(str::trim).is_some_and(|t| t == "attachment");
-    if text.is_empty() || wants_attachments || paging.offset != 0 {
+    if text.is_empty() || wants_attachments || offset != 0 {
         return None;
     }
-    let query = Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed);
-    Some((query, paging.limit))
+    Some(Query::new().item_type("attachment").q(text, QMode::Everything).include_trashed(input.include_trashed))
 }
 
 async fn search_in(
@@ -580,11 +576,11 @@ async fn search_in(
     let ask = Ask { text: words, keys: scope, offset, max: wanted };
     // A phrase inside a PDF matches the attachment, which the default filter leaves out: those attachments are
     // looked for in the same round trip as the main query (not after it), and their parents reported.
-    let body_query = body_query(input);
+    let body_query = body_query(input, &text, offset);
     let look_in_bodies = body_query.is_some();
     let bodies = async {
         match &body_query {
-            Some((query, max)) => full_text_attachments(zotero, source, query, *max).await.map(Some),
+            Some(query) => full_text_attachments(zotero, source, query, limit).await.map(Some),
             None => Ok(None),
         }
     };
@@ -597,6 +593,7 @@ async fn search_in(
         match parents_at_once {
             true => {
                 let query = Query::new().q(&text, QMode::Everything).include_trashed(input.include_trashed);
+                // Twice the page: items matching by their own fields are listed among the parents.
                 Ok::<_, Failure>(Some(zotero.item_cards(ItemScope::Top, &query, (limit * 2).min(100)).await?))
             }
             false => Ok(None),
