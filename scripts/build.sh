@@ -70,8 +70,19 @@ features=(--enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-
   --low-memory-unused --strip-debug --strip-producers
 cp src/entry.mjs "$next/worker/shim.mjs"
 
+# The files the MCP Apps panels load from this server (pdf.js), as Workers static assets: served before the Worker
+# runs and never part of its bundle. A panel's frame has its own origin (or none), so they say anyone may load them.
+mkdir -p "$next/assets/apps/pdfjs"
+cp apps/vendor/pdfjs/pdf.min.mjs apps/vendor/pdfjs/pdf.worker.min.mjs "$next/assets/apps/pdfjs/"
+cat >"$next/assets/_headers" <<'HEADERS'
+/apps/*
+  Access-Control-Allow-Origin: *
+  Cache-Control: public, max-age=86400
+  X-Content-Type-Options: nosniff
+HEADERS
+
 # Swap the new files in; build/ may also hold scripts/deploy's configuration, which stays.
-rm -rf build/index.js build/index_bg.wasm build/snippets build/worker build/package.json
+rm -rf build/index.js build/index_bg.wasm build/snippets build/worker build/package.json build/assets
 mv "$next"/* build/
 rmdir "$next"
 printf '%s\n' "$stamp" >build/.stamp

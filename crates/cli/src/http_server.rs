@@ -67,6 +67,10 @@ async fn answer(
     app: &App,
     base: &PublicBase,
 ) -> hyper::Response<Full<Bytes>> {
+    // The panels' static files, before anything else, as Workers static assets answer them on the Worker.
+    if let Some(response) = crate::panel_files::serve(request.method(), request.uri().path()) {
+        return response;
+    }
     let client = client_address(peer.ip(), request.headers(), app.config.trusted_proxy_header.as_deref());
     let response = match into_http_request(request, client, base).await {
         // Test-only switches stay with requests from this machine to a loopback host (`App::for_request`).

@@ -10,5 +10,6 @@ pub mod commands;
 pub mod get_token;
 pub mod http_server;
 pub mod native;
+pub mod panel_files;
 pub mod settings;
 pub mod stdio;

@@ -388,6 +388,8 @@ impl ToolGroups {
 pub struct ToolView {
     pub groups: ToolGroups,
     pub writes: bool,
+    /// The client declared MCP Apps: it is shown the panels and the tools only they call.
+    pub apps: bool,
 }
 
 impl ToolView {
@@ -532,11 +534,11 @@ mod tool_group_tests {
 
     #[test]
     fn a_view_lists_write_only_tools_only_when_it_writes() {
-        let view = |writes| ToolView { groups: ToolGroups::all(), writes };
+        let view = |writes| ToolView { groups: ToolGroups::all(), writes, apps: false };
         assert!(view(true).lists(ToolGroup::Write, true));
         assert!(!view(false).lists(ToolGroup::Write, true));
         assert!(view(false).lists(ToolGroup::Files, false), "a mixed or reading tool stays");
-        let reading = ToolView { groups: ToolGroups::from_setting(Some("read")).0, writes: false };
+        let reading = ToolView { groups: ToolGroups::from_setting(Some("read")).0, writes: false, apps: false };
         assert!(!reading.lists(ToolGroup::Files, false));
     }
 }

@@ -13,10 +13,14 @@
 //! none either; an answer to another call, or to another user's question, is refused. When the library changed
 //! between the question and the answer (the summary comes out different), the person is asked again.
 //!
-//! Who may be asked: only 2026-07-28 clients that declare `elicitation` in their capabilities (`{}` or `form`).
-//! 2025-era (`initialize`) clients could only be asked with a server-to-client request on a stream held open
-//! for the session, which a stateless server answering one POST at a time does not have; they keep the tools'
-//! own dry runs. `CONFIRM_WRITES=0` turns asking off for unattended jobs.
+//! Who may be asked: 2026-07-28 clients that declare `elicitation` in their capabilities (`{}` or `form`), and
+//! clients of either era that declare MCP Apps, which are asked through the review panel instead: the call's
+//! answer is the question ([`Unconfirmed::Review`], in its `_meta` under [`REVIEW_META`]), and the panel answers it
+//! by making the same call again with the same `inputResponses` and `requestState` a form's answer carries. The
+//! record, its checks and its single use are the same. Other 2025-era (`initialize`) clients could only be asked
+//! with a server-to-client request on a stream held open for the session, which a stateless server answering one
+//! POST at a time does not have; they keep the tools' own dry runs. `CONFIRM_WRITES=0` turns asking off for
+//! unattended jobs.
 //!
 //! A tool that asks declares it ([`crate::mcp::registry::Tool::needs_confirmation`]); the request context then
 //! refuses it a writer until [`crate::context::RequestContext::confirm`] has passed, so a destructive tool
@@ -50,13 +54,30 @@ pub struct Asking {
     pub state: Option<String>,
     /// A digest of the tool's name and its arguments (keys in order), which an answer must match.
     pub call: String,
+    /// Asked through the review panel of MCP Apps (`crate::mcp::apps`) rather than a form: the question goes
+    /// out as the call's answer, for the panel to show, with the call it is about.
+    pub in_panel: Option<PanelCall>,
 }
+
+/// The call a question in the review panel is about: the panel answers by making it again, unchanged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PanelCall {
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// Where a panel's answer travels in `params._meta` when a host passes on only the standard members of a
+/// `tools/call` (`inputResponses` and `requestState` as the form's answer would carry them).
+pub const ANSWER_META: &str = "io.github.zotero-mcp/answer";
+/// The `_meta` key of a question asked through the review panel.
+pub const REVIEW_META: &str = "io.github.zotero-mcp/review";
 
 impl Asking {
     /// Reads a `tools/call`'s params. `modern` is whether it came in the 2026-07-28 envelope: a 2025-era
     /// request is never asked, whatever it claims.
-    pub fn from_params(params: &Value, capabilities_key: &str, modern: bool) -> Self {
-        let can_ask = modern
+    /// `in_panel`: the client declared MCP Apps, and is asked through the review panel in either era.
+    pub fn from_params(params: &Value, capabilities_key: &str, modern: bool, in_panel: bool) -> Self {
+        let by_form = modern
             && params
                 .get("_meta")
                 .and_then(|meta| meta.get(capabilities_key))
@@ -64,7 +85,7 @@ impl Asking {
                 .and_then(Value::as_object)
                 // `{}` means form mode; a client that lists modes must list `form`.
                 .is_some_and(|modes| modes.is_empty() || modes.contains_key("form"));
-        if !can_ask {
+        if !by_form && !in_panel {
             // Nobody will be asked: no digest of the arguments (a file in base64 can be megabytes) on every call.
             return Self::default();
         }
@@ -72,11 +93,18 @@ impl Asking {
         call.update(params.get("name").and_then(Value::as_str).unwrap_or_default().as_bytes());
         call.update(b"\n");
         feed_canonical(&mut call, params.get("arguments").unwrap_or(&Value::Null));
+        let answer = params.get("_meta").and_then(|meta| meta.get(ANSWER_META));
+        let member = |name: &str| params.get(name).or_else(|| answer.and_then(|a| a.get(name)));
+        let in_panel = in_panel.then(|| PanelCall {
+            tool: params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
+        });
         Self {
-            can_ask,
-            responses: params.get("inputResponses").cloned(),
-            state: params.get("requestState").and_then(Value::as_str).map(str::to_owned),
+            can_ask: true,
+            responses: member("inputResponses").cloned(),
+            state: member("requestState").and_then(Value::as_str).map(str::to_owned),
             call: hex(&call.finalize()),
+            in_panel,
         }
     }
 }
@@ -136,6 +164,12 @@ pub enum Unconfirmed {
     /// The person is to be asked: this is the `input_required` result to send.
     #[error("the person must confirm this change first")]
     Ask(Box<Value>),
+    /// The person is to be asked in the review panel: this is the question, for the answer's `_meta`.
+    #[error(
+        "Not done yet: the person is reviewing this change in the panel shown with this call, and nothing has \
+         changed. Do not call it again: they approve or decline it there, and the panel tells you which."
+    )]
+    Review(Box<Value>),
     /// The person said no (declined, cancelled, or left the box unticked).
     #[error(
         "Not done: the person declined `{tool}` when asked to confirm it. Nothing was changed. Do not try again \
@@ -255,6 +289,15 @@ impl Questions<'_> {
             Some(preface) => format!("{preface}\n\n{summary}"),
             None => summary.to_owned(),
         };
+        if let Some(call) = &asking.in_panel {
+            return Ok(Unconfirmed::Review(Box::new(json!({
+                "tool": call.tool,
+                "arguments": call.arguments,
+                "summary": message,
+                "requestState": handle,
+                "expiresInSeconds": ANSWER_SECS,
+            }))));
+        }
         Ok(Unconfirmed::Ask(Box::new(input_required(&message, &handle))))
     }
 }
@@ -352,19 +395,22 @@ mod tests {
             json!({ "_meta": meta, "arguments": { "permanent": true, "keys": ["A"] }, "name": "zotero_delete_items" });
         let c =
             json!({ "name": "zotero_delete_items", "arguments": { "keys": ["B"], "permanent": true }, "_meta": meta });
-        assert_eq!(Asking::from_params(&a, caps, true).call, Asking::from_params(&b, caps, true).call);
-        assert_ne!(Asking::from_params(&a, caps, true).call, Asking::from_params(&c, caps, true).call);
+        assert_eq!(Asking::from_params(&a, caps, true, false).call, Asking::from_params(&b, caps, true, false).call);
+        assert_ne!(Asking::from_params(&a, caps, true, false).call, Asking::from_params(&c, caps, true, false).call);
     }
 
     #[test]
     fn only_a_modern_client_declaring_form_elicitation_is_asked() {
         let caps = "io.modelcontextprotocol/clientCapabilities";
         let with = |elicitation: Value| json!({ "name": "t", "_meta": { caps: { "elicitation": elicitation } } });
-        assert!(Asking::from_params(&with(json!({})), caps, true).can_ask);
-        assert!(Asking::from_params(&with(json!({ "form": {}, "url": {} })), caps, true).can_ask);
-        assert!(!Asking::from_params(&with(json!({ "url": {} })), caps, true).can_ask);
-        assert!(!Asking::from_params(&with(json!({})), caps, false).can_ask, "2025-era requests are never asked");
-        assert!(!Asking::from_params(&json!({ "name": "t", "_meta": { caps: {} } }), caps, true).can_ask);
+        assert!(Asking::from_params(&with(json!({})), caps, true, false).can_ask);
+        assert!(Asking::from_params(&with(json!({ "form": {}, "url": {} })), caps, true, false).can_ask);
+        assert!(!Asking::from_params(&with(json!({ "url": {} })), caps, true, false).can_ask);
+        assert!(
+            !Asking::from_params(&with(json!({})), caps, false, false).can_ask,
+            "2025-era requests are never asked"
+        );
+        assert!(!Asking::from_params(&json!({ "name": "t", "_meta": { caps: {} } }), caps, true, false).can_ask);
     }
 
     #[test]
@@ -382,7 +428,7 @@ mod tests {
         let clock = zotero_mcp_core::testing::ManualClock::at(1_800_000_000_000);
         let kv = zotero_mcp_core::testing::MemoryKv::new(clock.clone());
         let counters = zotero_mcp_core::platform::MemoryCounters::new(clock);
-        let asking = Asking { can_ask: true, responses: None, state: None, call: "call".into() };
+        let asking = Asking { can_ask: true, responses: None, state: None, call: "call".into(), in_panel: None };
         let plan = Proposal::new("Delete 2 items");
         let on = |route| Questions {
             kv: kv.as_ref(),

@@ -26,9 +26,11 @@ const HINTS_END: &str = "<!-- catalogue-hints:end -->";
 /// file store's name.
 const NOT_TOOLS: &[&str] = &["zotero_api_key", "zotero_storage"];
 
-/// The catalogue a deployment serves (test fixtures off), in `tools/list` order.
+/// The catalogue a deployment serves a model (test fixtures off), in `tools/list` order. A tool only panels call
+/// is not in it: a client without MCP Apps never sees one, and a host keeps it from the model (docs/apps.md
+/// documents it).
 fn catalogue() -> Vec<ToolSpec> {
-    tools::registry(&Config::from_lookup(|_| None)).tool_specs()
+    tools::registry(&Config::from_lookup(|_| None)).tool_specs().into_iter().filter(|s| !s.app_only).collect()
 }
 
 fn names(specs: &[ToolSpec]) -> Vec<&'static str> {
@@ -229,7 +231,8 @@ fn docs_deployment_md_gives_the_catalogues_counts() {
 /// Prose names tools in backticks, scripts in quotes: a renamed or removed tool must not live on in either.
 #[test]
 fn docs_and_e2e_scripts_name_only_tools_that_exist() {
-    let specs = catalogue();
+    // Every tool, those only panels call included.
+    let specs = tools::registry(&Config::from_lookup(|_| None)).tool_specs();
     let known = names(&specs);
     let mut files: Vec<String> =
         ["README.md", "README.zh-CN.md", "AGENTS.md", "SECURITY.md"].iter().map(|s| (*s).to_owned()).collect();

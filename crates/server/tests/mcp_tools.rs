@@ -313,7 +313,7 @@ fn the_spliced_tools_list_is_what_the_general_path_makes() {
     let registry = zotero_mcp_server::tools::registry(&config);
     let id = json!("req-7");
     for writes in [true, false] {
-        let view = ToolView { groups: config.tool_groups, writes };
+        let view = ToolView { groups: config.tool_groups, writes, apps: false };
         for era in [Era::Modern, Era::Legacy] {
             let general =
                 result_message(&id, finish(era, json!({ "tools": registry.list_tools(view) }), Some(CATALOGUE_CACHE)));

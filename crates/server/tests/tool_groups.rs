@@ -12,8 +12,13 @@ use zotero_mcp_server::config::{Config, ToolGroup};
 use zotero_mcp_server::mcp::{Access, ToolSpec};
 
 /// The declared catalogue (a deployment's: no test fixtures), in `tools/list` order.
+/// The tools a client without MCP Apps is shown: all but those only panels call (`tests/apps.rs`).
 fn declared() -> Vec<ToolSpec> {
-    zotero_mcp_server::tools::registry(&Config::from_lookup(|_| None)).tool_specs()
+    zotero_mcp_server::tools::registry(&Config::from_lookup(|_| None))
+        .tool_specs()
+        .into_iter()
+        .filter(|s| !s.app_only)
+        .collect()
 }
 
 fn production(extra: &[(&str, &str)]) -> App {
@@ -108,7 +113,7 @@ async fn without_the_write_group_no_tool_writes_even_for_a_writing_grant() {
 async fn the_listing_is_serialized_once_per_view() {
     let app = production(&[]);
     let registry = zotero_mcp_server::tools::registry(&app.config);
-    let view = |writes| zotero_mcp_server::config::ToolView { groups: app.config.tool_groups, writes };
+    let view = |writes| zotero_mcp_server::config::ToolView { groups: app.config.tool_groups, writes, apps: false };
     let (reading, writing) = (registry.tools_json(view(false)), registry.tools_json(view(true)));
     assert!(std::rc::Rc::ptr_eq(&reading, &registry.tools_json(view(false))));
     assert!(std::rc::Rc::ptr_eq(&writing, &registry.tools_json(view(true))));

@@ -167,7 +167,7 @@ async fn reindex_needs_the_write_scope_and_reports_progress_until_complete() {
 #[tokio::test]
 async fn the_semantic_schema_has_the_upstream_arguments_and_not_the_keyword_only_ones() {
     let s = setup(true);
-    let view = zotero_mcp_server::config::ToolView { groups: s.app.config.tool_groups, writes: false };
+    let view = zotero_mcp_server::config::ToolView { groups: s.app.config.tool_groups, writes: false, apps: false };
     let tools = zotero_mcp_server::tools::registry(&s.app.config).list_tools(view);
     let tool = tools.iter().find(|t| t["name"] == "zotero_semantic_search").unwrap();
     let properties = tool["inputSchema"]["properties"].as_object().unwrap();

@@ -12,16 +12,18 @@ use crate::platform::Platform;
 pub struct Session {
     pub grant: Grant,
     services: Rc<Services>,
+    /// The client declared MCP Apps (`crate::mcp::apps`), as the transport read it off the request.
+    apps: std::cell::Cell<bool>,
 }
 
 impl Session {
     pub fn new(grant: Grant, config: Rc<Config>, platform: Platform) -> Self {
-        Self { grant, services: Rc::new(Services::new(config, platform)) }
+        Self { grant, services: Rc::new(Services::new(config, platform)), apps: Default::default() }
     }
 
     /// A session of a request that reached this server at `origin` (scheme and host), for links it hands out.
     pub fn at(grant: Grant, config: Rc<Config>, platform: Platform, origin: String) -> Self {
-        Self { grant, services: Rc::new(Services::new(config, platform).with_origin(origin)) }
+        Self { grant, services: Rc::new(Services::new(config, platform).with_origin(origin)), apps: Default::default() }
     }
 
     pub fn services(&self) -> &Rc<Services> {
@@ -32,7 +34,21 @@ impl Session {
     /// write (the grant's `zotero:write` and the `write` group both).
     pub fn tool_view(&self) -> ToolView {
         let groups = self.services.config().tool_groups;
-        ToolView { groups, writes: self.grant.allows(Scope::Write) && groups.contains(ToolGroup::Write) }
+        ToolView {
+            groups,
+            writes: self.grant.allows(Scope::Write) && groups.contains(ToolGroup::Write),
+            apps: self.apps.get(),
+        }
+    }
+
+    /// Whether the client declared MCP Apps (set by the transport before the request is dispatched).
+    pub fn apps(&self) -> bool {
+        self.apps.get()
+    }
+
+    /// Records that the client declared MCP Apps.
+    pub fn set_apps(&self, declared: bool) {
+        self.apps.set(declared);
     }
 
     /// How many outbound requests this request has sent, by every call.

@@ -58,7 +58,7 @@ pub async fn dispatch(
             let mut params = params.unwrap_or(Value::Null);
             let name = required_str(&params, "name", "the tool to call")?.to_owned();
             let modern = params.get("_meta").and_then(|m| m.get(protocol::meta::PROTOCOL_VERSION)).is_some();
-            let asking = Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern);
+            let asking = Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern, session.apps());
             let arguments = params.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
             let name = name.as_str();
             return match registry.run_tool(session, name, arguments, asking).await {
@@ -78,7 +78,8 @@ pub async fn dispatch(
 pub fn answer_message(era: Era, id: &Value, answer: Answer, cache: Option<CacheHint>) -> String {
     match answer {
         Answer::Value(result) => result_message(id, finish(era, result, cache)).to_string(),
-        // Only a 2026-07-28 request is ever asked (`Asking::from_params`), so only its era gets this shape.
+        // Only a 2026-07-28 request is ever asked with a form (`Asking::from_params`), so only its era gets this
+        // shape; a question for the review panel is an ordinary result.
         Answer::Tool(ToolReply { asks: Some(question), .. }) => {
             let mut question = *question;
             if let Some(object) = question.as_object_mut() {
@@ -132,11 +133,24 @@ async fn dispatch_value(
             Some(CATALOGUE_CACHE),
         )),
         "tools/list" => catalogue("tools", registry.list_tools(session.tool_view())),
-        "resources/list" => catalogue("resources", registry.list_resources()),
+        "resources/list" => {
+            let mut resources = registry.list_resources();
+            if session.apps() {
+                resources.extend(super::apps::list_resources());
+            }
+            catalogue("resources", resources)
+        }
         "resources/templates/list" => catalogue("resourceTemplates", registry.list_resource_templates()),
         "prompts/list" => catalogue("prompts", registry.list_prompts()),
         "resources/read" => {
             let uri = required_str(params, "uri", "the resource URI")?;
+            if let Some(panel) = super::apps::Panel::from_uri(uri) {
+                // A panel names the address its files come from, which only an HTTP request has.
+                let Some(origin) = session.services().origin() else {
+                    return Err(lookup_error(LookupError::ResourceNotFound(uri.to_owned())));
+                };
+                return Ok((json!({ "contents": [super::apps::read_resource(panel, origin)] }), Some(CATALOGUE_CACHE)));
+            }
             let (contents, cache) = registry.read_resource(session, uri).await.map_err(lookup_error)?;
             Ok((json!({ "contents": contents }), Some(cache)))
         }

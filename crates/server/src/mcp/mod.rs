@@ -1,5 +1,6 @@
 //! The MCP endpoint: JSON-RPC framing, the two protocol eras, and the registry of tools, resources and prompts.
 
+pub mod apps;
 pub mod arguments;
 pub mod content;
 pub mod dispatch;

@@ -61,7 +61,8 @@ pub(super) async fn run_tool(
     let outcome = outcome.and_then(|(structured, markdown)| {
         // A write's result is sent whatever its size: the change is made, and asking again would repeat it.
         // The rule follows the writer, not the declared access, so a mixed tool's writes are covered too.
-        if wrote {
+        // An app-only tool's answer goes to a panel, not to the model, and is bounded by the tool itself.
+        if wrote || spec.app_only {
             return Ok((structured, markdown));
         }
         // Clients cut (or refuse) oversized results without saying so: claude.ai at ~150k characters, Claude
@@ -84,11 +85,16 @@ pub(super) async fn run_tool(
         notes.extend(ctx.keep_journal().await);
     }
     let mut reply = match outcome {
-        Ok((structured, markdown)) => ToolReply { markdown, structured: Some(structured), asks: None },
+        Ok((structured, markdown)) => ToolReply { markdown, structured: Some(structured), asks: None, meta: None },
         Err(ToolError::Unconfirmed(crate::confirm::Unconfirmed::Ask(question))) => {
-            ToolReply { markdown: String::new(), structured: None, asks: Some(question) }
+            ToolReply { markdown: String::new(), structured: None, asks: Some(question), meta: None }
         }
-        Err(error) => ToolReply { markdown: error.message(spec.name), structured: None, asks: None },
+        Err(ToolError::Unconfirmed(crate::confirm::Unconfirmed::Review(question))) => {
+            let markdown = crate::confirm::Unconfirmed::Review(Box::default()).to_string();
+            let meta = Some(Box::new(serde_json::json!({ crate::confirm::REVIEW_META: question })));
+            ToolReply { markdown, structured: None, asks: None, meta }
+        }
+        Err(error) => ToolReply { markdown: error.message(spec.name), structured: None, asks: None, meta: None },
     };
     for line in notes {
         reply.markdown.push_str("\n\n");

@@ -113,7 +113,21 @@ impl Registry {
             .iter()
             .zip(self.described())
             .filter(|(t, _)| t.spec().listed_in(view))
-            .map(|(_, d)| d.clone())
+            .map(|(t, d)| {
+                let mut entry = d.clone();
+                if view.apps {
+                    let spec = t.spec();
+                    let meta = match (spec.app_only, spec.panel) {
+                        (true, _) => Some(super::apps::app_only_meta()),
+                        (false, Some(panel)) => Some(super::apps::tool_meta(panel)),
+                        (false, None) => None,
+                    };
+                    if let (Some(meta), Some(object)) = (meta, entry.as_object_mut()) {
+                        object.insert("_meta".into(), meta);
+                    }
+                }
+                entry
+            })
             .collect()
     }
 

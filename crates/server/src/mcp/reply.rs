@@ -17,16 +17,22 @@ pub struct ToolReply {
     pub structured: Option<String>,
     /// Instead of a result: the `input_required` result asking the person to confirm (`crate::confirm`).
     pub asks: Option<Box<Value>>,
+    /// The result's `_meta`: a question for the review panel of MCP Apps (`crate::confirm::REVIEW_META`).
+    pub meta: Option<Box<Value>>,
 }
 
 impl ToolReply {
     /// The result without `structuredContent`: the text content, and `isError` for a failure.
     pub fn envelope(&self) -> Value {
         let content = json!([{ "type": "text", "text": self.markdown }]);
-        match self.structured {
+        let mut result = match self.structured {
             Some(_) => json!({ "content": content }),
             None => json!({ "content": content, "isError": true }),
+        };
+        if let (Some(meta), Some(object)) = (&self.meta, result.as_object_mut()) {
+            object.insert("_meta".into(), (**meta).clone());
         }
+        result
     }
 
     /// The whole `tools/call` result as a JSON value.

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use zotero_mcp_core::zotero::LibraryId;
 
+use super::apps::Panel;
 use super::arguments::parse_arguments;
 use super::error::ToolError;
 use super::published::Published;
@@ -60,6 +61,12 @@ pub struct ToolSpec {
     /// before it runs; false for one that needs the write scope but changes only what the server derives from
     /// the library ([`ToolSpec::changes_only_derived_data`]).
     pub changes_library: bool,
+    /// The MCP Apps panel a host shows beside this tool's answers, for a client that declared the extension
+    /// (`super::apps`); a tool that asks to confirm shows the review panel ([`ToolSpec::confirms`]).
+    pub panel: Option<Panel>,
+    /// Called by panels only: listed (marked for the app alone) to a client that declared the extension, and
+    /// its answer, meant for the panel rather than the model, is not held to [`MAX_RESULT_CHARS`].
+    pub app_only: bool,
 }
 
 impl ToolSpec {
@@ -77,6 +84,8 @@ impl ToolSpec {
             ask_for_less: "",
             group: ToolGroup::Read,
             changes_library: false,
+            panel: None,
+            app_only: false,
         }
     }
     /// A tool that changes the library. Not idempotent and not destructive unless said otherwise.
@@ -93,6 +102,8 @@ impl ToolSpec {
             ask_for_less: "",
             group: ToolGroup::Write,
             changes_library: true,
+            panel: None,
+            app_only: false,
         }
     }
     /// A tool whose reading actions work on any grant and whose writing actions check `zotero:write` themselves
@@ -110,6 +121,8 @@ impl ToolSpec {
             ask_for_less: "",
             group: ToolGroup::Read,
             changes_library: true,
+            panel: None,
+            app_only: false,
         }
     }
     pub const fn idempotent(mut self) -> Self {
@@ -120,6 +133,17 @@ impl ToolSpec {
     pub const fn confirms(mut self) -> Self {
         self.destructive = true;
         self.confirmation = Confirmation::Asks;
+        self.panel = Some(Panel::Review);
+        self
+    }
+    /// Shows `panel` beside its answers (to a client that declared MCP Apps).
+    pub const fn panel(mut self, panel: Panel) -> Self {
+        self.panel = Some(panel);
+        self
+    }
+    /// See [`ToolSpec::app_only`].
+    pub const fn app_only(mut self) -> Self {
+        self.app_only = true;
         self
     }
     /// Destructive, and never asked about: `why` says why a question would not help (there is no plain
@@ -152,7 +176,7 @@ impl ToolSpec {
     /// Whether `view` lists this tool: its group is offered, and a tool whose every call writes is shown only
     /// to a request that may write (a read-only grant is not shown tools it can only fail with: `tests/tool_groups.rs`).
     pub fn listed_in(&self, view: ToolView) -> bool {
-        view.lists(self.group, self.access == Access::Write)
+        view.lists(self.group, self.access == Access::Write) && (view.apps || !self.app_only)
     }
 
     pub(super) fn annotations(&self) -> Value {

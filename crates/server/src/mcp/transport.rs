@@ -13,11 +13,13 @@
 //! 4. the method must exist (404/-32601 modern, in-band for 2025 clients, as their SDK does);
 //! 5. the handler runs; its errors travel in-band with HTTP 200.
 //!
-//! No `Mcp-Session-Id` is ever issued or required.
+//! No `Mcp-Session-Id` is required, and one is issued only to a 2025-era client that declares MCP Apps in
+//! `initialize`: the id itself says so on its later requests, and nothing is kept (`super::apps`).
 
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+use super::apps;
 use super::dispatch::{answer_message, dispatch, finish, is_served, Era};
 use super::jsonrpc::{
     code, error_message, holds_more_values_than, prepend_member, result_message_text, too_many_values, Incoming,
@@ -55,7 +57,10 @@ pub fn with_cors(mut response: HttpResponse, request: &HttpRequest) -> HttpRespo
         let headers = response.headers_mut();
         headers.insert(http::header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         headers.insert(http::header::VARY, http::HeaderValue::from_static("Origin"));
-        headers.insert(http::header::ACCESS_CONTROL_EXPOSE_HEADERS, http::HeaderValue::from_static("WWW-Authenticate"));
+        headers.insert(
+            http::header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            http::HeaderValue::from_static("WWW-Authenticate, Mcp-Session-Id"),
+        );
     }
     response
 }
@@ -67,7 +72,7 @@ fn preflight() -> HttpResponse {
     headers.insert(
         http::header::ACCESS_CONTROL_ALLOW_HEADERS,
         http::HeaderValue::from_static(
-            "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name",
+            "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id",
         ),
     );
     headers.insert(http::header::ACCESS_CONTROL_MAX_AGE, http::HeaderValue::from_static("86400"));
@@ -127,6 +132,15 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, session: &Se
         let status = if era == Era::Modern { 404 } else { 200 };
         return rpc_error_response(status, &id, &RpcError::method_not_found(&method));
     }
+    // MCP Apps: a 2026-07-28 request declares it in its envelope; a 2025-era client in `initialize`, and after
+    // that through the session id its answer carried (`super::apps`).
+    let declares_apps_now = era == Era::Legacy
+        && method == "initialize"
+        && apps::declared_in(incoming.params.as_ref().and_then(|p| p.get("capabilities")));
+    session.set_apps(match era {
+        Era::Modern => apps::declared_in_envelope(incoming.meta()),
+        Era::Legacy => declares_apps_now || apps::declared_by_session(header(request, apps::SESSION_HEADER)),
+    });
     let no_cursor =
         || super::dispatch::reject_cursor(&method, incoming.params.as_ref().unwrap_or(&Value::Null)).is_ok();
     let message = if method == "tools/list" && no_cursor() {
@@ -137,11 +151,18 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, session: &Se
             Err(error) => error_message(&id, &error).to_string(),
         }
     };
-    if wants_event_stream(request) {
+    let response = if wants_event_stream(request) {
         event_stream_response(&message)
     } else {
         respond::typed(200, "application/json", message.into_bytes())
+    };
+    let mut response = response;
+    if declares_apps_now {
+        if let Ok(id) = http::HeaderValue::from_str(&apps::new_session_id()) {
+            response.headers_mut().insert(http::header::HeaderName::from_static(apps::SESSION_HEADER), id);
+        }
     }
+    response
 }
 
 /// `tools/list`'s whole answer as JSON text: the era's envelope spliced around the `tools` array the request's

@@ -14,6 +14,7 @@ use super::args::Key;
 use crate::config::ToolGroup;
 use crate::confirm::Proposal;
 use crate::context::RequestContext;
+use crate::mcp::apps::Panel;
 use crate::mcp::registry::MAX_TEXT_CHARS;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -147,7 +148,8 @@ impl Tool for ReadAttachment {
          question, zotero_retrieve.",
     )
     .group(ToolGroup::Files)
-    .ask_for_less("a smaller `maxPages`, or a page range with `fromPage` and `toPage`");
+    .ask_for_less("a smaller `maxPages`, or a page range with `fromPage` and `toPage`")
+    .panel(Panel::Evidence);
 
     /// Only the outline can be cut here: a text read is fitted to the answer while it is read.
     fn shorten(output: &mut ReadAttachmentOutput, fraction: f64) -> bool {

@@ -17,6 +17,7 @@ use super::search::{search_words, SearchInput as WordSearch};
 use super::semantic::{SemanticSearch, SemanticSearchInput};
 use crate::context::RequestContext;
 use crate::format::items::{detail, item_detail_markdown, summarize, ItemSummary};
+use crate::mcp::apps::Panel;
 use crate::mcp::registry::MAX_TEXT_CHARS;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
@@ -261,7 +262,8 @@ impl Tool for Fetch {
         "For ChatGPT connectors: one item by its `search` id, with metadata, abstract and its best file's text \
          with [page N] markers, as much as fits. Other clients: zotero_get_item and zotero_read_attachment.",
     )
-    .ask_for_less("the `id` of the attachment alone, or zotero_read_attachment with a page range");
+    .ask_for_less("the `id` of the attachment alone, or zotero_read_attachment with a page range")
+    .panel(Panel::Evidence);
 
     fn render(output: &FetchOutput) -> String {
         serde_json::to_string(output).unwrap_or_default()

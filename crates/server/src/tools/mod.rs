@@ -6,6 +6,7 @@
 
 pub mod annotations;
 pub mod args;
+pub mod attachment_file;
 pub mod attachments;
 pub mod changes;
 pub mod check_references;
@@ -103,6 +104,7 @@ fn declare(registry: &mut impl Declare, test_fixtures: bool) {
     registry.tool::<undo::Undo>();
     registry.tool::<export_link::ExportLink>();
     registry.tool::<connector::Search>().tool::<connector::Fetch>();
+    registry.tool::<attachment_file::AttachmentFile>();
     resources::register(registry);
     if test_fixtures {
         fixtures::register(registry);

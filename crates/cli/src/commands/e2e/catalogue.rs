@@ -23,7 +23,7 @@ pub fn expected() -> Vec<Expected> {
     // Registration reads no setting but the fixtures flag, which an empty configuration leaves off.
     let config = Config::from_lookup(|_| None);
     let registry = tools::registry(&config);
-    let writing = ToolView { groups: ToolGroups::all(), writes: true };
+    let writing = ToolView { groups: ToolGroups::all(), writes: true, apps: false };
     let reading = ToolView { writes: false, ..writing };
     registry
         .tool_specs()

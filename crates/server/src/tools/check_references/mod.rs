@@ -32,6 +32,7 @@ use super::mirrored::MirrorOut;
 use super::next_step::NextStep;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
+use crate::mcp::apps::Panel;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// References checked per call at most (`limit`'s ceiling).
@@ -341,7 +342,8 @@ impl Tool for CheckReferences {
     )
     .group(ToolGroup::Research)
     .open_world()
-    .ask_for_less("a smaller `limit`, `checkSupport` false, and `cursor` to continue");
+    .ask_for_less("a smaller `limit`, `checkSupport` false, and `cursor` to continue")
+    .panel(Panel::References);
 
     fn render(output: &CheckReferencesOutput) -> String {
         render::render(output)

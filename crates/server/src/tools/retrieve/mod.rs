@@ -21,6 +21,7 @@ use super::args::Key;
 use super::attachments::CandidateOut;
 use crate::config::ToolGroup;
 use crate::context::RequestContext;
+use crate::mcp::apps::Panel;
 use crate::mcp::{Tool, ToolError, ToolSpec};
 
 /// Attachments whose text one call reads (one or two requests each, or a download): `attachmentKeys` takes no
@@ -236,7 +237,8 @@ impl Tool for Retrieve {
          zotero_semantic_search.",
     )
     .group(ToolGroup::Research)
-    .ask_for_less("fewer `passages`, a smaller `maxChars`, or fewer `itemKeys`");
+    .ask_for_less("fewer `passages`, a smaller `maxChars`, or fewer `itemKeys`")
+    .panel(Panel::Evidence);
 
     fn render(output: &RetrieveOutput) -> String {
         render::render(output)

@@ -1,0 +1,217 @@
+//! MCP Apps: panels a host draws beside a tool's answer (the extension `io.modelcontextprotocol/ui`).
+//!
+//! Offered only to a client that declares the extension. Everyone else gets exactly the answers the server gave
+//! before panels existed: no `_meta.ui`, no `ui://` resources, no app-only tool, no session header.
+//!
+//! Knowing a client declared it takes no server state:
+//! - a 2026-07-28 request carries its client's capabilities in its own `_meta`;
+//! - a 2025-era client declares them once, in `initialize`. Its answer then carries an `Mcp-Session-Id` that
+//!   says so (`apps-` and random letters), which that era's clients send back on every later request. The id
+//!   is not a secret and grants nothing: a client that sends it unasked only sees the panels' declarations.
+//!
+//! Each panel is one HTML document assembled from `apps/panels/` at build time (its CSS and the small
+//! app-side bridge inlined), with the server's origin written in where it loads pdf.js from. The PDF engine
+//! itself is served as static files (`/apps/pdfjs/…`): Workers static assets on the Worker, from the binary on
+//! the native server, so it costs the Worker bundle nothing.
+
+use serde_json::{json, Value};
+
+use super::protocol::meta;
+
+/// The extension's name in a client's capabilities.
+pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The media type of a panel's HTML.
+pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// How a 2025-era client's session id starts when it declared the extension.
+pub const SESSION_PREFIX: &str = "apps-";
+/// The session header of the 2025 Streamable HTTP transport.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The longest session id read (ours are [`SESSION_PREFIX`] and 24 letters).
+const MAX_SESSION_ID: usize = 64;
+/// Where the static files of the panels are served.
+pub const ASSET_PATH: &str = "/apps/";
+
+/// A panel, and the tools that show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    /// The page a passage comes from, with the passage highlighted.
+    Evidence,
+    /// A reference check's report.
+    References,
+    /// What a confirming write will change, with approve and decline.
+    Review,
+}
+
+impl Panel {
+    pub const ALL: [Panel; 3] = [Panel::Evidence, Panel::References, Panel::Review];
+
+    pub const fn uri(self) -> &'static str {
+        match self {
+            Panel::Evidence => "ui://zotero/evidence",
+            Panel::References => "ui://zotero/references",
+            Panel::Review => "ui://zotero/review",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Panel::Evidence => "Evidence reader",
+            Panel::References => "Reference check report",
+            Panel::Review => "Review a change",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Panel::Evidence => "The PDF page a passage comes from, with the passage highlighted.",
+            Panel::References => "Every checked reference with its outcome, the fields that disagree and the flags.",
+            Panel::Review => "What a change will do, item by item, to approve or decline.",
+        }
+    }
+
+    pub fn from_uri(uri: &str) -> Option<Panel> {
+        Panel::ALL.into_iter().find(|p| p.uri() == uri)
+    }
+
+    /// The panel's document with the shared CSS and bridge inlined (`%ASSET_BASE%` still to fill in).
+    fn template(self) -> &'static str {
+        match self {
+            Panel::Evidence => EVIDENCE_HTML,
+            Panel::References => REFERENCES_HTML,
+            Panel::Review => REVIEW_HTML,
+        }
+    }
+
+    /// Whether the panel loads files from this server (pdf.js), which its Content Security Policy must name.
+    fn loads_assets(self) -> bool {
+        self == Panel::Evidence
+    }
+}
+
+// The documents, assembled by build.rs from apps/panels/ (the shared CSS and bridge inlined).
+const EVIDENCE_HTML: &str = include_str!(concat!(env!("OUT_DIR"), "/panels/evidence.html"));
+const REFERENCES_HTML: &str = include_str!(concat!(env!("OUT_DIR"), "/panels/references.html"));
+const REVIEW_HTML: &str = include_str!(concat!(env!("OUT_DIR"), "/panels/review.html"));
+
+/// Whether a client's capabilities declare the extension with the panels' media type.
+pub fn declared_in(capabilities: Option<&Value>) -> bool {
+    capabilities
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(EXTENSION))
+        .and_then(|ui| ui.get("mimeTypes"))
+        .and_then(Value::as_array)
+        .is_some_and(|types| types.iter().any(|t| t.as_str() == Some(MIME_TYPE)))
+}
+
+/// Whether a 2026-07-28 request's envelope declares the extension.
+pub fn declared_in_envelope(meta_object: Option<&serde_json::Map<String, Value>>) -> bool {
+    declared_in(meta_object.and_then(|m| m.get(meta::CLIENT_CAPABILITIES)))
+}
+
+/// Whether a 2025-era request's session id is one handed to a client that declared the extension.
+pub fn declared_by_session(session_id: Option<&str>) -> bool {
+    session_id.is_some_and(|id| {
+        id.len() <= MAX_SESSION_ID
+            && id
+                .strip_prefix(SESSION_PREFIX)
+                .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+    })
+}
+
+/// A new session id for a 2025-era client that declared the extension.
+pub fn new_session_id() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; 24];
+    // Unpredictability does not matter here (the id grants nothing); without random numbers it is still unique
+    // enough for a client to hold.
+    let _ = getrandom::fill(&mut bytes);
+    let letters: String = bytes.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect();
+    format!("{SESSION_PREFIX}{letters}")
+}
+
+/// `_meta` of a tool that shows `panel`, in the nested form and the flat key older hosts read.
+pub fn tool_meta(panel: Panel) -> Value {
+    json!({ "ui": { "resourceUri": panel.uri() }, "ui/resourceUri": panel.uri() })
+}
+
+/// `_meta` of a tool only panels call: hosts keep it from the model.
+pub fn app_only_meta() -> Value {
+    json!({ "ui": { "visibility": ["app"] } })
+}
+
+/// `resources/list`'s entries for the panels.
+pub fn list_resources() -> Vec<Value> {
+    Panel::ALL
+        .into_iter()
+        .map(|panel| {
+            json!({
+                "uri": panel.uri(),
+                "name": panel.uri().trim_start_matches("ui://zotero/"),
+                "title": panel.title(),
+                "description": panel.description(),
+                "mimeType": MIME_TYPE,
+            })
+        })
+        .collect()
+}
+
+/// `resources/read`'s contents for a panel, its file URLs on `origin` (the scheme and host the request reached).
+pub fn read_resource(panel: Panel, origin: &str) -> Value {
+    let origin = origin.trim_end_matches('/');
+    let asset_base = format!("{origin}{ASSET_PATH}");
+    let text = panel.template().replace("%ASSET_BASE%", &asset_base);
+    let csp = if panel.loads_assets() { json!({ "resourceDomains": [origin] }) } else { json!({}) };
+    json!({
+        "uri": panel.uri(),
+        "mimeType": MIME_TYPE,
+        "text": text,
+        "_meta": { "ui": { "csp": csp, "prefersBorder": true } },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extension_counts_only_with_the_panels_media_type() {
+        let declared = json!({ "extensions": { EXTENSION: { "mimeTypes": [MIME_TYPE] } } });
+        assert!(declared_in(Some(&declared)));
+        let other_type = json!({ "extensions": { EXTENSION: { "mimeTypes": ["text/html"] } } });
+        assert!(!declared_in(Some(&other_type)));
+        assert!(!declared_in(Some(&json!({ "extensions": {} }))));
+        assert!(!declared_in(None));
+    }
+
+    #[test]
+    fn only_our_session_ids_say_the_extension_was_declared() {
+        let id = new_session_id();
+        assert!(declared_by_session(Some(&id)), "{id}");
+        assert_ne!(id, new_session_id());
+        assert!(!declared_by_session(Some("apps-")));
+        assert!(!declared_by_session(Some("apps-a b")));
+        assert!(!declared_by_session(Some("0f3c9a")));
+        assert!(!declared_by_session(Some(&format!("apps-{}", "a".repeat(80)))));
+        assert!(!declared_by_session(None));
+    }
+
+    #[test]
+    fn every_panel_is_a_whole_document_naming_the_origin_only_where_it_loads_files() {
+        for panel in Panel::ALL {
+            let read = read_resource(panel, "https://zotero.example.org/");
+            let text = read["text"].as_str().unwrap_or_default();
+            assert!(text.trim_start().to_ascii_lowercase().starts_with("<!doctype html>"), "{panel:?}");
+            for marker in ["/*SHARED_CSS*/", "/*BRIDGE_JS*/", "/*PANEL_JS*/", "%ASSET_BASE%"] {
+                assert!(!text.contains(marker), "{panel:?} still has {marker}");
+            }
+            let names_origin = text.contains("https://zotero.example.org/apps/");
+            assert_eq!(names_origin, panel.loads_assets(), "{panel:?}");
+            let domains = &read["_meta"]["ui"]["csp"]["resourceDomains"];
+            if panel.loads_assets() {
+                assert_eq!(domains, &json!(["https://zotero.example.org"]));
+            } else {
+                assert!(domains.is_null(), "{panel:?}");
+            }
+        }
+    }
+}
