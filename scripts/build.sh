@@ -70,10 +70,13 @@ features=(--enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-
   --low-memory-unused --strip-debug --strip-producers
 cp src/entry.mjs "$next/worker/shim.mjs"
 
-# The files the MCP Apps panels load from this server (pdf.js), as Workers static assets: served before the Worker
-# runs and never part of its bundle. A panel's frame has its own origin (or none), so they say anyone may load them.
-mkdir -p "$next/assets/apps/pdfjs"
+# The MCP Apps panels (docs/apps.md) as Workers static assets, served before the Worker runs and never part of its
+# bundle: the files the panels load from this server (pdf.js), and the panels' own files, which the Worker reads
+# through its ASSETS binding to answer resources/read. A panel's frame has its own origin (or none), so the files
+# say anyone may load them.
+mkdir -p "$next/assets/apps/pdfjs" "$next/assets/apps/panels"
 cp apps/vendor/pdfjs/pdf.min.mjs apps/vendor/pdfjs/pdf.worker.min.mjs "$next/assets/apps/pdfjs/"
+cp apps/panels/*.html apps/panels/*.js apps/panels/*.css "$next/assets/apps/panels/"
 cat >"$next/assets/_headers" <<'HEADERS'
 /apps/*
   Access-Control-Allow-Origin: *

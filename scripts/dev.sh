@@ -28,7 +28,8 @@ fi
 
 # Serve build/ as it is: a config without [build], so wrangler does not rebuild (make dev just built it), and
 # without the AI Search binding, which has no local emulation (wrangler would insist on a Cloudflare login).
-sed '/^\[build\]/,/^$/d; /^\[\[ai_search_namespaces\]\]/,/^$/d; s#^main = "build/#main = "../build/#' wrangler.toml > "$config"
+sed '/^\[build\]/,/^$/d; /^\[\[ai_search_namespaces\]\]/,/^$/d; s#^main = "build/#main = "../build/#; s#^directory = "build/#directory = "../build/#' \
+  wrangler.toml >"$config"
 
 # Debian's apache2 with mod_dav, as scripts/webdav-server.sh runs it.
 have_apache() { [ -x /usr/sbin/apache2 ] && [ -f /usr/lib/apache2/modules/mod_dav_fs.so ]; }

@@ -33,6 +33,9 @@
 #   E2E_TEST_FILES="a b"         run only these test files (default tests/e2e/*.test.mjs)
 #   E2E_LARGE_LIBRARY=<items>    the synthetic group's size (default 20000; mirror-scale.test.mjs needs 20,000 or more)
 #   E2E_KEEP_LOG=1               keep the server logs (their paths are printed)
+#   E2E_NO_CHROMIUM=1            declares that this machine has no Chromium: the panels' browser tests
+#                                (tests/e2e/apps.test.mjs) skip as tests/expected-skips.txt allows; CHROMIUM_PATH
+#                                names another Chromium or Chrome than /usr/bin/chromium
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

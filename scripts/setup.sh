@@ -192,6 +192,17 @@ PY
   if [ "$purpose" = test ] && [[ $platform == macos-* ]]; then
     warn "macOS: the WebDAV tests need Debian's Apache (scripts/webdav-server.sh) and fail here; the rest runs. CI runs everything on Linux."
   fi
+  # Debian's Chromium, the real browser the MCP Apps panels are tested in (tests/e2e/apps.test.mjs drives it with
+  # puppeteer-core, which never downloads a browser of its own). A step of its own, after the table above. Without
+  # Chromium those tests skip, which fails the run unless E2E_NO_CHROMIUM=1 declares it (tests/expected-skips.txt).
+  if [ "$purpose" = test ] && ! system_tool_present chromium; then
+    if [[ $platform == linux-* ]] && [ "$has_apt" = yes ]; then
+      log "installing chromium from Debian (the browser the MCP Apps panels are tested in; about 25 s)"
+      timed apt_install chromium || die "apt-get could not install chromium (output above)."
+    else
+      warn "chromium is not installed (no apt-get): set CHROMIUM_PATH to a Chromium or Chrome for the MCP Apps panel tests (tests/e2e/apps.test.mjs), or E2E_NO_CHROMIUM=1 to skip them."
+    fi
+  fi
   log "ready for $purpose on $platform ($((SECONDS - setup_started)) s)"
 }
 

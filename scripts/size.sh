@@ -19,6 +19,7 @@ trap 'rm -rf "$out"' EXIT
 # without [build] keeps it from rebuilding.
 sed '/^\[build\]/,/^$/d' wrangler.toml > "$out/wrangler.toml"
 sed_in_place 's#^main = "build/#main = "'"$PWD"'/build/#' "$out/wrangler.toml"
+sed_in_place 's#^directory = "build/#directory = "'"$PWD"'/build/#' "$out/wrangler.toml"
 {
   "$WRANGLER" deploy --dry-run --outdir "$out/dist" --config "$out/wrangler.toml" 2>&1 | grep -E 'Total Upload' || true
   wasm=build/index_bg.wasm

@@ -8,6 +8,8 @@ mod ai_search;
 mod counters;
 #[cfg(target_arch = "wasm32")]
 mod mirror_db;
+#[cfg(target_arch = "wasm32")]
+mod panel_files;
 /// Public for `tests/fold_wasm.rs`.
 #[cfg(target_arch = "wasm32")]
 pub mod text;

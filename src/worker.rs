@@ -31,6 +31,7 @@ pub fn app(env: &Env) -> worker::Result<App> {
         mirror_db: crate::mirror_db::bind(env),
         ai_search: crate::ai_search::bind(env),
         decompose: crate::text::decompose,
+        panel_files: crate::panel_files::bind(env),
     };
     Ok(App::with_oauth(config, platform))
 }

@@ -231,6 +231,7 @@ pub fn memory_platform(now_ms: u64) -> (crate::platform::Platform, Rc<ManualCloc
         process_run: None,
         mirror_db: None,
         decompose: crate::platform::decompose_with_tables,
+        panel_files: None,
         #[cfg(not(target_arch = "wasm32"))]
         offload: None,
     };

@@ -295,7 +295,7 @@ impl Questions<'_> {
                 "arguments": call.arguments,
                 "summary": message,
                 "requestState": handle,
-                "expiresInSeconds": ANSWER_SECS,
+                "expiresAt": zotero_mcp_core::calendar::iso_time(asked.expires_ms),
             }))));
         }
         Ok(Unconfirmed::Ask(Box::new(input_required(&message, &handle))))

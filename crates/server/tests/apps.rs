@@ -69,6 +69,15 @@ async fn a_client_without_the_extension_gets_no_session_no_panels_and_the_same_b
     assert!(tool(plain.result(), "zotero_attachment_file").is_none());
     let resources = request(&b, None, "resources/list", json!({})).await;
     assert!(!resources.text.contains("ui://"), "{}", resources.text);
+    // Neither a panel nor the tool only panels call exists for it: the answers of before panels existed.
+    let panel = request(&b, None, "resources/read", json!({ "uri": "ui://zotero/evidence" })).await;
+    let unknown = request(&b, None, "resources/read", json!({ "uri": "ui://zotero/nothing" })).await;
+    assert_eq!(panel.text.replace("evidence", "nothing"), unknown.text);
+    let file = json!({ "name": "zotero_attachment_file", "arguments": { "key": ATTACHMENT } });
+    let file = request(&b, None, "tools/call", file).await;
+    let unknown = json!({ "name": "zotero_no_tool", "arguments": { "key": ATTACHMENT } });
+    let unknown = request(&b, None, "tools/call", unknown).await;
+    assert_eq!(file.text.replace("zotero_attachment_file", "zotero_no_tool"), unknown.text);
 
     // The same read, with and without the extension: the same structured answer, the same bytes of it.
     let retrieve = json!({ "name": "zotero_retrieve", "arguments": { "query": "attention" } });
@@ -172,6 +181,7 @@ async fn a_delete_is_asked_in_the_panel_and_its_answer_works_once() {
     assert_eq!(record["tool"], "zotero_delete_items");
     assert_eq!(record["arguments"], arguments);
     assert!(record["summary"].as_str().unwrap().contains(PAPER), "{record}");
+    assert!(record["expiresAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{record}");
     assert!(!trashed(&b, PAPER), "nothing changed while asking");
 
     // Declined: nothing changes, and the handle is spent.

@@ -52,6 +52,14 @@ impl Shapes {
         structured
     }
 
+    /// A tool only panels call, as a client that declared MCP Apps calls it.
+    async fn panel(&mut self, bench: &Bench, tool: &str, arguments: Value) -> Value {
+        let result = bench.panel_tool(tool, arguments.clone()).await;
+        let structured = ok(&result).clone();
+        self.answers.entry(tool.to_owned()).or_default().push((arguments, structured.clone(), text(&result).into()));
+        structured
+    }
+
     async fn read(&mut self, bench: &Bench, tool: &str, arguments: Value) -> Value {
         self.call(bench, tool, Grant::read_only("owner"), arguments).await
     }
@@ -279,7 +287,7 @@ async fn every_shape_of_every_answer_matches_its_schema_and_reads_as_text() {
     shapes.read(b, "zotero_read_attachment", json!({ "itemKey": INDEXED_PARENT })).await;
     shapes.read(b, "zotero_read_attachment", json!({ "itemKey": INDEXED, "mode": "info" })).await;
     shapes.read(b, "zotero_read_attachment", json!({ "itemKey": ATTACHMENT, "mode": "outline" })).await;
-    shapes.read(b, "zotero_attachment_file", json!({ "key": ATTACHMENT })).await;
+    shapes.panel(b, "zotero_attachment_file", json!({ "key": ATTACHMENT })).await;
     let first = shapes.read(b, "zotero_read_attachment", json!({ "itemKey": PARENT, "maxPages": 1 })).await;
     assert_eq!((first["truncated"].as_bool(), first["nextFromPage"].as_u64()), (Some(true), Some(2)));
     shapes.read(b, "zotero_read_attachment", json!({ "itemKey": ATTACHMENT, "fromPage": 3 })).await;

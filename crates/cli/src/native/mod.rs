@@ -77,6 +77,7 @@ fn platform_over(file: KvFile, mirror_db: Option<Rc<dyn zotero_mcp_core::mirror:
         // AI Search is a Cloudflare binding: natively semantic search is off.
         ai_search: None,
         decompose: zotero_mcp_core::platform::decompose_with_tables,
+        panel_files: None,
         // The server's one thread answers requests; a long computation goes to tokio's blocking pool, two at once.
         offload: Some(Rc::new(BlockingPool::new())),
     })

@@ -10,6 +10,7 @@ mod http;
 mod kv;
 #[cfg(not(target_arch = "wasm32"))]
 mod offload;
+mod panel_files;
 mod sql;
 
 pub use self::ai_search::{AiSearch, AiSearchError};
@@ -21,6 +22,7 @@ pub use self::http::{HttpClient, HttpError, HttpRequest, HttpResponse};
 pub use self::kv::{KvError, KvKey, KvListPage, KvStore, KvWrite, KV_BULK_READ_MAX};
 #[cfg(not(target_arch = "wasm32"))]
 pub use self::offload::{run_cpu, Job, Offload};
+pub use self::panel_files::{PanelFiles, PanelFilesError};
 pub use self::sql::{Row, SqlDb, SqlError, Statement};
 
 use std::rc::Rc;
@@ -53,6 +55,9 @@ pub struct Platform {
     /// does (`zotero_retrieve`). The Worker asks its JavaScript engine, which holds the Unicode tables already (a
     /// Rust copy would add about 60 KiB of gzip to its bundle); natively [`decompose_with_tables`].
     pub decompose: Decompose,
+    /// The MCP Apps panels' source files: the Worker's static assets (`ASSETS`). `None` natively, where the
+    /// server has its own copy, and on a Worker deployed without the binding (its panels then cannot be read).
+    pub panel_files: Option<Rc<dyn PanelFiles>>,
     /// Where CPU-bound work runs off the request thread (`RequestContext::off_thread`): natively a thread of the
     /// runtime's blocking pool, so `/health` and other clients are answered meanwhile; `None` runs it inline. A
     /// Worker has no other thread, and this field is not compiled for it.

@@ -9,12 +9,14 @@
 //!   says so (`apps-` and random letters), which that era's clients send back on every later request. The id
 //!   is not a secret and grants nothing: a client that sends it unasked only sees the panels' declarations.
 //!
-//! Each panel is one HTML document assembled from `apps/panels/` at build time (its CSS and the small
-//! app-side bridge inlined), with the server's origin written in where it loads pdf.js from. The PDF engine
-//! itself is served as static files (`/apps/pdfjs/…`): Workers static assets on the Worker, from the binary on
-//! the native server, so it costs the Worker bundle nothing.
+//! Each panel is one HTML document assembled from `apps/panels/` when it is read (its CSS and the small
+//! app-side bridge inlined), with the server's origin written in where it loads pdf.js from. The Worker reads
+//! those files, and serves pdf.js (`/apps/pdfjs/…`), from its static assets, so neither costs its bundle
+//! anything; the native server holds its own copy of both.
 
 use serde_json::{json, Value};
+
+use zotero_mcp_core::platform::{PanelFiles, PanelFilesError};
 
 use super::protocol::meta;
 
@@ -73,12 +75,12 @@ impl Panel {
         Panel::ALL.into_iter().find(|p| p.uri() == uri)
     }
 
-    /// The panel's document with the shared CSS and bridge inlined (`%ASSET_BASE%` still to fill in).
-    fn template(self) -> &'static str {
+    /// The file names of the panel's document and its own script in `apps/panels/`.
+    fn files(self) -> (&'static str, &'static str) {
         match self {
-            Panel::Evidence => EVIDENCE_HTML,
-            Panel::References => REFERENCES_HTML,
-            Panel::Review => REVIEW_HTML,
+            Panel::Evidence => ("evidence.html", "evidence.js"),
+            Panel::References => ("references.html", "references.js"),
+            Panel::Review => ("review.html", "review.js"),
         }
     }
 
@@ -88,10 +90,75 @@ impl Panel {
     }
 }
 
-// The documents, assembled by build.rs from apps/panels/ (the shared CSS and bridge inlined).
-const EVIDENCE_HTML: &str = include_str!(concat!(env!("OUT_DIR"), "/panels/evidence.html"));
-const REFERENCES_HTML: &str = include_str!(concat!(env!("OUT_DIR"), "/panels/references.html"));
-const REVIEW_HTML: &str = include_str!(concat!(env!("OUT_DIR"), "/panels/review.html"));
+/// The files every panel inlines: the stylesheet and the app side of the protocol.
+const SHARED_CSS: &str = "shared.css";
+const BRIDGE_JS: &str = "bridge.js";
+
+/// The native server's copy of `apps/panels/` (the Worker reads its static assets instead, so that these never
+/// reach its bundle: `Platform::panel_files`).
+#[cfg(not(target_arch = "wasm32"))]
+const OWN_FILES: &[(&str, &str)] = &[
+    (SHARED_CSS, include_str!("../../../../apps/panels/shared.css")),
+    (BRIDGE_JS, include_str!("../../../../apps/panels/bridge.js")),
+    ("evidence.html", include_str!("../../../../apps/panels/evidence.html")),
+    ("evidence.js", include_str!("../../../../apps/panels/evidence.js")),
+    ("references.html", include_str!("../../../../apps/panels/references.html")),
+    ("references.js", include_str!("../../../../apps/panels/references.js")),
+    ("review.html", include_str!("../../../../apps/panels/review.html")),
+    ("review.js", include_str!("../../../../apps/panels/review.js")),
+];
+
+/// Why a panel cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum PanelError {
+    #[error(
+        "The panels' files are not deployed with this Worker: add `[assets] directory = \"build/assets\"` and \
+         `binding = \"ASSETS\"` to wrangler.toml (as the project's own does), then deploy again."
+    )]
+    NoFiles,
+    #[error("The panel file apps/panels/{0} is missing from this deployment; build and deploy again.")]
+    Missing(&'static str),
+    #[error("The panel file apps/panels/{file} must hold {marker} exactly once.")]
+    Marker { file: &'static str, marker: &'static str },
+    #[error("{0}")]
+    Store(#[from] PanelFilesError),
+}
+
+/// One of the panels' files, from the platform's store or the server's own copy.
+async fn panel_file(store: Option<&dyn PanelFiles>, name: &'static str) -> Result<String, PanelError> {
+    match store {
+        Some(store) => store.read(name).await?.ok_or(PanelError::Missing(name)),
+        None => own_file(name),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn own_file(name: &'static str) -> Result<String, PanelError> {
+    OWN_FILES.iter().find(|(n, _)| *n == name).map(|(_, text)| (*text).to_owned()).ok_or(PanelError::Missing(name))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn own_file(_name: &'static str) -> Result<String, PanelError> {
+    Err(PanelError::NoFiles)
+}
+
+/// A panel's whole document: its HTML with the shared stylesheet, the bridge and its own script inlined where
+/// its markers stand, so a host loads it as one file.
+async fn document(panel: Panel, store: Option<&dyn PanelFiles>) -> Result<String, PanelError> {
+    let (html, js) = panel.files();
+    let parts = [html, SHARED_CSS, BRIDGE_JS, js].map(|name| panel_file(store, name));
+    let mut texts = zotero_mcp_core::join::join_all(parts).await.into_iter();
+    let mut next = || texts.next().unwrap_or(Err(PanelError::Missing(html)));
+    let mut document = next()?;
+    for marker in ["/*SHARED_CSS*/", "/*BRIDGE_JS*/", "/*PANEL_JS*/"] {
+        let text = next()?;
+        if document.matches(marker).count() != 1 {
+            return Err(PanelError::Marker { file: html, marker });
+        }
+        document = document.replacen(marker, &text, 1);
+    }
+    Ok(document)
+}
 
 /// Whether a client's capabilities declare the extension with the panels' media type.
 pub fn declared_in(capabilities: Option<&Value>) -> bool {
@@ -156,17 +223,17 @@ pub fn list_resources() -> Vec<Value> {
 }
 
 /// `resources/read`'s contents for a panel, its file URLs on `origin` (the scheme and host the request reached).
-pub fn read_resource(panel: Panel, origin: &str) -> Value {
+pub async fn read_resource(panel: Panel, origin: &str, store: Option<&dyn PanelFiles>) -> Result<Value, PanelError> {
     let origin = origin.trim_end_matches('/');
     let asset_base = format!("{origin}{ASSET_PATH}");
-    let text = panel.template().replace("%ASSET_BASE%", &asset_base);
+    let text = document(panel, store).await?.replace("%ASSET_BASE%", &asset_base);
     let csp = if panel.loads_assets() { json!({ "resourceDomains": [origin] }) } else { json!({}) };
-    json!({
+    Ok(json!({
         "uri": panel.uri(),
         "mimeType": MIME_TYPE,
         "text": text,
         "_meta": { "ui": { "csp": csp, "prefersBorder": true } },
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -195,15 +262,23 @@ mod tests {
         assert!(!declared_by_session(None));
     }
 
-    #[test]
-    fn every_panel_is_a_whole_document_naming_the_origin_only_where_it_loads_files() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn every_panel_is_a_whole_document_naming_the_origin_only_where_it_loads_files() {
         for panel in Panel::ALL {
-            let read = read_resource(panel, "https://zotero.example.org/");
+            let read = read_resource(panel, "https://zotero.example.org/", None).await.expect("the panel's files");
             let text = read["text"].as_str().unwrap_or_default();
             assert!(text.trim_start().to_ascii_lowercase().starts_with("<!doctype html>"), "{panel:?}");
             for marker in ["/*SHARED_CSS*/", "/*BRIDGE_JS*/", "/*PANEL_JS*/", "%ASSET_BASE%"] {
                 assert!(!text.contains(marker), "{panel:?} still has {marker}");
             }
+            // The policy names this server alone, so a panel loads nothing from anywhere else.
+            let elsewhere: Vec<&str> = text
+                .match_indices("http")
+                .map(|(at, _)| &text[at..text.len().min(at + 40)])
+                .filter(|url| url.starts_with("http://") || url.starts_with("https://"))
+                .filter(|url| !url.starts_with("https://zotero.example.org/apps/"))
+                .collect();
+            assert!(elsewhere.is_empty(), "{panel:?} names other addresses: {elsewhere:?}");
             let names_origin = text.contains("https://zotero.example.org/apps/");
             assert_eq!(names_origin, panel.loads_assets(), "{panel:?}");
             let domains = &read["_meta"]["ui"]["csp"]["resourceDomains"];

@@ -144,12 +144,17 @@ async fn dispatch_value(
         "prompts/list" => catalogue("prompts", registry.list_prompts()),
         "resources/read" => {
             let uri = required_str(params, "uri", "the resource URI")?;
-            if let Some(panel) = super::apps::Panel::from_uri(uri) {
+            // A client that did not declare MCP Apps finds no panel, as before panels existed.
+            if let Some(panel) = super::apps::Panel::from_uri(uri).filter(|_| session.apps()) {
                 // A panel names the address its files come from, which only an HTTP request has.
                 let Some(origin) = session.services().origin() else {
                     return Err(lookup_error(LookupError::ResourceNotFound(uri.to_owned())));
                 };
-                return Ok((json!({ "contents": [super::apps::read_resource(panel, origin)] }), Some(CATALOGUE_CACHE)));
+                let files = session.services().platform().panel_files.clone();
+                let contents = super::apps::read_resource(panel, origin, files.as_deref())
+                    .await
+                    .map_err(|e| lookup_error(LookupError::Failed(e.to_string())))?;
+                return Ok((json!({ "contents": [contents] }), Some(CATALOGUE_CACHE)));
             }
             let (contents, cache) = registry.read_resource(session, uri).await.map_err(lookup_error)?;
             Ok((json!({ "contents": contents }), Some(cache)))

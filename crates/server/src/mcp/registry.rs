@@ -145,7 +145,8 @@ impl Registry {
     /// Runs a tool (`super::pipeline`), as `asking` allows asking the person. `None` means no tool has that
     /// name (a protocol error, not a tool error).
     pub async fn run_tool(&self, session: &Session, name: &str, arguments: Value, asking: Asking) -> Option<ToolReply> {
-        let tool = self.find_tool(name)?;
+        // A tool only panels call does not exist for a client that did not declare MCP Apps.
+        let tool = self.find_tool(name).filter(|t| session.apps() || !t.spec().app_only)?;
         Some(pipeline::run_tool(tool.as_ref(), self.published(), session, arguments, asking).await)
     }
 

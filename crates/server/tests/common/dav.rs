@@ -179,6 +179,16 @@ impl Bench {
             .expect("the tool exists")
     }
 
+    /// Calls `tool` as a client that declared MCP Apps calls it (a tool only panels call), read-only.
+    pub async fn panel_tool(&self, tool: &str, arguments: Value) -> Value {
+        let ctx = Session::new(Grant::read_only("owner"), self.app.config.clone(), self.app.platform.clone());
+        ctx.set_apps(true);
+        zotero_mcp_server::tools::registry(&self.app.config)
+            .call_tool(&ctx, tool, arguments)
+            .await
+            .expect("the tool exists for a client that declared MCP Apps")
+    }
+
     /// Calls `tool` with the write scope.
     pub async fn write(&self, tool: &str, arguments: Value) -> Value {
         self.tool(tool, Grant::read_write("owner"), arguments).await

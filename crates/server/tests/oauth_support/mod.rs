@@ -97,6 +97,7 @@ impl Harness {
             process_run: None,
             mirror_db: None,
             decompose: zotero_mcp_core::platform::decompose_with_tables,
+            panel_files: None,
             offload: None,
         };
         Self { app: App::with_oauth(config, platform), clock, oauth_kv, cache_kv, registrations: Cell::new(0) }

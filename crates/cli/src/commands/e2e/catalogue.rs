@@ -28,6 +28,8 @@ pub fn expected() -> Vec<Expected> {
     registry
         .tool_specs()
         .into_iter()
+        // A tool only panels call is listed to clients that declare MCP Apps alone.
+        .filter(|spec| !spec.app_only)
         .map(|spec| Expected {
             name: spec.name.to_owned(),
             group: spec.group,
