@@ -542,11 +542,14 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       return { panel, review };
     }
 
-    it('review: changes nothing on Decline, and the handle is spent', BROWSER, async () => {
+    it('review: changes nothing on Decline (from the keyboard), and the handle is spent', BROWSER, async () => {
       const { panel, review } = await asked();
       try {
         await checkPanel(panel, 'review');
-        await panel.click('[data-testid="review-decline"]', 'Decline');
+        // From the keyboard: the focus starts on Decline, so Enter alone declines.
+        await panel.waitForElement('[data-testid="review-decline"]', 'Decline');
+        assert.equal(await panel.focused(), 'review-decline', 'the focus starts on Decline');
+        await panel.press('Enter');
         const call = await panel.waitForCall((c) => c.params.name === 'zotero_delete_items', 'the declining tools/call');
         assertAnswer(call, review, 'decline');
         assert.equal(call.result?.isError, true, JSON.stringify(call.result ?? call.error).slice(0, 300));

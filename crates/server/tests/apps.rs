@@ -230,3 +230,32 @@ async fn a_client_without_the_extension_still_deletes_as_before() {
     assert_eq!(ok(reply.result())["deleted"], json!([PAPER]));
     assert!(reply.result().get("_meta").is_none());
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_undo_that_deletes_is_reviewed_in_the_panel_and_approved_there() {
+    let b = bench(false);
+    let session = connect(&b, apps_capabilities()).await;
+    let s = session.as_deref();
+    let made = json!({ "name": "zotero_create_items", "arguments": { "items": [{ "itemType": "book", "title": "Made by mistake" }] } });
+    let created = request(&b, s, "tools/call", made).await;
+    let key = ok(created.result())["created"][0].as_str().expect("a key").to_owned();
+    let line = text(created.result()).lines().rev().find(|l| l.starts_with("Undo: zotero_undo")).map(str::to_owned);
+    let id = line.as_deref().and_then(|l| l.split('"').nth(1)).expect("an undo id").to_owned();
+
+    let undo = json!({ "name": "zotero_undo", "arguments": { "id": id } });
+    let asked = request(&b, s, "tools/call", undo.clone()).await;
+    let record = review(asked.result());
+    assert_eq!(record["tool"], "zotero_undo");
+    let summary = record["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains(&key) && summary.contains("Made by mistake"), "names what goes: {summary}");
+    assert!(b.sim.item(LIB, &key).is_some(), "nothing is deleted before the answer");
+
+    let mut approved = undo;
+    approved["_meta"] = json!({ "io.github.zotero-mcp/answer": {
+        "requestState": record["requestState"],
+        "inputResponses": { "confirm": { "action": "accept", "content": { "confirm": true } } },
+    } });
+    let done = request(&b, s, "tools/call", approved).await;
+    assert_eq!(ok(done.result())["objects"][0]["outcome"], "removed", "{}", done.text);
+    assert!(b.sim.item(LIB, &key).is_none());
+}

@@ -501,6 +501,19 @@ export class Panel {
     await element.click();
   }
 
+  /** The `data-testid` of the element that has the focus in the panel's document, or null. */
+  focused() {
+    return this.frame.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? null);
+  }
+
+  /** Presses `key` on the element that has the focus in the panel (the frame takes the keyboard first). */
+  async press(key) {
+    const testid = await this.focused();
+    assert.ok(testid, `${this.uri} (${this.theme}): nothing has the focus to press ${key} on`);
+    await this.frame.focus(`[data-testid="${testid}"]`);
+    await this.page.keyboard.press(key);
+  }
+
   async waitForElement(selector, what = selector, timeout = WAIT_MS) {
     try {
       return await this.frame.waitForSelector(selector, { timeout, visible: true });

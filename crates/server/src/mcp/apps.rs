@@ -289,4 +289,36 @@ mod tests {
             }
         }
     }
+
+    /// A store of the panels' files as the Worker's static assets are: what it holds, by name.
+    struct Files(Vec<(&'static str, String)>);
+
+    #[async_trait::async_trait(?Send)]
+    impl PanelFiles for Files {
+        async fn read(&self, name: &str) -> Result<Option<String>, PanelFilesError> {
+            Ok(self.0.iter().find(|(n, _)| *n == name).map(|(_, text)| text.clone()))
+        }
+    }
+
+    fn review_files(html: &str) -> Files {
+        Files(vec![
+            ("review.html", html.to_owned()),
+            ("review.js", "go();".to_owned()),
+            (SHARED_CSS, "body{}".to_owned()),
+            (BRIDGE_JS, "bridge();".to_owned()),
+        ])
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panel_is_assembled_from_the_store_and_a_broken_one_is_refused_naming_its_file() {
+        let whole =
+            "<!doctype html><style>/*SHARED_CSS*/</style><script type=module>/*BRIDGE_JS*/\n/*PANEL_JS*/</script>";
+        let read = read_resource(Panel::Review, "https://z.example", Some(&review_files(whole))).await.expect("read");
+        assert_eq!(read["text"], "<!doctype html><style>body{}</style><script type=module>bridge();\ngo();</script>");
+        let twice = format!("{whole}/*PANEL_JS*/");
+        let error = read_resource(Panel::Review, "https://z.example", Some(&review_files(&twice))).await.unwrap_err();
+        assert!(error.to_string().contains("review.html must hold /*PANEL_JS*/ exactly once"), "{error}");
+        let error = read_resource(Panel::Evidence, "https://z.example", Some(&review_files(whole))).await.unwrap_err();
+        assert!(error.to_string().contains("apps/panels/evidence.html is missing"), "{error}");
+    }
 }
