@@ -74,7 +74,7 @@ pub const REVIEW_META: &str = "io.github.zotero-mcp/review";
 
 impl Asking {
     /// Reads a `tools/call`'s params. `modern` is whether it came in the 2026-07-28 envelope: a 2025-era
-    /// request is never asked, whatever it claims.
+    /// request is never asked with a form, whatever it claims.
     /// `in_panel`: the client declared MCP Apps, and is asked through the review panel in either era.
     pub fn from_params(params: &Value, capabilities_key: &str, modern: bool, in_panel: bool) -> Self {
         let by_form = modern
@@ -397,6 +397,36 @@ mod tests {
             json!({ "name": "zotero_delete_items", "arguments": { "keys": ["B"], "permanent": true }, "_meta": meta });
         assert_eq!(Asking::from_params(&a, caps, true, false).call, Asking::from_params(&b, caps, true, false).call);
         assert_ne!(Asking::from_params(&a, caps, true, false).call, Asking::from_params(&c, caps, true, false).call);
+    }
+
+    #[test]
+    fn a_client_declaring_mcp_apps_is_asked_in_the_panel_in_either_era_and_may_answer_in_meta() {
+        let caps = "io.modelcontextprotocol/clientCapabilities";
+        let answer = json!({ "confirm": { "action": "accept", "content": { "confirm": true } } });
+        let params = json!({
+            "name": "zotero_delete_items",
+            "arguments": { "keys": ["A"] },
+            "_meta": { ANSWER_META: { "requestState": "h", "inputResponses": answer } },
+        });
+        for modern in [false, true] {
+            let asking = Asking::from_params(&params, caps, modern, true);
+            assert!(asking.can_ask, "modern: {modern}");
+            let call = asking.in_panel.as_ref().expect("asked in the panel");
+            assert_eq!((call.tool.as_str(), &call.arguments), ("zotero_delete_items", &json!({ "keys": ["A"] })));
+            assert_eq!((asking.state.as_deref(), asking.responses.as_ref()), (Some("h"), Some(&answer)));
+        }
+        // The members a form's answer carries come first when a host passes them on.
+        let mut both = params.clone();
+        both["requestState"] = json!("top");
+        assert_eq!(Asking::from_params(&both, caps, false, true).state.as_deref(), Some("top"));
+        // The same call digest as a form's question: the record is the same either way.
+        let mut form = params.clone();
+        form["_meta"] = json!({ caps: { "elicitation": {} } });
+        assert_eq!(
+            Asking::from_params(&form, caps, true, false).call,
+            Asking::from_params(&params, caps, false, true).call
+        );
+        assert!(!Asking::from_params(&params, caps, false, false).can_ask, "without the extension, no asking");
     }
 
     #[test]
