@@ -320,8 +320,25 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
   });
 
   /** Opens a panel for a tool call the model made: `result` is the server's real answer. */
-  function open(uri, name, args, result, theme = 'light') {
-    return host.openPanel({ client: apps, uri, tool: tools.get(name), toolInput: args, toolResult: result, theme });
+  function open(uri, name, args, result, theme = 'light', palette = true) {
+    return host.openPanel({ client: apps, uri, tool: tools.get(name), toolInput: args, toolResult: result, theme, palette });
+  }
+
+  /** The axe-core, fit and policy checks again in both themes with no host palette: the panel's own colours. */
+  async function checkOwnColours(uri, name, args, result, ready, label) {
+    for (const theme of ['light', 'dark']) {
+      const panel = await open(uri, name, args, result, theme, false);
+      try {
+        await ready(panel);
+        const axe = await panel.axe();
+        const grave = axe.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        assert.deepEqual(grave, [], `${label} (${theme}, its own colours): axe-core found serious or critical violations`);
+        assert.deepEqual(panel.violations, [], `${label} (${theme}, its own colours): CSP violations`);
+        assert.deepEqual(panel.errors, [], `${label} (${theme}, its own colours): errors in the page`);
+      } finally {
+        await panel.close();
+      }
+    }
   }
 
   /**
@@ -424,7 +441,7 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       }
     });
 
-    it('evidence: passes axe-core and fits in the dark theme', BROWSER, async () => {
+    it('evidence: passes axe-core and fits in the dark theme, and with its own colours', BROWSER, async () => {
       const panel = await open(EVIDENCE, 'zotero_retrieve', RETRIEVE_ARGS, result, 'dark');
       try {
         await showsPassage(panel, 0);
@@ -432,6 +449,7 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       } finally {
         await panel.close();
       }
+      await checkOwnColours(EVIDENCE, 'zotero_retrieve', RETRIEVE_ARGS, result, (p) => showsPassage(p, 0), 'evidence');
     });
   });
 
@@ -503,7 +521,7 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       }
     });
 
-    it('references: passes axe-core and fits in the dark theme', BROWSER, async () => {
+    it('references: passes axe-core and fits in the dark theme, and with its own colours', BROWSER, async () => {
       const panel = await open(REFERENCES, 'zotero_check_references', CHECK_ARGS, result, 'dark');
       try {
         await rows(panel);
@@ -511,6 +529,7 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       } finally {
         await panel.close();
       }
+      await checkOwnColours(REFERENCES, 'zotero_check_references', CHECK_ARGS, result, rows, 'references');
     });
   });
 
@@ -617,7 +636,7 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       }
     });
 
-    it('review: passes axe-core and fits in the dark theme', BROWSER, async () => {
+    it('review: passes axe-core and fits in the dark theme, and with its own colours', BROWSER, async () => {
       // A fresh question (the items are back from the trash or not: either way one to show).
       const result = await apps.callTool('zotero_delete_items', { keys, permanent: true });
       const review = result._meta?.[REVIEW_META];
@@ -629,6 +648,8 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       } finally {
         await panel.close();
       }
+      const items = (p) => p.waitFor(() => document.querySelectorAll('[data-testid="review-item"]').length > 0, 'the items in the review panel');
+      await checkOwnColours(REVIEW, 'zotero_delete_items', { keys, permanent: true }, result, items, 'review');
     });
   });
 });

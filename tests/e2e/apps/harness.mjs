@@ -257,8 +257,11 @@ export const PALETTES = {
   },
 };
 
-/** The host context of ui/initialize: theme, locale, palette, a 720 px wide container at most 500 px high. */
-export function hostContextFor(theme, toolInfo) {
+/**
+ * The host context of ui/initialize: theme, locale, palette, a 720 px wide container at most 500 px high. Without
+ * `palette` the host sends no style variables, as some do, and the panel's own colours show.
+ */
+export function hostContextFor(theme, toolInfo, palette = true) {
   return {
     theme,
     locale: 'en-US',
@@ -268,7 +271,7 @@ export function hostContextFor(theme, toolInfo) {
     availableDisplayModes: ['inline'],
     containerDimensions: { maxHeight: 500, width: 720 },
     deviceCapabilities: { touch: false, hover: true },
-    styles: { variables: PALETTES[theme] },
+    ...(palette ? { styles: { variables: PALETTES[theme] } } : {}),
     ...(toolInfo ? { toolInfo } : {}),
   };
 }
@@ -357,7 +360,7 @@ export async function startHost() {
    * Opens one panel on a fresh page: `client` (a connected McpClient with the extension) is the conversation's,
    * `uri` the ui:// resource, `tool` its tools/list entry, `toolInput` and `toolResult` the call the model made.
    */
-  async function openPanel({ client, uri, tool, toolInput, toolResult, theme = 'light' }) {
+  async function openPanel({ client, uri, tool, toolInput, toolResult, theme = 'light', palette = true }) {
     const resource = await client.readResource(uri);
     assert.equal(resource.mimeType, MCP_APP_MIME, `${uri}: mimeType`);
     assert.equal(typeof resource.text, 'string', `${uri}: text`);
@@ -369,7 +372,7 @@ export async function startHost() {
     await page.goto(`${origin}/`, { waitUntil: 'load', timeout: WAIT_MS });
     await page.waitForFunction(() => typeof window.mountPanel === 'function', { timeout: WAIT_MS });
     await page.evaluate((bg) => document.body.style.setProperty('--host-bg', bg), PALETTES[theme]['--color-background-primary']);
-    const hostContext = hostContextFor(theme, tool ? { id: 1, tool } : undefined);
+    const hostContext = hostContextFor(theme, tool ? { id: 1, tool } : undefined, palette);
     await page.evaluate((args) => window.mountPanel(args), {
       srcdoc: withCsp(resource.text, csp),
       hostContext,
