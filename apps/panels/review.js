@@ -41,11 +41,18 @@ function reviewOf(result) {
   return rec;
 }
 
-function parseSummary(summary) {
+// The summary is the form's text: a first line, then "- …" lines naming the first ten objects and counting the
+// rest. When the record also lists every object (`items`), those are shown instead, and the summary's other
+// sentences stay beside the heading.
+function parseSummary(summary, every) {
   const lines = String(summary || "").split("\n").map((l) => l.trim()).filter(Boolean);
   const heading = lines.length ? lines[0] : "Approve this change?";
+  if (Array.isArray(every) && every.length) {
+    const prose = lines.slice(1).filter((l) => !/^[-•]\s/.test(l));
+    return { heading, note: prose.join(" "), items: every.map(String) };
+  }
   const items = lines.slice(1).map((l) => l.replace(/^[-•]\s*/, ""));
-  return { heading, items };
+  return { heading, note: "", items };
 }
 
 // ---- a readable rendering of any tool's structuredContent ----
@@ -146,7 +153,7 @@ function render(focusDecline) {
 }
 
 function renderReview() {
-  const { heading, items } = parseSummary(rv.review.summary);
+  const { heading, note, items } = parseSummary(rv.review.summary, rv.review.items);
   const tool = rv.review.tool || rv.tool;
   const pages = Math.max(1, Math.ceil(items.length / LIST_PAGE));
   rv.listPage = Math.min(rv.listPage, pages - 1);
@@ -156,6 +163,7 @@ function renderReview() {
     h("div", { class: "rv-head" },
       h("p", { class: "small muted", "data-testid": "review-tool", text: toolWords(tool) + " — asks before changing" }),
       h("h1", { id: "rv-heading", "data-testid": "review-heading", text: heading }),
+      note ? h("p", { class: "small", "data-testid": "review-note", text: note }) : null,
       rv.changedNotice ? h("p", { class: "notice warn small", "data-testid": "review-changed",
         text: "The library changed since the first question: please check again." }) : null),
     shown.length && !rv.answered ? h("ul", { class: "rv-list", "data-testid": "review-list" },

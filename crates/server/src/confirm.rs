@@ -116,11 +116,19 @@ pub struct Proposal {
     pub summary: String,
     /// Whether this call is one to ask about (three files renamed are not; three hundred are).
     pub ask: bool,
+    /// Every object the change touches, one line each, where the summary names the first [`NAMED`]: the review
+    /// panel lists them all. Not part of what an answer is bound to (the summary says the same, counted).
+    pub items: Vec<String>,
 }
 
 impl Proposal {
     pub fn new(summary: impl Into<String>) -> Self {
-        Self { summary: summary.into(), ask: true }
+        Self { summary: summary.into(), ask: true, items: Vec::new() }
+    }
+    /// Every object of `listing`, for the review panel to list one by one.
+    pub fn listing(mut self, listing: Listing) -> Self {
+        self.items = listing.every;
+        self
     }
     /// Asks only when `ask` holds; otherwise the write goes ahead as if confirmed.
     pub fn ask_if(mut self, ask: bool) -> Self {
@@ -135,27 +143,35 @@ pub const HANDFUL: usize = 5;
 /// How many objects a summary names one by one; the rest are counted.
 pub const NAMED: usize = 10;
 
+/// Lines of a summary as a list ([`listed`]): as the summary shows them, and every one of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The first [`NAMED`] lines as `- …`, then how many more.
+    pub shown: String,
+    /// Every line, for the review panel.
+    pub every: Vec<String>,
+}
+
+impl std::fmt::Display for Listing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
 /// The objects a change touches, one line each (`- "Title" (KEY)`), the first [`NAMED`] of them, then how many
 /// more: what a person needs to recognise the wrong paper before it is gone.
-pub fn named<'a>(objects: impl IntoIterator<Item = (&'a str, String)>) -> String {
+pub fn named<'a>(objects: impl IntoIterator<Item = (&'a str, String)>) -> Listing {
     listed(objects.into_iter().map(|(key, title)| format!("\u{201c}{title}\u{201d} ({key})")))
 }
 
 /// Lines of a summary as a list, the first [`NAMED`] of them, then how many more.
-pub fn listed(lines: impl IntoIterator<Item = String>) -> String {
-    let mut shown = Vec::new();
-    let mut more = 0usize;
-    for line in lines {
-        if shown.len() < NAMED {
-            shown.push(format!("- {line}"));
-        } else {
-            more += 1;
-        }
+pub fn listed(lines: impl IntoIterator<Item = String>) -> Listing {
+    let every: Vec<String> = lines.into_iter().collect();
+    let mut shown: Vec<String> = every.iter().take(NAMED).map(|line| format!("- {line}")).collect();
+    if every.len() > NAMED {
+        shown.push(format!("- \u{2026} and {} more", every.len() - NAMED));
     }
-    if more > 0 {
-        shown.push(format!("- \u{2026} and {more} more"));
-    }
-    shown.join("\n")
+    Listing { shown: shown.join("\n"), every }
 }
 
 /// Why a confirmed write may not go ahead (yet).
@@ -221,7 +237,7 @@ impl Questions<'_> {
     /// question to send (asked afresh when the summary changed or no answer came), the refusal or the "no".
     pub async fn decide(&self, tool: &str, asking: &Asking, plan: &Proposal) -> Result<(), Unconfirmed> {
         let Some(state) = asking.state.as_deref() else {
-            return Err(self.ask(asking, &plan.summary, None).await?);
+            return Err(self.ask(asking, plan, None).await?);
         };
         let refused = |why: &str| Unconfirmed::Refused { tool: tool.to_owned(), why: why.to_owned() };
         let unknown = "this confirmation is unknown, already used or expired (an answer is good once, for 10 \
@@ -258,12 +274,12 @@ impl Questions<'_> {
         self.kv.delete(&key).await?;
         if asked.summary != plan.summary {
             let changed = "The library changed since you were asked, so here is what would change now.";
-            return Err(self.ask(asking, &plan.summary, Some(changed)).await?);
+            return Err(self.ask(asking, plan, Some(changed)).await?);
         }
         let answer = asking.responses.as_ref().and_then(|responses| responses.get(REQUEST_KEY));
         let Some(answer) = answer else {
             // No answer to our question: ask it again (the spec's advice), with a fresh handle.
-            return Err(self.ask(asking, &plan.summary, None).await?);
+            return Err(self.ask(asking, plan, None).await?);
         };
         let accepted = answer.get("action").and_then(Value::as_str) == Some("accept")
             && answer.get("content").and_then(|c| c.get(FIELD)).and_then(Value::as_bool) == Some(true);
@@ -275,7 +291,8 @@ impl Questions<'_> {
     }
 
     /// Keeps a new question and returns the `input_required` result asking it.
-    async fn ask(&self, asking: &Asking, summary: &str, preface: Option<&str>) -> Result<Unconfirmed, Unconfirmed> {
+    async fn ask(&self, asking: &Asking, plan: &Proposal, preface: Option<&str>) -> Result<Unconfirmed, Unconfirmed> {
+        let summary = plan.summary.as_str();
         let handle = new_handle()?;
         let asked = Asked {
             call: asking.call.clone(),
@@ -294,6 +311,7 @@ impl Questions<'_> {
                 "tool": call.tool,
                 "arguments": call.arguments,
                 "summary": message,
+                "items": plan.items,
                 "requestState": handle,
                 "expiresAt": zotero_mcp_core::calendar::iso_time(asked.expires_ms),
             }))));

@@ -259,3 +259,29 @@ async fn an_undo_that_deletes_is_reviewed_in_the_panel_and_approved_there() {
     assert_eq!(ok(done.result())["objects"][0]["outcome"], "removed", "{}", done.text);
     assert!(b.sim.item(LIB, &key).is_none());
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_panel_lists_every_object_where_the_summary_names_ten() {
+    let b = bench(false);
+    let session = connect(&b, apps_capabilities()).await;
+    let s = session.as_deref();
+    let items: Vec<Value> = (1..=12).map(|n| json!({ "itemType": "book", "title": format!("Book {n}") })).collect();
+    let made =
+        request(&b, s, "tools/call", json!({ "name": "zotero_create_items", "arguments": { "items": items } })).await;
+    let keys = ok(made.result())["created"].clone();
+    assert_eq!(keys.as_array().map(Vec::len), Some(12), "{}", made.text);
+
+    let asked =
+        request(&b, s, "tools/call", json!({ "name": "zotero_delete_items", "arguments": { "keys": keys } })).await;
+    let record = review(asked.result());
+    let summary = record["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("\u{2026} and 2 more"), "the summary names ten and counts the rest: {summary}");
+    let every: Vec<&str> = record["items"].as_array().expect("items").iter().filter_map(Value::as_str).collect();
+    assert_eq!(every.len(), 12, "{record}");
+    for (n, key) in keys.as_array().into_iter().flatten().filter_map(Value::as_str).enumerate() {
+        assert!(
+            every.iter().any(|line| line.contains(key) && line.contains(&format!("Book {}", n + 1))),
+            "{key}: {every:?}"
+        );
+    }
+}

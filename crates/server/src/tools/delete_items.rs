@@ -132,5 +132,5 @@ fn deletion_plan(found: &[(ObjectKey, ZoteroObject)], permanent: bool) -> Propos
         format!("Move {} item(s) to the trash (restorable in Zotero):", found.len())
     };
     let items = named(found.iter().map(|(key, item)| (key.as_str(), title_of(&item.data))));
-    Proposal::new(format!("{head}\n{items}")).ask_if(!found.is_empty())
+    Proposal::new(format!("{head}\n{items}")).listing(items).ask_if(!found.is_empty())
 }

@@ -228,11 +228,12 @@ fn renaming_plan(planned: &[PlannedRename], renames: &[(usize, ZoteroObject, Str
         0 => String::new(),
         n => format!(" {n} more file(s) of this selection wait for later calls, which ask again."),
     };
+    let lines = listed(lines);
     Proposal::new(format!(
-        "Rename {} attachment file(s), in Zotero and in the file store.{later}\n{}",
+        "Rename {} attachment file(s), in Zotero and in the file store.{later}\n{lines}",
         renames.len(),
-        listed(lines)
     ))
+    .listing(lines)
     .ask_if(renames.len() + deferred > HANDFUL)
 }
 

@@ -252,16 +252,16 @@ fn undo_plan(entry: &Entry) -> Proposal {
         0 => String::new(),
         n => format!("\nIts other {n} change(s) are turned back as well."),
     };
+    let objects = named(removals.iter().map(|(_, key, title)| (key.as_str(), title.clone())));
     let summary = format!(
-        "Undo {} ({}, {}): delete for good the {} object(s) it created:\n{}\nAn item that has notes or \
+        "Undo {} ({}, {}): delete for good the {} object(s) it created:\n{objects}\nAn item that has notes or \
          attachments added since is left as it is.{rest}",
         entry.id,
         entry.tool,
         iso_time(entry.at_ms),
         removals.len(),
-        named(removals.iter().map(|(_, key, title)| (key.as_str(), title.clone()))),
     );
-    Proposal::new(summary).ask_if(!removals.is_empty())
+    Proposal::new(summary).listing(objects).ask_if(!removals.is_empty())
 }
 
 fn listed(entry: &Entry) -> JournalEntry {

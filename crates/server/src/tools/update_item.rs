@@ -253,5 +253,6 @@ fn retagging_plan(
         found.iter().filter(|(key, _)| retagged.contains(&key)).map(|(key, item)| (key.as_str(), title_of(&item.data))),
     );
     Proposal::new(format!("Change the tags of {} item(s): {}.{also}\n{items}", retagged.len(), what.join("; ")))
+        .listing(items)
         .ask_if(retagged.len() > HANDFUL)
 }
