@@ -337,13 +337,20 @@ setTimeout(() => {
 // Exchanges.
 
 const ELICITS = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+/** A host that draws MCP Apps panels (docs/apps.md). */
+const DRAWS_PANELS = {
+  'io.modelcontextprotocol/clientCapabilities': {
+    extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+  },
+};
 
 /** The HTTP request of a call: the 2025 form for `legacy`, else 2026-07-28 (the client elicits when `asks`). */
 function httpRequest(call, ctx) {
   const spec = call.request(ctx);
   const headers = { authorization: `Bearer ${ctx.token}` };
   if (spec.era === 'legacy') return legacyRequest(spec.method, spec.params, { headers });
-  return modernRequest(spec.method, spec.params ?? {}, { headers, meta: spec.asks ? ELICITS : {} });
+  const meta = spec.asks ? ELICITS : spec.apps ? DRAWS_PANELS : {};
+  return modernRequest(spec.method, spec.params ?? {}, { headers, meta });
 }
 
 /** Why an answer is not the one expected, or undefined. */
@@ -414,7 +421,7 @@ const SAMPLE_PDF = readFileSync(new URL('crates/sim/demo/files/shortsample.pdf',
 /** Renaming takes turns between these two, so that every call renames. */
 const TEMPLATES = ['{{ firstCreator suffix=" - " }}{{ year }}', '{{ year suffix=" - " }}{{ firstCreator }}'];
 
-const rpc = (label, era, method, params) => ({ label, request: () => ({ era, method, params }) });
+const rpc = (label, era, method, params, options = {}) => ({ label, request: () => ({ era, method, params, apps: options.apps }) });
 /** A tools/call; `args` may be a function of the context (what the preparation left there). */
 const call = (label, name, args, options = {}) => ({
   label,
@@ -424,6 +431,7 @@ const call = (label, name, args, options = {}) => ({
     method: 'tools/call',
     params: { name, arguments: typeof args === 'function' ? args(ctx) : args, ...(options.extra?.(ctx) ?? {}) },
     asks: options.asks,
+    apps: options.apps,
   }),
 });
 
@@ -450,6 +458,11 @@ const DEMO_READS = [
   }),
   rpc('tools/list', 'modern', 'tools/list', {}),
   rpc('server/discover', 'modern', 'server/discover', {}),
+  // A host that draws panels (docs/apps.md): its catalogue, with the panels' _meta, and the PDF the evidence reader
+  // draws. A panel's resources/read is not here: it reads the static assets, which Miniflare serves through a
+  // router Worker that would add its own CPU to every call of this bench (on Cloudflare it is not the Worker's).
+  rpc('tools/list (draws panels)', 'modern', 'tools/list', {}, { apps: true }),
+  call('zotero_attachment_file (230 KB PDF)', 'zotero_attachment_file', { key: LLNCS_PDF }, { apps: true }),
   call('zotero_search "urban" (5)', 'zotero_search', { query: 'urban', limit: 5 }),
   call('zotero_search (25 items)', 'zotero_search', { limit: 25 }),
   call('zotero_get_item with children', 'zotero_get_item', { key: PAPER, includeChildren: true }),

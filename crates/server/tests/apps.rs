@@ -160,6 +160,11 @@ async fn the_panel_gets_the_pdf_from_the_file_store_the_library_uses() {
         assert_eq!(data, pdf, "{key}: the stored file, whole");
         assert_eq!(file["bytes"], data.len());
     }
+    // An annotation's key gives the PDF it is on.
+    b.upload("93WJRKG5", "annotated.pdf", pdf);
+    let params = json!({ "name": "zotero_attachment_file", "arguments": { "key": "2GV792WE" } });
+    let reply = request(&b, session.as_deref(), "tools/call", params).await;
+    assert_eq!(ok(reply.result())["attachmentKey"], "93WJRKG5");
 }
 
 /// The review record of an answer that asks through the panel.

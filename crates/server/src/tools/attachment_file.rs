@@ -82,16 +82,18 @@ impl Tool for AttachmentFile {
 
     async fn call(ctx: &RequestContext, input: AttachmentFileInput) -> Result<AttachmentFileOutput, ToolError> {
         let zotero = ctx.zotero()?;
-        // An annotation names its attachment as its parent; anything else resolves as zotero_read_attachment does.
-        let mut key = input.key.0.clone();
-        let item = zotero.item(&key).await.map_err(AttachmentError::from)?;
-        if item.field("itemType") == Some("annotation") {
-            if let Some(parent) = item.field("parentItem") {
-                key = zotero_mcp_core::zotero::ObjectKey::parse(parent)
-                    .map_err(|_| AttachmentError::NotAttachment { key: item.key.clone() })?;
+        let item = zotero.item(&input.key).await.map_err(AttachmentError::from)?;
+        // An attachment is the file's own item; an annotation names its attachment as its parent; a regular item
+        // is resolved as zotero_read_attachment resolves it (its best file).
+        let attachment = match item.field("itemType") {
+            Some("attachment") => item,
+            Some("annotation") => {
+                let parent = item.field("parentItem").and_then(|p| zotero_mcp_core::zotero::ObjectKey::parse(p).ok());
+                let parent = parent.ok_or_else(|| AttachmentError::NotAttachment { key: item.key.clone() })?;
+                attachment::resolve(zotero, &parent).await?
             }
-        }
-        let attachment = attachment::resolve(zotero, &key).await?;
+            _ => attachment::resolve(zotero, &input.key).await?,
+        };
         let attachment_key = attachment::key_of(&attachment)?;
         let files = ctx.files().await?;
         let store = files.map(|f| f.kind());
