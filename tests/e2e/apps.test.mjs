@@ -398,13 +398,7 @@ describe('MCP Apps panels in a real browser', { timeout: 180_000 }, () => {
       const panel = await open(EVIDENCE, 'zotero_retrieve', RETRIEVE_ARGS, result);
       try {
         await showsPassage(panel, 0);
-        const dark = await panel.evaluate(() => {
-          const canvas = document.querySelector('[data-testid="evidence-canvas"]');
-          const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-          let inked = 0;
-          for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 0 && data[i] + data[i + 1] + data[i + 2] < 384) inked++;
-          return inked;
-        });
+        const dark = await drawsPage(panel, passages[0].page);
         assert.ok(dark > 200, `the page's canvas is drawn (${dark} dark pixels)`);
         const file = panel.calls.find((call) => call.params.name === 'zotero_attachment_file');
         assert.ok(file?.result && !file.result.isError, `the panel fetched the PDF through ${'zotero_attachment_file'}: ${panel.describe()}`);
