@@ -71,6 +71,11 @@ pub struct PanelCall {
 pub const ANSWER_META: &str = "io.github.zotero-mcp/answer";
 /// The `_meta` key of a question asked through the review panel.
 pub const REVIEW_META: &str = "io.github.zotero-mcp/review";
+/// The text of a call whose question is in the review panel: for the model, which reads it as a failure, so that
+/// it never takes the question for a change made.
+pub const IN_REVIEW: &str = "Not done yet: the person is reviewing this change in the panel shown with this call, \
+                             and nothing has changed. Do not call it again: they approve or decline it there, and \
+                             the panel tells you which.";
 
 impl Asking {
     /// Reads a `tools/call`'s params. `modern` is whether it came in the 2026-07-28 envelope: a 2025-era
@@ -181,10 +186,7 @@ pub enum Unconfirmed {
     #[error("the person must confirm this change first")]
     Ask(Box<Value>),
     /// The person is to be asked in the review panel: this is the question, for the answer's `_meta`.
-    #[error(
-        "Not done yet: the person is reviewing this change in the panel shown with this call, and nothing has \
-         changed. Do not call it again: they approve or decline it there, and the panel tells you which."
-    )]
+    #[error("{IN_REVIEW}")]
     Review(Box<Value>),
     /// The person said no (declined, cancelled, or left the box unticked).
     #[error(
@@ -350,9 +352,15 @@ pub fn input_required(message: &str, handle: &str) -> Value {
 
 /// A handle no one can guess: 32 letters and digits (190 bits) from the platform's CSPRNG.
 fn new_handle() -> Result<String, Unconfirmed> {
+    random_letters().map_err(|e| Unconfirmed::Store(format!("no random numbers: {e}")))
+}
+
+/// [`HANDLE_LEN`] random letters and digits: a question's handle, and the session id of a client that declared
+/// MCP Apps (`crate::mcp::apps`).
+pub fn random_letters() -> Result<String, getrandom::Error> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut bytes = [0u8; HANDLE_LEN];
-    getrandom::fill(&mut bytes).map_err(|e| Unconfirmed::Store(format!("no random numbers: {e}")))?;
+    getrandom::fill(&mut bytes)?;
     // 62 letters: a byte modulo 62 is slightly uneven (4 of 256 values), which costs a fraction of a bit each.
     Ok(bytes.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect())
 }

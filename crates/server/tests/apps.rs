@@ -290,3 +290,33 @@ async fn the_panel_lists_every_object_where_the_summary_names_ten() {
         );
     }
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_pdf_of_the_largest_size_a_panel_is_sent_goes_whole_and_one_byte_more_is_refused() {
+    use zotero_mcp_server::tools::attachment_file::MAX_PANEL_FILE_BYTES;
+    let b = bench(true);
+    let session = connect(&b, apps_capabilities()).await;
+    // Bytes that do not compress, as a real PDF's streams: a zip inflating more than 100 times is refused first.
+    let mut state = 0x2545_F491_u32;
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    while pdf.len() < MAX_PANEL_FILE_BYTES {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        pdf.push(state.to_le_bytes()[0]);
+    }
+    b.upload(ATTACHMENT, "large.pdf", &pdf);
+    let params = json!({ "name": "zotero_attachment_file", "arguments": { "key": ATTACHMENT } });
+    let reply = request(&b, session.as_deref(), "tools/call", params.clone()).await;
+    let file = ok(reply.result());
+    assert_eq!(file["bytes"], MAX_PANEL_FILE_BYTES);
+    let data = base64::engine::general_purpose::STANDARD.decode(file["data"].as_str().unwrap()).unwrap();
+    assert!(data == pdf, "the file whole, though larger than a model's answer may be");
+
+    pdf.push(b'%');
+    b.upload(ATTACHMENT, "large.pdf", &pdf);
+    let reply = request(&b, session.as_deref(), "tools/call", params).await;
+    let refused = error_text(reply.result());
+    assert!(refused.contains(&format!("over the {MAX_PANEL_FILE_BYTES} bytes")), "{refused}");
+    assert!(refused.contains("zotero_read_attachment"), "says what to do instead: {refused}");
+}

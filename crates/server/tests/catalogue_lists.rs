@@ -26,11 +26,10 @@ const HINTS_END: &str = "<!-- catalogue-hints:end -->";
 /// file store's name.
 const NOT_TOOLS: &[&str] = &["zotero_api_key", "zotero_storage"];
 
-/// The catalogue a deployment serves a model (test fixtures off), in `tools/list` order. A tool only panels call
-/// is not in it: a client without MCP Apps never sees one, and a host keeps it from the model (docs/apps.md
-/// documents it).
+/// The catalogue a deployment serves a model (test fixtures off), in `tools/list` order: not the tool only panels
+/// call, which docs/apps.md documents.
 fn catalogue() -> Vec<ToolSpec> {
-    tools::registry(&Config::from_lookup(|_| None)).tool_specs().into_iter().filter(|s| !s.app_only).collect()
+    tools::registry(&Config::from_lookup(|_| None)).model_tool_specs()
 }
 
 fn names(specs: &[ToolSpec]) -> Vec<&'static str> {

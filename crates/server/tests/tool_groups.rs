@@ -11,14 +11,10 @@ use zotero_mcp_server::app::App;
 use zotero_mcp_server::config::{Config, ToolGroup};
 use zotero_mcp_server::mcp::{Access, ToolSpec};
 
-/// The declared catalogue (a deployment's: no test fixtures), in `tools/list` order.
-/// The tools a client without MCP Apps is shown: all but those only panels call (`tests/apps.rs`).
+/// The declared catalogue (a deployment's: no test fixtures), in `tools/list` order, as a client without MCP Apps
+/// is shown it (`tests/apps.rs`).
 fn declared() -> Vec<ToolSpec> {
-    zotero_mcp_server::tools::registry(&Config::from_lookup(|_| None))
-        .tool_specs()
-        .into_iter()
-        .filter(|s| !s.app_only)
-        .collect()
+    zotero_mcp_server::tools::registry(&Config::from_lookup(|_| None)).model_tool_specs()
 }
 
 fn production(extra: &[(&str, &str)]) -> App {

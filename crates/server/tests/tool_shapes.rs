@@ -47,16 +47,19 @@ impl Shapes {
     /// Calls `tool` (the registry checks the answer against its schema) and keeps the answer.
     async fn call(&mut self, bench: &Bench, tool: &str, grant: Grant, arguments: Value) -> Value {
         let result = bench.tool(tool, grant, arguments.clone()).await;
-        let structured = ok(&result).clone();
-        self.answers.entry(tool.to_owned()).or_default().push((arguments, structured.clone(), text(&result).into()));
-        structured
+        self.keep(tool, arguments, &result)
     }
 
     /// A tool only panels call, as a client that declared MCP Apps calls it.
     async fn panel(&mut self, bench: &Bench, tool: &str, arguments: Value) -> Value {
         let result = bench.panel_tool(tool, arguments.clone()).await;
-        let structured = ok(&result).clone();
-        self.answers.entry(tool.to_owned()).or_default().push((arguments, structured.clone(), text(&result).into()));
+        self.keep(tool, arguments, &result)
+    }
+
+    /// Keeps a successful answer's structured part and text; returns the structured part.
+    fn keep(&mut self, tool: &str, arguments: Value, result: &Value) -> Value {
+        let structured = ok(result).clone();
+        self.answers.entry(tool.to_owned()).or_default().push((arguments, structured.clone(), text(result).into()));
         structured
     }
 

@@ -216,10 +216,9 @@ async fn the_catalogue_keeps_the_upstream_names_order_and_declared_hints() {
     assert_eq!(names[..UPSTREAM_TOOLS.len()], UPSTREAM_TOOLS, "the upstream's tools come first, in its order");
     // Every declared tool is listed, in declaration order, with the four hints its `ToolSpec` declares
     // (docs/tools.md's table of them is written from the same declarations by tests/catalogue_lists.rs).
-    let specs =
-        zotero_mcp_server::tools::registry(&zotero_mcp_server::config::Config::from_lookup(|_| None)).tool_specs();
     // A tool only panels call is listed to clients that declare MCP Apps alone (tests/apps.rs).
-    let specs: Vec<_> = specs.into_iter().filter(|s| !s.app_only).collect();
+    let specs = zotero_mcp_server::tools::registry(&zotero_mcp_server::config::Config::from_lookup(|_| None))
+        .model_tool_specs();
     assert_eq!(names, specs.iter().map(|s| s.name).collect::<Vec<_>>(), "tools/list follows tools::declare");
     for spec in &specs {
         let listed = tools.iter().find(|t| t["name"] == spec.name).unwrap();

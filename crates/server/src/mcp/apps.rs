@@ -28,7 +28,7 @@ pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 pub const SESSION_PREFIX: &str = "apps-";
 /// The session header of the 2025 Streamable HTTP transport.
 pub const SESSION_HEADER: &str = "mcp-session-id";
-/// The longest session id read (ours are [`SESSION_PREFIX`] and 24 letters).
+/// The longest session id read (ours are [`SESSION_PREFIX`] and 32 letters).
 const MAX_SESSION_ID: usize = 64;
 /// Where the static files of the panels are served.
 pub const ASSET_PATH: &str = "/apps/";
@@ -185,15 +185,10 @@ pub fn declared_by_session(session_id: Option<&str>) -> bool {
     })
 }
 
-/// A new session id for a 2025-era client that declared the extension.
-pub fn new_session_id() -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut bytes = [0u8; 24];
-    // Unpredictability does not matter here (the id grants nothing); without random numbers it is still unique
-    // enough for a client to hold.
-    let _ = getrandom::fill(&mut bytes);
-    let letters: String = bytes.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect();
-    format!("{SESSION_PREFIX}{letters}")
+/// A new session id for a 2025-era client that declared the extension; `None` without random numbers (the
+/// client is then served as one without panels).
+pub fn new_session_id() -> Option<String> {
+    crate::confirm::random_letters().ok().map(|letters| format!("{SESSION_PREFIX}{letters}"))
 }
 
 /// `_meta` of a tool that shows `panel`, in the nested form and the flat key older hosts read.
@@ -252,9 +247,9 @@ mod tests {
 
     #[test]
     fn only_our_session_ids_say_the_extension_was_declared() {
-        let id = new_session_id();
+        let id = new_session_id().expect("random numbers");
         assert!(declared_by_session(Some(&id)), "{id}");
-        assert_ne!(id, new_session_id());
+        assert_ne!(Some(id), new_session_id());
         assert!(!declared_by_session(Some("apps-")));
         assert!(!declared_by_session(Some("apps-a b")));
         assert!(!declared_by_session(Some("0f3c9a")));
@@ -288,6 +283,41 @@ mod tests {
                 assert!(domains.is_null(), "{panel:?}");
             }
         }
+    }
+
+    /// What SECURITY.md and docs/apps.md say of the panels' code: text from a result is never parsed as HTML or run,
+    /// nothing is fetched but through the host, only this server's files are imported, and the bridge listens to
+    /// the frame's parent alone.
+    #[test]
+    fn the_panels_put_results_in_as_text_fetch_nothing_and_hear_their_parent_only() {
+        let forbidden = [
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "new Function",
+            "fetch(",
+            "XMLHttpRequest",
+            "WebSocket",
+            "EventSource",
+            "sendBeacon",
+        ];
+        for (name, text) in OWN_FILES.iter().filter(|(n, _)| n.ends_with(".js") || n.ends_with(".html")) {
+            for word in forbidden {
+                assert!(!text.contains(word), "apps/panels/{name} uses {word}");
+            }
+            for (at, _) in text.match_indices("import(") {
+                let rest = &text[at + "import(".len()..];
+                assert!(
+                    rest.starts_with("ASSET_BASE") || rest.starts_with("\"%ASSET_BASE%"),
+                    "{name}: {}",
+                    &rest[..40.min(rest.len())]
+                );
+            }
+        }
+        let bridge = own_file(BRIDGE_JS).expect("the bridge");
+        assert!(bridge.contains("if (event.source !== window.parent) return;"), "the bridge hears its parent only");
     }
 
     /// A store of the panels' files as the Worker's static assets are: what it holds, by name.

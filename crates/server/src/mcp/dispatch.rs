@@ -58,7 +58,12 @@ pub async fn dispatch(
             let mut params = params.unwrap_or(Value::Null);
             let name = required_str(&params, "name", "the tool to call")?.to_owned();
             let modern = params.get("_meta").and_then(|m| m.get(protocol::meta::PROTOCOL_VERSION)).is_some();
-            let asking = Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern, session.apps());
+            // Only a tool that asks before it writes reads the answer, or needs the digest of its arguments (a file in
+            // base64 can be megabytes): every other call skips both.
+            let asking = match registry.asks_before_writing(&name) {
+                true => Asking::from_params(&params, protocol::meta::CLIENT_CAPABILITIES, modern, session.apps()),
+                false => Asking::default(),
+            };
             let arguments = params.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
             let name = name.as_str();
             return match registry.run_tool(session, name, arguments, asking).await {

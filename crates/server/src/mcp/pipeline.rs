@@ -90,9 +90,8 @@ pub(super) async fn run_tool(
             ToolReply { markdown: String::new(), structured: None, asks: Some(question), meta: None }
         }
         Err(ToolError::Unconfirmed(crate::confirm::Unconfirmed::Review(question))) => {
-            let markdown = crate::confirm::Unconfirmed::Review(Box::default()).to_string();
             let meta = Some(Box::new(serde_json::json!({ crate::confirm::REVIEW_META: question })));
-            ToolReply { markdown, structured: None, asks: None, meta }
+            ToolReply { markdown: crate::confirm::IN_REVIEW.to_owned(), structured: None, asks: None, meta }
         }
         Err(error) => ToolReply { markdown: error.message(spec.name), structured: None, asks: None, meta: None },
     };

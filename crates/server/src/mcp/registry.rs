@@ -95,6 +95,17 @@ impl Registry {
         self.tools.iter().map(|t| *t.spec()).collect()
     }
 
+    /// The specs of the tools a model is offered, in order: all but those only panels call
+    /// ([`ToolSpec::app_only`]), which a client without MCP Apps never sees and a host keeps from the model.
+    pub fn model_tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| *t.spec()).filter(|s| !s.app_only).collect()
+    }
+
+    /// Whether the tool named so asks the person before some of its writes ([`ToolSpec::confirms`]).
+    pub fn asks_before_writing(&self, name: &str) -> bool {
+        self.find_tool(name).is_some_and(|t| t.spec().confirmation == Confirmation::Asks)
+    }
+
     fn published(&self) -> &Published {
         self.published.get_or_init(Published::load)
     }

@@ -158,7 +158,7 @@ pub async fn serve_post(request: &HttpRequest, registry: &Registry, session: &Se
     };
     let mut response = response;
     if declares_apps_now {
-        if let Ok(id) = http::HeaderValue::from_str(&apps::new_session_id()) {
+        if let Some(Ok(id)) = apps::new_session_id().map(|id| http::HeaderValue::from_str(&id)) {
             response.headers_mut().insert(http::header::HeaderName::from_static(apps::SESSION_HEADER), id);
         }
     }

@@ -172,21 +172,21 @@ impl Bench {
 
     /// Calls `tool` with a chosen grant, through the registry (which refuses write tools on read-only grants).
     pub async fn tool(&self, tool: &str, grant: Grant, arguments: Value) -> Value {
-        let ctx = Session::new(grant, self.app.config.clone(), self.app.platform.clone());
-        zotero_mcp_server::tools::registry(&self.app.config)
-            .call_tool(&ctx, tool, arguments)
-            .await
-            .expect("the tool exists")
+        self.call_as(tool, grant, false, arguments).await
     }
 
     /// Calls `tool` as a client that declared MCP Apps calls it (a tool only panels call), read-only.
     pub async fn panel_tool(&self, tool: &str, arguments: Value) -> Value {
-        let ctx = Session::new(Grant::read_only("owner"), self.app.config.clone(), self.app.platform.clone());
-        ctx.set_apps(true);
+        self.call_as(tool, Grant::read_only("owner"), true, arguments).await
+    }
+
+    async fn call_as(&self, tool: &str, grant: Grant, apps: bool, arguments: Value) -> Value {
+        let ctx = Session::new(grant, self.app.config.clone(), self.app.platform.clone());
+        ctx.set_apps(apps);
         zotero_mcp_server::tools::registry(&self.app.config)
             .call_tool(&ctx, tool, arguments)
             .await
-            .expect("the tool exists for a client that declared MCP Apps")
+            .expect("the tool exists for this client")
     }
 
     /// Calls `tool` with the write scope.
